@@ -1,0 +1,103 @@
+// Shared plumbing for every variant: the shape passed to kernels, index helpers, and the C entry
+// point each variant exports. No torch here: variant files compile with plain nvcc.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cstddef>
+#include <cstdint>
+
+namespace fa {
+
+// Everything a kernel needs besides the four tensor pointers. Q, K, V, O are contiguous
+// (B, H, S, D) fp16; the grid is (query tiles, H, B).
+struct AttnShape {
+  int B, H, S;
+  float scale;  // multiplies Q K^T before the softmax
+  int causal;   // 1: key j is visible to query i only when j <= i
+};
+
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Offset of this block's (batch, head) matrix in a (B, H, S, D) tensor.
+template <int D>
+__device__ __forceinline__ size_t head_offset(const AttnShape& shape) {
+  return (static_cast<size_t>(blockIdx.z) * shape.H + blockIdx.y) * static_cast<size_t>(shape.S) * D;
+}
+
+// Number of key/value tiles a query tile starting at q0 has to visit. Causal tiles that lie
+// wholly above the diagonal are skipped, so causal does about half the work.
+template <int BR, int BC>
+__device__ __forceinline__ int kv_tile_count(const AttnShape& shape, int q0) {
+  const int all = ceil_div(shape.S, BC);
+  if (!shape.causal) return all;
+  const int last_query = min(q0 + BR, shape.S) - 1;
+  return min(all, last_query / BC + 1);
+}
+
+// Launch one variant's kernel for head dim D with the tile description `Tile`.
+template <class Tile, class... Params, class... Args>
+int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t stream, Args... args) {
+  const size_t smem = Tile::smem_bytes();
+  if (smem > 48 * 1024) {
+    // Above 48 KB of dynamic shared memory a kernel has to opt in, once per device. Doing it
+    // once also keeps the call out of CUDA-graph captures of later launches.
+    static unsigned long long opted_in_devices = 0;
+    int device = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return static_cast<int>(err);
+    if (!(opted_in_devices >> device & 1ull)) {
+      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      if (err != cudaSuccess) return static_cast<int>(err);
+      opted_in_devices |= 1ull << device;
+    }
+  }
+  const dim3 grid(ceil_div(shape.S, Tile::BR), shape.H, shape.B);
+  kernel<<<grid, Tile::THREADS, smem, stream>>>(args..., shape);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace fa
+
+// lab.build passes the cache key as a bare token (-DFA_BUILD_KEY_TOKEN=k...), which survives
+// the build system's quoting better than a string literal would.
+#define FA_STRINGIFY_(x) #x
+#define FA_STRINGIFY(x) FA_STRINGIFY_(x)
+#ifdef FA_BUILD_KEY_TOKEN
+#define FA_BUILD_KEY FA_STRINGIFY(FA_BUILD_KEY_TOKEN)
+#else
+#define FA_BUILD_KEY "unkeyed"
+#endif
+
+// The C ABI every variant exports (loaded from Python with ctypes):
+//   fa_forward      launches the kernel on `stream`, returns a cudaError_t (0 = success)
+//   fa_build_key    the cache key the library was built under, so a stale build is detectable
+//   fa_smem_bytes   dynamic shared memory per block for head dim d (0 = unsupported)
+//   fa_threads      threads per block for head dim d
+//   fa_tile_rows    query rows per block (BR) for head dim d
+//   fa_error_name   cudaGetErrorName of a code fa_forward returned
+// KERNEL is a template over D; TILE is a template over D describing its launch.
+#define FA_EXPORT_VARIANT(KERNEL, TILE)                                                        \
+  extern "C" int fa_forward(const void* q, const void* k, const void* v, void* o, int B, int H, \
+                            int S, int D, float scale, int causal, void* stream) {              \
+    const fa::AttnShape shape{B, H, S, scale, causal};                                          \
+    const auto* q_ = static_cast<const half*>(q);                                               \
+    const auto* k_ = static_cast<const half*>(k);                                               \
+    const auto* v_ = static_cast<const half*>(v);                                               \
+    auto* o_ = static_cast<half*>(o);                                                           \
+    auto st = static_cast<cudaStream_t>(stream);                                                \
+    switch (D) {                                                                                \
+      case 64: return fa::launch<TILE<64>>(KERNEL<64>, shape, st, q_, k_, v_, o_);              \
+      case 128: return fa::launch<TILE<128>>(KERNEL<128>, shape, st, q_, k_, v_, o_);           \
+      default: return static_cast<int>(cudaErrorInvalidValue);                                  \
+    }                                                                                           \
+  }                                                                                             \
+  extern "C" const char* fa_build_key() { return FA_BUILD_KEY; }                                \
+  extern "C" int fa_smem_bytes(int d) {                                                         \
+    return d == 64 ? (int)TILE<64>::smem_bytes() : d == 128 ? (int)TILE<128>::smem_bytes() : 0; \
+  }                                                                                             \
+  extern "C" int fa_threads(int d) {                                                            \
+    return d == 64 ? TILE<64>::THREADS : d == 128 ? TILE<128>::THREADS : 0;                     \
+  }                                                                                             \
+  extern "C" int fa_tile_rows(int d) { return d == 64 ? TILE<64>::BR : d == 128 ? TILE<128>::BR : 0; } \
+  extern "C" const char* fa_error_name(int e) { return cudaGetErrorName(static_cast<cudaError_t>(e)); }
