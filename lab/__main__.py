@@ -1,0 +1,179 @@
+"""Command line: python -m lab {build,check,bench,sanitize} ..."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def _names(arg: str | None) -> list[str]:
+    from lab import variants
+
+    if not arg:
+        return variants.names()
+    names = arg.split(",")
+    for n in names:
+        variants.get(n)  # unknown names fail here, with the list of known ones
+    return names
+
+
+def _require_gpu() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA GPU visible: this command needs one (torch.cuda.is_available() is False)")
+
+
+def _load_built(names: list[str]) -> tuple[dict, dict]:
+    """Build (or reuse) the named variants; returns (callables, failures). Never raises."""
+    from lab import build
+
+    print(f"building {len(names)} variants ...", flush=True)
+    t0 = time.perf_counter()
+    results = build.build_all(names)
+    print(f"build done in {time.perf_counter() - t0:.1f} s", flush=True)
+    kernels, failures = {}, {}
+    for name, r in results.items():
+        if r.ok:
+            kernels[name] = r.load()
+        else:
+            failures[name] = r.log
+            print(f"  {name} FAILED to compile:\n{r.log}", file=sys.stderr)
+    return kernels, failures
+
+
+def cmd_build(args) -> int:
+    from lab import build
+
+    if args.arch is None:
+        _require_gpu()
+    results = build.build_all(_names(args.variants), arch=args.arch, force=args.force)
+    print(f"\n{'variant':<18} {'D':>4} {'regs':>5} {'spill st/ld':>12} {'stack':>6} {'dyn smem':>9} {'threads':>8}")
+    for r in results.values():
+        for k in sorted(r.ptxas, key=lambda k: k["head_dim"] or 0):
+            launch = r.launch.get(str(k["head_dim"]), {})
+            print(f"{r.name:<18} {k['head_dim']:>4} {k['registers']:>5} "
+                  f"{k['spill_stores']:>5}/{k['spill_loads']:<6} {k['stack_frame']:>6} "
+                  f"{launch.get('dynamic_smem', '-'):>9} {launch.get('threads', '-'):>8}")
+    failed = [r for r in results.values() if not r.ok]
+    for r in failed:
+        print(f"\n{r.name} failed to compile:\n{r.log}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_check(args) -> int:
+    from lab import check
+
+    _require_gpu()
+    kernels, failures = _load_built(_names(args.variants))
+    cases = check.small_grid() if args.quick else check.grid()
+    print(f"checking {len(kernels)} variants on {len(cases)} cases ...", flush=True)
+    t0 = time.perf_counter()
+    results = list(check.run_grid(kernels, cases, progress=lambda s: print(s, flush=True)))
+    print(f"done in {time.perf_counter() - t0:.1f} s\n")
+    print(f"{'variant':<18} {'passed':>9} {'worst err/tol':>14} {'worst case':<32}")
+    for name in kernels:
+        rows = [r for r in results if r.variant == name]
+        worst = max(rows, key=lambda r: (r.max_abs_err / r.tolerance) if r.finite else float("inf"))
+        ratio = worst.max_abs_err / worst.tolerance if worst.finite else float("inf")
+        print(f"{name:<18} {sum(r.passed for r in rows):>4}/{len(rows):<4} {ratio:>14.3f} {worst.case:<32}")
+    for name in failures:
+        print(f"{name:<18} {'build failed':>9}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(check.as_records(results), indent=1))
+    return 0 if not failures and all(r.passed for r in results) else 1
+
+
+def cmd_bench(args) -> int:
+    """A first read of speed: hot-mode (CUDA graph) median per variant next to SDPA's backends."""
+    import torch
+
+    from lab import peers, stats, timing
+
+    _require_gpu()
+    B, H, S, D = (int(x) for x in args.shape.split(","))
+    kernels, _ = _load_built(_names(args.variants))
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    out = torch.empty_like(q)
+    rows = []
+    for name, attn in kernels.items():
+        t = timing.HotTimer(lambda attn=attn: attn.launch(q, k, v, out, args.causal))
+        rows.append((name, t.samples(args.samples)))
+    for peer in peers.peers():
+        reason = peer.unsupported_reason(q, k, v, args.causal, None)
+        if reason:
+            rows.append((peer.name, reason))
+            continue
+        with peer.context():
+            t = timing.HotTimer(peer.bind(q, k, v, args.causal, None))
+            rows.append((peer.name, t.samples(args.samples)))
+    print(f"\n(B, H, S, D) = ({B}, {H}, {S}, {D}) {'causal' if args.causal else 'non-causal'}, hot (CUDA graph), "
+          f"median of {args.samples} samples, {torch.cuda.get_device_name()}")
+    print(f"{'impl':<18} {'median us':>10} {'TFLOP/s':>8}")
+    for name, samples in rows:
+        if isinstance(samples, str):
+            print(f"{name:<18} unsupported: {samples}")
+            continue
+        med = statistics.median(samples)
+        print(f"{name:<18} {med:>10.1f} {stats.tflops(B, H, S, D, args.causal, med):>8.1f}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"shape": [B, H, S, D], "causal": args.causal, "samples": dict(rows)}))
+    return 0
+
+
+def cmd_sanitize(args) -> int:
+    from lab import sanitize
+
+    _require_gpu()
+    names = _names(args.variants)
+    _load_built(names)  # build outside the sanitizer
+    print(f"compute-sanitizer over {len(names)} variants, shapes {sanitize.SHAPES}", flush=True)
+    results = sanitize.run(names, tools=args.tools.split(","))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1))
+    dirty = [t for t, r in results.items() if not r["clean"]]
+    for t in dirty:
+        print(f"\n--- {t} ---\n{results[t]['log'][-6000:]}", file=sys.stderr)
+    return 1 if dirty else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lab", description="FlashAttention kernel ablation study")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("build", help="build every variant (cached), print the ptxas resource report")
+    p.add_argument("--variants", help="comma-separated names (default: all)")
+    p.add_argument("--arch", help="e.g. 9.0; default: the GPU's")
+    p.add_argument("--force", action="store_true", help="rebuild even if a cached build matches")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("check", help="correctness of every variant against the fp32 reference")
+    p.add_argument("--variants")
+    p.add_argument("--quick", action="store_true", help="a 12-case subset instead of the full grid")
+    p.add_argument("--out", help="write every case's result as JSON here")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to SDPA")
+    p.add_argument("--variants")
+    p.add_argument("--shape", default="4,16,4096,64", help="B,H,S,D (default 4,16,4096,64)")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--samples", type=int, default=30)
+    p.add_argument("--out", help="write the raw samples as JSON here")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("sanitize", help="compute-sanitizer over every variant on two small shapes")
+    p.add_argument("--variants")
+    p.add_argument("--tools", default=",".join(("memcheck", "racecheck", "synccheck", "initcheck")))
+    p.add_argument("--out", help="write the sanitizer logs as JSON here")
+    p.set_defaults(func=cmd_sanitize)
+
+    args = ap.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""Device timing with CUDA events, the host kept out of the timed region.
+
+Two modes:
+- hot: `reps` back-to-back launches captured in one CUDA graph; a sample is one replay, timed
+  by events around it, divided by reps. Python, dispatch and launch overhead happen at capture
+  time, not per launch, so a few-microsecond kernel is not launch-bound.
+- cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
+  the kernel starts with its inputs in DRAM; a sample is one launch between two events.
+
+In both modes all of a block's samples are enqueued before the first is read back, behind a
+short GPU sleep, so the host runs ahead and the GPU never waits on it inside a timed region.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+Launch = Callable[[], None]
+
+SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: time for the host to enqueue a block of samples
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def l2_bytes() -> int:
+    torch = _torch()
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+
+
+class L2Flusher:
+    """Overwrites a buffer of 2x the L2 size; enqueued right before a cold launch."""
+
+    def __init__(self):
+        torch = _torch()
+        self.buffer = torch.empty(2 * max(l2_bytes(), 1 << 20), dtype=torch.uint8, device="cuda")
+
+    def __call__(self) -> None:
+        self.buffer.fill_(1)
+
+
+def _gpu_sleep() -> None:
+    torch = _torch()
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is not None:
+        sleep(SLEEP_CYCLES)
+
+
+def estimate_us(launch: Launch, launches: int = 5) -> float:
+    """Rough time per launch (warm), used only to size graphs and budgets."""
+    torch = _torch()
+    launch()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    _gpu_sleep()
+    start.record()
+    for _ in range(launches):
+        launch()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / launches
+
+
+@dataclass
+class HotTimer:
+    """A CUDA graph of `reps` launches; `samples(n)` replays it n times."""
+
+    launch: Launch
+    target_sample_us: float = 1000.0
+    max_reps: int = 500
+
+    def __post_init__(self):
+        torch = _torch()
+        est = estimate_us(self.launch)
+        self.reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up on a side stream, as graph capture requires
+            for _ in range(2):
+                self.launch()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for _ in range(self.reps):
+                self.launch()
+        self.graph.replay()
+        torch.cuda.synchronize()
+
+    def samples(self, n: int) -> list[float]:
+        """n samples in microseconds per launch."""
+        torch = _torch()
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        _gpu_sleep()
+        for start, end in events:
+            start.record()
+            self.graph.replay()
+            end.record()
+        events[-1][1].synchronize()
+        return [s.elapsed_time(e) * 1e3 / self.reps for s, e in events]
+
+
+@dataclass
+class ColdTimer:
+    """One launch per sample, L2 flushed before each."""
+
+    launch: Launch
+    flusher: L2Flusher | None = None
+
+    def __post_init__(self):
+        torch = _torch()
+        self.flusher = self.flusher or L2Flusher()
+        self.launch()
+        torch.cuda.synchronize()
+
+    def samples(self, n: int) -> list[float]:
+        torch = _torch()
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        _gpu_sleep()
+        for start, end in events:
+            self.flusher()
+            start.record()
+            self.launch()
+            end.record()
+        events[-1][1].synchronize()
+        return [s.elapsed_time(e) * 1e3 for s, e in events]
