@@ -1,0 +1,111 @@
+"""CPU tests: every variant's device code compiles with plain nvcc (no torch, no GPU) for sm_90
+and sm_80, its ptxas report parses, and from +padding onward nothing spills."""
+
+import ctypes
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+
+import pytest
+
+from lab import build, variants
+
+ARCHS = ("sm_90", "sm_80")
+NO_SPILLS_FROM = "padded"
+SM89_SMEM_LIMIT = 99 * 1024  # the smallest per-block opt-in limit among sm_80, sm_89, sm_90
+
+
+@cache
+def compiled() -> dict:
+    """(variant, arch) -> (ok, log, ptxas records); compiled once, in parallel."""
+    jobs = [(v, a) for v in variants.manifest() for a in ARCHS]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda job: build.compile_check(*job), jobs))
+    return {(v.name, a): r for (v, a), r in zip(jobs, results)}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", variants.names())
+def test_variant_compiles(name, arch):
+    ok, log, kernels = compiled()[(name, arch)]
+    assert ok, f"{name} does not compile for {arch}:\n{log}"
+    assert sorted(k["head_dim"] for k in kernels) == [64, 128], "one kernel per supported head dim"
+    for k in kernels:
+        assert k["arch"] == arch
+        assert k["registers"] is not None and 0 < k["registers"] <= 255
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_no_spills_from_padding_onward(arch):
+    names = variants.names()
+    for name in names[names.index(NO_SPILLS_FROM):]:
+        for k in compiled()[(name, arch)][2]:
+            assert k["spill_stores"] == 0 and k["spill_loads"] == 0, f"{name} D={k['head_dim']} spills on {arch}: {k}"
+
+
+def test_parse_ptxas_known_text():
+    log = """ptxas info    : Compiling entry function '_ZN2fa13attention_fwdILi64EEEvv' for 'sm_90'
+ptxas info    : Function properties for _ZN2fa13attention_fwdILi64EEEvv
+    16 bytes stack frame, 12 bytes spill stores, 24 bytes spill loads
+ptxas info    : Used 80 registers, used 1 barriers, 2048 bytes smem, 404 bytes cmem[0]
+"""
+    (k,) = build.parse_ptxas(log)
+    assert k == {"kernel": "_ZN2fa13attention_fwdILi64EEEvv", "head_dim": 64, "arch": "sm_90", "registers": 80,
+                 "spill_stores": 12, "spill_loads": 24, "stack_frame": 16, "static_smem": 2048, "barriers": 1}
+
+
+def test_compile_error_is_reported_with_the_compilers_message(tmp_path, monkeypatch):
+    broken = tmp_path / "99_broken.cu"
+    broken.write_text('#include "fa/common.cuh"\n__global__ void k() { this_is_not_declared(); }\n')
+    v = variants.Variant(99, "broken", broken.name, "", "t", "c", "h", "shared_bank_conflicts", "down", (1, 1), "portable")
+    monkeypatch.setattr(variants, "VARIANTS_DIR", tmp_path)
+    ok, log, _ = build.compile_check(v, "sm_90")
+    assert not ok
+    assert "this_is_not_declared" in build.compile_errors(log)
+
+
+def test_build_key_covers_source_headers_flags_and_arch(monkeypatch):
+    wmma = variants.get("wmma")
+    headers = {p.name for p in build.included_headers(wmma.path)}
+    assert {"common.cuh", "pipeline.cuh", "softmax.cuh", "tile_io.cuh", "wmma_attention.cuh"} <= headers
+    assert "scalar.cuh" not in headers
+    key = build.build_key(wmma, "9.0")
+    assert build.build_key(wmma, "9.0") == key
+    assert build.build_key(wmma, "8.0") != key
+    monkeypatch.setattr(build, "NVCC_FLAGS", [*build.NVCC_FLAGS, "-DEXTRA"])
+    assert build.build_key(wmma, "9.0") != key
+
+
+def test_build_key_changes_when_an_included_header_changes(tmp_path, monkeypatch):
+    inc = tmp_path / "include" / "fa"
+    inc.mkdir(parents=True)
+    (inc / "a.cuh").write_text('#include "fa/b.cuh"\n')
+    (inc / "b.cuh").write_text("// v1\n")
+    src = tmp_path / "variants" / "01_x.cu"
+    src.parent.mkdir()
+    src.write_text('#include "fa/a.cuh"\n')
+    monkeypatch.setattr(build, "INCLUDE_DIR", tmp_path / "include")
+    monkeypatch.setattr(build, "KERNELS_DIR", tmp_path)
+    monkeypatch.setattr(variants, "VARIANTS_DIR", src.parent)
+    v = variants.Variant(1, "x", src.name, "", "t", "c", "h", "shared_bank_conflicts", "down", (1, 1), "portable")
+    before = build.build_key(v, "9.0")
+    (inc / "b.cuh").write_text("// v2\n")  # a header included only indirectly
+    assert build.build_key(v, "9.0") != before
+
+
+@pytest.mark.parametrize("name", variants.names())
+def test_exported_launch_configuration(name, tmp_path):
+    """The C entry points load without a GPU; the launch shape fits every supported GPU."""
+    lib_path = tmp_path / f"{name}.so"
+    cmd = [build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_80", "-O1", "-std=c++17",
+           f"-I{build.INCLUDE_DIR}", "-DFA_BUILD_KEY_TOKEN=kabc123", "-o", str(lib_path), str(variants.get(name).path)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    lib = ctypes.CDLL(str(lib_path))
+    lib.fa_build_key.restype = ctypes.c_char_p
+    assert lib.fa_build_key() == b"kabc123"
+    for d in (64, 128):
+        threads, rows, smem = lib.fa_threads(d), lib.fa_tile_rows(d), lib.fa_smem_bytes(d)
+        assert threads % 32 == 0 and 32 <= threads <= 1024
+        assert rows > 0
+        assert 0 < smem <= SM89_SMEM_LIMIT
+    assert lib.fa_smem_bytes(96) == 0 and lib.fa_threads(96) == 0
