@@ -1,6 +1,6 @@
 // Step 5 - +warp specialization: one extra producer warp streams K and V tiles with cp.async
-// into a double buffer while the 8 consumer warps compute on the other half; named barriers
-// (FULL / EMPTY per stage) replace the two __syncthreads per tile.
+// into a double buffer while the 8 consumer warps compute on the other half; mbarriers
+// (full / empty per stage) replace the two __syncthreads per tile.
 // Hypothesis: consumers no longer stop for every tile load (load latency and barrier stalls
 // shrink, issue-slot utilisation rises), at the price of one more warp and a second K/V stage.
 // Predicted: 1.05x-1.4x over +padding; the gain is capped because the scalar math dominates.
@@ -29,9 +29,11 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
 
   fa::load_tile_vec16<T::BR, D, T::LD, T::THREADS>(sm.q, q + head + static_cast<size_t>(q0) * D,
                                                     shape.S - q0, tid);
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  ring.init(32 * T::PRODUCER_WARPS, T::CONSUMER_THREADS);
   __syncthreads();  // the last barrier all warps share; roles split here
   if (tid >= T::CONSUMER_THREADS) {
-    fa::produce_kv_tiles<T>(sm, k + head, v + head, shape, n_tiles, tid - T::CONSUMER_THREADS);
+    fa::produce_kv_tiles<T>(ring, sm, k + head, v + head, shape, n_tiles, tid - T::CONSUMER_THREADS);
     return;
   }
 
@@ -39,7 +41,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
   float acc[T::COLS_PER_THREAD] = {};
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int kv0 = tile * T::BC;
-    const int stage = fa::acquire_kv_stage<T>(tile);
+    const int stage = fa::acquire_kv_stage<T>(ring, tile);
 
     float s[T::KEYS_PER_THREAD];
     fa::scalar_scores<T>(s, sm.q, sm.k_stage(stage), row, part);
@@ -49,7 +51,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
     fa::write_probabilities<T>(sm.p, s, row, part);
     __syncwarp();  // P[row] is shared by the row's 4 lanes only
     fa::scalar_accumulate_pv<T>(acc, alpha, sm.p, sm.v_stage(stage), row, part);
-    fa::release_kv_stage<T>(tile, n_tiles);
+    fa::release_kv_stage<T>(ring, tile);
   }
 
   fa::consumers_sync(T::CONSUMER_THREADS);  // every consumer is done with Q: stage O there

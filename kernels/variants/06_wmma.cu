@@ -30,9 +30,11 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
 
   fa::load_tile_vec16<T::BR, D, T::LD, T::THREADS>(sm.q, q + head + static_cast<size_t>(q0) * D,
                                                     shape.S - q0, tid);
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  ring.init(32 * T::PRODUCER_WARPS, T::CONSUMER_THREADS);
   __syncthreads();  // the last barrier all warps share; roles split here
   if (tid >= T::CONSUMER_THREADS) {
-    fa::produce_kv_tiles<T>(sm, k + head, v + head, shape, n_tiles, tid - T::CONSUMER_THREADS);
+    fa::produce_kv_tiles<T>(ring, sm, k + head, v + head, shape, n_tiles, tid - T::CONSUMER_THREADS);
     return;
   }
 
@@ -48,13 +50,13 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
   fa::RowState state;
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int kv0 = tile * T::BC;
-    const int stage = fa::acquire_kv_stage<T>(tile);
+    const int stage = fa::acquire_kv_stage<T>(ring, tile);
     fa::wmma_scores<T>(s_w, sm.q + row0 * T::LD, sm.k_stage(stage));
     __syncwarp();
     fa::wmma_softmax_rows<T>(s_w, p_w, sm.alpha + row0, state, shape, q0 + row0, kv0, lane);
     __syncwarp();
     fa::wmma_accumulate_pv<T>(o_frag, acc_rows, sm.alpha + row0, p_w, sm.v_stage(stage));
-    fa::release_kv_stage<T>(tile, n_tiles);
+    fa::release_kv_stage<T>(ring, tile);
   }
 
   if (lane % 2 == 0) sm.inv_l[row0 + lane / 2] = fa::inverse_sum(state);

@@ -1,28 +1,75 @@
 // Warp specialization: producer warps stream K/V tiles into a ring of KV_STAGES shared-memory
 // stages with cp.async while consumer warps compute on the stage before.
 //
-// Hand-off uses named barriers (bar.sync / bar.arrive), two per stage:
-//   FULL[s]:  producers arrive once stage s holds its tile; consumers sync on it before reading.
-//   EMPTY[s]: consumers arrive once done with stage s; producers sync on it before refilling.
-// bar.arrive does not wait, so neither side stalls unless the other is really behind.
+// Hand-off uses two mbarriers per stage (sm_80+), in shared memory:
+//   full[s]:  every producer thread arrives once its copies into stage s have landed;
+//             consumers wait on it before reading.
+//   empty[s]: every consumer thread arrives once done reading stage s; producers wait on it
+//             before refilling.
+// An mbarrier arrive is a release of the arriving thread's own accesses and the wait an
+// acquire, so every thread that wrote (or read) a stage arrives itself. Waiting threads spin
+// only when the other side is really behind. (Named barriers with bar.arrive did the same job
+// but compute-sanitizer racecheck does not model bar.arrive's ordering and reports hazards.)
 #pragma once
 
 #include "fa/common.cuh"
 
 namespace fa {
 
-// Barrier 0 is __syncthreads. IDs 1..2*STAGES are FULL/EMPTY; the last one is for consumers only.
-constexpr int kBarrierFullBase = 1;
-constexpr int kBarrierEmptyBase = 5;
-constexpr int kBarrierConsumers = 9;
+// Named barrier for the consumers alone (0 is __syncthreads).
+constexpr int kBarrierConsumers = 1;
 
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(smem_address(bar))
+               : "memory");
+}
+
+// Wait until the phase with the given parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
+  const unsigned addr = smem_address(bar);
+  unsigned done = 0;
+  while (!done) {
+#if __CUDA_ARCH__ >= 900  // try_wait may suspend the thread in hardware instead of spinning
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+#else
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(addr), "r"(parity) : "memory");
+#endif
+  }
+}
+
+// The barriers of a KV_STAGES-deep ring; lives in static shared memory of the kernel.
+template <int KV_STAGES>
+struct KvRing {
+  uint64_t full[KV_STAGES];
+  uint64_t empty[KV_STAGES];
+
+  // One thread initialises; the caller's __syncthreads publishes it to the block.
+  __device__ void init(int producer_threads, int consumer_threads) {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < KV_STAGES; ++s) {
+        mbarrier_init(&full[s], producer_threads);
+        mbarrier_init(&empty[s], consumer_threads);
+      }
+    }
+  }
+  // Tile t uses stage t % KV_STAGES in round t / KV_STAGES; phases alternate parity per round.
+  __device__ static int stage(int tile) { return tile % KV_STAGES; }
+  __device__ static int parity(int tile) { return (tile / KV_STAGES) & 1; }
+};
 
 // 16-byte global -> shared copy that bypasses registers (and L1: .cg). src_bytes = 0 writes zeros.
 __device__ __forceinline__ void cp_async_16(void* dst_smem, const void* src, bool valid) {
@@ -48,14 +95,15 @@ __device__ __forceinline__ void cp_async_tile(half* dst, const half* src, int ro
 }
 
 // The producer side: fill stage (tile % KV_STAGES) with K and V of every tile in turn.
-// T provides BC, D, LD, KV_STAGES, THREADS, PRODUCER_WARPS and Smem::{k,v}_stage.
+// T provides BC, D, LD, KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage.
 template <class T>
-__device__ void produce_kv_tiles(const typename T::Smem& sm, const half* k_head, const half* v_head,
-                                 const AttnShape& shape, int n_tiles, int producer_tid) {
+__device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const half* k_head,
+                                 const half* v_head, const AttnShape& shape, int n_tiles, int producer_tid) {
   constexpr int PRODUCER_THREADS = 32 * T::PRODUCER_WARPS;
   for (int tile = 0; tile < n_tiles; ++tile) {
-    const int stage = tile % T::KV_STAGES;
-    if (tile >= T::KV_STAGES) named_barrier_sync(kBarrierEmptyBase + stage, T::THREADS);
+    const int stage = ring.stage(tile);
+    // Refilling a stage waits for the consumers' release of the tile it held last round.
+    if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
     const int kv0 = tile * T::BC;
     const size_t offset = static_cast<size_t>(kv0) * T::D;
     cp_async_tile<T::BC, T::D, T::LD, PRODUCER_THREADS>(sm.k_stage(stage), k_head + offset,
@@ -63,24 +111,21 @@ __device__ void produce_kv_tiles(const typename T::Smem& sm, const half* k_head,
     cp_async_tile<T::BC, T::D, T::LD, PRODUCER_THREADS>(sm.v_stage(stage), v_head + offset,
                                                          shape.S - kv0, producer_tid);
     cp_async_commit_and_wait_all();
-    named_barrier_arrive(kBarrierFullBase + stage, T::THREADS);
+    mbarrier_arrive(&ring.full[stage]);
   }
 }
 
 // The consumer side: wait until the tile is in its stage ...
 template <class T>
-__device__ __forceinline__ int acquire_kv_stage(int tile) {
-  const int stage = tile % T::KV_STAGES;
-  named_barrier_sync(kBarrierFullBase + stage, T::THREADS);
-  return stage;
+__device__ __forceinline__ int acquire_kv_stage(KvRing<T::KV_STAGES>& ring, int tile) {
+  mbarrier_wait(&ring.full[ring.stage(tile)], ring.parity(tile));
+  return ring.stage(tile);
 }
 
-// ... and hand the stage back once done, unless no later tile will refill it (a dangling
-// arrival would leave the barrier half-counted at exit).
+// ... and hand the stage back once done with it.
 template <class T>
-__device__ __forceinline__ void release_kv_stage(int tile, int n_tiles) {
-  if (tile + T::KV_STAGES < n_tiles)
-    named_barrier_arrive(kBarrierEmptyBase + tile % T::KV_STAGES, T::THREADS);
+__device__ __forceinline__ void release_kv_stage(KvRing<T::KV_STAGES>& ring, int tile) {
+  mbarrier_arrive(&ring.empty[ring.stage(tile)]);
 }
 
 __device__ __forceinline__ void consumers_sync(int consumer_threads) {
