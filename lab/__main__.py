@@ -141,6 +141,33 @@ def cmd_sanitize(args) -> int:
     return 1 if dirty else 0
 
 
+def cmd_run(args) -> int:
+    from lab import run
+
+    _require_gpu()
+    rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes), modes=args.modes.split(","),
+                  cap_s=args.cap, rel_ci=args.rel_ci, profile=not args.no_profile, check=args.check,
+                  backends=tuple(args.backends.split(",")), seed=args.seed)
+    for mode in args.modes.split(","):
+        print(run.summary_table(rec, mode=mode))
+    stages = rec.status.get("stages", {})
+    print("\nstages: " + ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()))
+    print(f"run record: {rec.dir}")
+    excluded = rec.read_json("excluded.json")
+    for name, why in excluded.items():
+        print(f"excluded {name}: {why}")
+    return 1 if excluded else 0
+
+
+def cmd_compare(args) -> int:
+    from lab import records, run
+
+    run_id = args.run or records.latest_run()
+    if run_id is None:
+        sys.exit("no complete run under data/runs")
+    return run.compare(run_id, args.base, threshold=args.threshold)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab", description="FlashAttention kernel ablation study")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -170,6 +197,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tools", default=",".join(("memcheck", "racecheck", "synccheck", "initcheck")))
     p.add_argument("--out", help="write the sanitizer logs as JSON here")
     p.set_defaults(func=cmd_sanitize)
+
+    p = sub.add_parser("run", help="a measurement run: build, check, time, profile -> data/runs/<run_id>/")
+    p.add_argument("--variants")
+    p.add_argument("--shapes", default="canonical", help="canonical, large, sweep (combine with ','), "
+                   "or 'B,H,S,D[,causal];...'")
+    p.add_argument("--modes", default="hot,cold")
+    p.add_argument("--cap", type=float, default=3.0, help="time cap in s per (impl, shape, mode)")
+    p.add_argument("--rel-ci", type=float, default=0.005, help="stop when the median's 95%% CI is within +-this")
+    p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--check", choices=("full", "quick", "none"), default="full")
+    p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="speedups between two runs; non-zero exit on a regression")
+    p.add_argument("run", nargs="?", help="run id (default: the latest complete run)")
+    p.add_argument("base", nargs="?", help="base run id (default: the best earlier run on the same GPU)")
+    p.add_argument("--threshold", type=float, default=0.02)
+    p.set_defaults(func=cmd_compare)
 
     args = ap.parse_args(argv)
     return args.func(args)

@@ -13,6 +13,7 @@ short GPU sleep, so the host runs ahead and the GPU never waits on it inside a t
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -67,27 +68,33 @@ def estimate_us(launch: Launch, launches: int = 5) -> float:
 
 @dataclass
 class HotTimer:
-    """A CUDA graph of `reps` launches; `samples(n)` replays it n times."""
+    """A CUDA graph of `reps` launches; `samples(n)` replays it n times.
 
-    launch: Launch
+    `launch` may be a list of launches over different input sets: the graph cycles through them,
+    so inputs that would fit in L2 are not simply re-read from it launch after launch.
+    """
+
+    launch: Launch | list[Launch]
     target_sample_us: float = 1000.0
     max_reps: int = 500
 
     def __post_init__(self):
         torch = _torch()
-        est = estimate_us(self.launch)
-        self.reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
+        launches = self.launch if isinstance(self.launch, list) else [self.launch]
+        est = estimate_us(launches[0])
+        reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
+        self.reps = max(reps, len(launches)) if reps > 1 else 1
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # warm-up on a side stream, as graph capture requires
-            for _ in range(2):
-                self.launch()
+            for launch in launches:
+                launch()
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
-            for _ in range(self.reps):
-                self.launch()
+            for i in range(self.reps):
+                launches[i % len(launches)]()
         self.graph.replay()
         torch.cuda.synchronize()
 
@@ -108,11 +115,13 @@ class HotTimer:
 class ColdTimer:
     """One launch per sample, L2 flushed before each."""
 
-    launch: Launch
+    launch: Launch | list[Launch]
     flusher: L2Flusher | None = None
 
     def __post_init__(self):
         torch = _torch()
+        if isinstance(self.launch, list):  # L2 is flushed anyway: one input set is enough
+            self.launch = self.launch[0]
         self.flusher = self.flusher or L2Flusher()
         self.launch()
         torch.cuda.synchronize()
@@ -128,3 +137,57 @@ class ColdTimer:
             end.record()
         events[-1][1].synchronize()
         return [s.elapsed_time(e) * 1e3 for s, e in events]
+
+
+# --- interleaved sampling with adaptive stopping ------------------------------------------
+
+
+@dataclass
+class StopRule:
+    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap."""
+
+    rel_ci: float = 0.005
+    cap_s: float = 5.0  # wall time per (implementation, shape, mode)
+    min_samples: int = 20
+    block: int = 10  # samples per turn of the round robin
+
+
+def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context_of=None):
+    """Sample every timer in randomized round-robin order until each meets the stop rule.
+
+    timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
+    samples must run in (SDPA backend selection), entered outside the timed region.
+    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "stopped_by": str}}.
+    """
+    import contextlib
+    import random
+
+    from lab.stats import relative_ci_halfwidth
+
+    rng = random.Random(seed)
+    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "stopped_by": None, "spent": 0.0}
+             for name in timers}
+    active = list(timers)
+    while active:
+        rng.shuffle(active)
+        for name in list(active):
+            st = state[name]
+            ctx = context_of(name) if context_of else contextlib.nullcontext()
+            t0 = time.perf_counter()
+            before = clocks.read() if clocks else (None, False)
+            with ctx:
+                block = timers[name].samples(rule.block)
+            after = clocks.read() if clocks else (None, False)
+            st["spent"] += time.perf_counter() - t0
+            clock = min((c for c in (before[0], after[0]) if c is not None), default=None)
+            st["samples"] += block
+            st["clock_mhz"] += [clock] * len(block)
+            st["throttled"] += [before[1] or after[1]] * len(block)
+            kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
+            if len(kept) >= rule.min_samples and relative_ci_halfwidth(kept) <= rule.rel_ci:
+                st["stopped_by"] = "ci"
+            elif st["spent"] >= rule.cap_s:
+                st["stopped_by"] = "cap"
+            if st["stopped_by"]:
+                active.remove(name)
+    return state

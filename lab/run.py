@@ -1,0 +1,365 @@
+"""A measurement run: build, check, time (hot and cold, interleaved), profile; all into a run record.
+
+    python -m lab run --shapes canonical,large --modes hot,cold --cap 3 [--no-profile]
+    python -m lab compare RUN [BASE]
+
+A variant that fails to build or fails correctness is recorded and left out of timing; the
+others go on. Samples are written after every shape, so a run stopped midway keeps what it
+measured (its status stays "running"/"incomplete").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import dataclass
+
+from lab import records
+
+# --- shape sets ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    B: int
+    H: int
+    S: int
+    D: int
+    causal: bool
+
+    @property
+    def id(self) -> str:
+        return f"B{self.B}-H{self.H}-S{self.S}-D{self.D}-{'causal' if self.causal else 'full'}"
+
+    def __str__(self) -> str:
+        return f"({self.B}, {self.H}, {self.S}, {self.D}) {'causal' if self.causal else 'non-causal'}"
+
+
+SWEEP_TOKENS = 16384  # B * S held fixed across the sweep
+
+
+def shape_set(name: str) -> list[Shape]:
+    """canonical | large | sweep | a list like '4,16,512,64' or '4,16,512,64,causal' joined by ';'."""
+    if name == "canonical":
+        shapes = []
+        for B, H in ((1, 8), (4, 16), (8, 16)):
+            shapes += [Shape(B, H, 512, 64, False), Shape(B, H, 512, 64, True)]
+        return shapes + [Shape(32, 8, 512, 64, False)]
+    if name == "large":
+        return [Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
+    if name == "sweep":
+        return [Shape(SWEEP_TOKENS // S, 16, S, D, c) for D in (64, 128) for c in (False, True)
+                for S in (128, 256, 512, 1024, 2048, 4096, 8192, 16384)]
+    shapes = []
+    for item in name.split(";"):
+        parts = [p.strip() for p in item.split(",") if p.strip()]
+        if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4]):
+            raise ValueError(f"shape {item!r}: expected B,H,S,D or B,H,S,D,causal, or a set name "
+                             "(canonical, large, sweep)")
+        shapes.append(Shape(*(int(p) for p in parts[:4]), causal=len(parts) == 5 and parts[4] == "causal"))
+    return shapes
+
+
+def shapes_from(spec: str) -> list[Shape]:
+    """Comma-free set names may be combined with '+' or ',' (e.g. 'canonical,large')."""
+    if all(part in ("canonical", "large", "sweep") for part in spec.replace("+", ",").split(",")):
+        out = []
+        for part in spec.replace("+", ",").split(","):
+            out += [s for s in shape_set(part) if s not in out]
+        return out
+    return shape_set(spec)
+
+
+# --- measuring one shape -------------------------------------------------------------------
+
+AA_SUFFIX = "__aa"  # the A/A twin: one implementation measured twice in the same interleave
+
+
+def input_sets(shape: Shape, l2_bytes: int) -> int:
+    """How many input sets hot mode rotates through: enough that they do not fit in L2 together."""
+    set_bytes = 4 * shape.B * shape.H * shape.S * shape.D * 2  # Q, K, V, O in fp16
+    return 1 if set_bytes >= l2_bytes else min(32, math.ceil(2 * l2_bytes / set_bytes))
+
+
+def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
+                  aa_impl: str | None, seed: int, progress=print):
+    """Returns (sample rows, summary rows, notes) for one shape; never raises for one impl."""
+    import torch
+
+    from lab import stats, timing
+
+    notes = {"shape": shape.id, "unsupported": {}, "errors": {}}
+    n_sets = input_sets(shape, timing.l2_bytes())
+    dims = (shape.B, shape.H, shape.S, shape.D)
+    sets = [tuple(torch.randn(dims, device="cuda", dtype=torch.float16) for _ in range(4)) for _ in range(n_sets)]
+
+    launches, contexts = {}, {}
+    for name, attn in kernels.items():
+        launches[name] = [lambda a=attn, t=t: a.launch(t[0], t[1], t[2], t[3], shape.causal) for t in sets]
+    for peer in peers:
+        reason = peer.unsupported_reason(*sets[0][:3], shape.causal, None)
+        if reason:
+            notes["unsupported"][peer.name] = reason
+            continue
+        launches[peer.name] = [peer.bind(t[0], t[1], t[2], shape.causal, None) for t in sets]
+        contexts[peer.name] = peer.context
+    if aa_impl in launches:
+        launches[aa_impl + AA_SUFFIX] = launches[aa_impl]
+        if aa_impl in contexts:
+            contexts[aa_impl + AA_SUFFIX] = contexts[aa_impl]
+
+    def context_of(name):
+        import contextlib
+
+        return contexts[name]() if name in contexts else contextlib.nullcontext()
+
+    sample_rows, summary_rows = [], []
+    for mode in modes:
+        t0 = time.perf_counter()
+        timers = {}
+        for name, ls in launches.items():
+            try:
+                with context_of(name):
+                    timers[name] = timing.HotTimer(ls) if mode == "hot" else timing.ColdTimer(ls)
+            except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
+                notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
+        state = timing.interleave(timers, rule, clocks=clocks, seed=seed, context_of=context_of)
+        for name, st in state.items():
+            for i, (lat, clk, thr) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"])):
+                sample_rows.append(dict(run_id=run_id, impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
+                                        causal=shape.causal, dtype="float16", mode=mode, sample=i, latency_us=lat,
+                                        sm_clock_mhz=clk, throttled=thr))
+            kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
+            if not kept:
+                notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
+                continue
+            summ = stats.summarize(kept)
+            lo, hi = stats.median_ci(kept)
+            summary_rows.append(dict(impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal,
+                                     mode=mode, **summ, ci_lo_us=lo, ci_hi_us=hi,
+                                     tflops=stats.tflops(*dims, shape.causal, summ["median_us"]),
+                                     gbps=stats.effective_gbps(*dims, summ["median_us"]),
+                                     stopped_by=st["stopped_by"], dropped_throttled=len(st["samples"]) - len(kept),
+                                     input_sets=n_sets if mode == "hot" else 1))
+        progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")
+        del timers
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return sample_rows, summary_rows, notes
+
+
+# --- the whole run -------------------------------------------------------------------------
+
+
+def run(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
+        cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
+        backends=("flash", "efficient", "cudnn", "default"), seed: int = 0, progress=print) -> records.RunRecord:
+    import pandas as pd
+    import torch
+
+    from lab import build, check as checks, peers as peer_mod, timing, variants
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
+    names = names or variants.names()
+    shapes = shapes or shape_set("canonical")
+    rec = records.RunRecord()
+    progress(f"run {rec.run_id} -> {rec.dir}")
+    t_start = time.perf_counter()
+    stages = {}
+    try:
+        rec.write_json("env.json", records.environment())
+        rec.write_json("params.json", dict(variants=names, shapes=[s.id for s in shapes], modes=list(modes),
+                                           cap_s=cap_s, rel_ci=rel_ci, profile=profile, check=check,
+                                           backends=list(backends), seed=seed))
+
+        t0 = time.perf_counter()
+        progress("[1/5] build")
+        built = build.build_all(names, progress=progress)
+        rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""}
+                                      for n, r in built.items()})
+        kernels = {n: r.load() for n, r in built.items() if r.ok}
+        stages["build_s"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        progress(f"[2/5] correctness ({check})")
+        excluded = {n: "build failed" for n, r in built.items() if not r.ok}
+        if check != "none":
+            cases = checks.grid() if check == "full" else checks.small_grid()
+            results = list(checks.run_grid(kernels, cases, progress=progress))
+            rec.write_json("correctness.json", checks.as_records(results))
+            for n in list(kernels):
+                failed = [r for r in results if r.variant == n and not r.passed]
+                if failed:
+                    excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
+                    del kernels[n]
+            progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
+        rec.write_json("excluded.json", excluded)
+        stages["correctness_s"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        progress("[3/5] ceilings")
+        try:
+            from lab import profile as prof
+
+            rec.write_json("ceilings.json", prof.measure_ceilings())
+        except Exception as exc:  # noqa: BLE001
+            rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
+        stages["ceilings_s"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        progress(f"[4/5] timing {len(shapes)} shapes x {len(kernels)} variants + SDPA {list(backends)}, modes {list(modes)}")
+        rule = timing.StopRule(rel_ci=rel_ci, cap_s=cap_s)
+        clocks = records.Clocks()
+        peers = peer_mod.peers(backends)
+        aa = list(kernels)[-1] if kernels else None
+        all_samples, all_summary, notes = [], [], []
+        for i, shape in enumerate(shapes, 1):
+            progress(f"  shape {i}/{len(shapes)} {shape}")
+            s_rows, m_rows, note = measure_shape(shape, kernels, peers, modes, rule, clocks, rec.run_id, aa,
+                                                 seed + i, progress)
+            all_samples += s_rows
+            all_summary += m_rows
+            notes.append(note)
+            rec.write_table("samples.parquet", pd.DataFrame(all_samples, columns=records.SAMPLE_COLUMNS))
+            rec.write_table("summary.csv", pd.DataFrame(all_summary, columns=records.SUMMARY_COLUMNS))
+            rec.write_json("shapes.json", notes)
+        stages["timing_s"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        if profile:
+            progress("[5/5] profile (Nsight Compute)")
+            profile_run(rec, list(kernels), shapes, [p.name for p in peers], progress)
+        else:
+            progress("[5/5] profile skipped (--no-profile)")
+        stages["profile_s"] = time.perf_counter() - t0
+        stages["total_s"] = time.perf_counter() - t_start
+        rec.finish("complete", stages=stages)
+    except BaseException as exc:
+        rec.finish("incomplete", stages=stages, error="".join(traceback.format_exception_only(exc)).strip())
+        raise
+    return rec
+
+
+def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
+    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal."""
+    import pandas as pd
+
+    try:
+        from lab import profile as prof
+    except ImportError as exc:
+        rec.write_json("profile_status.json", {"ok": False, "reason": f"lab.profile unavailable: {exc}"})
+        return
+    out = rec.path("ncu")
+    out.mkdir(exist_ok=True)
+    rows = []
+    for shape in shapes:
+        for impl in [*names, *peer_names]:
+            res = prof.profile_impl(impl, (shape.B, shape.H, shape.S, shape.D), shape.causal, out)
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {impl} {shape}: skipped ({res.reason})")
+                if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
+                    rec.write_json("profile_status.json", {"ok": False, "reason": res.reason})
+                    rec.write_table("profile.csv", pd.DataFrame(rows))
+                    return
+        rec.write_table("profile.csv", pd.DataFrame(rows))
+        progress(f"  profiled {shape}")
+    rec.write_json("profile_status.json", {"ok": True})
+
+
+# --- printing and comparing ----------------------------------------------------------------
+
+
+def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_flash") -> str:
+    """Per shape: each impl's median, TFLOP/s, and speedup over `peer` with its 95% interval."""
+    from lab import stats
+
+    summ = rec.read_table("summary.csv")
+    samples = rec.read_table("samples.parquet")
+    samples = samples[~samples["throttled"].astype(bool)]
+    lines = []
+    keys = ["B", "H", "S", "D", "causal"]
+    for shape_key, block in summ[summ["mode"] == mode].groupby(keys, sort=False):
+        lines.append(f"\n({', '.join(str(v) for v in shape_key[:4])}) {'causal' if shape_key[4] else 'non-causal'}"
+                     f" [{mode}]")
+        lines.append(f"  {'impl':<24} {'median us':>10} {'p10-p90 us':>18} {'TFLOP/s':>8} {'vs ' + peer:>28}")
+        sel = samples[(samples["mode"] == mode)]
+        for col, val in zip(keys, shape_key):
+            sel = sel[sel[col] == val]
+        base = sel[sel["impl"] == peer]["latency_us"].to_numpy()
+        for _, row in block.iterrows():
+            rel = ""
+            if len(base) and row["impl"] != peer:
+                ci = stats.speedup_ci(sel[sel["impl"] == row["impl"]]["latency_us"].to_numpy(), base)
+                rel = f"{ci.ratio:6.3f}x [{ci.lo:.3f}, {ci.hi:.3f}]"
+            lines.append(f"  {row['impl']:<24} {row['median_us']:>10.2f} {row['p10_us']:>8.2f}-{row['p90_us']:<9.2f}"
+                         f" {row['tflops']:>8.1f} {rel:>28}")
+    return "\n".join(lines)
+
+
+def best_base(run_id: str) -> str | None:
+    """The earlier complete run on the same GPU model with the lowest geometric-mean median over
+    the rows it shares with `run_id` (the bar a new run has to clear)."""
+    import numpy as np
+
+    rec = records.RunRecord.open(run_id)
+    gpu = rec.read_json("env.json").get("gpu")
+    cur = rec.read_table("summary.csv").set_index(["impl", "B", "H", "S", "D", "causal", "mode"])["median_us"]
+    best, best_score = None, math.inf
+    for other in records.list_runs():
+        if other >= run_id:
+            continue
+        o = records.RunRecord.open(other)
+        if o.status.get("state") != "complete" or not o.has("summary.csv") or o.read_json("env.json").get("gpu") != gpu:
+            continue
+        prev = o.read_table("summary.csv").set_index(cur.index.names)["median_us"]
+        common = cur.index.intersection(prev.index)
+        if len(common) == 0:
+            continue
+        score = float(np.exp(np.log(prev.loc[common]).mean() - np.log(cur.loc[common]).mean()))
+        if score < best_score:
+            best, best_score = other, score
+    return best
+
+
+def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, progress=print) -> int:
+    """Speedups of RUN over BASE per (impl, shape, mode), with intervals; returns the exit code:
+    1 when a variant failed correctness in RUN or is significantly slower by more than threshold."""
+    from lab import stats
+
+    rec = records.RunRecord.open(run_id)
+    failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])
+                if not c["passed"]]
+    base_id = base_id or best_base(run_id)
+    if base_id is None:
+        progress(f"no earlier complete run on the same GPU to compare {run_id} with")
+        return 1 if failures else 0
+    base = records.RunRecord.open(base_id)
+    progress(f"comparing {run_id} against {base_id} (ratio > 1: {run_id} faster)")
+    a, b = rec.read_table("samples.parquet"), base.read_table("samples.parquet")
+    a, b = a[~a["throttled"].astype(bool)], b[~b["throttled"].astype(bool)]
+    keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
+    pairs, labels = [], []
+    for key, grp in a.groupby(keys):
+        other = b
+        for col, val in zip(keys, key):
+            other = other[other[col] == val]
+        if len(other):
+            pairs.append((grp["latency_us"].to_numpy(), other["latency_us"].to_numpy()))
+            labels.append(key)
+    rows = stats.compare_rows(pairs)
+    regressions = []
+    for key, cmp in zip(labels, rows):
+        verdict = cmp.verdict()
+        progress(f"  {key[0]:<24} ({key[1]},{key[2]},{key[3]},{key[4]}) {'causal' if key[5] else 'full':<6} {key[6]:<4}"
+                 f" {cmp.speedup.ratio:6.3f}x [{cmp.speedup.lo:.3f}, {cmp.speedup.hi:.3f}] {verdict}")
+        is_variant = not key[0].startswith("sdpa_") and not key[0].endswith(AA_SUFFIX)
+        if is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold:
+            regressions.append(key)
+    for f in failures:
+        progress(f"  correctness FAILED: {f['variant']} {f['case']}")
+    if regressions:
+        progress(f"{len(regressions)} significant regressions beyond {threshold:.0%}")
+    return 1 if failures or regressions else 0
