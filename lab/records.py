@@ -42,12 +42,25 @@ def git(*args: str) -> str:
         return ""
 
 
-def new_run_id(now: datetime | None = None) -> str:
+def git_sha() -> str:
+    """HEAD's sha; on a copy of the tree without .git (a lent GPU machine) LAB_GIT_SHA tells it."""
+    return git("rev-parse", "HEAD") or os.environ.get("LAB_GIT_SHA", "")
+
+
+def git_dirty() -> bool | None:
+    if git("rev-parse", "HEAD"):
+        return bool(git("status", "--porcelain", "--untracked-files=no"))
+    flag = os.environ.get("LAB_GIT_DIRTY")
+    return None if flag is None else flag not in ("0", "", "false")
+
+
+def new_run_id(now: datetime | None = None, root: Path | None = None) -> str:
+    root = root or RUNS_DIR
     now = now or datetime.now(timezone.utc)
-    sha = git("rev-parse", "--short=7", "HEAD") or "nogit"
+    sha = git_sha()[:7] or "nogit"
     base = f"{now:%Y%m%dT%H%M%SZ}-{sha}"
     run_id, n = base, 1
-    while (RUNS_DIR / run_id).exists():  # never reuse a folder, even within one second
+    while (root / run_id).exists():  # never reuse a folder, even within one second
         n += 1
         run_id = f"{base}.{n}"
     return run_id
@@ -59,8 +72,8 @@ def environment() -> dict:
         "utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),
         "python": platform.python_version(),
-        "git_sha": git("rev-parse", "HEAD"),
-        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "git_sha": git_sha(),
+        "git_dirty": git_dirty(),
     }
     try:
         from lab.build import nvcc_version
@@ -145,15 +158,17 @@ def _camel(name: str) -> str:
 class RunRecord:
     """The folder of one run. Created as "running"; `finish()` marks it complete."""
 
-    def __init__(self, run_id: str | None = None, root: Path = RUNS_DIR, create: bool = True):
-        self.run_id = run_id or new_run_id()
+    def __init__(self, run_id: str | None = None, root: Path | None = None, create: bool = True):
+        root = root or RUNS_DIR
+        self.run_id = run_id or new_run_id(root=root)
         self.dir = root / self.run_id
         if create:
             self.dir.mkdir(parents=True, exist_ok=False)
             self.write_json("status.json", {"state": "running", "started": time.time()})
 
     @classmethod
-    def open(cls, run_id: str, root: Path = RUNS_DIR) -> "RunRecord":
+    def open(cls, run_id: str, root: Path | None = None) -> "RunRecord":
+        root = root or RUNS_DIR
         rec = cls(run_id, root, create=False)
         if not rec.dir.is_dir():
             raise FileNotFoundError(f"no run {run_id!r} under {root}")
@@ -194,12 +209,14 @@ class RunRecord:
         self.write_json("status.json", {**self.status, "state": state, "finished": time.time(), **extra})
 
 
-def list_runs(root: Path = RUNS_DIR) -> list[str]:
+def list_runs(root: Path | None = None) -> list[str]:
+    root = root or RUNS_DIR
     """Run ids, oldest first (ids sort by start time)."""
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "status.json").exists()) if root.is_dir() else []
 
 
-def latest_run(root: Path = RUNS_DIR, complete_only: bool = True) -> str | None:
+def latest_run(root: Path | None = None, complete_only: bool = True) -> str | None:
+    root = root or RUNS_DIR
     for run_id in reversed(list_runs(root)):
         if not complete_only or RunRecord.open(run_id, root).status.get("state") == "complete":
             return run_id

@@ -226,6 +226,7 @@ def run(names: list[str] | None = None, shapes: list[Shape] | None = None, modes
             rec.write_table("summary.csv", pd.DataFrame(all_summary, columns=records.SUMMARY_COLUMNS))
             rec.write_json("shapes.json", notes)
         stages["timing_s"] = time.perf_counter() - t0
+        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes])
 
         t0 = time.perf_counter()
         if profile:
@@ -240,6 +241,32 @@ def run(names: list[str] | None = None, shapes: list[Shape] | None = None, modes
         rec.finish("incomplete", stages=stages, error="".join(traceback.format_exception_only(exc)).strip())
         raise
     return rec
+
+
+def cross_validate(shape: Shape, peer) -> dict:
+    """SDPA's hot median from this harness next to triton.testing.do_bench_cudagraph's, both on
+    one input set, so a bias in the harness shows up as a ratio away from 1."""
+    import statistics
+
+    import torch
+
+    from lab import timing
+
+    out = {"shape": shape.id, "impl": peer.name}
+    try:
+        q, k, v = (torch.randn(shape.B, shape.H, shape.S, shape.D, device="cuda", dtype=torch.float16)
+                   for _ in range(3))
+        if reason := peer.unsupported_reason(q, k, v, shape.causal, None):
+            return {**out, "error": reason}
+        launch = peer.bind(q, k, v, shape.causal, None)
+        with peer.context():
+            harness = statistics.median(timing.HotTimer(launch).samples(30))
+            from triton.testing import do_bench_cudagraph
+
+            triton_us = do_bench_cudagraph(launch, rep=100, return_mode="median") * 1e3
+        return {**out, "harness_us": harness, "triton_us": triton_us, "ratio": harness / triton_us}
+    except Exception as exc:  # noqa: BLE001 - a missing triton is recorded, not fatal
+        return {**out, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print) -> None:

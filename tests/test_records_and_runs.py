@@ -1,0 +1,118 @@
+"""CPU tests: shape sets, run records (never overwritten, status), and the regression gate on
+synthetic runs with known answers."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lab import records, run
+
+
+def test_shape_sets():
+    canonical = run.shape_set("canonical")
+    assert len(canonical) == 7 and run.Shape(32, 8, 512, 64, False) in canonical
+    assert {(s.B, s.H) for s in canonical} == {(1, 8), (4, 16), (8, 16), (32, 8)}
+    assert run.shape_set("large") == [run.Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
+    sweep = run.shape_set("sweep")
+    assert {s.S for s in sweep} == {128 << i for i in range(8)}
+    assert all(s.B * s.S == run.SWEEP_TOKENS for s in sweep)
+    assert len(run.shapes_from("canonical,large")) == 11
+    assert run.shapes_from("4,16,512,64,causal;1,1,8,128") == [run.Shape(4, 16, 512, 64, True),
+                                                              run.Shape(1, 1, 8, 128, False)]
+    with pytest.raises(ValueError, match="expected B,H,S,D"):
+        run.shapes_from("4,16,512")
+
+
+def test_input_sets_rotate_only_when_inputs_fit_in_l2():
+    l2 = 50 * 2**20
+    assert run.input_sets(run.Shape(4, 16, 4096, 128, False), l2) == 1
+    small = run.Shape(1, 8, 512, 64, False)  # 2 MiB of Q, K, V, O
+    assert run.input_sets(small, l2) == 32
+    assert run.input_sets(run.Shape(4, 16, 512, 64, False), l2) == 7  # 16 MiB a set: ceil(2 x L2 / 16 MiB)
+
+
+def test_run_ids_never_collide(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    a = records.RunRecord(root=tmp_path)
+    b = records.RunRecord(run_id=None, root=tmp_path)
+    assert a.run_id != b.run_id and a.dir.is_dir() and b.dir.is_dir()
+    with pytest.raises(FileExistsError):
+        records.RunRecord(run_id=a.run_id, root=tmp_path)
+
+
+def test_status_running_until_finished(tmp_path):
+    rec = records.RunRecord(root=tmp_path)
+    assert rec.status["state"] == "running"
+    assert records.latest_run(tmp_path) is None, "a run still running is not complete"
+    rec.finish("complete", stages={"timing_s": 1.0})
+    assert rec.status["state"] == "complete" and rec.status["stages"] == {"timing_s": 1.0}
+    assert records.latest_run(tmp_path) == rec.run_id
+
+
+def test_run_id_without_git_uses_env(monkeypatch):
+    monkeypatch.setattr(records, "git", lambda *a: "")
+    monkeypatch.setenv("LAB_GIT_SHA", "abcdef0123456789")
+    monkeypatch.setenv("LAB_GIT_DIRTY", "0")
+    assert records.new_run_id().endswith("-abcdef0")
+    assert records.git_dirty() is False
+
+
+def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0):
+    """A complete run whose samples are lognormal around the given medians."""
+    rng = np.random.default_rng(seed)
+    rec = records.RunRecord(run_id=run_id, root=root)
+    rec.write_json("env.json", {"gpu": gpu})
+    rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in medians])
+    rows, summ = [], []
+    for impl, med in medians.items():
+        lat = med * rng.lognormal(0, 0.01, 200)
+        for i, x in enumerate(lat):
+            rows.append(dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16",
+                             mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False))
+        summ.append(dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot", median_us=float(np.median(lat))))
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    rec.write_table("summary.csv", pd.DataFrame(summ))
+    rec.finish("complete")
+    return rec
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    return tmp_path
+
+
+def test_compare_passes_when_nothing_changed(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=2)
+    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+
+
+def test_compare_flags_a_significant_regression(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 21.0}, seed=2)  # 5% slower
+    lines = []
+    assert run.compare("20260102T000000Z-b", progress=lines.append) == 1
+    assert any("slower" in line for line in lines)
+
+
+def test_compare_ignores_a_slower_peer_and_a_small_change(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.2, "sdpa_flash": 12.0}, seed=2)  # wmma 1% slower
+    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+
+
+def test_compare_fails_on_a_correctness_failure(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0}, failed=("wmma",), seed=2)
+    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 1
+
+
+def test_best_base_is_the_fastest_earlier_run_on_the_same_gpu(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 18.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 25.0}, seed=2)
+    _fake_run(runs_dir, "20260103T000000Z-c", {"wmma": 10.0}, gpu="NVIDIA H100 80GB HBM3", seed=3)
+    _fake_run(runs_dir, "20260104T000000Z-d", {"wmma": 20.0}, seed=4)
+    assert run.best_base("20260104T000000Z-d") == "20260101T000000Z-a"
