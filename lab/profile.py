@@ -64,15 +64,15 @@ STALL_REASONS = (
 # recorded as stall_selected but left out of top_stalls.
 NOT_STALLS = ("selected",)
 
-# Friendly name -> Nsight Compute metric. Every name here was checked against public uses of
-# Nsight Compute (section files, scripts, reports) and the Profiling Guide's naming scheme; ncu
-# refuses the whole run if any one of them is unknown to the GPU in hand, and profile_impl then
-# says so in its reason.
-#   ctas_per_sm is not one metric: it is the min of the four launch__occupancy_limit_* values
-#   (CTAs per SM allowed by registers, shared memory, warps and the per-SM block limit), which is
-#   what the Occupancy section's "Theoretical Active Warps" is derived from.
-#   tensor_pipe_active counts the HMMA (mma.sync / wmma) tensor pipe; Hopper's wgmma runs on
-#   another pipe (not counted here: none of the variants issues wgmma).
+# Friendly name -> Nsight Compute metric. Every name here was accepted, and gave a value, in a run
+# of Nsight Compute 2025.3.1 (CUDA 13.0) on an H200 (sm_90) with this very list; ncu refuses the
+# whole run if any one of them is unknown to the GPU in hand, and profile_impl then says so in its
+# reason. The docs search could not reach the Profiling Guide's metric tables themselves.
+#   ctas_per_sm is not one metric: it is the min of the launch__occupancy_limit_* values (CTAs per
+#   SM allowed by registers, shared memory, warps, the per-SM block limit and, where ncu prints it,
+#   named barriers), which is what the Occupancy section's "Theoretical Active Warps" comes from.
+#   tensor_pipe_active is the HMMA tensor pipe (mma.sync / wmma). On the H200 it also read 57 % for
+#   cuDNN's wgmma kernel, so it seems to count wgmma too (seen once, not found in the docs).
 METRICS: dict[str, str] = {
     "duration": "gpu__time_duration.sum",
     "dram_throughput_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -102,8 +102,19 @@ METRICS: dict[str, str] = {
     **{f"stall_{r}": f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS},
 }
 
+# Read where the raw page has them (ncu 2025.3 prints every launch__ metric whatever --metrics
+# asks for) but never asked for: an older ncu that lacks one would refuse the whole run.
+OPTIONAL_METRICS: dict[str, str] = {
+    "occupancy_limit_barriers": "launch__occupancy_limit_barriers",
+    "registers_allocated": "launch__registers_per_thread_allocated",
+    "smem_per_block": "launch__shared_mem_per_block",
+    "smem_driver": "launch__shared_mem_per_block_driver",
+    "theoretical_warps_per_sm": "sm__maximum_warps_avg_per_active_cycle",
+    "replay_passes": "profiler__replayer_passes",
+}
+
 OCCUPANCY_LIMITS = ("occupancy_limit_registers", "occupancy_limit_shared_mem", "occupancy_limit_warps",
-                    "occupancy_limit_blocks")
+                    "occupancy_limit_blocks", "occupancy_limit_barriers")
 
 # lab.variants.METRICS (what a hypothesis in the manifest names) -> the key of a parsed kernel.
 HYPOTHESIS_METRICS = {
@@ -176,7 +187,9 @@ def time_to_us(value: float | None, unit: str | None) -> float | None:
     unit = (unit or "").strip()
     if unit not in _TIME_S:
         unit = "nsecond"
-    return value * _TIME_S[unit] * 1e6
+    if _TIME_S[unit] < 1e-6:
+        return value / round(1e-6 / _TIME_S[unit])  # ns: divide, so 39,104 ns is 39.104 us exactly
+    return value * round(_TIME_S[unit] / 1e-6)
 
 
 def parse_value(text: str | None):
@@ -197,9 +210,6 @@ def parse_value(text: str | None):
 # ---------------------------------------------------------------------------------------------
 # Parsing `ncu --csv --page raw`
 # ---------------------------------------------------------------------------------------------
-
-_NAME_OF = {metric: name for name, metric in METRICS.items()}
-
 
 def _csv_fields(line: str) -> list[str] | None:
     if not line.startswith('"'):
@@ -242,7 +252,7 @@ def _kernel(header: list[str], units: list[str], fields: list[str]) -> dict:
         "device": raw.get("Device"),
         "cc": raw.get("CC"),
     }
-    for name, metric in METRICS.items():
+    for name, metric in {**METRICS, **OPTIONAL_METRICS}.items():
         if metric not in raw:
             k[name] = None
             continue
@@ -266,11 +276,6 @@ def _kernel(header: list[str], units: list[str], fields: list[str]) -> dict:
     for alias, key in HYPOTHESIS_METRICS.items():
         if alias != key:
             k[alias] = k[key]
-    # any metric column not in METRICS (an older or extra list) is kept under its own name
-    for col, text in raw.items():
-        if col in _NAME_OF or col in k or not ("__" in col):
-            continue
-        k[col] = parse_value(text)
     return k
 
 
@@ -398,7 +403,7 @@ def measure_ceilings(matmul_n: int = 8192, copy_bytes: int = 1 << 30, reps: int 
 # Host side
 # ---------------------------------------------------------------------------------------------
 
-RECORD_METRICS = tuple(METRICS) + ("duration_us",) + DERIVED + HYPOTHESIS_ALIASES
+RECORD_METRICS = tuple(METRICS) + tuple(OPTIONAL_METRICS) + ("duration_us",) + DERIVED + HYPOTHESIS_ALIASES
 
 
 @dataclass
@@ -471,11 +476,16 @@ def _failure_reason(returncode: int, out: str, err: str) -> str | None:
         return ("no permission to read GPU performance counters (ERR_NVGPUCTRPERM): run as root or set "
                 "NVreg_RestrictProfilingToAdminUsers=0")
     if returncode != 0:
-        detail = _first_line(both, "==ERROR==")
-        if detail is None:
-            tail = [ln.strip() for ln in err.splitlines() if ln.strip() and not ln.startswith("==PROF==")]
-            detail = tail[-1] if tail else ""
-        return f"ncu exited with code {returncode}" + (f": {detail[:300]}" if detail else "")
+        details = []
+        ncu_error = _first_line(both, "==ERROR==")
+        if ncu_error:
+            details.append(ncu_error)
+        # the target's own last words (a Python exception's message), where it printed any
+        tail = [ln.strip() for ln in err.splitlines() if ln.strip() and not ln.lstrip().startswith("==")]
+        if tail:
+            details.append(tail[-1])
+        detail = " | ".join(details)
+        return f"ncu exited with code {returncode}" + (f": {detail[:400]}" if detail else "")
     return None
 
 
@@ -505,10 +515,16 @@ def _prebuild(impl: str) -> str | None:
     """Build a variant here (not under ncu); None if fine or not a variant, else why not."""
     if impl.startswith("sdpa_"):
         return None
-    try:
-        from lab import build, variants
+    from lab import variants
 
-        result = build.build_variant(variants.get(impl))
+    try:
+        variant = variants.get(impl)
+    except (KeyError, ValueError) as exc:
+        return f"unknown implementation {impl!r}: {str(exc).strip()[:300]}"
+    try:
+        from lab import build
+
+        result = build.build_variant(variant)
     except Exception as exc:  # noqa: BLE001 - recorded as the reason, never raised
         return f"build failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
     if not result.ok:
@@ -557,7 +573,9 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
         return result
     result.kernels = parse_ncu_csv(out)
     if not result.kernels:
-        detail = _first_line(out + "\n" + err, "==ERROR==") or _first_line(out + "\n" + err, "==WARNING==")
+        both = out + "\n" + err
+        warnings = [ln.strip() for ln in both.splitlines() if "==WARNING==" in ln and "GPU clocks" not in ln]
+        detail = _first_line(both, "==ERROR==") or (warnings[0] if warnings else None)
         result.reason = f"ncu captured no kernel in the NVTX range '{PROFILE_RANGE}'" + (f" ({detail})" if detail else "")
         return result
     result.main = main_kernel(result.kernels)

@@ -152,94 +152,162 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
 # --- the whole run -------------------------------------------------------------------------
 
 
-def run(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
-        cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-        backends=("flash", "efficient", "cudnn", "default"), seed: int = 0, progress=print) -> records.RunRecord:
-    import pandas as pd
+DEFAULT_BACKENDS = ("flash", "efficient", "cudnn", "default")
+STAGES = ("build", "correctness", "timing", "profile")
+
+
+def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
+          cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
+          backends=DEFAULT_BACKENDS, seed: int = 0, progress=print) -> records.RunRecord:
+    """Open a new run record with its environment and parameters; the stages read them back."""
     import torch
 
-    from lab import build, check as checks, peers as peer_mod, timing, variants
+    from lab import variants
 
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
-    names = names or variants.names()
-    shapes = shapes or shape_set("canonical")
     rec = records.RunRecord()
     progress(f"run {rec.run_id} -> {rec.dir}")
-    t_start = time.perf_counter()
-    stages = {}
+    rec.write_json("env.json", records.environment())
+    rec.write_json("params.json", dict(variants=names or variants.names(),
+                                       shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
+                                       modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, profile=profile, check=check,
+                                       backends=list(backends), seed=seed))
+    rec.write_json("stages.json", {})
+    return rec
+
+
+def _params(rec):
+    p = rec.read_json("params.json")
+    p["shapes"] = [Shape(*s) for s in p["shapes"]]
+    return p
+
+
+def _timed_stage(rec, name, fn, progress):
+    t0 = time.perf_counter()
+    progress(f"[{name}]")
     try:
-        rec.write_json("env.json", records.environment())
-        rec.write_json("params.json", dict(variants=names, shapes=[s.id for s in shapes], modes=list(modes),
-                                           cap_s=cap_s, rel_ci=rel_ci, profile=profile, check=check,
-                                           backends=list(backends), seed=seed))
+        return fn()
+    except BaseException as exc:
+        rec.finish("incomplete", error=f"stage {name}: " + "".join(traceback.format_exception_only(exc)).strip())
+        raise
+    finally:
+        stages = rec.read_json("stages.json")
+        stages[f"{name}_s"] = round(time.perf_counter() - t0, 1)
+        rec.write_json("stages.json", stages)
 
-        t0 = time.perf_counter()
-        progress("[1/5] build")
-        built = build.build_all(names, progress=progress)
-        rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""}
-                                      for n, r in built.items()})
-        kernels = {n: r.load() for n, r in built.items() if r.ok}
-        stages["build_s"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
-        progress(f"[2/5] correctness ({check})")
-        excluded = {n: "build failed" for n, r in built.items() if not r.ok}
-        if check != "none":
-            cases = checks.grid() if check == "full" else checks.small_grid()
-            results = list(checks.run_grid(kernels, cases, progress=progress))
-            rec.write_json("correctness.json", checks.as_records(results))
-            for n in list(kernels):
-                failed = [r for r in results if r.variant == n and not r.passed]
-                if failed:
-                    excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
-                    del kernels[n]
-            progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
+def _kernels(rec):
+    """The variants that built and passed correctness, loaded from their cached builds."""
+    from lab import build, variants
+
+    excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
+    names = [n for n in _params(rec)["variants"] if n not in excluded]
+    return {n: r.load() for n, r in build.build_all(names, progress=lambda s: None).items() if r.ok}
+
+
+def stage_build(rec, progress=print) -> dict:
+    from lab import build
+
+    def body():
+        built = build.build_all(_params(rec)["variants"], progress=progress)
+        rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
+        rec.write_json("excluded.json", {n: "build failed: " + r.log[:2000] for n, r in built.items() if not r.ok})
+        return built
+
+    return _timed_stage(rec, "build", body, progress)
+
+
+def stage_correctness(rec, progress=print) -> list:
+    from lab import check as checks
+
+    def body():
+        mode = _params(rec)["check"]
+        excluded = rec.read_json("excluded.json")
+        if mode == "none":
+            return []
+        kernels = _kernels(rec)
+        cases = checks.grid() if mode == "full" else checks.small_grid()
+        results = list(checks.run_grid(kernels, cases, progress=progress))
+        rec.write_json("correctness.json", checks.as_records(results))
+        for n in kernels:
+            failed = [r for r in results if r.variant == n and not r.passed]
+            if failed:
+                excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
         rec.write_json("excluded.json", excluded)
-        stages["correctness_s"] = time.perf_counter() - t0
+        progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
+        return results
 
-        t0 = time.perf_counter()
-        progress("[3/5] ceilings")
+    return _timed_stage(rec, "correctness", body, progress)
+
+
+def stage_timing(rec, progress=print) -> None:
+    """Ceilings, then every shape with every implementation, then the cross-validation."""
+    import pandas as pd
+
+    from lab import peers as peer_mod, timing
+
+    def body():
+        p = _params(rec)
         try:
             from lab import profile as prof
 
             rec.write_json("ceilings.json", prof.measure_ceilings())
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
             rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
-        stages["ceilings_s"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        progress(f"[4/5] timing {len(shapes)} shapes x {len(kernels)} variants + SDPA {list(backends)}, modes {list(modes)}")
-        rule = timing.StopRule(rel_ci=rel_ci, cap_s=cap_s)
+        kernels = _kernels(rec)
+        shapes, modes = p["shapes"], p["modes"]
+        progress(f"  {len(shapes)} shapes x {len(kernels)} variants + SDPA {p['backends']}, modes {modes}")
+        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"])
         clocks = records.Clocks()
-        peers = peer_mod.peers(backends)
+        peers = peer_mod.peers(p["backends"])
         aa = list(kernels)[-1] if kernels else None
         all_samples, all_summary, notes = [], [], []
         for i, shape in enumerate(shapes, 1):
             progress(f"  shape {i}/{len(shapes)} {shape}")
             s_rows, m_rows, note = measure_shape(shape, kernels, peers, modes, rule, clocks, rec.run_id, aa,
-                                                 seed + i, progress)
+                                                 p["seed"] + i, progress)
             all_samples += s_rows
             all_summary += m_rows
             notes.append(note)
             rec.write_table("samples.parquet", pd.DataFrame(all_samples, columns=records.SAMPLE_COLUMNS))
             rec.write_table("summary.csv", pd.DataFrame(all_summary, columns=records.SUMMARY_COLUMNS))
             rec.write_json("shapes.json", notes)
-        stages["timing_s"] = time.perf_counter() - t0
         rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes])
 
-        t0 = time.perf_counter()
-        if profile:
-            progress("[5/5] profile (Nsight Compute)")
-            profile_run(rec, list(kernels), shapes, [p.name for p in peers], progress)
-        else:
-            progress("[5/5] profile skipped (--no-profile)")
-        stages["profile_s"] = time.perf_counter() - t0
-        stages["total_s"] = time.perf_counter() - t_start
-        rec.finish("complete", stages=stages)
-    except BaseException as exc:
-        rec.finish("incomplete", stages=stages, error="".join(traceback.format_exception_only(exc)).strip())
-        raise
+    return _timed_stage(rec, "timing", body, progress)
+
+
+def stage_profile(rec, progress=print) -> None:
+    def body():
+        p = _params(rec)
+        if not p["profile"]:
+            rec.write_json("profile_status.json", {"ok": False, "reason": "profiling turned off for this run"})
+            progress("  skipped (profile off)")
+            return
+        shapes = profile_shapes(p["shapes"])
+        peers = [f"sdpa_{b}" for b in p["backends"] if b in PROFILED_BACKENDS]
+        progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress)
+
+    return _timed_stage(rec, "profile", body, progress)
+
+
+def finish(rec) -> None:
+    stages = rec.read_json("stages.json")
+    stages["total_s"] = round(sum(v for k, v in stages.items() if k.endswith("_s") and k != "total_s"), 1)
+    rec.write_json("stages.json", stages)
+    rec.finish("complete", stages=stages)
+
+
+def run(progress=print, **params) -> records.RunRecord:
+    """Every stage in order (what the notebooks do one by one)."""
+    rec = start(progress=progress, **params)
+    stage_build(rec, progress)
+    stage_correctness(rec, progress)
+    stage_timing(rec, progress)
+    stage_profile(rec, progress)
+    finish(rec)
     return rec
 
 
@@ -267,6 +335,21 @@ def cross_validate(shape: Shape, peer) -> dict:
         return {**out, "harness_us": harness, "triton_us": triton_us, "ratio": harness / triton_us}
     except Exception as exc:  # noqa: BLE001 - a missing triton is recorded, not fatal
         return {**out, "error": f"{type(exc).__name__}: {exc}"}
+
+
+# SDPA's default backend is cuDNN on the H100/H200 and "efficient" is never the fastest: profiling
+# flash and cuDNN covers the peers the report compares against.
+PROFILED_BACKENDS = ("flash", "cudnn")
+
+
+def profile_shapes(shapes: list[Shape]) -> list[Shape]:
+    """One launch per implementation for each distinct (S, D), non-causal where there is one:
+    Nsight Compute replays a kernel dozens of times, so every shape of every set would not fit
+    a run of a few minutes. The report says which shapes were profiled."""
+    chosen: dict = {}
+    for s in sorted(shapes, key=lambda s: (s.causal, -s.B * s.H)):
+        chosen.setdefault((s.S, s.D), s)
+    return list(chosen.values())
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print) -> None:

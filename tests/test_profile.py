@@ -333,3 +333,59 @@ def test_metric_names_are_well_formed():
         assert re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+(\.[a-z_]+)*", metric), (name, metric)
     for reason in profile.STALL_REASONS:
         assert METRICS[f"stall_{reason}"] == f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+def test_parse_base_units_as_ncu_2025_3_prints_them():
+    """Columns, units and values as `--print-units base` gave them on an H200 (abridged)."""
+    cols = [
+        ("ID", "", "0"), ("Process ID", "", "958"), ("Process Name", "", "python3.12"), ("Host Name", "", "127.0.0.1"),
+        ("thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg", "",
+         '958  "<default domain>:profile:none:none:none:none:none:none" '),
+        ("Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg", "", ""),
+        ("Kernel Name", "", "void <unnamed>::attention_fwd<64>(const __half *, const __half *, const __half *, "
+                            "__half *, AttnShape)"),
+        ("Context", "", "1"), ("Stream", "", "7"), ("Block Size", "", "(160, 1, 1)"), ("Grid Size", "", "(16, 8, 2)"),
+        ("Device", "", "0"), ("CC", "", "9.0"),
+        ("dram__bytes.sum", "byte", "6,321,920"), ("dram__bytes.sum.per_second", "byte/s", "161,669,394,435.35"),
+        ("gpu__time_duration.sum", "ns", "39,104"),
+        ("launch__occupancy_limit_barriers", "block", "32"), ("launch__occupancy_limit_blocks", "block", "32"),
+        ("launch__occupancy_limit_registers", "block", "2"), ("launch__occupancy_limit_shared_mem", "block", "2"),
+        ("launch__occupancy_limit_warps", "block", "12"),
+        ("launch__registers_per_thread", "register/thread", "147"),
+        ("launch__shared_mem_per_block_dynamic", "byte/block", "73,216"),
+        ("launch__cluster_scheduling_policy", "", "PolicySpread"),
+        ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "inst", "1.55"),
+        ("smsp__average_warps_issue_stalled_selected_per_issue_active.ratio", "inst", "1.00"),
+    ]
+    text = "\n".join(["==WARNING== Note: Running with unmodified GPU clocks.",
+                      "==PROF== Connected to process 958 (/usr/bin/python3.12)",
+                      "==PROF== Disconnected from process 958"] + [_line([c[i] for c in cols]) for i in range(3)])
+    (k,) = parse_ncu_csv(text)
+    assert k["duration"] == 39.104
+    assert k["dram_bytes"] == 6321920.0
+    assert k["dram_bytes_per_s"] == pytest.approx(161669394435.35)
+    assert k["smem_dynamic"] == 73216.0
+    assert k["occupancy_limit_barriers"] == 32.0
+    assert k["ctas_per_sm"] == 2.0
+    assert k["top_stalls"] == [("long_scoreboard", 1.55)]
+    assert k["stall_selected"] == 1.0
+    assert k["bank_conflicts_ld"] is None
+
+
+def test_target_failure_reason_names_the_python_error(monkeypatch, tmp_path):
+    err = ("==PROF== Connected to process 7 (/usr/bin/python3)\n"
+           "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+           "RuntimeError: No available kernel. Aborting execution.\n"
+           "==PROF== Disconnected from process 7\n"
+           "==ERROR== The application returned an error code (1).\n")
+    _fake_ncu(monkeypatch, tmp_path, rc=1, out="", err=err)
+    r = profile.profile_impl("sdpa_flash", (1, 1, 64, 64), False, tmp_path / "o")
+    assert not r.ok
+    assert "error code (1)" in r.reason and "No available kernel" in r.reason
+
+
+def test_unknown_variant_is_a_reason(monkeypatch, tmp_path):
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out="", err="")
+    r = profile.profile_impl("no_such_variant", (1, 1, 64, 64), False, tmp_path / "o")
+    assert not r.ok and "unknown implementation" in r.reason
+    assert FakePopen.calls == []

@@ -1,0 +1,112 @@
+"""What the notebooks call: open a run, run one stage, show its tables. Display only; the logic
+is in lab.run, lab.stats and lab.report."""
+
+from __future__ import annotations
+
+import json
+
+from lab import records, run
+
+
+def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
+                  cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full"):
+    if run_id:
+        return records.RunRecord.open(run_id)
+    names = [v for v in variants.split(",") if v] or None
+    return run.start(names=names, shapes=run.shapes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
+                     rel_ci=rel_ci, profile=profile, check=check)
+
+
+def open_run(run_id: str = ""):
+    """The given run, or the latest one still open (00_environment starts it)."""
+    if run_id:
+        return records.RunRecord.open(run_id)
+    for rid in reversed(records.list_runs()):
+        rec = records.RunRecord.open(rid)
+        if rec.status.get("state") == "running":
+            return rec
+    raise RuntimeError("no open run: execute 00_environment first (or pass run_id)")
+
+
+def open_for_report(run_id: str = ""):
+    """The given run, or the latest complete one; an open run given by id is closed first."""
+    rid = run_id or records.latest_run()
+    if rid is None:
+        raise RuntimeError("no complete run under data/runs to report on")
+    rec = records.RunRecord.open(rid)
+    if rec.status.get("state") == "running" and rec.has("stages.json"):
+        run.finish(rec)
+    return rec
+
+
+def stage(rec, name: str) -> None:
+    """Run one stage unless this run already has it: a run's measurements are never overwritten."""
+    done = rec.read_json("stages.json") if rec.has("stages.json") else {}
+    if f"{name}_s" in done:
+        print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
+        return
+    {"build": run.stage_build, "correctness": run.stage_correctness, "timing": run.stage_timing,
+     "profile": run.stage_profile}[name](rec)
+
+
+def show_json(rec, name: str):
+    import pandas as pd
+
+    if not rec.has(name):
+        print(f"{name}: not recorded")
+        return None
+    data = rec.read_json(name)
+    if isinstance(data, dict):
+        return pd.Series({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in data.items()},
+                         name=name).to_frame()
+    return pd.DataFrame(data)
+
+
+def build_table(rec):
+    import pandas as pd
+
+    rows = []
+    for name, b in rec.read_json("build.json").items():
+        for k in b.get("ptxas", []):
+            launch = b.get("launch", {}).get(str(k["head_dim"]), {})
+            rows.append(dict(variant=name, D=k["head_dim"], registers=k["registers"], spill_stores=k["spill_stores"],
+                             spill_loads=k["spill_loads"], stack=k["stack_frame"], dynamic_smem=launch.get("dynamic_smem"),
+                             threads=launch.get("threads"), build_s=b.get("seconds"), cached=b.get("cached")))
+        if not b.get("ok"):
+            rows.append(dict(variant=name, error=b.get("error", "")[:500]))
+    return pd.DataFrame(rows)
+
+
+def correctness_table(rec):
+    import pandas as pd
+
+    if not rec.has("correctness.json"):
+        print("correctness not recorded for this run")
+        return None
+    df = pd.DataFrame(rec.read_json("correctness.json"))
+    df["err_over_tol"] = df["max_abs_err"] / df["tolerance"]
+    return df.groupby("variant", sort=False).agg(cases=("passed", "size"), passed=("passed", "sum"),
+                                                 worst_err_over_tol=("err_over_tol", "max"))
+
+
+def summary_table(rec):
+    print(run.summary_table(rec, mode="hot"))
+    return rec.read_table("summary.csv")
+
+
+def profile_table(rec):
+    if rec.has("profile_status.json"):
+        print(rec.read_json("profile_status.json"))
+    return rec.read_table("profile.csv") if rec.has("profile.csv") else None
+
+
+def write_report(rec, reports_dir):
+    from lab import report
+
+    return report.write(rec, reports_dir)
+
+
+def ablation_table(rec):
+    from lab import report
+
+    return report.ablation_table(rec)

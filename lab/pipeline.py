@@ -1,0 +1,97 @@
+"""`make ablation`: run the numbered notebooks with papermill for one new run id, then write the
+report. Executed notebooks are kept in the run's folder, `data/runs/<run_id>/notebooks/`.
+
+A failing stage stops the pipeline with the failing cell's error and where to read the executed
+notebook; a failing variant inside a stage is recorded by that stage and the others go on. On a
+machine without a CUDA GPU nothing is measured: the report is rebuilt from the latest recorded run
+and labelled as such.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from lab.variants import REPO
+
+NOTEBOOKS_DIR = REPO / "notebooks"
+MEASURE = ["00_environment.ipynb", "01_build.ipynb", "02_correctness.ipynb", "03_timing.ipynb", "04_profile.ipynb"]
+REPORT = "05_report.ipynb"
+
+
+def execute(name: str, out_dir: Path, parameters: dict) -> float:
+    """Run one notebook; raises SystemExit with the failing cell's error on failure."""
+    import papermill as pm
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / name
+    t0 = time.perf_counter()
+    print(f"== {name} ...", flush=True)
+    try:
+        pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
+                            cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=sys.stdout,
+                            stderr_file=sys.stderr)
+    except pm.PapermillExecutionError as exc:
+        raise SystemExit(f"\nstage {name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
+                         f"read the executed notebook: {out}") from None
+    seconds = time.perf_counter() - t0
+    print(f"== {name} done in {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m lab.pipeline")
+    ap.add_argument("--variants", default="")
+    ap.add_argument("--shapes", default="canonical,large")
+    ap.add_argument("--modes", default="hot,cold")
+    ap.add_argument("--cap", type=float, default=3.0)
+    ap.add_argument("--rel-ci", type=float, default=0.005)
+    ap.add_argument("--profile", type=int, default=1)
+    ap.add_argument("--check", default="full")
+    ap.add_argument("--reports-dir", default="reports")
+    ap.add_argument("--no-report", action="store_true", help="stop after the measuring notebooks")
+    args = ap.parse_args(argv)
+
+    from lab import records
+
+    try:
+        import torch
+
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    timings = {}
+    if not has_gpu:
+        latest = records.latest_run()
+        print("No CUDA GPU on this machine: nothing is measured. "
+              + (f"Rebuilding the report from the latest recorded run, {latest}." if latest
+                 else "There is no recorded run in data/runs to report on either."))
+        if latest is None:
+            return 1
+        run_id, out_dir = latest, Path("/tmp") / f"ablation-report-{latest}"
+    else:
+        params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
+                      rel_ci=args.rel_ci, profile=bool(args.profile), check=args.check)
+        from lab import run
+
+        rec = run.start(names=[v for v in args.variants.split(",") if v] or None, shapes=run.shapes_from(args.shapes),
+                        modes=tuple(args.modes.split(",")), cap_s=args.cap, rel_ci=args.rel_ci,
+                        profile=bool(args.profile), check=args.check)
+        run_id, out_dir = rec.run_id, rec.dir / "notebooks"
+        for name in MEASURE:
+            timings[name] = execute(name, out_dir, {**params, "run_id": run_id} if name == MEASURE[0]
+                                    else {"run_id": run_id})
+    if args.no_report:
+        print(f"run {run_id} measured; report not written (--no-report)")
+        return 0
+    timings[REPORT] = execute(REPORT, out_dir, {"run_id": run_id, "reports_dir": args.reports_dir})
+    print("\nstage times: " + ", ".join(f"{k.split('.')[0]} {v:.0f} s" for k, v in timings.items()))
+    print(f"run {run_id}: {args.reports_dir}/OPTIMIZATION_REPORT.md and {args.reports_dir}/ablation.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
