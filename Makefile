@@ -6,7 +6,7 @@
 
 PYTHON ?= python3
 VENV := .venv
-HAVE_DEPS := $(shell $(PYTHON) -c "import torch, numpy, scipy, pandas, ninja, pytest" >/dev/null 2>&1 && echo yes)
+HAVE_DEPS := $(shell $(PYTHON) -c "import torch, numpy, scipy, pandas, ninja, pytest, papermill, seaborn" >/dev/null 2>&1 && echo yes)
 ifeq ($(HAVE_DEPS),yes)
 PY := $(PYTHON)
 ENV_STAMP :=
@@ -18,17 +18,24 @@ HAVE_NVIDIA_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 TORCH_SPEC := $(if $(HAVE_NVIDIA_GPU),torch,torch==2.13.0)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# Parameters (override on the command line, e.g. `make bench SHAPE=4,16,4096,128`)
+# Parameters (override on the command line, e.g. `make ablation SHAPES=large PROFILE=0`)
 VARIANTS ?=
+SHAPES ?= canonical,large
+MODES ?= hot,cold
+CAP ?= 3
+PROFILE ?= 1
+CHECK ?= full
+RUN ?=
 SHAPE ?= 4,16,4096,64
-RUN_DIR ?= data/checks/$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: help env ablation build check check-quick bench sanitize test test-cpu test-gpu clean
+.PHONY: help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
 
 help:
-	@echo "make ablation    build, check and time every variant (needs an NVIDIA GPU)"
+	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
+	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 PROFILE=1 CHECK=full VARIANTS=a,b)"
+	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
-	@echo "make build | check | check-quick | bench | sanitize | test-cpu | test-gpu | clean"
+	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
 
 env: $(ENV_STAMP)
 
@@ -38,16 +45,21 @@ $(VENV)/.installed: requirements.txt
 	$(VENV)/bin/pip install -q "$(TORCH_SPEC)" -r requirements.txt
 	touch $@
 
-# The main job. Until the measurement and report stages land it stops after build, correctness,
-# the sanitizer and a first speed reading, and says so.
+# The main job: on a GPU, measure a new run and write the report from it; without one, say so
+# and rebuild the report from the latest recorded run.
 ablation: env
-	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make ablation needs an NVIDIA GPU: torch.cuda.is_available() is False on this machine')"
-	@mkdir -p $(RUN_DIR)
-	$(PY) -m lab build
-	$(PY) -m lab check --out $(RUN_DIR)/correctness.json
-	$(PY) -m lab sanitize --out $(RUN_DIR)/sanitize.json
-	$(PY) -m lab bench --shape $(SHAPE) --out $(RUN_DIR)/bench.json
-	@echo "ablation: build, correctness, sanitizer and a first speed reading are done ($(RUN_DIR)). Timing with intervals, profiling and the report are not built yet."
+	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --profile $(PROFILE) \
+		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS))
+
+report: env
+	$(PY) -m lab.report $(RUN)
+
+notebooks: env
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q jupyterlab
+	$(PY) -m jupyter lab notebooks/
+
+compare: env
+	$(PY) -m lab compare $(RUN)
 
 build: env
 	$(PY) -m lab build $(if $(VARIANTS),--variants $(VARIANTS))
@@ -73,6 +85,7 @@ test-cpu: env
 test-gpu: env
 	$(PY) -m pytest -q -m gpu
 
+# Build outputs and caches only: data/ (the measurements) and reports/ are never cleaned.
 clean:
 	rm -rf build .pytest_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
