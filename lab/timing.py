@@ -51,6 +51,22 @@ def _gpu_sleep() -> None:
         sleep(SLEEP_CYCLES)
 
 
+def timed_blocks(n: int, body: Launch, before: Launch | None = None) -> list[float]:
+    """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
+    Everything is enqueued behind a GPU sleep before the first result is read back."""
+    torch = _torch()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    _gpu_sleep()
+    for start, end in events:
+        if before is not None:
+            before()
+        start.record()
+        body()
+        end.record()
+    events[-1][1].synchronize()
+    return [s.elapsed_time(e) * 1e3 for s, e in events]
+
+
 def estimate_us(launch: Launch, launches: int = 5) -> float:
     """Rough time per launch (warm), used only to size graphs and budgets."""
     torch = _torch()
@@ -100,15 +116,7 @@ class HotTimer:
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
-        torch = _torch()
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        _gpu_sleep()
-        for start, end in events:
-            start.record()
-            self.graph.replay()
-            end.record()
-        events[-1][1].synchronize()
-        return [s.elapsed_time(e) * 1e3 / self.reps for s, e in events]
+        return [us / self.reps for us in timed_blocks(n, self.graph.replay)]
 
 
 @dataclass
@@ -127,16 +135,8 @@ class ColdTimer:
         torch.cuda.synchronize()
 
     def samples(self, n: int) -> list[float]:
-        torch = _torch()
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        _gpu_sleep()
-        for start, end in events:
-            self.flusher()
-            start.record()
-            self.launch()
-            end.record()
-        events[-1][1].synchronize()
-        return [s.elapsed_time(e) * 1e3 for s, e in events]
+        """n samples in microseconds, each one launch after an L2 flush."""
+        return timed_blocks(n, self.launch, before=self.flusher)
 
 
 # --- interleaved sampling with adaptive stopping ------------------------------------------
