@@ -1,0 +1,243 @@
+"""CPU tests of lab.report on a copy of the committed H200 run (nothing is written under data/):
+the ablation table's shape and order, numbers recomputed from samples.parquet, determinism,
+a self-contained HTML file, and a run with missing pieces."""
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lab import records, report, stats, variants
+
+RUN_ID = "20261121T232749Z-c1f7639"
+HEAD = dict(B=4, H=16, S=4096, D=64, causal=False)
+
+pytestmark = pytest.mark.skipif(not (records.RUNS_DIR / RUN_ID).is_dir(), reason=f"run {RUN_ID} is not committed")
+
+
+def _copy_run(dst_root):
+    dst_root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(records.RUNS_DIR / RUN_ID, dst_root / RUN_ID)
+    return records.RunRecord.open(RUN_ID, dst_root)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    rec = _copy_run(root)
+    out = tmp_path_factory.mktemp("reports")
+    md_path = report.write(rec, out)
+    return rec, out, md_path.read_text(encoding="utf-8"), (out / "ablation.html").read_text(encoding="utf-8")
+
+
+def _samples(rec, impl, mode="hot", **shape):
+    s = rec.read_table("samples.parquet")
+    s = s[~s["throttled"].astype(bool)]
+    sel = (s["impl"] == impl) & (s["mode"] == mode)
+    for k, v in (shape or HEAD).items():
+        sel &= s[k] == v
+    return s[sel]["latency_us"].to_numpy()
+
+
+def _table_after(md, marker):
+    """Rows (lists of cells) of the first Markdown table after `marker`."""
+    lines = md[md.index(marker):].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    rows = []
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", ln.strip()[1:-1])])
+    return rows
+
+
+def test_ablation_table_has_one_row_per_variant_in_ladder_order(written):
+    rec = written[0]
+    df = report.ablation_table(rec)
+    assert list(df["variant"]) == variants.names()
+    assert list(df["step"]) == list(range(1, len(variants.names()) + 1))
+    assert df.attrs["shape"] == "(4, 16, 4096, 64) non-causal"
+    assert df.attrs["profile_shape"] == "(4, 16, 4096, 64) non-causal"
+    assert (df["status"] == "measured").all()
+    assert df.loc[0, "hypothesis_verdict"] == "reference (no parent)"
+    assert set(df["hypothesis_verdict"][1:]) <= {"confirmed", "refuted", "inconclusive", "inconclusive (no profile)"}
+
+
+def test_medians_in_the_markdown_are_the_samples_medians(written):
+    rec, _, md, _ = written
+    rows = {r[0]: r for r in _table_after(md, "**1. Speed.**")}
+    for v in variants.manifest():
+        x = _samples(rec, v.name)
+        assert len(x) > 0
+        assert rows[str(v.index)][2] == f"{np.median(x):.2f}", v.name
+        assert rows[str(v.index)][3] == f"{stats.tflops(4, 16, 4096, 64, False, float(np.median(x))):.1f}"
+
+
+def test_speedup_cis_are_stats_speedup_ci_on_the_raw_samples(written):
+    rec, _, md, _ = written
+    rows = {r[0]: r for r in _table_after(md, "**1. Speed.**")}
+    # over the parent: wmma vs warp_specialized
+    ci = stats.speedup_ci(_samples(rec, "wmma"), _samples(rec, "warp_specialized"))
+    assert rows["6"][7] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
+    # over sdpa_flash
+    ci = stats.speedup_ci(_samples(rec, "wmma"), _samples(rec, "sdpa_flash"))
+    assert rows["6"][5] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
+    df = report.ablation_table(rec)
+    assert df.loc[5, "vs_sdpa_flash_lo"] == ci.lo and df.loc[5, "vs_sdpa_flash_hi"] == ci.hi
+    # a per-shape table row, cold mode
+    shape = dict(B=1, H=8, S=512, D=64, causal=False)
+    ci = stats.speedup_ci(_samples(rec, "padded", "cold", **shape), _samples(rec, "sdpa_flash", "cold", **shape))
+    rows = {r[0]: r for r in _table_after(md, "#### (1, 8, 512, 64) non-causal")}
+    assert rows["padded"][7] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
+    assert rows["padded"][5] == f"{np.median(_samples(rec, 'padded', 'cold', **shape)):.2f}"
+
+
+def test_vs_parent_p_values_are_bh_corrected_across_the_ladder(written):
+    rec = written[0]
+    df = report.ablation_table(rec)
+    names = variants.names()
+    raw = [stats.mann_whitney_p(_samples(rec, b), _samples(rec, a)) for a, b in zip(names, names[1:])]
+    assert np.allclose(df["p_adjusted"][1:].to_numpy(dtype=float), stats.benjamini_hochberg(raw))
+    assert np.allclose(df["p_value"][1:].to_numpy(dtype=float), raw)
+
+
+def test_profile_columns_and_hypothesis_metric_come_from_profile_csv(written):
+    rec = written[0]
+    df = report.ablation_table(rec).set_index("variant")
+    prof = rec.read_table("profile.csv")
+    p = prof[(prof["S"] == 4096) & (prof["D"] == 64) & (prof["B"] == 4)].set_index("impl")
+    assert df.loc["wmma", "tensor_pipe_pct"] == p.loc["wmma", "tensor_pipe_active"]
+    assert df.loc["padded", "bank_conflict_pct"] == p.loc["padded", "bank_conflict_pct"]
+    assert df.loc["wmma", "dram_gbps"] == pytest.approx(p.loc["wmma", "dram_bytes_per_s"] / 1e9)
+    assert df.loc["padded", "metric_parent"] == p.loc["coalesced", "bank_conflicts"]
+    assert df.loc["padded", "metric_value"] == p.loc["padded", "bank_conflicts"]
+
+
+def test_hypothesis_verdict_rule():
+    v = report.hypothesis_verdict
+    assert v("down", 32, 16, "faster", (1.5, 4)) == "confirmed"
+    assert v("down", 32, 31, "faster", (1.5, 4)) == "inconclusive"  # moved < 5 %
+    assert v("down", 32, 40, "faster", (1.5, 4)) == "refuted"  # moved the other way
+    assert v("up", 0.2, 20, "slower", (5, 15)) == "refuted"
+    assert v("up", 0.0, 20, "faster", (5, 15)) == "confirmed"
+    assert v("down", 32, 16, "within noise", (1.5, 4)) == "inconclusive"
+    assert v("down", 32, 16, "within noise", (1.0, 1.05)) == "confirmed"  # range includes 1.0
+    assert v("down", None, 16, "faster", (1.5, 4)) == "inconclusive (no profile)"
+
+
+def test_noise_floor_and_its_range_are_reported(written):
+    rec, _, md, _ = written
+    nf = report.noise_floor(rec)
+    assert len(nf) == 11 * 2 and set(nf["impl"]) == {"wmma__aa"}
+    a = _samples(rec, "wmma__aa")
+    ci = stats.speedup_ci(a, _samples(rec, "wmma"))
+    row = nf[(nf["shape"] == "(4, 16, 4096, 64) non-causal") & (nf["mode"] == "hot")].iloc[0]
+    assert (row["ratio"], row["lo"], row["hi"]) == (ci.ratio, ci.lo, ci.hi)
+    assert f"ranges {nf['ratio'].min():.3f}× to {nf['ratio'].max():.3f}×" in md
+
+
+def test_report_sections_and_computed_threats(written):
+    _, out, md, _ = written
+    for section in ("## Objective", "## Environment", "## Methodology", "## Ablation at", "## Per-shape results",
+                    "### Canonical shapes", "### Large shapes", "## Top 3 profiler findings",
+                    "## Threats to validity", "## How to reproduce"):
+        assert section in md, section
+    assert RUN_ID in md and "NVIDIA H200" in md and "580.159.04" in md
+    assert f"make report RUN={RUN_ID}" in md and "make ablation" in md
+    xval = json.loads((records.RUNS_DIR / RUN_ID / "crossval.json").read_text())
+    gaps = [c for c in xval if abs(c["ratio"] - 1) > 0.03]
+    for c in gaps:
+        assert f"{c['shape']}: harness/triton = {c['ratio']:.3f}" in md
+    summ = pd.read_csv(records.RUNS_DIR / RUN_ID / "summary.csv")
+    assert f"by the time cap: {(summ['stopped_by'] == 'cap').sum()}" in md
+    findings = md[md.index("## Top 3 profiler findings"):md.index("## Threats")]
+    assert re.search(r"^3\. ", findings, re.M) and not re.search(r"^4\. ", findings, re.M)
+    for name in ("latency_ecdf.png", "speedup.png", "roofline.png", "warp_stalls.png"):
+        assert (out / "figures" / name).stat().st_size > 10_000
+        assert f"(figures/{name})" in md
+    assert "no S sweep in this run" in md and not (out / "figures" / "tflops_vs_S.png").exists()
+
+
+def test_html_is_one_self_contained_file(written):
+    _, out, _, page = written
+    assert not re.search(r"https?://", page)
+    assert "<script" not in page and 'src="figures/' not in page
+    assert page.count('src="data:image/png;base64,') == len(list((out / "figures").glob("*.png"))) == 4
+    assert RUN_ID in page and "NVIDIA H200" in page and "2026-11-21T23:27:49+00:00" in page
+    assert page.count("<table>") > 10
+    for v in variants.manifest()[1:]:
+        assert f'id="diff-{v.name}"' in page
+    assert '<span class="add">' in page and '<span class="del">' in page
+
+
+def test_writing_twice_is_byte_identical(written, tmp_path):
+    rec, out, md, page = written
+    again = report.write(records.RunRecord.open(RUN_ID, rec.dir.parent), tmp_path / "again")
+    assert again.read_text(encoding="utf-8") == md
+    assert (tmp_path / "again" / "ablation.html").read_text(encoding="utf-8") == page
+    for png in (out / "figures").glob("*.png"):
+        assert (tmp_path / "again" / "figures" / png.name).read_bytes() == png.read_bytes(), png.name
+
+
+def test_missing_profile_and_excluded_variant_are_reported(tmp_path, capsys):
+    rec = _copy_run(tmp_path / "runs")
+    (rec.dir / "profile.csv").unlink()
+    reason = "failed 2 correctness cases, e.g. B1H1-S17-D64-full: max abs err 0.5"
+    (rec.dir / "excluded.json").write_text(json.dumps({"padded": reason}))
+    s = rec.read_table("samples.parquet")
+    s[s["impl"] != "padded"].to_parquet(rec.dir / "samples.parquet", index=False)
+    (rec.dir / "ceilings.json").write_text(json.dumps({"error": "RuntimeError: no GPU"}))
+    (rec.dir / "status.json").write_text(json.dumps({"state": "running"}))
+
+    # the CLI's default: no complete run under this root, so the latest run, labelled with its state
+    assert report.default_run(tmp_path / "runs") == RUN_ID
+    out = tmp_path / "reports"
+    assert report.main(["--runs-root", str(tmp_path / "runs"), "--reports-dir", str(out)]) == 0
+    assert "'running'" in capsys.readouterr().err
+    md = (out / "OPTIMIZATION_REPORT.md").read_text(encoding="utf-8")
+    page = (out / "ablation.html").read_text(encoding="utf-8")
+
+    assert "state: running" in md
+    assert "profile.csv is missing" in md
+    assert "variant padded was excluded from timing: " + reason in md
+    assert "ceilings.json holds no ceilings" in md
+    assert "Figure not drawn: no measured ceilings" in md and "Figure not drawn: no profile data" in md
+    rows = {r[0]: r for r in _table_after(md, "**1. Speed.**")}
+    assert len(rows) == 6 and rows["4"][2].startswith("excluded: failed 2 correctness cases")
+    df = report.ablation_table(records.RunRecord.open(RUN_ID, tmp_path / "runs")).set_index("variant")
+    assert df.loc["wmma", "hypothesis_verdict"] == "inconclusive (no profile)"
+    assert df.loc["warp_specialized", "hypothesis_verdict"] == "inconclusive (parent not measured)"
+    assert not re.search(r"https?://", page) and "profile.csv is missing" in page
+    assert not (out / "figures" / "roofline.png").exists()
+
+
+def test_a_bare_run_with_an_s_sweep(tmp_path):
+    """Only params.json and samples.parquet: the report says what is missing and draws the sweep."""
+    from lab.run import shape_set
+
+    rec = records.RunRecord("20990101T000000Z-sweep00", root=tmp_path)
+    shapes = [s for s in shape_set("sweep") if s.D == 64 and not s.causal]
+    rec.write_json("params.json", {"variants": ["baseline", "wmma"], "modes": ["hot"], "backends": ["flash"],
+                                   "shapes": [[s.B, s.H, s.S, s.D, s.causal] for s in shapes]})
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in shapes:
+        for impl, us in (("baseline", 900.0), ("wmma", 60.0), ("wmma__aa", 60.0), ("sdpa_flash", 25.0)):
+            base = us * s.S / 512
+            for i, lat in enumerate(base * (1 + 0.01 * rng.random(20))):
+                rows.append(dict(run_id=rec.run_id, impl=impl, B=s.B, H=s.H, S=s.S, D=s.D, causal=s.causal,
+                                 dtype="float16", mode="hot", sample=i, latency_us=lat, sm_clock_mhz=None,
+                                 throttled=False))
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    md = report.write(rec, tmp_path / "reports").read_text(encoding="utf-8")
+    assert (tmp_path / "reports" / "figures" / "tflops_vs_S.png").stat().st_size > 10_000
+    assert "(figures/tflops_vs_S.png)" in md and "### Sweep shapes" in md
+    for name in ("env.json", "summary.csv", "ceilings.json", "crossval.json"):
+        assert f"{name} is missing" in md
+    df = report.ablation_table(rec)
+    assert list(df["variant"]) == ["baseline", "wmma"]
+    assert df.attrs["shape"] == "(4, 16, 4096, 64) non-causal"  # the headline shape is in the sweep
+    assert df.loc[1, "hypothesis_verdict"] == "inconclusive (parent not measured)"  # warp_specialized not run
