@@ -656,6 +656,25 @@ def crossval_table(data: RunData) -> tuple[list[list], list[str]]:
     return rows, gaps
 
 
+def ncu_crossval_table(data: RunData) -> list[list]:
+    """The harness's hot medians against Nsight Compute's gpu__time_duration of the same SDPA
+    kernels (a second, independent clock on the device)."""
+    rows = []
+    if data.profile is None or data.summary is None:
+        return rows
+    for _, p in data.profile.iterrows():
+        if not str(p["impl"]).startswith("sdpa_") or not _isnum(p.get("duration_us")):
+            continue
+        lat = data._lat.get((p["impl"], Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]),
+                                              bool(p["causal"])), "hot"))
+        if lat is None or not len(lat):
+            continue
+        med = float(np.median(lat))
+        rows.append([f"({int(p['B'])}, {int(p['H'])}, {int(p['S'])}, {int(p['D'])})", p["impl"], fmt_us(med),
+                     fmt_us(p["duration_us"]), fmt(med / p["duration_us"], 3)])
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # Profiler findings
 # ---------------------------------------------------------------------------------------------
@@ -1218,6 +1237,15 @@ def _build(data: RunData, reports_dir: Path) -> Report:
     else:
         add("**Cross-validation.** crossval.json is missing or empty: the harness was not checked against triton.")
     add("")
+    nrows = ncu_crossval_table(data)
+    if nrows:
+        ratios = [float(r[-1]) for r in nrows]
+        add(f"Against Nsight Compute's `gpu__time_duration` of the same SDPA kernels (one launch, clocks not "
+            f"controlled), the harness's hot medians (rotating input sets) give ratios {min(ratios):.3f} to "
+            f"{max(ratios):.3f}.")
+        add("")
+        add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
+        add("")
     add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
         "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
         "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "

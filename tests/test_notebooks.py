@@ -1,7 +1,6 @@
 """CPU tests: the notebooks are reviewable (outputs stripped, one typed `parameters` cell each),
 papermill understands their parameters, and the report notebook runs on the committed run."""
 
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -48,3 +47,15 @@ def test_report_notebook_runs_on_the_committed_run(tmp_path):
     md = (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").read_text()
     assert run_id in md
     assert (tmp_path / "reports" / "ablation.html").stat().st_size > 10_000
+
+
+def test_make_report_regenerates_the_committed_report(tmp_path):
+    """`make report` without a GPU rebuilds the committed report from the committed run:
+    the Markdown byte for byte (the HTML embeds figures whose pixels depend on fonts)."""
+    from lab import report
+
+    committed = Path(__file__).resolve().parent.parent / "reports" / "OPTIMIZATION_REPORT.md"
+    run_id = next(line for line in committed.read_text().splitlines() if line.startswith("**Run ")).split()[1]
+    rec = records.RunRecord.open(run_id)
+    md = report.write(rec, tmp_path)
+    assert Path(md).read_text() == committed.read_text()
