@@ -1,0 +1,177 @@
+// Tensor-core math through raw mma.sync m16n8k16 with ldmatrix, the FlashAttention-2 recipe:
+// S and P never leave registers. The m16n8 accumulator layout of S (thread holds rows g and
+// g + 8, columns 2t and 2t + 1 of each 8-column tile; g = lane / 4, t = lane % 4) is exactly the
+// A-operand layout of the next mma, so P feeds P V without a trip through shared memory, and a
+// row's max and sum need only the 4 lanes of a quad.
+#pragma once
+
+#include "fa/common.cuh"
+#include "fa/softmax.cuh"
+
+namespace fa {
+
+template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1>
+struct MmaTile {
+  static constexpr int D = D_;
+  static constexpr int BR = 64;
+  static constexpr int BC = 64;  // S stays in registers, so D = 128 can afford 64 keys a tile
+  static constexpr int CONSUMER_WARPS = BR / 16;
+  static constexpr int CONSUMER_THREADS = 32 * CONSUMER_WARPS;
+  static constexpr int PRODUCER_WARPS = PRODUCER_WARPS_;
+  static constexpr int THREADS = CONSUMER_THREADS + 32 * PRODUCER_WARPS;
+  static constexpr int KV_STAGES = KV_STAGES_;
+  static constexpr int PAD = 8;       // 16 bytes: ldmatrix's 8 row addresses hit 8 different bank quads
+  static constexpr int LD = D + PAD;  // Q/K/V row stride (halves)
+
+  static constexpr size_t Q_HALVES = BR * LD;
+  static constexpr size_t KV_HALVES = BC * LD;
+  static constexpr size_t smem_bytes() { return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(half); }
+
+  struct Smem {
+    half* q;
+    half* k;
+    half* v;
+    __device__ explicit Smem(unsigned char* base)
+        : q(reinterpret_cast<half*>(base)), k(q + Q_HALVES), v(k + KV_STAGES * KV_HALVES) {}
+    __device__ half* k_stage(int st) const { return k + st * KV_HALVES; }
+    __device__ half* v_stage(int st) const { return v + st * KV_HALVES; }
+  };
+};
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const half* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const half* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
+}
+
+// c += a (16x16, row) * b (16x8, col), fp16 in, fp32 accumulate.
+__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
+  const half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
+
+// The warp's 16 query rows as A fragments, one per 16 columns of D, loaded once.
+template <class T>
+__device__ __forceinline__ void load_q_fragments(unsigned (&qa)[T::D / 16][4], const half* q_w, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < T::D / 16; ++kk)
+    ldmatrix_x4(qa[kk], q_w + (lane % 16) * T::LD + kk * 16 + (lane / 16) * 8);
+}
+
+// S (16 x BC) = Q_w K^T into BC/8 accumulator tiles. One ldmatrix.x4 gives an 8-key tile's B
+// fragments for two 16-wide steps of D.
+template <class T>
+__device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsigned (&qa)[T::D / 16][4],
+                                           const half* sK, int lane) {
+#pragma unroll
+  for (int n = 0; n < T::BC / 8; ++n) {
+    s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < T::D / 16; kk += 2) {
+      unsigned b[4];
+      ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
+      mma_16816(s[n], qa[kk], b[0], b[1]);
+      mma_16816(s[n], qa[kk + 1], b[2], b[3]);
+    }
+  }
+}
+
+// Online softmax on the register tile, base-2 with the scale folded into one multiply.
+// Rows g and g + 8 of the warp's 16 (g = lane / 4); a row lives in the 4 lanes of a quad. The
+// running sum stays per thread (a partial over its columns) and is summed over the quad once,
+// at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
+template <class T>
+__device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
+                                                   float (&alpha)[2], const AttnShape& shape, int query0,
+                                                   int kv0, int lane, float scale_log2) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    const int query = query0 + g + 8 * half_row;
+    float tile_max = kNegInf;
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int key = kv0 + n * 8 + 2 * t + c;
+        float& x = s[n][2 * half_row + c];
+        if (key >= shape.S || (shape.causal && key > query)) x = kNegInf;
+        tile_max = fmaxf(tile_max, x);
+      }
+    RowState& row = rows[half_row];
+    const float m_new = fmaxf(row.m, group_max<4>(tile_max));
+    const float base = m_new == kNegInf ? 0.0f : m_new * scale_log2;
+    alpha[half_row] = exp2f(row.m * scale_log2 - base);
+    float partial = 0.0f;
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        float& x = s[n][2 * half_row + c];
+        x = exp2f(fmaf(x, scale_log2, -base));
+        partial += x;
+      }
+    row.l = row.l * alpha[half_row] + partial;
+    row.m = m_new;
+  }
+}
+
+// O (16 x D, D/8 accumulator tiles) = alpha * O + P V, P taken straight from the S registers.
+template <class T>
+__device__ __forceinline__ void mma_accumulate_pv(float (&o)[T::D / 8][4], const float (&alpha)[2],
+                                                  const float (&p)[T::BC / 8][4], const half* sV, int lane) {
+#pragma unroll
+  for (int n = 0; n < T::D / 8; ++n) {
+    o[n][0] *= alpha[0];
+    o[n][1] *= alpha[0];
+    o[n][2] *= alpha[1];
+    o[n][3] *= alpha[1];
+  }
+#pragma unroll
+  for (int kk = 0; kk < T::BC / 16; ++kk) {
+    const unsigned pa[4] = {pack_half2(p[2 * kk][0], p[2 * kk][1]), pack_half2(p[2 * kk][2], p[2 * kk][3]),
+                            pack_half2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                            pack_half2(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+#pragma unroll
+    for (int dn = 0; dn < T::D / 16; ++dn) {
+      unsigned b[4];
+      ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
+      mma_16816(o[2 * dn], pa, b[0], b[1]);
+      mma_16816(o[2 * dn + 1], pa, b[2], b[3]);
+    }
+  }
+}
+
+// O / l straight from registers: each thread writes half2 pairs of rows g and g + 8.
+template <class T>
+__device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T::D / 8][4], RowState (&rows)[2],
+                                                 int rows_valid, int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    rows[half_row].l = group_sum<4>(rows[half_row].l);
+    const float inv = inverse_sum(rows[half_row]);
+    const int r = g + 8 * half_row;
+    if (r >= rows_valid) continue;
+#pragma unroll
+    for (int n = 0; n < T::D / 8; ++n)
+      *reinterpret_cast<half2*>(out_w + r * T::D + n * 8 + 2 * t) =
+          __floats2half2_rn(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
+  }
+}
+
+}  // namespace fa
