@@ -10,7 +10,7 @@
 
 namespace fa {
 
-template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1>
+template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1, bool ASYNC_ARRIVE_ = false>
 struct MmaTile {
   static constexpr int D = D_;
   static constexpr int BR = 64;
@@ -20,6 +20,7 @@ struct MmaTile {
   static constexpr int PRODUCER_WARPS = PRODUCER_WARPS_;
   static constexpr int THREADS = CONSUMER_THREADS + 32 * PRODUCER_WARPS;
   static constexpr int KV_STAGES = KV_STAGES_;
+  static constexpr bool ASYNC_ARRIVE = ASYNC_ARRIVE_;  // see produce_kv_tiles
   static constexpr int PAD = 8;       // 16 bytes: ldmatrix's 8 row addresses hit 8 different bank quads
   static constexpr int LD = D + PAD;  // Q/K/V row stride (halves)
 

@@ -12,6 +12,8 @@
 // but compute-sanitizer racecheck does not model bar.arrive's ordering and reports hazards.)
 #pragma once
 
+#include <type_traits>
+
 #include "fa/common.cuh"
 
 namespace fa {
@@ -79,6 +81,20 @@ __device__ __forceinline__ void cp_async_16(void* dst_smem, const void* src, boo
                : "memory");
 }
 
+// Arrive on `bar` once every cp.async this thread has issued so far has landed, without waiting
+// here (.noinc: the arrival is one of the barrier's expected arrivals).
+__device__ __forceinline__ void cp_async_arrive_on(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// Whether a tile description asks for the asynchronous hand-off (T::ASYNC_ARRIVE), default no.
+template <class T, class = void>
+struct AsyncArrive : std::false_type {};
+template <class T>
+struct AsyncArrive<T, std::void_t<decltype(T::ASYNC_ARRIVE)>> : std::bool_constant<T::ASYNC_ARRIVE> {};
+
 __device__ __forceinline__ void cp_async_commit_and_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
 }
@@ -95,7 +111,9 @@ __device__ __forceinline__ void cp_async_tile(half* dst, const half* src, int ro
 }
 
 // The producer side: fill stage (tile % KV_STAGES) with K and V of every tile in turn.
-// T provides BC, D, LD, KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage.
+// T provides BC, D, LD, KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage, and optionally
+// ASYNC_ARRIVE: then completion of the copies arrives on "full" by itself and the producer
+// moves on to the next stage at once, instead of waiting for each tile to land.
 template <class T>
 __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const half* k_head,
                                  const half* v_head, const AttnShape& shape, int n_tiles, int producer_tid) {
@@ -110,9 +128,14 @@ __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::S
                                                          shape.S - kv0, producer_tid);
     cp_async_tile<T::BC, T::D, T::LD, PRODUCER_THREADS>(sm.v_stage(stage), v_head + offset,
                                                          shape.S - kv0, producer_tid);
-    cp_async_commit_and_wait_all();
-    mbarrier_arrive(&ring.full[stage]);
+    if constexpr (AsyncArrive<T>::value) {
+      cp_async_arrive_on(&ring.full[stage]);  // the copies signal "full" themselves; go on to the next tile
+    } else {
+      cp_async_commit_and_wait_all();
+      mbarrier_arrive(&ring.full[stage]);
+    }
   }
+  if constexpr (AsyncArrive<T>::value) cp_async_wait_all();  // nothing in flight when the warp exits
 }
 
 // The consumer side: wait until the tile is in its stage ...
