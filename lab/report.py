@@ -221,27 +221,23 @@ class RunData:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _json(self, name, default, quiet=False):
+    def _read(self, name, reader, default, quiet=False):
+        """A run file through `reader`, or `default` with the reason noted as missing."""
         if not self.rec.has(name):
             if not quiet:
                 self.missing.append(f"{name} is missing")
             return default
         try:
-            return self.rec.read_json(name)
-        except (OSError, ValueError) as exc:
+            return reader(name)
+        except Exception as exc:  # noqa: BLE001 - a broken file is reported, not fatal
             self.missing.append(f"{name} could not be read ({type(exc).__name__}: {exc})")
             return default
 
+    def _json(self, name, default, quiet=False):
+        return self._read(name, self.rec.read_json, default, quiet)
+
     def _table(self, name, quiet=False):
-        if not self.rec.has(name):
-            if not quiet:
-                self.missing.append(f"{name} is missing")
-            return None
-        try:
-            return self.rec.read_table(name)
-        except Exception as exc:  # noqa: BLE001 - a broken file is reported, not fatal
-            self.missing.append(f"{name} could not be read ({type(exc).__name__}: {exc})")
-            return None
+        return self._read(name, self.rec.read_table, None, quiet)
 
     # -- identities ------------------------------------------------------------------------
 
