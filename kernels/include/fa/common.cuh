@@ -35,6 +35,12 @@ __device__ __forceinline__ int kv_tile_count(const AttnShape& shape, int q0) {
   return min(all, last_query / BC + 1);
 }
 
+// Internal linkage on purpose: a template's function-local static is otherwise one object
+// shared by every variant library loaded into the process (the dynamic linker unifies such
+// weak symbols), so a second library using the same Tile type would skip its own opt-in and
+// fail to launch with cudaErrorInvalidValue.
+namespace {
+
 // Launch one variant's kernel for head dim D with the tile description `Tile`.
 template <class Tile, class... Params, class... Args>
 int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t stream, Args... args) {
@@ -57,6 +63,8 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
   return static_cast<int>(cudaGetLastError());
 }
 
+}  // namespace
+
 }  // namespace fa
 
 // lab.build passes the cache key as a bare token (-DFA_BUILD_KEY_TOKEN=k...), which survives
@@ -76,8 +84,21 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
 //   fa_threads      threads per block for head dim d
 //   fa_tile_rows    query rows per block (BR) for head dim d
 //   fa_error_name   cudaGetErrorName of a code fa_forward returned
-// KERNEL is a template over D; TILE is a template over D describing its launch.
-#define FA_EXPORT_VARIANT(KERNEL, TILE)                                                        \
+// FA_EXPORT_VARIANT(KERNEL, TILE): KERNEL is a template over D taking (q, k, v, o, shape);
+// TILE is a template over D describing its launch.
+// FA_EXPORT_VARIANT_WITH(LAUNCH, TILE): for kernels that need more host-side setup; LAUNCH<D>
+// is called as LAUNCH<D>(q, k, v, o, shape, stream) and returns a cudaError_t value.
+#define FA_EXPORT_VARIANT(KERNEL, TILE)                                                          \
+  namespace {                                                                                     \
+  template <int D>                                                                                \
+  int fa_launch_kernel(const half* q, const half* k, const half* v, half* o,                      \
+                       const fa::AttnShape& shape, cudaStream_t st) {                             \
+    return fa::launch<TILE<D>>(KERNEL<D>, shape, st, q, k, v, o);                                 \
+  }                                                                                               \
+  }                                                                                               \
+  FA_EXPORT_VARIANT_WITH(fa_launch_kernel, TILE)
+
+#define FA_EXPORT_VARIANT_WITH(LAUNCH, TILE)                                                   \
   extern "C" int fa_forward(const void* q, const void* k, const void* v, void* o, int B, int H, \
                             int S, int D, float scale, int causal, void* stream) {              \
     const fa::AttnShape shape{B, H, S, scale, causal};                                          \
@@ -87,8 +108,8 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
     auto* o_ = static_cast<half*>(o);                                                           \
     auto st = static_cast<cudaStream_t>(stream);                                                \
     switch (D) {                                                                                \
-      case 64: return fa::launch<TILE<64>>(KERNEL<64>, shape, st, q_, k_, v_, o_);              \
-      case 128: return fa::launch<TILE<128>>(KERNEL<128>, shape, st, q_, k_, v_, o_);           \
+      case 64: return LAUNCH<64>(q_, k_, v_, o_, shape, st);                                    \
+      case 128: return LAUNCH<128>(q_, k_, v_, o_, shape, st);                                  \
       default: return static_cast<int>(cudaErrorInvalidValue);                                  \
     }                                                                                           \
   }                                                                                             \
