@@ -103,6 +103,17 @@ def device_arch() -> str:
     return f"{major}.{minor}"
 
 
+def unsupported_reason(variant: Variant, arch: str) -> str:
+    """Why an architecture-specific variant (manifest arch 'sm_90a') cannot be built for `arch`
+    ('9.0' style); '' when it can. Portable variants build everywhere."""
+    if variant.arch.startswith("sm_") and variant.arch.endswith("a"):
+        needed = variant.arch[len("sm_"):-1]
+        have = arch.replace(".", "").removesuffix("a")
+        if have != needed:
+            return f"not built: {variant.name} needs {variant.arch} (arch-specific), this GPU is sm_{have}"
+    return ""
+
+
 def variant_arch(variant: Variant, arch: str) -> str:
     """An architecture-specific variant (manifest arch 'sm_90a') builds for the 'a' target."""
     if variant.arch.startswith("sm_") and variant.arch.endswith("a"):
@@ -233,7 +244,10 @@ def launch_config(library: str) -> dict:
 
 def build_variant(variant: Variant, arch: str | None = None, force: bool = False) -> BuildResult:
     """Build one variant (or reuse its cached build) in a subprocess; never raises on a compile error."""
-    arch = variant_arch(variant, arch or device_arch())
+    arch = arch or device_arch()
+    if reason := unsupported_reason(variant, arch):
+        return BuildResult(name=variant.name, ok=False, arch=arch, log=reason)
+    arch = variant_arch(variant, arch)
     key = build_key(variant, arch)
     bdir = _build_dir(variant, key)
     record = bdir / "build.json"
@@ -323,6 +337,8 @@ def build_all(names: list[str] | None = None, arch: str | None = None, force: bo
 def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None) -> tuple[bool, str, list[dict]]:
     """Compile the variant's device code alone with plain nvcc (-cubin), with the real build's
     flags; return (ok, compiler output, ptxas records)."""
+    if variant.arch.endswith("a") and not arch.endswith("a"):
+        arch += "a"  # the arch-specific target (sm_90a), as the real build uses
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(out_dir or tmp) / f"{variant.name}.{arch}.cubin"
         cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS,

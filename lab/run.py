@@ -212,7 +212,8 @@ def stage_build(rec, progress=print) -> dict:
     def body():
         built = build.build_all(_params(rec)["variants"], progress=progress)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
-        rec.write_json("excluded.json", {n: "build failed: " + r.log[:2000] for n, r in built.items() if not r.ok})
+        rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
+                                        for n, r in built.items() if not r.ok})
         return built
 
     return _timed_stage(rec, "build", body, progress)
