@@ -157,6 +157,30 @@ __device__ __forceinline__ void mma_accumulate_pv(float (&o)[T::D / 8][4], const
   }
 }
 
+// O *= alpha, row by row (rows g and g + 8 of the warp's 16).
+template <int N>
+__device__ __forceinline__ void rescale_rows(float (&o)[N][4], const float (&alpha)[2]) {
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    o[n][0] *= alpha[0];
+    o[n][1] *= alpha[0];
+    o[n][2] *= alpha[1];
+    o[n][3] *= alpha[1];
+  }
+}
+
+// P (16 x BC) as fp16 A fragments, one per 16 keys: the S accumulator layout is the A layout.
+template <class T>
+__device__ __forceinline__ void pack_p_fragments(unsigned (&p)[T::BC / 16][4], const float (&s)[T::BC / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < T::BC / 16; ++kk) {
+    p[kk][0] = pack_half2(s[2 * kk][0], s[2 * kk][1]);
+    p[kk][1] = pack_half2(s[2 * kk][2], s[2 * kk][3]);
+    p[kk][2] = pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    p[kk][3] = pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+  }
+}
+
 // O / l straight from registers: each thread writes half2 pairs of rows g and g + 8.
 template <class T>
 __device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T::D / 8][4], RowState (&rows)[2],

@@ -110,8 +110,36 @@ __device__ __forceinline__ void cp_async_tile(half* dst, const half* src, int ro
   }
 }
 
+// The same into the 128-byte-swizzled layout wgmma reads (see wgmma_attention.cuh): 64-column
+// blocks, 16-byte chunk c of row r at chunk c ^ (r % 8); rows at or past
+// rows_valid are zero-filled. Consecutive threads take consecutive 16-byte chunks of a row, so
+// the global reads coalesce and each 8 threads fill one 128-byte shared row.
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void cp_async_tile_sw128(half* dst, const half* src, int rows_valid, int tid) {
+  constexpr int CHUNKS_PER_ROW = D / 8;
+  for (int c = tid; c < ROWS * CHUNKS_PER_ROW; c += THREADS) {
+    const int r = c / CHUNKS_PER_ROW, chunk = c % CHUNKS_PER_ROW;
+    const int block = chunk / 8, in_block = chunk % 8;
+    half* d = dst + block * (ROWS * 64) + r * 64 + ((in_block ^ (r % 8)) * 8);
+    const bool valid = r < rows_valid;
+    cp_async_16(d, valid ? src + r * D + chunk * 8 : src, valid);
+  }
+}
+
+// Whether a tile description stores K/V 128-byte swizzled (T::SWIZZLE_128B), default no.
+template <class T, class = void>
+struct Swizzle128 : std::false_type {};
+template <class T>
+struct Swizzle128<T, std::void_t<decltype(T::SWIZZLE_128B)>> : std::bool_constant<T::SWIZZLE_128B> {};
+
+template <class T, int THREADS>
+__device__ __forceinline__ void cp_async_kv_tile(half* dst, const half* src, int rows_valid, int tid) {
+  if constexpr (Swizzle128<T>::value) cp_async_tile_sw128<T::BC, T::D, THREADS>(dst, src, rows_valid, tid);
+  else cp_async_tile<T::BC, T::D, T::LD, THREADS>(dst, src, rows_valid, tid);
+}
+
 // The producer side: fill stage (tile % KV_STAGES) with K and V of every tile in turn.
-// T provides BC, D, LD, KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage, and optionally
+// T provides BC, D, LD (unless SWIZZLE_128B), KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage, and optionally
 // ASYNC_ARRIVE: then completion of the copies arrives on "full" by itself and the producer
 // moves on to the next stage at once, instead of waiting for each tile to land.
 template <class T>
@@ -124,10 +152,8 @@ __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::S
     if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
     const int kv0 = tile * T::BC;
     const size_t offset = static_cast<size_t>(kv0) * T::D;
-    cp_async_tile<T::BC, T::D, T::LD, PRODUCER_THREADS>(sm.k_stage(stage), k_head + offset,
-                                                         shape.S - kv0, producer_tid);
-    cp_async_tile<T::BC, T::D, T::LD, PRODUCER_THREADS>(sm.v_stage(stage), v_head + offset,
-                                                         shape.S - kv0, producer_tid);
+    cp_async_kv_tile<T, PRODUCER_THREADS>(sm.k_stage(stage), k_head + offset, shape.S - kv0, producer_tid);
+    cp_async_kv_tile<T, PRODUCER_THREADS>(sm.v_stage(stage), v_head + offset, shape.S - kv0, producer_tid);
     if constexpr (AsyncArrive<T>::value) {
       cp_async_arrive_on(&ring.full[stage]);  // the copies signal "full" themselves; go on to the next tile
     } else {

@@ -1,0 +1,85 @@
+// Tensor Memory Accelerator (sm_90): one thread asks the copy engine for a whole tile; the
+// hardware writes it into shared memory already in wgmma's 128-byte swizzle, zero-fills rows
+// past the end of the sequence, and counts the bytes on an mbarrier (complete_tx), so the
+// consumers' full barrier flips when the data has landed. No producer registers, no address
+// arithmetic, no cp.async in flight per thread.
+//
+// Host side: a tensor map per tensor, made for each call (cheap, and it is a kernel argument,
+// so a CUDA graph captures it). The driver entry point is looked up through the runtime, so
+// nothing links against libcuda directly.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fa/common.cuh"
+#include "fa/pipeline.cuh"
+
+namespace fa {
+namespace tma {
+
+namespace {  // internal linkage, like fa::launch: nothing shared between variant libraries
+
+// A (B*H, S, D) fp16 tensor as a 3-D map (D fastest) read in boxes of 64 columns (128 bytes,
+// one swizzle row) x box_rows rows of one head; rows past S read as zeros. Returns a
+// cudaError_t value (0 = success).
+int make_head_map(CUtensorMap* map, const half* base, const AttnShape& shape, int D, int box_rows) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    cudaDriverEntryPointQueryResult found;
+    void* fn = nullptr;
+    const cudaError_t err =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+    if (err != cudaSuccess) return static_cast<int>(err);
+    if (found != cudaDriverEntryPointSuccess || !fn) return static_cast<int>(cudaErrorNotSupported);
+    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(shape.S),
+                              static_cast<cuuint64_t>(shape.B) * shape.H};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * sizeof(half),
+                                 static_cast<cuuint64_t>(shape.S) * D * sizeof(half)};  // bytes, dims 1..2
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<half*>(base), dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace
+
+// The producer's arrival on a full barrier, announcing how many bytes the copies will deliver.
+__device__ __forceinline__ void arrive_expect_bytes(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+// One box at (column c0, row c1, head c2) into shared memory; completion counts on `bar`.
+__device__ __forceinline__ void load_box(half* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
+      : "memory");
+}
+
+// The producer side with TMA: one thread fills stage (tile % KV_STAGES) with K and V of every
+// tile in turn, as 64-column boxes (the swizzled layout's column blocks).
+template <class T>
+__device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const CUtensorMap* k_map,
+                                 const CUtensorMap* v_map, int head, int n_tiles) {
+  constexpr unsigned kTileBytes = 2u * T::BC * T::D * sizeof(half);  // K and V, zero-filled rows included
+  for (int tile = 0; tile < n_tiles; ++tile) {
+    const int stage = ring.stage(tile);
+    if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
+    arrive_expect_bytes(&ring.full[stage], kTileBytes);
+#pragma unroll
+    for (int block = 0; block < T::D / 64; ++block) {
+      load_box(sm.k_stage(stage) + block * T::BC * 64, k_map, block * 64, tile * T::BC, head, &ring.full[stage]);
+      load_box(sm.v_stage(stage) + block * T::BC * 64, v_map, block * 64, tile * T::BC, head, &ring.full[stage]);
+    }
+  }
+}
+
+}  // namespace tma
+}  // namespace fa

@@ -1,0 +1,210 @@
+// Hopper warpgroup MMA (sm_90a only): wgmma.mma_async reads its B operand (and, for Q K^T, its
+// A operand) straight from shared memory through a matrix descriptor, 64 query rows per
+// warpgroup of 4 warps, so no ldmatrix and no per-warp fragment traffic. P still comes from
+// registers (the "RS" form): the m64nN accumulator layout is, warp by warp, the m16n8
+// layout of mma.sync, so step 7's softmax and epilogue helpers apply unchanged.
+//
+// Shared-memory tiles use the 128-byte swizzle wgmma expects (CUTLASS's Swizzle<3,4,3>): a
+// tile is split into 64-column blocks (128 bytes a row); in row r the 16-byte chunk c lives at
+// chunk c ^ (r % 8). Every 8 rows form a 1024-byte atom, which must be 1024-byte aligned.
+// K tiles are K-major B operands; V tiles, stored the same way (rows = keys), are MN-major B
+// operands (transposed), so neither needs a transpose pass.
+#pragma once
+
+#include "fa/common.cuh"
+#include "fa/pipeline.cuh"
+
+namespace fa {
+
+template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1>
+struct WgmmaTile {
+  static constexpr int D = D_;
+  static constexpr int CONSUMER_WARPGROUPS = 2;  // each owns 64 query rows; they share K/V stages
+  static constexpr int BR = 64 * CONSUMER_WARPGROUPS;
+  static constexpr int BC = BC_;
+  static constexpr int CONSUMER_THREADS = 128 * CONSUMER_WARPGROUPS;
+  static constexpr int PRODUCER_WARPS = PRODUCER_WARPS_;
+  static constexpr int THREADS = CONSUMER_THREADS + 32 * PRODUCER_WARPS;
+  static constexpr int KV_STAGES = KV_STAGES_;
+  // Per-thread register budgets after setmaxnreg (multiples of 8; with 4 producer warps
+  // 128 * 40 + 256 * 232 = 64512 of the 65536 registers).
+  static constexpr int PRODUCER_REGISTERS = 40;
+  static constexpr int CONSUMER_REGISTERS = 232;
+  static constexpr bool ASYNC_ARRIVE = true;
+  static constexpr bool SWIZZLE_128B = true;  // produce_kv_tiles copies through cp_async_tile_sw128
+
+  static constexpr int SWIZZLE_ALIGN = 1024;
+  static constexpr size_t Q_HALVES = BR * D;
+  static constexpr size_t KV_HALVES = BC * D;
+  static constexpr size_t smem_bytes() {
+    return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(half) + SWIZZLE_ALIGN;  // + slack to align
+  }
+
+  struct Smem {
+    half* q;
+    half* k;
+    half* v;
+    __device__ explicit Smem(unsigned char* base)
+        : q(reinterpret_cast<half*>(base + (SWIZZLE_ALIGN - smem_address(base) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN)),
+          k(q + Q_HALVES),
+          v(k + KV_STAGES * KV_HALVES) {}
+    __device__ half* k_stage(int st) const { return k + st * KV_HALVES; }
+    __device__ half* v_stage(int st) const { return v + st * KV_HALVES; }
+  };
+};
+
+namespace wgmma {
+
+// Shared-memory matrix descriptor, 128-byte swizzle (layout type 1). Offsets in bytes.
+__device__ __forceinline__ uint64_t descriptor(const half* tile, unsigned leading_byte_offset,
+                                               unsigned stride_byte_offset) {
+  return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
+         static_cast<uint64_t>((leading_byte_offset >> 4) & 0x3FFF) << 16 |
+         static_cast<uint64_t>((stride_byte_offset >> 4) & 0x3FFF) << 32 | 1ull << 62;
+}
+
+constexpr unsigned kAtomBytes = 1024;  // 8 swizzled rows of 128 bytes
+
+// A K-major operand (Q as A, K as B): ROWS x D tile, k-step kk covers columns 16kk..16kk+15.
+// Inside a 128-byte row the step is a plain +32 bytes; the hardware applies the swizzle.
+template <int ROWS>
+__device__ __forceinline__ uint64_t k_major(const half* tile, int kk) {
+  return descriptor(tile + (kk / 4) * (ROWS * 64) + (kk % 4) * 16, 16, kAtomBytes);
+}
+
+// V as an MN-major B operand: k-step kk covers keys 16kk..16kk+15 (two 8-row atoms, SBO apart);
+// the next 64 columns of D (D = 128) lie one column block (LBO) further on.
+template <int ROWS>
+__device__ __forceinline__ uint64_t mn_major(const half* tile, int kk) {
+  return descriptor(tile + kk * 16 * 64, ROWS * 128, kAtomBytes);
+}
+
+// wgmma's asynchronous register use is invisible to the compiler: fence the accumulators so
+// no read or write of them moves across issue or wait.
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&acc)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+f"(acc[i][j]));
+}
+
+// The same for A fragments a wgmma in flight still reads: keeps them live, unchanged, until here.
+template <int N>
+__device__ __forceinline__ void fence_registers(unsigned (&frag)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(frag[i][j]));
+}
+
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Hand registers between warpgroups (sm_90a): the producer gives up what it does not need, the
+// consumers take it. Both sides of the CTA must call it (it is .sync.aligned per warpgroup).
+template <int REGISTERS, bool INCREASE>
+__device__ __forceinline__ void set_max_registers() {
+  if constexpr (INCREASE) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGISTERS));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGISTERS));
+}
+
+// Makes generic-proxy writes to shared memory (cp.async, st.shared) visible to wgmma's reads.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// m64nNk16, f32 += f16 * f16. _ss: A and B from descriptors; _rs: A from registers (the
+// m16n8k16 A-fragment layout per warp), B transposed (MN-major). d has N/2 floats per thread.
+__device__ __forceinline__ void mma_ss_n64(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},"
+      " %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void mma_rs_n64_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},"
+      " {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void mma_ss_n128(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
+      " %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void mma_rs_n128_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n"
+      " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
+      " {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+
+template <int N>
+__device__ __forceinline__ void mma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
+  if constexpr (N == 64) mma_ss_n64(&d[0][0], desc_a, desc_b, accumulate);
+  else mma_ss_n128(&d[0][0], desc_a, desc_b, accumulate);
+}
+
+template <int N>
+__device__ __forceinline__ void mma_rs_mn_major_b(float (&d)[N / 8][4], const unsigned (&a)[4], uint64_t desc_b) {
+  static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
+  if constexpr (N == 64) mma_rs_n64_mn_major_b(&d[0][0], a, desc_b);
+  else mma_rs_n128_mn_major_b(&d[0][0], a, desc_b);
+}
+
+// S = Q_wg K^T for one key tile (D/16 k-steps), issued and committed as one group.
+template <class T>
+__device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const half* q_wg, const half* k_tile) {
+#pragma unroll
+  for (int kk = 0; kk < T::D / 16; ++kk) mma_ss<T::BC>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
+  commit();
+}
+
+// O += P V for one key tile (BC/16 k-steps), issued and committed as one group.
+template <class T>
+__device__ __forceinline__ void issue_pv(float (&o)[T::D / 8][4], const unsigned (&p)[T::BC / 16][4],
+                                         const half* v_tile) {
+#pragma unroll
+  for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D>(o, p[kk], mn_major<T::BC>(v_tile, kk));
+  commit();
+}
+
+}  // namespace wgmma
+}  // namespace fa
