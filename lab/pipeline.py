@@ -40,6 +40,26 @@ def execute(name: str, out_dir: Path, parameters: dict) -> float:
     return seconds
 
 
+# The stages.json key each measuring notebook writes when its stage has run.
+STAGE_KEYS = {"01_build.ipynb": "build_s", "02_correctness.ipynb": "correctness_s", "03_timing.ipynb": "timing_s",
+              "04_profile.ipynb": "profile_s"}
+
+
+def stage_name(notebook: str) -> str:
+    """'03_timing.ipynb' -> 'timing'."""
+    return notebook.split("_", 1)[1].removesuffix(".ipynb")
+
+
+def remaining(rec, stop_after: str = "") -> list[str]:
+    """The measuring notebooks a run still needs, in order, up to and including `stop_after`."""
+    done = rec.read_json("stages.json") if rec.has("stages.json") else {}
+    todo = [nb for nb in MEASURE[1:] if STAGE_KEYS[nb] not in done]
+    if stop_after:
+        names = [stage_name(nb) for nb in MEASURE]
+        todo = [nb for nb in todo if names.index(stage_name(nb)) <= names.index(stop_after)]
+    return todo
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -53,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", default="full")
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--no-report", action="store_true", help="stop after the measuring notebooks")
+    ap.add_argument("--stop-after", choices=[stage_name(nb) for nb in MEASURE], default="",
+                    help="stop after this stage (no report); go on later with --resume RUN_ID")
+    ap.add_argument("--resume", metavar="RUN_ID", default="",
+                    help="go on with a recorded run: run the stages it has not done yet, then the report")
     args = ap.parse_args(argv)
 
     from lab import records
@@ -72,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         if latest is None:
             return 1
         run_id, out_dir = latest, Path("/tmp") / f"ablation-report-{latest}"
+    elif args.resume:
+        rec = records.RunRecord.open(args.resume)
+        run_id, out_dir = rec.run_id, rec.dir / "notebooks"
+        for name in remaining(rec, args.stop_after):
+            timings[name] = execute(name, out_dir, {"run_id": run_id})
     else:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, profile=bool(args.profile), check=args.check)
@@ -81,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
                         modes=tuple(args.modes.split(",")), cap_s=args.cap, rel_ci=args.rel_ci,
                         profile=bool(args.profile), check=args.check)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        for name in MEASURE:
-            timings[name] = execute(name, out_dir, {**params, "run_id": run_id} if name == MEASURE[0]
-                                    else {"run_id": run_id})
+        timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params, "run_id": run_id})
+        if args.stop_after != stage_name(MEASURE[0]):
+            for name in remaining(rec, args.stop_after):
+                timings[name] = execute(name, out_dir, {"run_id": run_id})
+    if args.stop_after:
+        print(f"run {run_id} stopped after stage {args.stop_after}; go on with --resume {run_id}")
+        return 0
     if args.no_report:
         print(f"run {run_id} measured; report not written (--no-report)")
         return 0

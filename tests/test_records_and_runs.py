@@ -116,3 +116,16 @@ def test_best_base_is_the_fastest_earlier_run_on_the_same_gpu(runs_dir):
     _fake_run(runs_dir, "20260103T000000Z-c", {"wmma": 10.0}, gpu="NVIDIA H100 80GB HBM3", seed=3)
     _fake_run(runs_dir, "20260104T000000Z-d", {"wmma": 20.0}, seed=4)
     assert run.best_base("20260104T000000Z-d") == "20260101T000000Z-a"
+
+
+def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
+    from lab import pipeline
+
+    rec = records.RunRecord(root=tmp_path)
+    assert pipeline.remaining(rec) == pipeline.MEASURE[1:]
+    assert pipeline.remaining(rec, stop_after="timing") == ["01_build.ipynb", "02_correctness.ipynb", "03_timing.ipynb"]
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    assert pipeline.remaining(rec) == ["04_profile.ipynb"]
+    assert pipeline.remaining(rec, stop_after="timing") == []
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0, "profile_s": 4.0})
+    assert pipeline.remaining(rec) == []
