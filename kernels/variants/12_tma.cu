@@ -39,6 +39,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
   wg::fence_proxy_async();
   __shared__ fa::KvRing<T::KV_STAGES> ring;
   ring.init(/*producer arrivals: the one thread that also sets the byte count*/ 1, T::CONSUMER_THREADS);
+  if (tid == 0) fa::tma::fence_barrier_init();
   __syncthreads();
   if (tid >= T::CONSUMER_THREADS) {
     wg::set_max_registers<T::PRODUCER_REGISTERS, false>();

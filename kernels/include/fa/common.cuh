@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace fa {
 
@@ -35,6 +36,12 @@ __device__ __forceinline__ int kv_tile_count(const AttnShape& shape, int q0) {
   return min(all, last_query / BC + 1);
 }
 
+// How many CTAs of a tile description are meant to share an SM (T::CTAS_PER_SM), default 1.
+template <class T, class = void>
+struct CtasPerSm : std::integral_constant<int, 1> {};
+template <class T>
+struct CtasPerSm<T, std::void_t<decltype(T::CTAS_PER_SM)>> : std::integral_constant<int, T::CTAS_PER_SM> {};
+
 // Internal linkage on purpose: a template's function-local static is otherwise one object
 // shared by every variant library loaded into the process (the dynamic linker unifies such
 // weak symbols), so a second library using the same Tile type would skip its own opt-in and
@@ -55,6 +62,10 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
     if (!(opted_in_devices >> device & 1ull)) {
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return static_cast<int>(err);
+      if constexpr (CtasPerSm<Tile>::value > 1) {  // ask for the shared-memory carveout that fits them
+        err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        if (err != cudaSuccess) return static_cast<int>(err);
+      }
       opted_in_devices |= 1ull << device;
     }
   }

@@ -95,7 +95,9 @@ __device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsig
 // Rows g and g + 8 of the warp's 16 (g = lane / 4); a row lives in the 4 lanes of a quad. The
 // running sum stays per thread (a partial over its columns) and is summed over the quad once,
 // at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
-template <class T>
+// MASK = false skips the visibility test, for tiles wholly inside the sequence and (causal)
+// wholly at or below the diagonal.
+template <class T, bool MASK = true>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
@@ -110,7 +112,7 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
       for (int c = 0; c < 2; ++c) {
         const int key = kv0 + n * 8 + 2 * t + c;
         float& x = s[n][2 * half_row + c];
-        if (key >= shape.S || (shape.causal && key > query)) x = kNegInf;
+        if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
         tile_max = fmaxf(tile_max, x);
       }
     RowState& row = rows[half_row];

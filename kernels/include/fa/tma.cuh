@@ -63,8 +63,21 @@ __device__ __forceinline__ void load_box(half* dst, const CUtensorMap* map, int 
       : "memory");
 }
 
+// A ROWS x D tile (rows row0.. of one head) as D/64 boxes, into the swizzled layout's column
+// blocks; completion counts on `bar`.
+template <int ROWS, int D>
+__device__ __forceinline__ void load_tile(half* dst, const CUtensorMap* map, int row0, int head, uint64_t* bar) {
+#pragma unroll
+  for (int block = 0; block < D / 64; ++block) load_box(dst + block * ROWS * 64, map, block * 64, row0, head, bar);
+}
+
+// Makes mbarrier.init visible to the async proxy (the copy engine arrives on these barriers).
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
 // The producer side with TMA: one thread fills stage (tile % KV_STAGES) with K and V of every
-// tile in turn, as 64-column boxes (the swizzled layout's column blocks).
+// tile in turn.
 template <class T>
 __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const CUtensorMap* k_map,
                                  const CUtensorMap* v_map, int head, int n_tiles) {
@@ -73,11 +86,8 @@ __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::S
     const int stage = ring.stage(tile);
     if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
     arrive_expect_bytes(&ring.full[stage], kTileBytes);
-#pragma unroll
-    for (int block = 0; block < T::D / 64; ++block) {
-      load_box(sm.k_stage(stage) + block * T::BC * 64, k_map, block * 64, tile * T::BC, head, &ring.full[stage]);
-      load_box(sm.v_stage(stage) + block * T::BC * 64, v_map, block * 64, tile * T::BC, head, &ring.full[stage]);
-    }
+    load_tile<T::BC, T::D>(sm.k_stage(stage), k_map, tile * T::BC, head, &ring.full[stage]);
+    load_tile<T::BC, T::D>(sm.v_stage(stage), v_map, tile * T::BC, head, &ring.full[stage]);
   }
 }
 

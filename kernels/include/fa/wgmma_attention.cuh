@@ -16,20 +16,28 @@
 
 namespace fa {
 
-template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1>
+template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1, int CONSUMER_WARPGROUPS_ = 2,
+          int CTAS_PER_SM_ = CONSUMER_WARPGROUPS_ == 1 ? 2 : 1>
 struct WgmmaTile {
   static constexpr int D = D_;
-  static constexpr int CONSUMER_WARPGROUPS = 2;  // each owns 64 query rows; they share K/V stages
+  static constexpr int CONSUMER_WARPGROUPS = CONSUMER_WARPGROUPS_;  // each owns 64 query rows; they share K/V stages
   static constexpr int BR = 64 * CONSUMER_WARPGROUPS;
   static constexpr int BC = BC_;
   static constexpr int CONSUMER_THREADS = 128 * CONSUMER_WARPGROUPS;
   static constexpr int PRODUCER_WARPS = PRODUCER_WARPS_;
   static constexpr int THREADS = CONSUMER_THREADS + 32 * PRODUCER_WARPS;
   static constexpr int KV_STAGES = KV_STAGES_;
-  // Per-thread register budgets after setmaxnreg (multiples of 8; with 4 producer warps
-  // 128 * 40 + 256 * 232 = 64512 of the 65536 registers).
-  static constexpr int PRODUCER_REGISTERS = 40;
-  static constexpr int CONSUMER_REGISTERS = 232;
+  static constexpr int CTAS_PER_SM = CTAS_PER_SM_;  // resident CTAs per SM the budgets below allow
+  // Registers: a CTA is allocated what ptxas gives each thread under __launch_bounds__(THREADS,
+  // CTAS_PER_SM), and setmaxnreg only moves registers inside that allocation (an increase
+  // waits until the producer's decrease has freed them, forever if they never suffice). The
+  // producer keeps what issuing copies needs; the consumers take the rest (at most 232).
+  // Two consumer warpgroups, 1 CTA/SM: 168 at launch -> 40 / 232. One, 2 CTAs/SM: 128 -> 24 / 232.
+  static constexpr int LAUNCH_REGISTERS = 65536 / (THREADS * CTAS_PER_SM) / 8 * 8;
+  static constexpr int PRODUCER_REGISTERS = CONSUMER_WARPGROUPS == 1 ? 24 : 40;
+  static constexpr int CONSUMER_REGISTERS_FIT =
+      (THREADS * LAUNCH_REGISTERS - 32 * PRODUCER_WARPS * PRODUCER_REGISTERS) / CONSUMER_THREADS / 8 * 8;
+  static constexpr int CONSUMER_REGISTERS = CONSUMER_REGISTERS_FIT < 232 ? CONSUMER_REGISTERS_FIT : 232;
   static constexpr bool ASYNC_ARRIVE = true;
   static constexpr bool SWIZZLE_128B = true;  // produce_kv_tiles copies through cp_async_tile_sw128
 

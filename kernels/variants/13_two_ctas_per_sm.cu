@@ -1,0 +1,121 @@
+// Step 13 - +two CTAs per SM at D = 64: one consumer warpgroup (64 query rows) per CTA instead
+// of two, with registers (setmaxnreg 24/232 over 256 threads) and shared memory (3 stages of
+// 128 keys) sized so that two CTAs share each SM. D = 128 keeps step 12's tile: measured with
+// one warpgroup and 2 stages it ran at (4, 16, 4096, 128) 1423 us against 1184 us.
+// Hypothesis: at the canonical shapes the grid is too coarse for 132 SMs: (4, 16, 512, 64)
+// makes 256 CTAs of 128 rows, one per SM, so two waves with the second almost idle, and
+// (1, 8, 512, 64) fills only 32 SMs. Twice as many half-size CTAs, two resident per SM, fill
+// the machine in one wave; at the large shapes two independent CTAs per SM overlap each
+// other's softmax and loads the way the two warpgroups did, at the cost of loading each K/V
+// tile for 64 rows instead of 128.
+// Predicted: 1.1x-1.4x over +TMA at the canonical shapes (all D = 64); within 10% at the large.
+#include "fa/common.cuh"
+#include "fa/mma_attention.cuh"
+#include "fa/pipeline.cuh"
+#include "fa/softmax.cuh"
+#include "fa/tma.cuh"
+#include "fa/wgmma_attention.cuh"
+
+namespace {
+
+template <int D>
+using Tile = fa::WgmmaTile<D, /*BC=*/D == 64 ? 128 : 64, /*KV_STAGES=*/D == 64 ? 3 : 4, /*PRODUCER_WARPS=*/4,
+                            /*CONSUMER_WARPGROUPS=*/D == 64 ? 1 : 2>;
+
+template <int D>
+__global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
+    attention_fwd(const half* __restrict__ q, half* __restrict__ o, const __grid_constant__ CUtensorMap k_map,
+                  const __grid_constant__ CUtensorMap v_map, fa::AttnShape shape) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = Tile<D>;
+  namespace wg = fa::wgmma;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const typename T::Smem sm(smem_raw);
+  const int tid = threadIdx.x, lane = tid % 32;
+  const int q0 = blockIdx.x * T::BR;
+  const size_t head = fa::head_offset<D>(shape);
+  const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
+
+  // Q by every thread, then made visible to wgmma (async proxy) before the roles split.
+  fa::cp_async_tile_sw128<T::BR, D, T::THREADS>(sm.q, q + head + static_cast<size_t>(q0) * D, shape.S - q0, tid);
+  fa::cp_async_wait_all();
+  wg::fence_proxy_async();
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  ring.init(/*producer arrivals: the one thread that also sets the byte count*/ 1, T::CONSUMER_THREADS);
+  if (tid == 0) fa::tma::fence_barrier_init();
+  __syncthreads();
+  if (tid >= T::CONSUMER_THREADS) {
+    wg::set_max_registers<T::PRODUCER_REGISTERS, false>();
+    if (tid == T::CONSUMER_THREADS)
+      fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, blockIdx.z * shape.H + blockIdx.y, n_tiles);
+    return;
+  }
+
+  wg::set_max_registers<T::CONSUMER_REGISTERS, true>();
+  const int warpgroup = tid / 128;
+  const int wg_row0 = warpgroup * 64;               // this warpgroup's rows within the tile
+  const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  const half* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
+  const float scale_log2 = shape.scale * 1.4426950408889634f;
+  // Causal: this warpgroup's rows see fewer tiles than the block's; the rest it only releases.
+  const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
+  float o_acc[D / 8][4] = {};
+  fa::RowState rows[2];
+  float s[T::BC / 8][4];
+  unsigned p[T::BC / 16][4];
+  float alpha[2];
+
+  // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
+  int stage = fa::acquire_kv_stage<T>(ring, 0);
+  wg::fence();
+  wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
+  wg::wait<0>();
+  wg::fence_registers(s);
+  fa::mma_online_softmax<T>(s, rows, alpha, shape, q0 + row0, 0, lane, scale_log2);
+  fa::pack_p_fragments<T>(p, s);
+
+  for (int tile = 1; tile < n_mine; ++tile) {
+    const int prev_stage = stage;
+    stage = fa::acquire_kv_stage<T>(ring, tile);
+    wg::fence_registers(o_acc);
+    wg::fence();
+    wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
+    wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
+    wg::wait<1>();                                       // S_j has landed
+    wg::fence_registers(s);
+    fa::mma_online_softmax<T>(s, rows, alpha, shape, q0 + row0, tile * T::BC, lane, scale_log2);
+    wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
+    wg::fence_registers(o_acc);
+    wg::fence_registers(p);
+    fa::release_kv_stage<T>(ring, tile - 1);
+    fa::rescale_rows(o_acc, alpha);
+    fa::pack_p_fragments<T>(p, s);
+  }
+  wg::fence_registers(o_acc);
+  wg::fence();
+  wg::issue_pv<T>(o_acc, p, sm.v_stage(stage));
+  wg::wait<0>();
+  wg::fence_registers(o_acc);
+  fa::release_kv_stage<T>(ring, n_mine - 1);
+  for (int tile = n_mine; tile < n_tiles; ++tile) {
+    fa::acquire_kv_stage<T>(ring, tile);
+    fa::release_kv_stage<T>(ring, tile);
+  }
+
+  fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+#endif
+}
+
+// Host side: tensor maps for K and V, then the launch.
+template <int D>
+int launch_with_tensor_maps(const half* q, const half* k, const half* v, half* o, const fa::AttnShape& shape,
+                            cudaStream_t stream) {
+  CUtensorMap k_map, v_map;
+  if (int err = fa::tma::make_head_map(&k_map, k, shape, D, Tile<D>::BC)) return err;
+  if (int err = fa::tma::make_head_map(&v_map, v, shape, D, Tile<D>::BC)) return err;
+  return fa::launch<Tile<D>>(attention_fwd<D>, shape, stream, q, o, k_map, v_map);
+}
+
+}  // namespace
+
+FA_EXPORT_VARIANT_WITH(launch_with_tensor_maps, Tile)
