@@ -43,14 +43,17 @@ def git(*args: str) -> str:
 
 
 def git_sha() -> str:
-    """HEAD's sha; on a copy of the tree without .git (a lent GPU machine) LAB_GIT_SHA tells it."""
-    return git("rev-parse", "HEAD") or os.environ.get("LAB_GIT_SHA", "")
+    """HEAD's sha. LAB_GIT_SHA, where set, wins: a copy of the tree on a lent GPU machine may have
+    no .git, or a stale one that names some other commit."""
+    return os.environ.get("LAB_GIT_SHA") or git("rev-parse", "HEAD")
 
 
 def git_dirty() -> bool | None:
+    flag = os.environ.get("LAB_GIT_DIRTY")
+    if os.environ.get("LAB_GIT_SHA") and flag is not None:
+        return flag not in ("0", "", "false")
     if git("rev-parse", "HEAD"):
         return bool(git("status", "--porcelain", "--untracked-files=no"))
-    flag = os.environ.get("LAB_GIT_DIRTY")
     return None if flag is None else flag not in ("0", "", "false")
 
 

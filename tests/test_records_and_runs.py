@@ -59,6 +59,17 @@ def test_run_id_without_git_uses_env(monkeypatch):
     assert records.git_dirty() is False
 
 
+def test_env_sha_wins_over_a_stale_git(monkeypatch):
+    # A lent GPU machine's copy of the tree can carry an old .git: the commit named by the
+    # caller is the one measured.
+    monkeypatch.setattr(records, "git", lambda *a: "fc41a886298dfe77" if a[0] == "rev-parse" else " M x")
+    monkeypatch.setenv("LAB_GIT_SHA", "063a5250000")
+    monkeypatch.setenv("LAB_GIT_DIRTY", "0")
+    assert records.git_sha() == "063a5250000" and records.git_dirty() is False
+    monkeypatch.delenv("LAB_GIT_SHA")
+    assert records.git_sha() == "fc41a886298dfe77" and records.git_dirty() is True
+
+
 def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0):
     """A complete run whose samples are lognormal around the given medians."""
     rng = np.random.default_rng(seed)
