@@ -225,12 +225,12 @@ def _num(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _ratio(a, b, times: float = 1.0):
+def _ratio(a, b, times: float = 1.0, zero_over_zero: float | None = 0.0):
     a, b = _num(a), _num(b)
     if a is None or b is None:
         return None
     if b == 0:
-        return 0.0 if a == 0 else None
+        return zero_over_zero if a == 0 else None
     return a / b * times
 
 
@@ -266,7 +266,8 @@ def _kernel(header: list[str], units: list[str], fields: list[str]) -> dict:
     k["duration_us"] = k["duration"]
     k["bank_conflicts"] = _sum(k["bank_conflicts_ld"], k["bank_conflicts_st"])
     k["bank_conflict_pct"] = _ratio(k["bank_conflicts"], k["shared_wavefronts"], 100.0)
-    k["global_sectors_per_request"] = _ratio(k["global_load_sectors"], k["global_load_requests"])
+    # No global load instructions at all (every load by TMA) leaves the ratio undefined, not 0.
+    k["global_sectors_per_request"] = _ratio(k["global_load_sectors"], k["global_load_requests"], zero_over_zero=None)
     k["local_bytes"] = _sum(k["local_bytes_ld"], k["local_bytes_st"])
     limits = [_num(k[n]) for n in OCCUPANCY_LIMITS if _num(k[n]) is not None]
     k["ctas_per_sm"] = min(limits) if limits else None

@@ -207,7 +207,15 @@ class RunData:
         else:
             if "ok" in prof.columns:
                 prof = prof[prof["ok"].astype(str).str.lower().isin(["true", "1", "1.0"])]
-            self.profile = prof.reset_index(drop=True)
+            prof = prof.reset_index(drop=True)
+            if "global_load_requests" in prof.columns:
+                # No global load instructions (every load by TMA): sectors per request is undefined,
+                # not the 0 that runs recorded before lab.profile said so.
+                none = pd.to_numeric(prof["global_load_requests"], errors="coerce") == 0
+                for col in ("global_sectors_per_request", "global_load_sectors_per_request"):
+                    if col in prof.columns:
+                        prof.loc[none, col] = float("nan")
+            self.profile = prof
             self.profile_failed = self._table("profile.csv", quiet=True)
             if self.profile_status is None:
                 self.missing.append("profile_status.json is missing")
@@ -380,6 +388,11 @@ def _manifest():
         return ()
 
 
+def _titled(v) -> str:
+    """A step's title, marked where it only builds for one architecture."""
+    return v.title if v.arch == "portable" else f"{v.title} [{v.arch} only]"
+
+
 def _variant(name):
     for v in _manifest():
         if v.name == name:
@@ -476,7 +489,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         v = _variant(name)
         parent = v.parent if v else ""
         r = {"step": v.index if v else None, "variant": name, "parent": parent or "",
-             "title": v.title if v else name, "change": v.change if v else "(not in the manifest)",
+             "title": _titled(v) if v else name, "change": v.change if v else "(not in the manifest)",
              "shape": shape_label(shape) if shape else None, "mode": mode}
         lat = data.lat(name, shape, mode) if shape else None
         if name in data.excluded:
@@ -1120,6 +1133,14 @@ def _build(data: RunData, reports_dir: Path) -> Report:
         "speedup written down before measuring (`kernels/variants/manifest.toml`). This report measures what "
         "each step bought, whether the profiler saw the predicted mechanism, and how far the last step is from "
         "PyTorch's `scaled_dot_product_attention` (SDPA) backends on the same GPU.")
+    arch_specific = [v for v in (_variant(n) for n in names) if v and v.arch != "portable"]
+    if arch_specific:
+        archs = sorted({v.arch for v in arch_specific})
+        add("")
+        add(f"Architecture-specific steps ({', '.join(archs)} only; marked so in the tables): "
+            + ", ".join(f"{v.index} {v.name}" for v in arch_specific)
+            + ". They use instructions other GPUs lack (on sm_90a: wgmma, TMA, setmaxnreg), are built only for that "
+            "target and are refused with the reason elsewhere, where the portable steps still build and run.")
     add("")
 
     # -- environment -----------------------------------------------------------------------

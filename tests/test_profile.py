@@ -389,3 +389,13 @@ def test_unknown_variant_is_a_reason(monkeypatch, tmp_path):
     r = profile.profile_impl("no_such_variant", (1, 1, 64, 64), False, tmp_path / "o")
     assert not r.ok and "unknown implementation" in r.reason
     assert FakePopen.calls == []
+
+
+def test_sectors_per_request_undefined_without_global_loads():
+    # A kernel whose every load goes through TMA issues no global load instructions: its
+    # sectors per request is undefined, not 0 (which would read as a perfect improvement).
+    from lab import profile
+
+    assert profile._ratio(0, 0, zero_over_zero=None) is None
+    assert profile._ratio(0, 0) == 0.0  # a percentage of nothing (bank conflicts) stays 0
+    assert profile._ratio(8, 2) == 4.0
