@@ -244,3 +244,38 @@ def test_a_bare_run_with_an_s_sweep(tmp_path):
     assert list(df["variant"]) == ["baseline", "wmma"]
     assert df.attrs["shape"] == "(4, 16, 4096, 64) non-causal"  # the headline shape is in the sweep
     assert df.loc[1, "hypothesis_verdict"] == "inconclusive (parent not measured)"  # warp_specialized not run
+
+
+BAR_RUN = "20261122T010322Z-fc884e1"  # the 15-step run: the last step against SDPA's bar
+
+
+@pytest.mark.skipif(not (records.RUNS_DIR / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
+def test_success_bar_rows_follow_from_the_samples():
+    data = report._data(records.RunRecord.open(BAR_RUN))
+    best = "unmasked_interior"
+    text = "\n".join(report.success_bar(data, best))
+    met = 0
+    for causal in (False, True):
+        group = [report.Shape(s.B, s.H, s.S, s.D, causal) for s in report.BAR_CANONICAL]
+        for mode in ("hot", "cold"):
+            cis = [stats.speedup_ci(data.lat(best, sh, mode), data.lat("sdpa_flash", sh, mode), seed=0) for sh in group]
+            for c in cis:
+                assert report.fmt_ci(c.ratio, c.lo, c.hi) in text
+            p90_ok = all(np.percentile(data.lat(best, sh, mode), 90) <= np.percentile(data.lat("sdpa_flash", sh, mode), 90)
+                         for sh in group)
+            met += (sum(c.ratio >= 1.10 and c.lo > 1.05 for c in cis) >= 2 and min(c.ratio for c in cis) >= 1.05
+                    and p90_ok)
+    for sh in report.BAR_LARGE:
+        for mode in ("hot", "cold"):
+            c = stats.speedup_ci(data.lat(best, sh, mode), data.lat("sdpa_flash", sh, mode), seed=0)
+            met += c.ratio >= 1.0
+    for sh in report.BAR_STRETCH:
+        for mode in ("hot", "cold"):
+            met += np.median(data.lat("sdpa_cudnn", sh, mode)) >= np.median(data.lat(best, sh, mode))
+    profile = data.profile
+    for D in (64, 128):
+        row = profile[(profile.impl == best) & (profile.S == 4096) & (profile.D == D)].iloc[0]
+        met += row.local_bytes_ld + row.local_bytes_st == 0 and row.bank_conflict_pct < 1 and row.tensor_pipe_active >= 50
+    # 4 canonical groups + 8 large rows + 4 stretch rows + 2 profiles
+    assert re.search(rf"\*\*Verdict:\*\* {met} of 18 parts of the bar met", text), text[-2000:]
+    assert "(4, 16, 512, 64) non-causal: 512 CTAs of 64 rows, 2 per SM: 1.94 waves" in text
