@@ -584,6 +584,54 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     return result
 
 
+VARIANT_KERNEL = "attention_fwd"  # every variant's kernel is named so (one launch per call)
+
+
+def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
+                     ) -> list[ProfileResult] | None:
+    """One ncu process over one launch of each variant in `names`, in order: most of a profile's
+    time is process start-up (Python, torch, CUDA context, ncu), not the 7 replay passes.
+
+    A variant's call launches exactly one kernel, so the captured kernels map to the variants in
+    launch order; the capture is accepted only when it has one kernel per variant, each named
+    VARIANT_KERNEL. Returns None otherwise (or when ncu fails as a whole), and the caller profiles
+    the variants one by one (profile_impl), which records the reasons. A variant that does not
+    build gets its own failed result here and is left out of the batch.
+    """
+    shape = tuple(int(x) for x in shape)
+    ncu = find_ncu()
+    if ncu is None or not names:
+        return None
+    results, batch = {}, []
+    for name in names:
+        why = _prebuild(name)
+        if why:
+            results[name] = ProfileResult(impl=name, shape=shape, causal=bool(causal), ok=False, reason=why)
+        else:
+            batch.append(name)
+    if batch:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stem = f"ncu_variants_{shape_id(shape, causal)}"
+        csv_path = out_dir / f"{stem}.csv"
+        cmd = ncu_command(ncu, ",".join(batch), shape, causal)
+        try:
+            rc, out, err = _run(cmd, timeout)
+        except (subprocess.TimeoutExpired, OSError):
+            return None
+        csv_path.write_text(out)
+        (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
+        if _failure_reason(rc, out, err):
+            return None
+        kernels = parse_ncu_csv(out)
+        if len(kernels) != len(batch) or not all(VARIANT_KERNEL in str(k.get("kernel", "")) for k in kernels):
+            return None
+        for name, k in zip(batch, kernels):
+            results[name] = ProfileResult(impl=name, shape=shape, causal=bool(causal), ok=True,
+                                          csv_path=str(csv_path), kernels=[k], main=k)
+    return [results[n] for n in names]
+
+
 def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, **kwargs) -> list[ProfileResult]:
     """profile_impl over every (impl, shape, causal); a skipped one never stops the rest."""
     results = []
@@ -609,10 +657,25 @@ def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, *
 # ---------------------------------------------------------------------------------------------
 
 def target(impl: str, shape, causal: bool) -> None:
+    """One profiled launch of impl; impl may be a comma-separated list of variants (one launch
+    each, in that order, on the same inputs: see profile_variants)."""
     import torch
 
     B, H, S, D = shape
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    if "," in impl:
+        from lab import variants
+
+        names = impl.split(",")
+        unknown = [n for n in names if n not in variants.names()]
+        if unknown:
+            raise SystemExit(f"only variants can be profiled together; not variants: {', '.join(unknown)}")
+        variants.check_inputs(q, k, v)
+        out = torch.empty_like(q)
+        for name in names:
+            attn = variants.load(name)
+            _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
+        return
     if impl.startswith("sdpa_"):
         from lab.peers import BACKENDS, SdpaPeer
 

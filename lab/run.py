@@ -158,7 +158,7 @@ STAGES = ("build", "correctness", "timing", "profile")
 
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-          backends=DEFAULT_BACKENDS, seed: int = 0, progress=print) -> records.RunRecord:
+          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back."""
     import torch
 
@@ -171,7 +171,8 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
     rec.write_json("env.json", records.environment())
     rec.write_json("params.json", dict(variants=names or variants.names(),
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
-                                       modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, profile=profile, check=check,
+                                       modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
+                                       profile=profile, check=check,
                                        backends=list(backends), seed=seed))
     rec.write_json("stages.json", {})
     return rec
@@ -259,7 +260,8 @@ def stage_timing(rec, progress=print) -> None:
         kernels = _kernels(rec)
         shapes, modes = p["shapes"], p["modes"]
         progress(f"  {len(shapes)} shapes x {len(kernels)} variants + SDPA {p['backends']}, modes {modes}")
-        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"])
+        # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20.
+        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20))
         clocks = records.Clocks()
         peers = peer_mod.peers(p["backends"])
         aa = list(kernels)[-1] if kernels else None
@@ -366,8 +368,16 @@ def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
     out.mkdir(exist_ok=True)
     rows = []
     for shape in shapes:
-        for impl in [*names, *peer_names]:
-            res = prof.profile_impl(impl, (shape.B, shape.H, shape.S, shape.D), shape.causal, out)
+        dims = (shape.B, shape.H, shape.S, shape.D)
+        together = prof.profile_variants(list(names), dims, shape.causal, out)
+        if together is None and names:
+            progress(f"  profile {shape}: the variants did not profile together; one by one instead")
+        for res in together or []:
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
+        for impl in [*([] if together is not None else names), *peer_names]:
+            res = prof.profile_impl(impl, dims, shape.causal, out)
             rows.append(res.to_record())
             if not res.ok:
                 progress(f"  profile {impl} {shape}: skipped ({res.reason})")

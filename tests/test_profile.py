@@ -399,3 +399,42 @@ def test_sectors_per_request_undefined_without_global_loads():
     assert profile._ratio(0, 0, zero_over_zero=None) is None
     assert profile._ratio(0, 0) == 0.0  # a percentage of nothing (bank conflicts) stays 0
     assert profile._ratio(8, 2) == 4.0
+
+
+def _two_variant_kernels():
+    # the synthetic capture, with its second kernel renamed to a variant's
+    return synthetic_csv().replace("void at::native::softmax_helper(...)", "void <unnamed>::attention_fwd<64>(...)")
+
+
+def test_variants_profiled_together_map_in_launch_order(monkeypatch, tmp_path):
+    text = _two_variant_kernels()
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out=text, err="")
+    monkeypatch.setattr(profile, "_prebuild", lambda impl: None)
+    res = profile.profile_variants(["padded", "wmma"], (4, 16, 4096, 64), False, tmp_path / "out")
+    assert [r.impl for r in res] == ["padded", "wmma"] and all(r.ok for r in res)
+    k1, k2 = parse_ncu_csv(text)
+    assert res[0].main == k1 and res[1].main == k2 and res[0].to_record()["n_kernels"] == 1
+    (cmd, _), = FakePopen.calls
+    assert cmd[cmd.index("--target") + 1] == "padded,wmma"  # one ncu process for both
+    assert res[0].csv_path.endswith("ncu_variants_B4_H16_S4096_D64_full.csv") and open(res[0].csv_path).read() == text
+
+
+def test_variants_together_refused_when_the_capture_does_not_map(monkeypatch, tmp_path):
+    monkeypatch.setattr(profile, "_prebuild", lambda impl: None)
+    # a kernel that is not a variant's (two kernels, one foreign): no guessing, None
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out=synthetic_csv(), err="")
+    assert profile.profile_variants(["padded", "wmma"], (1, 2, 128, 64), False, tmp_path / "a") is None
+    # one kernel short
+    FakePopen.out = _two_variant_kernels()
+    assert profile.profile_variants(["padded", "wmma", "mma_sync"], (1, 2, 128, 64), False, tmp_path / "b") is None
+    # ncu failing as a whole
+    FakePopen.rc, FakePopen.err = 1, "==ERROR== ERR_NVGPUCTRPERM\n"
+    assert profile.profile_variants(["padded", "wmma"], (1, 2, 128, 64), False, tmp_path / "c") is None
+
+
+def test_a_variant_that_does_not_build_is_left_out_of_the_batch(monkeypatch, tmp_path):
+    one_kernel = "\n".join(ln for ln in synthetic_csv().splitlines() if "softmax_helper" not in ln)
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out=one_kernel, err="")
+    monkeypatch.setattr(profile, "_prebuild", lambda impl: "build failed: boom" if impl == "wmma" else None)
+    res = profile.profile_variants(["padded", "wmma"], (1, 2, 128, 64), False, tmp_path)
+    assert res[0].ok and not res[1].ok and "boom" in res[1].reason
