@@ -23,6 +23,7 @@ VARIANTS ?=
 SHAPES ?= canonical,large
 MODES ?= hot,cold
 CAP ?= 3
+MIN_SAMPLES ?= 50
 PROFILE ?= 1
 CHECK ?= full
 RUN ?=
@@ -32,7 +33,7 @@ SHAPE ?= 4,16,4096,64
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
-	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 PROFILE=1 CHECK=full VARIANTS=a,b)"
+	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 CHECK=full VARIANTS=a,b)"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
@@ -48,7 +49,7 @@ $(VENV)/.installed: requirements.txt
 # The main job: on a GPU, measure a new run and write the report from it; without one, say so
 # and rebuild the report from the latest recorded run.
 ablation: env
-	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --profile $(PROFILE) \
+	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --min-samples $(MIN_SAMPLES) --profile $(PROFILE) \
 		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS))
 
 report: env

@@ -1336,7 +1336,7 @@ def _build(data: RunData, reports_dir: Path) -> Report:
     add("**Sampling and stopping.** Every implementation at a shape is sampled in blocks of 10 in a randomized "
         f"round-robin (seed {params.get('seed', MISSING)} + shape index), so drifts hit all of them alike. A row "
         f"stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
-        f"of the median (at least 20 samples) or after {fmt(cap_s, 1)} s of sampling. "
+        f"of the median (at least {int(params.get('min_samples', 20))} samples) or after {fmt(cap_s, 1)} s of sampling. "
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
     add("")
@@ -1631,7 +1631,7 @@ def _build(data: RunData, reports_dir: Path) -> Report:
     add("```bash")
     add(f"git checkout {env.get('git_sha', '<sha>')}")
     add(f"make ablation SHAPES='{_shapes_spec(shapes)}' MODES={modes_p} CAP={params.get('cap_s', 3)} "
-        f"PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
+        f"MIN_SAMPLES={params.get('min_samples', 20)} PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
         "   # on a GPU machine: a new run")
     add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
     add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")
@@ -1751,10 +1751,11 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
     if cap_rows:
         t.append(f"{len(cap_rows)} row(s) hit the time cap before the CI target: " + "; ".join(cap_rows) + ".")
     if data.summary is not None and "n" in data.summary:
-        small = int((data.summary["n"] <= 20).sum())
+        floor = int(data.params.get("min_samples", 20))  # runs before the parameter used 20
+        small = int((data.summary["n"] <= floor).sum())
         if small:
-            t.append(f"{small} of {len(data.summary)} rows met the CI target at the 20-sample minimum, so their "
-                     "medians and CIs rest on 20 samples (in hot mode each a CUDA-graph replay averaging many "
+            t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "
+                     f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
                      "launches); slow drifts longer than their sampling window would not show in them.")
     t.append(f"One GPU ({env.get('gpu', 'unknown')}), one run, one process: nothing here shows how the results "
              "vary between boards, drivers or runs; comparisons across runs go through `python -m lab compare`.")
