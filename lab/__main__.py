@@ -147,7 +147,7 @@ def cmd_run(args) -> int:
     _require_gpu()
     rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes), modes=args.modes.split(","),
                   cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
-                  check=args.check,
+                  check=args.check, profile_shapes=args.profile_shapes,
                   backends=tuple(args.backends.split(",")), seed=args.seed)
     for mode in args.modes.split(","):
         print(run.summary_table(rec, mode=mode))
@@ -207,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cap", type=float, default=3.0, help="time cap in s per (impl, shape, mode)")
     p.add_argument("--rel-ci", type=float, default=0.005, help="stop when the median's 95%% CI is within +-this")
     p.add_argument("--min-samples", type=int, default=50, help="... but not before this many samples")
+    p.add_argument("--profile-shapes", choices=["all", "distinct"], default="all",
+                   help="profile every shape, or one per distinct (S, D)")
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--check", choices=("full", "quick", "none"), default="full")
     p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")

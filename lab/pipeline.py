@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cap", type=float, default=3.0)
     ap.add_argument("--rel-ci", type=float, default=0.005)
     ap.add_argument("--min-samples", type=int, default=50, help="no row stops before this many samples")
+    ap.add_argument("--profile-shapes", choices=["all", "distinct"], default="all",
+                    help="profile every shape, or one per distinct (S, D)")
     ap.add_argument("--profile", type=int, default=1)
     ap.add_argument("--check", default="full")
     ap.add_argument("--reports-dir", default="reports")
@@ -104,12 +106,13 @@ def main(argv: list[str] | None = None) -> int:
             timings[name] = execute(name, out_dir, {"run_id": run_id})
     else:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
-                      rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check)
+                      rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
+                      profile_shapes=args.profile_shapes)
         from lab import run
 
         rec = run.start(names=[v for v in args.variants.split(",") if v] or None, shapes=run.shapes_from(args.shapes),
                         modes=tuple(args.modes.split(",")), cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples,
-                        profile=bool(args.profile), check=args.check)
+                        profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params, "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):

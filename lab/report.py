@@ -1394,10 +1394,14 @@ def _build(data: RunData, reports_dir: Path) -> Report:
         add("")
         add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
         add("")
-    add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-        "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
-        "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
-        "different B and H than the timed shape; each table says which.")
+    if params.get("profile_shapes", "distinct") == "all":
+        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
+            "per implementation at every timed shape; each table says which shape its profile columns come from.")
+    else:
+        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
+            "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
+            "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
+            "different B and H than the timed shape; each table says which.")
     add("")
 
     # -- ablation --------------------------------------------------------------------------
@@ -1631,7 +1635,7 @@ def _build(data: RunData, reports_dir: Path) -> Report:
     add("```bash")
     add(f"git checkout {env.get('git_sha', '<sha>')}")
     add(f"make ablation SHAPES='{_shapes_spec(shapes)}' MODES={modes_p} CAP={params.get('cap_s', 3)} "
-        f"MIN_SAMPLES={params.get('min_samples', 20)} PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
+        f"MIN_SAMPLES={params.get('min_samples', 20)} PROFILE_SHAPES={params.get('profile_shapes', 'distinct')} PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
         "   # on a GPU machine: a new run")
     add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
     add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")

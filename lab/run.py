@@ -158,7 +158,8 @@ STAGES = ("build", "correctness", "timing", "profile")
 
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, progress=print) -> records.RunRecord:
+          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
+          progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back."""
     import torch
 
@@ -172,7 +173,7 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
     rec.write_json("params.json", dict(variants=names or variants.names(),
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
-                                       profile=profile, check=check,
+                                       profile=profile, profile_shapes=profile_shapes, check=check,
                                        backends=list(backends), seed=seed))
     rec.write_json("stages.json", {})
     return rec
@@ -288,7 +289,7 @@ def stage_profile(rec, progress=print) -> None:
             rec.write_json("profile_status.json", {"ok": False, "reason": "profiling turned off for this run"})
             progress("  skipped (profile off)")
             return
-        shapes = profile_shapes(p["shapes"])
+        shapes = shapes_to_profile(p["shapes"], p.get("profile_shapes", "distinct"))
         peers = [f"sdpa_{b}" for b in p["backends"] if b in PROFILED_BACKENDS]
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
         profile_run(rec, list(_kernels(rec)), shapes, peers, progress)
@@ -345,10 +346,20 @@ def cross_validate(shape: Shape, peer) -> dict:
 PROFILED_BACKENDS = ("flash", "cudnn")
 
 
+def shapes_to_profile(shapes: list[Shape], which: str = "all") -> list[Shape]:
+    """The run's shapes to profile: "all" of them, or "distinct": one per (S, D) (runs recorded
+    before the parameter existed profiled that way)."""
+    if which == "all":
+        return list(shapes)
+    if which == "distinct":
+        return profile_shapes(shapes)
+    raise ValueError(f"profile_shapes must be 'all' or 'distinct', not {which!r}")
+
+
 def profile_shapes(shapes: list[Shape]) -> list[Shape]:
-    """One launch per implementation for each distinct (S, D), non-causal where there is one:
-    Nsight Compute replays a kernel dozens of times, so every shape of every set would not fit
-    a run of a few minutes. The report says which shapes were profiled."""
+    """One launch per implementation for each distinct (S, D), non-causal where there is one: the
+    cheaper choice where profiling every shape would not fit the time a run may take. The report
+    says which shapes were profiled."""
     chosen: dict = {}
     for s in sorted(shapes, key=lambda s: (s.causal, -s.B * s.H)):
         chosen.setdefault((s.S, s.D), s)

@@ -140,3 +140,13 @@ def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
     assert pipeline.remaining(rec, stop_after="timing") == []
     rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0, "profile_s": 4.0})
     assert pipeline.remaining(rec) == []
+
+
+def test_profiled_shapes_all_or_one_per_s_and_d():
+    shapes = run.shapes_from("canonical,large")
+    assert run.shapes_to_profile(shapes, "all") == shapes
+    distinct = run.shapes_to_profile(shapes, "distinct")
+    assert sorted((s.S, s.D) for s in distinct) == [(512, 64), (4096, 64), (4096, 128)]
+    assert all(not s.causal for s in distinct)
+    with pytest.raises(ValueError, match="profile_shapes"):
+        run.shapes_to_profile(shapes, "some")
