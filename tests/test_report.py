@@ -279,3 +279,14 @@ def test_success_bar_rows_follow_from_the_samples():
     # 4 canonical groups + 8 large rows + 4 stretch rows + 2 profiles
     assert re.search(rf"\*\*Verdict:\*\* {met} of 18 parts of the bar met", text), text[-2000:]
     assert "(4, 16, 512, 64) non-causal: 512 CTAs of 64 rows, 2 per SM: 1.94 waves" in text
+
+
+@pytest.mark.skipif(not (records.RUNS_DIR / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
+def test_bar_uses_the_last_step_that_was_measured():
+    data = report._data(records.RunRecord.open(BAR_RUN))
+    assert report.bar_step(data) == "unmasked_interior"
+    # as on a GPU without sm_90a: the Hopper steps have no samples
+    hopper = {v.name for v in variants.manifest() if v.arch == "sm_90a"}
+    data._lat = {k: v for k, v in data._lat.items() if k[0] not in hopper}
+    assert report.bar_step(data) == "async_pipeline"
+    assert any("async_pipeline" in line for line in report.success_bar(data, "async_pipeline"))
