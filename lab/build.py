@@ -337,8 +337,7 @@ def build_all(names: list[str] | None = None, arch: str | None = None, force: bo
 def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None) -> tuple[bool, str, list[dict]]:
     """Compile the variant's device code alone with plain nvcc (-cubin), with the real build's
     flags; return (ok, compiler output, ptxas records)."""
-    if variant.arch.endswith("a") and not arch.endswith("a"):
-        arch += "a"  # the arch-specific target (sm_90a), as the real build uses
+    arch = variant_arch(variant, arch)  # the arch-specific target (sm_90a), as the real build uses
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(out_dir or tmp) / f"{variant.name}.{arch}.cubin"
         cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS,
