@@ -54,10 +54,11 @@ def shape_set(name: str) -> list[Shape]:
     shapes = []
     for item in name.split(";"):
         parts = [p.strip() for p in item.split(",") if p.strip()]
-        if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4]):
-            raise ValueError(f"shape {item!r}: expected B,H,S,D or B,H,S,D,causal, or a set name "
-                             "(canonical, large, sweep)")
-        shapes.append(Shape(*(int(p) for p in parts[:4]), causal=len(parts) == 5 and parts[4] == "causal"))
+        if (len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4])
+                or (len(parts) == 5 and parts[4] != "causal")):
+            raise ValueError(f"shape {item!r}: expected B,H,S,D or B,H,S,D,causal (the word), or a set "
+                             "name (canonical, large, sweep)")
+        shapes.append(Shape(*(int(p) for p in parts[:4]), causal=len(parts) == 5))
     return shapes
 
 

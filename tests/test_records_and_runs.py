@@ -23,6 +23,8 @@ def test_shape_sets():
                                                               run.Shape(1, 1, 8, 128, False)]
     with pytest.raises(ValueError, match="expected B,H,S,D"):
         run.shapes_from("4,16,512")
+    with pytest.raises(ValueError, match="causal \\(the word\\)"):  # a "1" must not pass as non-causal
+        run.shapes_from("4,16,512,64,1")
 
 
 def test_input_sets_rotate_only_when_inputs_fit_in_l2():
