@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write the raw samples as JSON here")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("sanitize", help="compute-sanitizer over every variant on two small shapes")
+    p = sub.add_parser("sanitize", help="compute-sanitizer over every variant on three small shapes")
     p.add_argument("--variants")
     p.add_argument("--tools", default=",".join(("memcheck", "racecheck", "synccheck", "initcheck")))
     p.add_argument("--out", help="write the sanitizer logs as JSON here")

@@ -1,4 +1,4 @@
-"""compute-sanitizer over every variant on two small shapes.
+"""compute-sanitizer over every variant on three small shapes.
 
 `python -m lab sanitize` runs this module once per tool (memcheck, racecheck, synccheck,
 initcheck) under compute-sanitizer, filtered to the variants' kernels, and reports each tool's
@@ -14,8 +14,9 @@ import time
 from lab.build import cuda_home
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-# Two small shapes: ragged S (not a multiple of any tile), both head dims, causal and not.
-SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False))
+# Three small shapes: ragged S (not a multiple of any tile), both head dims, causal and not,
+# and at D = 128 several key tiles (a pipeline that wraps around its stages, causal turns).
+SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"
