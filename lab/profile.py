@@ -122,6 +122,7 @@ HYPOTHESIS_METRICS = {
     "shared_bank_conflicts": "bank_conflicts",
     "stall_barrier": "stall_barrier",
     "stall_long_scoreboard": "stall_long_scoreboard",
+    "stall_wait": "stall_wait",
     "tensor_pipe_active": "tensor_pipe_active",
     "dram_throughput": "dram_throughput_pct",
     "achieved_occupancy": "achieved_occupancy",

@@ -38,6 +38,7 @@ METRICS = {
     "shared_bank_conflicts": "shared-memory bank conflicts (loads + stores)",
     "stall_barrier": "warp stalls on barriers",
     "stall_long_scoreboard": "warp stalls on global/local memory (long scoreboard)",
+    "stall_wait": "warp stalls on fixed-latency dependencies (wait)",
     "tensor_pipe_active": "tensor pipe active, % of peak",
     "dram_throughput": "DRAM throughput, % of peak",
     "achieved_occupancy": "achieved occupancy",
