@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
 #endif
 }
 
-// Host side: tensor maps for K and V, then the launch.
+// Host side: tensor maps for Q, K and V, then the launch.
 template <int D>
 int launch_with_tensor_maps(const half* q, const half* k, const half* v, half* o, const fa::AttnShape& shape,
                             cudaStream_t stream) {

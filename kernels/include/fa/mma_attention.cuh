@@ -91,13 +91,27 @@ __device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsig
   }
 }
 
+// exp2 for the softmax. exp2f is ex2.approx.f32, which ptxas wraps in a fix-up for subnormal
+// results (a compare and two predicated multiplies around MUFU.EX2); the .ftz form is the bare
+// MUFU.EX2 and flushes results below 2^-126 to zero, far below fp16's smallest P (2^-24).
+template <bool FTZ>
+__device__ __forceinline__ float softmax_exp2(float x) {
+  if constexpr (FTZ) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+  } else {
+    return exp2f(x);
+  }
+}
+
 // Online softmax on the register tile, base-2 with the scale folded into one multiply.
 // Rows g and g + 8 of the warp's 16 (g = lane / 4); a row lives in the 4 lanes of a quad. The
 // running sum stays per thread (a partial over its columns) and is summed over the quad once,
 // at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
 // MASK = false skips the visibility test, for tiles wholly inside the sequence and (causal)
-// wholly at or below the diagonal.
-template <class T, bool MASK = true>
+// wholly at or below the diagonal. FTZ_EXP2: see softmax_exp2.
+template <class T, bool MASK = true, bool FTZ_EXP2 = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
@@ -118,14 +132,14 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
     RowState& row = rows[half_row];
     const float m_new = fmaxf(row.m, group_max<4>(tile_max));
     const float base = m_new == kNegInf ? 0.0f : m_new * scale_log2;
-    alpha[half_row] = exp2f(row.m * scale_log2 - base);
+    alpha[half_row] = softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base);
     float partial = 0.0f;
 #pragma unroll
     for (int n = 0; n < T::BC / 8; ++n)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         float& x = s[n][2 * half_row + c];
-        x = exp2f(fmaf(x, scale_log2, -base));
+        x = softmax_exp2<FTZ_EXP2>(fmaf(x, scale_log2, -base));
         partial += x;
       }
     row.l = row.l * alpha[half_row] + partial;

@@ -121,6 +121,17 @@ __device__ __forceinline__ void set_max_registers() {
   else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGISTERS));
 }
 
+// Ping-pong between a CTA's two consumer warpgroups (named barriers 1 and 2; 0 is
+// __syncthreads): a warpgroup issues its GEMMs only on its turn, then hands the turn to the
+// other, so one warpgroup's softmax runs while the other's GEMMs hold the tensor cores.
+// Each barrier counts 256 threads: the 128 waiting and the 128 passing the turn.
+__device__ __forceinline__ void wait_turn(int warpgroup) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(1 + warpgroup) : "memory");
+}
+__device__ __forceinline__ void pass_turn(int warpgroup) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - warpgroup) : "memory");
+}
+
 // Makes generic-proxy writes to shared memory (cp.async, st.shared) visible to wgmma's reads.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
