@@ -60,10 +60,26 @@ class Variant:
     direction: str
     speedup: tuple[float, float]
     arch: str
+    # The shape its hypothesis is judged at, "B,H,S,D" or "B,H,S,D,causal", for a step that
+    # changes only some shapes (say, only D = 128); "" = the report's headline shape.
+    judged_at: str = ""
 
     @property
     def path(self) -> Path:
         return VARIANTS_DIR / self.file
+
+
+def _is_shape_spec(spec: str) -> bool:
+    parts = [p.strip() for p in spec.split(",")]
+    return len(parts) in (4, 5) and all(p.isdigit() for p in parts[:4]) and (len(parts) == 4 or parts[4] == "causal")
+
+
+def judged_shape(v: Variant) -> tuple[int, int, int, int, bool] | None:
+    """(B, H, S, D, causal) of the manifest's judged_at, or None for the headline shape."""
+    if not v.judged_at:
+        return None
+    parts = [p.strip() for p in v.judged_at.split(",")]
+    return (*(int(p) for p in parts[:4]), len(parts) == 5)
 
 
 @cache
@@ -80,6 +96,9 @@ def manifest() -> tuple[Variant, ...]:
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
         if v.metric not in METRICS:
             raise ValueError(f"manifest: {v.name!r} names unknown metric {v.metric!r} (known: {sorted(METRICS)})")
+        if v.judged_at and not _is_shape_spec(v.judged_at):
+            raise ValueError(f"manifest: {v.name!r} judged_at must be 'B,H,S,D' or 'B,H,S,D,causal', "
+                             f"not {v.judged_at!r}")
         if v.direction not in ("up", "down"):
             raise ValueError(f"manifest: {v.name!r} direction must be 'up' or 'down'")
         out.append(v)

@@ -106,3 +106,11 @@ def test_callable_validates_before_launching():
     with pytest.raises(ValueError, match="must be CUDA tensors"):
         attn(*_qkv())
     assert lib.calls == 0, "nothing reaches the kernel when validation fails"
+
+
+def test_judged_at_names_a_shape_or_nothing():
+    assert variants._is_shape_spec("4,16,4096,128") and variants._is_shape_spec("1,8,512,64,causal")
+    assert not variants._is_shape_spec("4,16,4096") and not variants._is_shape_spec("4,16,4096,128,1")
+    for v in variants.manifest():
+        shape = variants.judged_shape(v)
+        assert shape is None if not v.judged_at else shape[:4] == tuple(int(p) for p in v.judged_at.split(",")[:4])
