@@ -290,3 +290,40 @@ def test_bar_uses_the_last_step_that_was_measured():
     data._lat = {k: v for k, v in data._lat.items() if k[0] not in hopper}
     assert report.bar_step(data) == "async_pipeline"
     assert any("async_pipeline" in line for line in report.success_bar(data, "async_pipeline"))
+
+
+JUDGED_RUN = "20261122T021511Z-38fabed"  # 18 steps; steps 16-17 change D = 128 only
+
+
+@pytest.mark.skipif(not (records.RUNS_DIR / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
+def test_a_step_with_judged_at_is_judged_at_its_own_shape():
+    data = report._data(records.RunRecord.open(JUDGED_RUN))
+    head = data.headline()
+    abl = report._ablation(data, head, "hot")
+    hyp = report.hypothesis_rows(data, abl).set_index("variant")
+    d128 = report._ablation(data, (4, 16, 4096, 128, False), "hot").set_index("variant")
+    for name in ("wide_kv_tiles_d128", "ping_pong_d128"):
+        assert variants.get(name).judged_at == "4,16,4096,128"
+        assert hyp.loc[name, "judged_at"] == "(4, 16, 4096, 128) non-causal"
+        assert hyp.loc[name, "vs_parent"] == d128.loc[name, "vs_parent"]
+        assert hyp.loc[name, "hypothesis_verdict"] == d128.loc[name, "hypothesis_verdict"]
+        # at the D = 64 headline the step changes nothing: its row there is a different one
+        assert abs(abl.set_index("variant").loc[name, "vs_parent"] - 1) < 0.01
+    # every other step keeps its headline row
+    others = [n for n in abl["variant"] if n not in ("wide_kv_tiles_d128", "ping_pong_d128")]
+    assert (hyp.loc[others, "judged_at"] == "").all()
+    assert hyp.loc[others, "vs_parent"].equals(abl.set_index("variant").loc[others, "vs_parent"])
+
+
+@pytest.mark.skipif(not (records.RUNS_DIR / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
+def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
+    rec = records.RunRecord.open(JUDGED_RUN)
+    md = report.write(rec, tmp_path).read_text(encoding="utf-8")
+    rows = _table_after(md, "Against Nsight Compute's `gpu__time_duration`")
+    ratios = [(float(r[3]), float(r[4])) for r in rows]
+    long_ = [x for d, x in ratios if d >= report.NCU_XVAL_MIN_US]
+    short = [x for d, x in ratios if d < report.NCU_XVAL_MIN_US]
+    assert long_ and short
+    sentence = md[md.index("Against Nsight Compute's `gpu__time_duration`"):].split("\n")[0]
+    assert f"ratios {min(long_):.3f} to {max(long_):.3f} where the kernel runs at least" in sentence
+    assert f"({len(short)} pairs: {min(short):.3f} to {max(short):.3f})" in sentence
