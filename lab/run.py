@@ -164,7 +164,7 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
     """Open a new run record with its environment and parameters; the stages read them back."""
     import torch
 
-    from lab import variants
+    from lab import timing, variants
 
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -175,7 +175,8 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
                                        profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=list(backends), seed=seed))
+                                       backends=list(backends), seed=seed,
+                                       stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
     rec.write_json("stages.json", {})
     return rec
 
@@ -262,8 +263,11 @@ def stage_timing(rec, progress=print) -> None:
         kernels = _kernels(rec)
         shapes, modes = p["shapes"], p["modes"]
         progress(f"  {len(shapes)} shapes x {len(kernels)} variants + SDPA {p['backends']}, modes {modes}")
-        # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20.
-        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20))
+        # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20, and
+        # before stop_guard, no guard.
+        guard_confidence, guard_factor = p.get("stop_guard") or (None, 2.0)
+        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
+                               guard_confidence=guard_confidence, guard_factor=guard_factor)
         clocks = records.Clocks()
         peers = peer_mod.peers(p["backends"])
         aa = list(kernels)[-1] if kernels else None
@@ -316,9 +320,14 @@ def run(progress=print, **params) -> records.RunRecord:
     return rec
 
 
-def cross_validate(shape: Shape, peer) -> dict:
+CROSSVAL_ROUNDS = 5
+
+
+def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
     """SDPA's hot median from this harness next to triton.testing.do_bench_cudagraph's, both on
-    one input set, so a bias in the harness shows up as a ratio away from 1."""
+    one input set, so a bias in the harness shows up as a ratio away from 1. The two alternate
+    over `rounds` rounds (10 harness samples, then one 50 ms triton measurement), so a clock or
+    power drift during the comparison falls on both alike; each side's value is its median."""
     import statistics
 
     import torch
@@ -333,11 +342,18 @@ def cross_validate(shape: Shape, peer) -> dict:
             return {**out, "error": reason}
         launch = peer.bind(q, k, v, shape.causal, None)
         with peer.context():
-            harness = statistics.median(timing.HotTimer(launch).samples(30))
             from triton.testing import do_bench_cudagraph
 
-            triton_us = do_bench_cudagraph(launch, rep=100, return_mode="median") * 1e3
-        return {**out, "harness_us": harness, "triton_us": triton_us, "ratio": harness / triton_us}
+            timer = timing.HotTimer(launch)
+            harness_rounds, triton_rounds = [], []
+            for _ in range(rounds):
+                harness_rounds.append(timer.samples(10))
+                triton_rounds.append(do_bench_cudagraph(launch, rep=50, return_mode="median") * 1e3)
+        harness = statistics.median(x for r in harness_rounds for x in r)
+        triton_us = statistics.median(triton_rounds)
+        return {**out, "harness_us": harness, "triton_us": triton_us, "ratio": harness / triton_us,
+                "harness_round_medians_us": [statistics.median(r) for r in harness_rounds],
+                "triton_round_medians_us": triton_rounds}
     except Exception as exc:  # noqa: BLE001 - a missing triton is recorded, not fatal
         return {**out, "error": f"{type(exc).__name__}: {exc}"}
 
