@@ -144,12 +144,29 @@ class ColdTimer:
 
 @dataclass
 class StopRule:
-    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap."""
+    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap.
+
+    A guard goes with it: the 99% CI must also lie within +-2 rel_ci. Latencies can be
+    multimodal (a comb of modes a tile's time apart, where unequal CTAs finish in varying
+    order); a median near a gap between two modes can pass the 95% test while a few percent of
+    bootstrap resamples put it in the next mode, which widens the speedup intervals computed
+    later. The guard keeps such a row sampling; a unimodal row passes both tests together.
+    """
 
     rel_ci: float = 0.005
     cap_s: float = 5.0  # wall time per (implementation, shape, mode)
     min_samples: int = 20
     block: int = 10  # samples per turn of the round robin
+    guard_confidence: float | None = 0.99  # None: no guard (runs recorded before it existed)
+    guard_factor: float = 2.0
+
+    def met_by(self, samples) -> bool:
+        from lab.stats import relative_ci_halfwidth
+
+        if len(samples) < self.min_samples or relative_ci_halfwidth(samples) > self.rel_ci:
+            return False
+        return (self.guard_confidence is None
+                or relative_ci_halfwidth(samples, self.guard_confidence) <= self.guard_factor * self.rel_ci)
 
 
 def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context_of=None):
@@ -161,8 +178,6 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
     """
     import contextlib
     import random
-
-    from lab.stats import relative_ci_halfwidth
 
     rng = random.Random(seed)
     state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "stopped_by": None, "spent": 0.0}
@@ -184,7 +199,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             st["clock_mhz"] += [clock] * len(block)
             st["throttled"] += [before[1] or after[1]] * len(block)
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
-            if len(kept) >= rule.min_samples and relative_ci_halfwidth(kept) <= rule.rel_ci:
+            if rule.met_by(kept):
                 st["stopped_by"] = "ci"
             elif st["spent"] >= rule.cap_s:
                 st["stopped_by"] = "cap"

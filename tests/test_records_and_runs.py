@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import records, run
+from lab import records, run, stats
 
 
 def test_shape_sets():
@@ -152,3 +152,42 @@ def test_profiled_shapes_all_or_one_per_s_and_d():
     assert all(not s.causal for s in distinct)
     with pytest.raises(ValueError, match="profile_shapes"):
         run.shapes_to_profile(shapes, "some")
+
+
+def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
+    from lab import timing
+
+    rule = timing.StopRule(rel_ci=0.005, min_samples=50)
+    rng = np.random.default_rng(0)
+    unimodal = rng.lognormal(np.log(100.0), 0.01, 400)
+    assert rule.met_by(unimodal)
+    # A comb: 177 of 400 samples in a mode 3 % below the main one, so the median sits at the
+    # main mode's lower edge: the 95 % CI (ranks 200 +- ~20) stays in the main mode, the 99 %
+    # one (200 +- ~26) reaches the other.
+    comb = np.concatenate([rng.normal(97.0, 0.05, 177), rng.normal(100.0, 0.05, 223)])
+    rng.shuffle(comb)
+    assert stats.relative_ci_halfwidth(comb) <= 0.005
+    assert stats.relative_ci_halfwidth(comb, 0.99) > 0.01
+    assert not rule.met_by(comb)
+    assert timing.StopRule(rel_ci=0.005, min_samples=50, guard_confidence=None).met_by(comb)  # old rule
+    assert not rule.met_by(unimodal[:40])  # the minimum count still holds
+
+
+def test_interleave_stops_each_row_by_its_rule_and_records_why():
+    from lab import timing
+
+    class FakeTimer:
+        def __init__(self, draw):
+            self.draw = draw
+
+        def samples(self, n):
+            return [self.draw() for _ in range(n)]
+
+    rng = np.random.default_rng(1)
+    halves = iter([97.0, 100.0] * 100000)  # two equal modes: the median's CI always spans the gap
+    timers = {"steady": FakeTimer(lambda: float(rng.lognormal(np.log(50.0), 0.01))),
+              "comb": FakeTimer(lambda: next(halves))}
+    state = timing.interleave(timers, timing.StopRule(rel_ci=0.005, cap_s=0.05, min_samples=50))
+    assert state["steady"]["stopped_by"] == "ci" and len(state["steady"]["samples"]) % 10 == 0
+    assert state["comb"]["stopped_by"] == "cap"
+    assert len(state["comb"]["samples"]) > len(state["steady"]["samples"])
