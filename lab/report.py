@@ -655,6 +655,35 @@ def noise_floor(rec) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["shape", "mode", "impl", "base", "ratio", "lo", "hi", "p_adjusted", "verdict"])
 
 
+PRECISION_BAND = 0.01  # a speedup interval "as tight as a change the verdicts can call": +-1 %
+
+
+def precision_summary(data: RunData, group: str = "canonical", band: float = PRECISION_BAND) -> dict:
+    """How many speedup intervals against PEER at the shapes of `group` lie within +-band of their
+    ratio, and which do not (with the sample counts and stop reasons of both rows)."""
+    total, wider = 0, []
+    for shape in data.measured_shapes:
+        if shape_group(shape) != group:
+            continue
+        for mode in data.modes:
+            for impl in data.impls(shape):
+                if impl == PEER:
+                    continue
+                ci = data.speedup(impl, PEER, shape, mode)
+                if ci is None:
+                    continue
+                total += 1
+                half = max(ci.ratio - ci.lo, ci.hi - ci.ratio) / ci.ratio
+                if half > band:
+                    row = data.summary_row(impl, shape, mode) or {}
+                    lat = np.asarray(data.lat(impl, shape, mode))
+                    med = float(np.median(lat))
+                    near = float(np.mean(np.abs(lat - med) <= 0.005 * med)) * 100  # density at the median
+                    wider.append(dict(impl=impl, shape=shape_label(shape), mode=mode, half_pct=half * 100,
+                                      n=row.get("n"), stopped_by=row.get("stopped_by"), near_median_pct=near))
+    return {"total": total, "within": total - len(wider), "wider": wider}
+
+
 def clock_summary(data: RunData) -> dict:
     raw = data.raw_samples
     out = {"n": int(len(raw)), "throttled": 0, "clock_min": None, "clock_max": None, "clock_median": None}
@@ -1418,6 +1447,17 @@ def _build(data: RunData, reports_dir: Path) -> Report:
         add("**Noise floor.** No A/A twin (`<impl>" + AA_SUFFIX + "`) was measured in this run: the noise floor "
             "is not known.")
     add("")
+    prec = precision_summary(data)
+    if prec["total"]:
+        wider = "; ".join(f"{w['impl']} at {w['shape']} {w['mode']} (±{w['half_pct']:.2f} %, n={w['n']}, "
+                          f"stopped by {w['stopped_by']}; {w['near_median_pct']:.0f} % of its samples within "
+                          "±0.5 % of its median)" for w in prec["wider"])
+        add(f"**Precision.** Speedup intervals against {PEER} at the canonical shapes: {prec['within']} of "
+            f"{prec['total']} lie within ±{PRECISION_BAND * 100:.0f} % of their ratio"
+            + (f"; wider: {wider}. Few samples near the median and a wide interval after thousands of samples mark "
+               "a multimodal latency distribution whose median falls between two modes; more samples do not "
+               "narrow such a median." if wider else "."))
+        add("")
     clk = clock_summary(data)
     if clk["n"]:
         clock_txt = (f"SM clock read through NVML at every block of samples: {_clock_range(clk)} (median "

@@ -327,3 +327,26 @@ def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
     sentence = md[md.index("Against Nsight Compute's `gpu__time_duration`"):].split("\n")[0]
     assert f"ratios {min(long_):.3f} to {max(long_):.3f} where the kernel runs at least" in sentence
     assert f"({len(short)} pairs: {min(short):.3f} to {max(short):.3f})" in sentence
+
+
+FINAL_RUN = "20261122T023222Z-793d6a3"
+
+
+@pytest.mark.skipif(not (records.RUNS_DIR / FINAL_RUN).is_dir(), reason=f"run {FINAL_RUN} is not committed")
+def test_precision_summary_counts_canonical_intervals_wider_than_the_band():
+    data = report._data(records.RunRecord.open(FINAL_RUN))
+    prec = report.precision_summary(data)
+    canonical = [s for s in data.measured_shapes if report.shape_group(s) == "canonical"]
+    expected_total = sum(1 for s in canonical for m in data.modes for i in data.impls(s) if i != report.PEER)
+    assert prec["total"] == expected_total
+    assert prec["within"] + len(prec["wider"]) == prec["total"]
+    for w in prec["wider"]:
+        shape = next(s for s in canonical if report.shape_label(s) == w["shape"])
+        a, b = _samples_of(data, w["impl"], shape, w["mode"]), _samples_of(data, report.PEER, shape, w["mode"])
+        ci = stats.speedup_ci(a, b)
+        assert max(ci.ratio - ci.lo, ci.hi - ci.ratio) / ci.ratio > report.PRECISION_BAND
+        assert 0 <= w["near_median_pct"] <= 100
+
+
+def _samples_of(data, impl, shape, mode):
+    return np.asarray(data.lat(impl, shape, mode))
