@@ -660,7 +660,8 @@ PRECISION_BAND = 0.01  # a speedup interval "as tight as a change the verdicts c
 
 def precision_summary(data: RunData, group: str = "canonical", band: float = PRECISION_BAND) -> dict:
     """How many speedup intervals against PEER at the shapes of `group` lie within +-band of their
-    ratio, and which do not (with the sample counts and stop reasons of both rows)."""
+    ratio, and which do not (each with its sample count, stop reason and the share of its samples
+    within +-0.5 % of its median: few, after many samples, mean a median between two modes)."""
     total, wider = 0, []
     for shape in data.measured_shapes:
         if shape_group(shape) != group:
