@@ -121,7 +121,28 @@ def variant_arch(variant: Variant, arch: str) -> str:
     return arch
 
 
-def build_key(variant: Variant, arch: str) -> str:
+# --- configurations: a variant built with preprocessor defines ------------------------------
+#
+# A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
+# same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
+# ("ftz_exp2~no_ping_pong", "ftz_exp2@bc=64,stages=4"); its build is keyed by the defines too.
+
+_DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
+
+
+def define_flags(defines: dict | None) -> list[str]:
+    """-DNAME=VALUE flags in a stable order; names must be FA_* macros, values ints or plain tokens."""
+    flags = []
+    for name, value in sorted((defines or {}).items()):
+        if not _DEFINE_NAME.match(name):
+            raise ValueError(f"define {name!r}: configuration macros are named FA_<UPPER_CASE>")
+        if not re.fullmatch(r"-?[A-Za-z0-9_]+", str(value)):
+            raise ValueError(f"define {name}={value!r}: values are integers or plain identifiers")
+        flags.append(f"-D{name}={value}")
+    return flags
+
+
+def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
     """Hash of everything that determines the binary."""
     import torch
 
@@ -129,7 +150,7 @@ def build_key(variant: Variant, arch: str) -> str:
     for path in [variant.path, *included_headers(variant.path)]:
         h.update(str(path.relative_to(KERNELS_DIR)).encode())
         h.update(path.read_bytes())
-    for item in [*NVCC_FLAGS, *TORCH_NVCC_FLAGS, arch, nvcc_version(), torch.__version__]:
+    for item in [*NVCC_FLAGS, *TORCH_NVCC_FLAGS, arch, nvcc_version(), torch.__version__, *define_flags(defines)]:
         h.update(item.encode())
     return h.hexdigest()
 
@@ -203,6 +224,7 @@ class BuildResult:
     seconds: float = 0.0
     ptxas: list[dict] = field(default_factory=list)
     launch: dict = field(default_factory=dict)  # per head dim: threads, rows per block, dynamic smem
+    defines: dict = field(default_factory=dict)  # a configuration's -D macros ({} for the variant as written)
     log: str = ""  # compiler output (errors when ok is False)
 
     def load(self):
@@ -225,8 +247,8 @@ class BuildResult:
         return d
 
 
-def _build_dir(variant: Variant, key: str) -> Path:
-    return BUILD_ROOT / f"{variant.name}-{key[:16]}"
+def _build_dir(impl: str, key: str) -> Path:
+    return BUILD_ROOT / f"{re.sub(r'[^A-Za-z0-9_.~=-]', '_', impl)}-{key[:16]}"
 
 
 def launch_config(library: str) -> dict:
@@ -242,14 +264,19 @@ def launch_config(library: str) -> dict:
     return out
 
 
-def build_variant(variant: Variant, arch: str | None = None, force: bool = False) -> BuildResult:
-    """Build one variant (or reuse its cached build) in a subprocess; never raises on a compile error."""
+def build_variant(variant: Variant, arch: str | None = None, force: bool = False, defines: dict | None = None,
+                  impl: str | None = None) -> BuildResult:
+    """Build one variant (or reuse its cached build) in a subprocess; never raises on a compile error.
+
+    `defines` builds a configuration of it (a knock-out, a tuning trial) named `impl`."""
     arch = arch or device_arch()
+    impl = impl or variant.name
+    defines = dict(defines or {})
     if reason := unsupported_reason(variant, arch):
-        return BuildResult(name=variant.name, ok=False, arch=arch, log=reason)
+        return BuildResult(name=impl, ok=False, arch=arch, defines=defines, log=reason)
     arch = variant_arch(variant, arch)
-    key = build_key(variant, arch)
-    bdir = _build_dir(variant, key)
+    key = build_key(variant, arch, defines)
+    bdir = _build_dir(impl, key)
     record = bdir / "build.json"
     if record.exists() and not force:
         result = BuildResult(**json.loads(record.read_text()))
@@ -267,7 +294,8 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
     if cuda_home():
         env["CUDA_HOME"] = cuda_home()
     proc = subprocess.run(
-        [sys.executable, "-m", "lab.build", "--one", variant.name, "--key", key, "--dir", str(bdir)],
+        [sys.executable, "-m", "lab.build", "--one", variant.name, "--key", key, "--dir", str(bdir),
+         *(f"--define={flag[2:]}" for flag in define_flags(defines))],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -278,7 +306,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
     (bdir / "build.log").write_text(log)
     library = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
     result = BuildResult(
-        name=variant.name,
+        name=impl,
         ok=proc.returncode == 0 and Path(library).is_file(),
         key=key,
         source_hash=source_hash(variant),
@@ -286,6 +314,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         library=library,
         seconds=round(seconds, 2),
         ptxas=parse_ptxas(log),
+        defines=defines,
     )
     if not result.ok:
         result.log = compile_errors(log)
@@ -295,7 +324,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
     return result
 
 
-def _build_one_in_this_process(name: str, key: str, bdir: Path) -> None:
+def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: list[str]) -> None:
     """Child side of build_variant: run cpp_extension with its ninja output on our stdout."""
     from torch.utils import cpp_extension
 
@@ -303,7 +332,7 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path) -> None:
     lib_path = cpp_extension.load(
         name=f"fa_{variant.name}_{key[:16]}",
         sources=[str(variant.path)],
-        extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}"],
+        extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}", *(f"-D{d}" for d in define_args)],
         extra_include_paths=[str(INCLUDE_DIR)],
         build_directory=str(bdir),
         is_python_module=False,
@@ -314,33 +343,40 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path) -> None:
 
 
 def build_all(names: list[str] | None = None, arch: str | None = None, force: bool = False,
-              jobs: int | None = None, progress=print) -> dict[str, BuildResult]:
-    """Build variants in parallel; a failing variant is reported and the others still build."""
-    variants = [get(n) for n in names] if names else list(manifest())
-    arch = arch or device_arch()
-    jobs = jobs or max(1, min(len(variants), os.cpu_count() or 1))
+              jobs: int | None = None, progress=print,
+              configs: dict[str, tuple[str, dict]] | None = None) -> dict[str, BuildResult]:
+    """Build variants in parallel; a failing variant is reported and the others still build.
 
-    def one(v: Variant) -> BuildResult:
-        r = build_variant(v, arch=arch, force=force)
+    `configs` adds configurations: implementation name -> (variant name, defines)."""
+    jobs_list = [(n, get(n), {}) for n in (names or [v.name for v in manifest()])]
+    jobs_list += [(impl, get(variant), dict(defines)) for impl, (variant, defines) in (configs or {}).items()]
+    arch = arch or device_arch()
+    jobs = jobs or max(1, min(len(jobs_list), os.cpu_count() or 1))
+
+    def one(job) -> BuildResult:
+        impl, v, defines = job
+        r = build_variant(v, arch=arch, force=force, defines=defines, impl=impl)
         status = "cached" if r.cached else (f"built in {r.seconds:.1f} s" if r.ok else "FAILED")
-        progress(f"  build {v.name:<18} {status}")
+        progress(f"  build {impl:<18} {status}")
         return r
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(one, variants))
+        results = list(pool.map(one, jobs_list))
     return {r.name: r for r in results}
 
 
 # --- compile check without torch or a GPU (CI) ---------------------------------------------
 
 
-def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None) -> tuple[bool, str, list[dict]]:
+def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None,
+                  defines: dict | None = None) -> tuple[bool, str, list[dict]]:
     """Compile the variant's device code alone with plain nvcc (-cubin), with the real build's
-    flags; return (ok, compiler output, ptxas records)."""
+    flags (and a configuration's defines); return (ok, compiler output, ptxas records)."""
     arch = variant_arch(variant, arch)  # the arch-specific target (sm_90a), as the real build uses
+    tag = "".join(f"-{k}={v}" for k, v in sorted((defines or {}).items()))
     with tempfile.TemporaryDirectory() as tmp:
-        cubin = Path(out_dir or tmp) / f"{variant.name}.{arch}.cubin"
-        cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS,
+        cubin = Path(out_dir or tmp) / f"{variant.name}{tag}.{arch}.cubin"
+        cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS, *define_flags(defines),
                f"-I{INCLUDE_DIR}", "-o", str(cubin), str(variant.path)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
@@ -355,9 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--key", help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
+    ap.add_argument("--define", action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        _build_one_in_this_process(args.one, args.key, Path(args.dir))
+        _build_one_in_this_process(args.one, args.key, Path(args.dir), args.define)
         return 0
     results = build_all(args.variants.split(",") if args.variants else None, arch=args.arch, force=args.force)
     failed = [r for r in results.values() if not r.ok]
