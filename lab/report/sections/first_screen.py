@@ -1,0 +1,2 @@
+def section_first_screen(ctx):
+    return []
