@@ -13,6 +13,7 @@ METRIC_MOVE = 0.05  # relative move of a hypothesis metric that counts as "moved
 XVAL_GAP = 0.03  # cross-validation ratio further than this from 1 is listed as a threat
 KEYS = ["B", "H", "S", "D", "causal"]
 FIGURES = {
+    "hero": "hero_tflops.png",
     "latency": "latency_ecdf.png",
     "speedup": "speedup.png",
     "roofline": "roofline.png",

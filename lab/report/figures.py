@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from lab.report.common import DPI, PEER, _isnum, fmt_ratio, shape_label
-from lab.report.load import RunData, _bool, _num
+from lab.report.load import RunData, _bool, _num, _variant
 from lab.report.tables import _dims, _stall_columns
 
 
@@ -35,8 +35,42 @@ def _style():
 
 
 def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI, metadata={"Software": None}, bbox_inches=None)
+    # no software/date metadata and a fixed SVG hash salt (in _style): a second write is byte-identical;
+    # bbox "tight" keeps legends placed outside the axes inside the image
+    meta = {"Software": None} if path.suffix == ".png" else {"Creator": None, "CreationDate": None}
+    fig.savefig(path, dpi=DPI, metadata=meta, bbox_inches="tight", pad_inches=0.15)
     return path
+
+
+BRANCH_COLORS = {"portable": "#4C72B0", "sm_90a": "#55A868"}  # the ladder's arch branches; others grey
+STEP_COLORS = ["#4C72B0", "#55A868", "#1F3B73", "#2F6B3A"]
+PEER_COLORS = ["#C44E52", "#DD8452", "#8172B3", "#937860", "#DA8BC3", "#CCB974", "#64B5CD", "#000000"]
+
+
+def peer_colors(peers: list[str]) -> dict:
+    """A distinct colour per peer, none of them the branches' blue and green."""
+    return {p: PEER_COLORS[i % len(PEER_COLORS)] for i, p in enumerate(peers)}
+
+
+def step_colors(steps: list[str]) -> dict:
+    """A step's colour from its arch branch; two steps of one branch get a darker second shade."""
+    out, used = {}, set()
+    for v in steps:
+        var = _variant(v)
+        c = BRANCH_COLORS.get(var.arch if var else "", "#8C8C8C")
+        out[v] = c if c not in used else next((x for x in STEP_COLORS if x not in used), c)
+        used.add(out[v])
+    return out
+
+
+def highlighted(data: RunData) -> list[str]:
+    """What the summary figures show in colour: the last measured step of each arch branch, then the peers."""
+    ends: dict = {}
+    for v in data.variants:
+        if any(k[0] == v for k in data._lat):
+            var = _variant(v)
+            ends[var.arch if var else ""] = v
+    return list(ends.values()) + data.peers()
 
 
 def _palette(names: list[str]) -> dict:
@@ -131,27 +165,33 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
     impls = [i for i in data.impls() if i in set(p["impl"])] + sorted(set(p["impl"]) - set(data.impls()))
     pshapes = list(dict.fromkeys(Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
                                  for r in p.itertuples()))
-    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H"]
     with _style():
-        fig = _figure((9.0, 5.4))
+        fig = _figure((9.5, 5.6))
         ax = fig.subplots()
         ax.plot(xs, np.minimum(peak, xs * bw / 1e3), color="black", lw=1.5,
                 label=f"roofline: {peak:.0f} TFLOP/s,\n{bw:.0f} GB/s, ridge {ridge:.0f} FLOP/B")
         ax.axvline(ridge, color="grey", lw=0.8, ls=":")
-        pal = _palette(impls)
+        shown = [i for i in highlighted(data) if i in impls]
+        pal = {**step_colors([i for i in shown if data.kind(i) == "variant"]),
+               **peer_colors([i for i in shown if data.kind(i) in ("sdpa", "peer")])}
         for impl in impls:
+            lit = impl in shown
             for k, ps in enumerate(pshapes):
                 sel = p[(p["impl"] == impl) & (p["S"] == ps.S) & (p["D"] == ps.D) & (p["B"] == ps.B)
                         & (p["H"] == ps.H)]
                 if len(sel):
-                    ax.scatter(sel["arithmetic_intensity"], sel["achieved_tflops"], color=pal[impl],
-                               marker=markers[k % len(markers)], s=40, edgecolor="black", linewidth=0.4, zorder=3)
+                    ax.scatter(sel["arithmetic_intensity"], sel["achieved_tflops"], color=pal.get(impl, "#B0B0B0"),
+                               marker=markers[k % len(markers)], s=46 if lit else 22, alpha=1.0 if lit else 0.35,
+                               edgecolor="black" if lit else "none", linewidth=0.4, zorder=4 if lit else 2)
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color="black", lw=1.5)]
         names = [ax.get_legend_handles_labels()[1][0]]
-        handles += [Line2D([], [], marker="o", ls="", color=pal[i], markeredgecolor="black") for i in impls]
-        names += impls
+        handles += [Line2D([], [], marker="o", ls="", color=pal[i], markeredgecolor="black") for i in shown]
+        names += shown
+        handles.append(Line2D([], [], marker="o", ls="", color="#B0B0B0", alpha=0.5))
+        names.append("earlier steps (faded)")
         handles += [Line2D([], [], marker=markers[k % len(markers)], ls="", color="grey") for k in range(len(pshapes))]
         names += [shape_label(s) for s in pshapes]
         ax.legend(handles, names, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
@@ -160,7 +200,6 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
         ax.set_xlabel("arithmetic intensity, FLOP per DRAM byte (ncu dram__bytes)")
         ax.set_ylabel("achieved TFLOP/s (ncu duration)")
         ax.set_title("Roofline with the ceilings measured on this GPU")
-        fig.subplots_adjust(left=0.09, right=0.62, bottom=0.11, top=0.93)
         _save(fig, path)
     return None
 
@@ -182,12 +221,12 @@ def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:
                 f"a sweep needs at least three per (D, causal)): TFLOP/s-vs-S figure skipped; "
                 "`make ablation SHAPES=sweep` measures one")
     keys = sorted(groups)
-    impls = data.impls()
-    impls = [i for i in impls if not i.endswith(AA_SUFFIX)]
-    pal = _palette(impls)
+    impls = [i for i in highlighted(data) if not i.endswith(AA_SUFFIX)]
+    pal = {**step_colors([i for i in impls if data.kind(i) == "variant"]),
+           **peer_colors([i for i in impls if data.kind(i) in ("sdpa", "peer")])}
     with _style():
-        width = 4.2 * len(keys) + 2.4
-        fig = _figure((width, 4.2))
+        width = max(4.2 * len(keys), 8.0)
+        fig = _figure((width, 4.6))
         axes = np.atleast_1d(fig.subplots(1, len(keys), sharey=True))
         for ax, key in zip(axes, keys):
             for impl in impls:
@@ -199,8 +238,10 @@ def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:
             ax.set_title(f"D={key[0]}, {'causal' if key[1] else 'non-causal'}")
             ax.set_xlabel("sequence length S")
         axes[0].set_ylabel(f"TFLOP/s ({mode} median)")
-        axes[-1].legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-        fig.subplots_adjust(left=0.75 / width, right=1 - 1.7 / width, bottom=0.13, top=0.9, wspace=0.08)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=min(len(labels), 6),
+                   frameon=False)
+        fig.suptitle("TFLOP/s against sequence length: the last step of each branch and the peers", fontsize=10)
         _save(fig, path)
     return None
 

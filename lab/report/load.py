@@ -4,13 +4,14 @@ from dataclasses import dataclass
 from dataclasses import field
 from lab import records
 from lab import stats
-from lab.run import AA_SUFFIX
-from lab.run import Shape
+from lab.run import AA_SUFFIX, Shape
 import math
 import numpy as np
 import pandas as pd
 
 from lab.report.common import HEADLINE, KEYS, _isnum
+
+KNOCKOUT_MARK, TUNING_MARK = "~no_", "@"  # `<variant>~no_<switch>`, `<variant>@<tuning>`
 
 
 @dataclass
@@ -143,16 +144,59 @@ class RunData:
                 modes.append(mode)
         return modes
 
-    def impls(self, shape: Shape | None = None) -> list[str]:
-        """Every implementation measured (at `shape`): variants, A/A twins, then SDPA backends."""
+    def kind(self, impl: str) -> str:
+        """variant | aa (A/A twin) | knockout (`<variant>~no_<switch>`) | tuning (`<variant>@...`) |
+        sdpa (`sdpa_<backend>`) | peer (any other implementation: an external kernel)."""
+        if impl.endswith(AA_SUFFIX):
+            return "aa"
+        if KNOCKOUT_MARK in impl:
+            return "knockout"
+        if TUNING_MARK in impl:
+            return "tuning"
+        if impl in self.variants:
+            return "variant"
+        return "sdpa" if impl.startswith("sdpa_") else "peer"
+
+    def impls(self, shape: Shape | None = None, studies: bool = False) -> list[str]:
+        """Every implementation measured (at `shape`): variants, A/A twins, SDPA backends, then other
+        peers; knock-out and tuning impls (their own sections) only with studies=True."""
         present = [impl for (impl, s, _) in self._lat if shape is None or s == shape]
-        present = list(dict.fromkeys(present))
+        present = [i for i in dict.fromkeys(present) if studies or self.kind(i) not in ("knockout", "tuning")]
         order = [v for v in self.variants if v in present]
         order += [i for i in present if i.endswith(AA_SUFFIX) and i not in order]
         backends = [f"sdpa_{b}" for b in self.params.get("backends", [])]
         order += [b for b in backends if b in present]
+        order += sorted(i for i in present if i not in order and self.kind(i) == "sdpa")
         order += sorted(i for i in present if i not in order)
         return order
+
+    def peers(self, shape: Shape | None = None) -> list[str]:
+        """SDPA's backends and external peers measured (at `shape`), in impls() order."""
+        return [i for i in self.impls(shape) if self.kind(i) in ("sdpa", "peer")]
+
+    def fastest_peer(self, shape, mode) -> str | None:
+        """The peer (SDPA backend or external kernel) with the lowest median; sdpa_default only if alone."""
+        cands = [i for i in self.peers(shape) if self.lat(i, shape, mode) is not None]
+        explicit = [i for i in cands if i != "sdpa_default"] or cands
+        return min(explicit, key=lambda i: (self.median(i, shape, mode), i)) if explicit else None
+
+    def absent_peers(self) -> dict[str, str]:
+        """Peers the run recorded as absent (peers.json, or an `absent` entry in shapes.json), with why."""
+        out: dict[str, str] = {}
+        raw = self._json("peers.json", None, quiet=True)
+        entries = raw.items() if isinstance(raw, dict) else (((e.get("name"), e) for e in raw)
+                                                               if isinstance(raw, list) else ())
+        for name, e in entries:
+            if not name:
+                continue
+            e = e if isinstance(e, dict) else {"status": e}
+            status = str(e.get("status", "")).lower()
+            if e.get("available") is False or status in ("absent", "unavailable", "missing", "not installed"):
+                out[str(name)] = _first_line(e.get("reason") or e.get("error") or status or "absent")
+        for note in self.shape_notes or []:
+            for name, why in ((note.get("absent") or {}) if isinstance(note, dict) else {}).items():
+                out.setdefault(str(name), _first_line(why))
+        return out
 
     def headline(self) -> Shape | None:
         shapes = self.measured_shapes or self.shapes
