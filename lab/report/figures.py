@@ -63,6 +63,28 @@ def step_colors(steps: list[str]) -> dict:
     return out
 
 
+def impl_colors(data: RunData, impls: list[str]) -> dict:
+    """Every impl its own colour: steps in shades of their branch's hue (blues: portable, greens: sm_90a,
+    purples otherwise), an A/A twin its step's colour, peers the distinct peer colours."""
+    from matplotlib import colormaps
+
+    steps = [i for i in impls if data.kind(i) == "variant"]
+    by_branch: dict = {}
+    for v in steps:
+        var = _variant(v)
+        by_branch.setdefault(var.arch if var else "", []).append(v)
+    maps = {"portable": "Blues", "sm_90a": "Greens"}
+    out = {}
+    for arch, vs in by_branch.items():
+        cmap = colormaps[maps.get(arch, "Purples")]
+        for k, v in enumerate(vs):
+            out[v] = cmap(0.35 + 0.6 * k / max(len(vs) - 1, 1))
+    out.update(peer_colors([i for i in impls if data.kind(i) in ("sdpa", "peer")]))
+    for i in impls:
+        out.setdefault(i, out.get(i.removesuffix(AA_SUFFIX), "#8C8C8C"))
+    return out
+
+
 def highlighted(data: RunData) -> list[str]:
     """What the summary figures show in colour: the last measured step of each arch branch, then the peers."""
     ends: dict = {}
@@ -87,7 +109,7 @@ def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str |
     with _style():
         fig = _figure((11.0, 4.6))
         ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
-        pal = _palette(impls)
+        pal = impl_colors(data, impls)
         for impl in impls:
             x = np.sort(data.lat(impl, shape, mode))
             y = np.arange(1, len(x) + 1) / len(x)
@@ -102,7 +124,8 @@ def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str |
         ax2.axvline(0, color="black", lw=0.8)
         ax2.set_title("ECDF of latency / median (spread)")
         ax2.set_yticklabels([])
-        fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(0.705, 0.5), frameon=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="center left", bbox_to_anchor=(0.705, 0.5), frameon=False,
+                   fontsize=7.5)
         fig.suptitle(f"Latency distributions at {shape_label(shape)} ({mode}, throttled samples dropped)",
                      fontsize=10)
         fig.subplots_adjust(left=0.06, right=0.70, bottom=0.12, top=0.86, wspace=0.06)
@@ -114,7 +137,7 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
     if abl.empty or not abl["vs_sdpa_flash"].notna().any() and not abl["vs_parent"].notna().any():
         return "no speedups to plot"
     with _style():
-        fig = _figure((10.0, 4.2))
+        fig = _figure((12.7, 5.6))
         axes = fig.subplots(1, 2)
         panels = (("vs_parent", "speedup over parent step", "tab:blue"),
                   ("vs_sdpa_flash", f"speedup over {PEER}", "tab:orange"))
@@ -127,9 +150,9 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
             ok = np.isfinite(vals)
             ax.errorbar(vals[ok], y[ok], xerr=[vals[ok] - lo[ok], hi[ok] - vals[ok]], fmt="o", color=color,
                         ecolor="black", elinewidth=1.2, capsize=4, ms=6)
-            for yi, v in zip(y[ok], vals[ok]):
-                ax.annotate(f"{fmt_ratio(v)}×", (v, yi), textcoords="offset points", xytext=(0, 7), ha="center",
-                            fontsize=7)
+            for yi, v, h in zip(y[ok], vals[ok], hi[ok]):
+                ax.annotate(f"{fmt_ratio(v)}×", (h, yi), textcoords="offset points", xytext=(6, 0), ha="left",
+                            va="center", fontsize=7)
             for yi in y[~ok]:
                 ax.annotate("n/a", (1.0, yi), ha="center", va="center", fontsize=7, color="grey")
             ax.axvline(1.0, color="black", lw=1, ls="--")
@@ -138,12 +161,13 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
             ax.set_yticklabels(labels if ax is axes[0] else [""] * len(labels))
             ax.set_ylim(-0.7, len(abl) - 0.3)
             finite = np.concatenate([lo[ok], hi[ok], [1.0]])
-            ax.set_xlim(finite.min() / 1.6, finite.max() * 1.6)
-            ax.set_title(title + " (95 % BCa CI; > 1 = faster)")
+            ax.set_xlim(finite.min() / 1.6, finite.max() * 3.0)
+            ax.set_title(title)
             ax.set_xlabel("ratio of medians (log scale)")
         shape = abl.attrs.get("shape") or ""
-        fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}", fontsize=10)
-        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.14, top=0.85, wspace=0.08)
+        fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}: ratio of medians with its 95 % BCa "
+                     "interval (> 1: faster)", fontsize=10)
+        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.88, wspace=0.1)
         _save(fig, path)
     return None
 

@@ -17,9 +17,11 @@ from lab.report.sections.results import (section_missing, section_per_shape, sec
                                          section_sweep, section_threats)
 
 FIRST_SCREEN = [section_title, section_first_screen]
-SECTIONS = FIRST_SCREEN + [section_headline, section_objective, section_environment, section_methodology,
-                           section_ablation, section_bar, section_per_shape, section_sweep, section_profiler,
+SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_ablation, section_per_shape, section_sweep,
+                           section_profiler, section_objective, section_methodology, section_environment,
                            section_missing, section_threats, section_reproduce]
+# The lead adds "Knock-outs" and "Tuning" sections here (e.g. after section_ablation); their impls
+# (`<variant>~no_<switch>`, `<variant>@...`) are kept out of every other table: RunData.impls(studies=True).
 
 
 def build(data, reports_dir) -> Report:
