@@ -106,7 +106,8 @@ def _bar_table(data: RunData, best: str, peer: str, rows: pd.DataFrame) -> str:
                     f"{fmt_us(_p90(data, best, r.shape, r.mode))} / {fmt_us(_p90(data, r.fastest, r.shape, r.mode))}",
                     level])
     return md_table(["shape", "mode", f"{best} µs", "fastest SDPA", "its µs", f"{best} vs fastest [95% CI]",
-                     f"{peer} µs", f"{best} vs {peer} [95% CI]", f"p90 µs ({best} / fastest)", "this row"], out)
+                     f"{peer} µs", f"{best} vs {peer} [95% CI]", f"p90 µs ({best} / fastest)", "this row"], out,
+                    "llrlrrrrrr")
 
 
 def bar_verdicts(data: RunData, best: str, rows: pd.DataFrame) -> list[tuple]:
