@@ -100,3 +100,12 @@ def profile_side_by_side(run, shape, step_a: str, step_b: str) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     out.attrs["profiled_shape"] = shape_label(pshape)
     return out
+
+
+def png(fig) -> bytes:
+    """The figure as PNG bytes (for IPython.display.Image: our figures are not pyplot's)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", metadata={"Software": None})
+    return buf.getvalue()
