@@ -9,14 +9,11 @@ from lab.report.helpers import _shape_tuple
 from lab.report.context import Context
 
 
-def section_methodology(ctx: Context) -> list[str]:
+def _timing(ctx: Context) -> list[str]:
     data = ctx.data
     env = ctx.data.env
-    params = ctx.data.params
     L: list[str] = []
     add = L.append
-    add("## Methodology")
-    add("")
     summ = data.summary
     sets_txt = MISSING
     if summ is not None and "input_sets" in summ.columns:
@@ -33,6 +30,15 @@ def section_methodology(ctx: Context) -> list[str]:
         f"re-read from it (input sets per shape, from summary.csv: {sets_txt}). *cold*: a buffer of twice the "
         "L2 is overwritten before every launch and a sample is one launch.")
     add("")
+    return L
+
+
+def _sampling(ctx: Context) -> list[str]:
+    data = ctx.data
+    params = ctx.data.params
+    L: list[str] = []
+    add = L.append
+    summ = data.summary
     counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
     cap_rows = capped_rows(data)
     rel_ci, cap_s = params.get("rel_ci"), params.get("cap_s")
@@ -54,6 +60,13 @@ def section_methodology(ctx: Context) -> list[str]:
         "Benjamini-Hochberg correction across the rows of a table. A difference is called *faster*/*slower* only "
         "when the corrected p < 0.05 **and** the whole CI lies outside ±1 %; otherwise it is *within noise*.")
     add("")
+    return L
+
+
+def _noise_and_precision(ctx: Context) -> list[str]:
+    data = ctx.data
+    L: list[str] = []
+    add = L.append
     nf = noise_floor(data)
     if len(nf):
         dev = (nf["ratio"] - 1).abs().max() * 100
@@ -78,6 +91,14 @@ def section_methodology(ctx: Context) -> list[str]:
                "a multimodal latency distribution whose median falls between two modes; more samples do not "
                "narrow such a median." if wider else "."))
         add("")
+    return L
+
+
+def _clocks_and_crossval(ctx: Context) -> list[str]:
+    data = ctx.data
+    env = ctx.data.env
+    L: list[str] = []
+    add = L.append
     clk = clock_summary(data)
     if clk["n"]:
         clock_txt = (f"SM clock read through NVML at every block of samples: {_clock_range(clk)} (median "
@@ -103,6 +124,14 @@ def section_methodology(ctx: Context) -> list[str]:
     else:
         add("**Cross-validation.** crossval.json is missing or empty: the harness was not checked against triton.")
     add("")
+    return L
+
+
+def _ncu_and_profiling(ctx: Context) -> list[str]:
+    data = ctx.data
+    params = ctx.data.params
+    L: list[str] = []
+    add = L.append
     nrows = ncu_crossval_table(data)
     if nrows:
         long_ = [float(r[-1]) for r in nrows if float(r[3]) >= NCU_XVAL_MIN_US]
@@ -127,3 +156,10 @@ def section_methodology(ctx: Context) -> list[str]:
             "different B and H than the timed shape; each table says which.")
     add("")
     return L
+
+
+def section_methodology(ctx: Context) -> list[str]:
+    """How the run measured: timing modes, sampling, statistics, noise floor, precision, clocks,
+    cross-validation and profiling, each paragraph from its own helper."""
+    return ["## Methodology", ""] + [ln for part in (_timing, _sampling, _noise_and_precision, _clocks_and_crossval,
+                                                 _ncu_and_profiling) for ln in part(ctx)]
