@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
-from lab.variants import KERNELS_DIR, REPO, Variant, get, manifest
+from lab.kernel import KernelAttention
+from lab.manifest import KERNELS_DIR, REPO, Variant, get, manifest
 
 INCLUDE_DIR = KERNELS_DIR / "include"
 BUILD_ROOT = REPO / "build" / "kernels"
@@ -229,8 +230,6 @@ class BuildResult:
 
     def load(self):
         """ctypes-load the library, check it is the build this result describes, wrap it."""
-        from lab.variants import KernelAttention
-
         if not self.ok:
             raise RuntimeError(f"variant {self.name!r} did not build:\n{self.log}")
         lib = ctypes.CDLL(self.library)

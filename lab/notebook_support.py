@@ -4,6 +4,7 @@ is in lab.run, lab.stats and lab.report."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from lab import records, run
 
@@ -112,3 +113,21 @@ def ablation_table(rec):
     from lab import report
 
     return report.ablation_table(rec)
+
+
+def first_screen(rec, reports_dir) -> dict:
+    """The report's first screen for inline display: the finding sentence, the hero figure's path
+    (written by write_report under reports_dir/figures) and the compact ladder table as a DataFrame."""
+    import pandas as pd
+
+    from lab.report import hero
+    from lab.report.common import FIGURES
+    from lab.report.load import _data
+    from lab.report.tables import _ablation
+
+    data = _data(rec)
+    head = data.headline()
+    abl = _ablation(data, head, "hot")
+    headers, rows = hero.ladder_rows(data, abl, head)
+    return {"sentence": hero.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
+            "table": pd.DataFrame(rows, columns=headers)}

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from lab import kernel_ipc
 from lab.variants import REPO
 
 NOTEBOOKS_DIR = REPO / "notebooks"
@@ -31,7 +32,7 @@ def execute(name: str, out_dir: Path, parameters: dict) -> float:
     try:
         pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
                             cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=sys.stdout,
-                            stderr_file=sys.stderr)
+                            stderr_file=sys.stderr, kernel_manager_class=kernel_ipc.MANAGER)
     except pm.PapermillExecutionError as exc:
         raise SystemExit(f"\nstage {name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
                          f"read the executed notebook: {out}") from None

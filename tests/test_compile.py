@@ -8,7 +8,7 @@ from functools import cache
 
 import pytest
 
-from lab import build, variants
+from lab import build, manifest, variants
 
 ARCHS = ("sm_90", "sm_80")
 NO_SPILLS_FROM = "padded"
@@ -69,7 +69,7 @@ def test_compile_error_is_reported_with_the_compilers_message(tmp_path, monkeypa
     broken = tmp_path / "99_broken.cu"
     broken.write_text('#include "fa/common.cuh"\n__global__ void k() { this_is_not_declared(); }\n')
     v = variants.Variant(99, "broken", broken.name, "", "t", "c", "h", "shared_bank_conflicts", "down", (1, 1), "portable")
-    monkeypatch.setattr(variants, "VARIANTS_DIR", tmp_path)
+    monkeypatch.setattr(manifest, "VARIANTS_DIR", tmp_path)
     ok, log, _ = build.compile_check(v, "sm_90")
     assert not ok
     assert "this_is_not_declared" in build.compile_errors(log)
@@ -97,7 +97,7 @@ def test_build_key_changes_when_an_included_header_changes(tmp_path, monkeypatch
     src.write_text('#include "fa/a.cuh"\n')
     monkeypatch.setattr(build, "INCLUDE_DIR", tmp_path / "include")
     monkeypatch.setattr(build, "KERNELS_DIR", tmp_path)
-    monkeypatch.setattr(variants, "VARIANTS_DIR", src.parent)
+    monkeypatch.setattr(manifest, "VARIANTS_DIR", src.parent)
     v = variants.Variant(1, "x", src.name, "", "t", "c", "h", "shared_bank_conflicts", "down", (1, 1), "portable")
     before = build.build_key(v, "9.0")
     (inc / "b.cuh").write_text("// v2\n")  # a header included only indirectly

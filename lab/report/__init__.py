@@ -1,0 +1,39 @@
+"""The report of one run: tables, figures, `OPTIMIZATION_REPORT.md` and a self-contained `ablation.html`.
+
+    python -m lab.report [RUN_ID] [--reports-dir reports] [--runs-root data/runs]
+
+Reads only the run folder (`lab.records.RunRecord`): every number comes from its JSON files,
+samples.parquet, summary.csv and profile.csv. The kernel ladder's titles, hypotheses and
+predictions come from `kernels/variants/manifest.toml` and the code diffs from the variant files
+(whose hashes are checked against the run's build.json). Statistics are recomputed from the raw
+samples with `lab.stats` (throttled samples dropped, bootstrap seed 0), so the output is
+deterministic: writing twice gives byte-identical Markdown and HTML.
+
+    >>> from lab import records, report
+    >>> rec = records.RunRecord.open("20261121T232749Z-c1f7639")
+    >>> report.ablation_table(rec)           # one row per variant, ladder order
+    >>> report.write(rec, "reports")         # -> reports/OPTIMIZATION_REPORT.md (+ html, figures/)
+
+Hypothesis verdicts (documented in the report as well): the step's profiler metric (manifest
+`metric`, mapped through `lab.profile.HYPOTHESIS_METRICS`) is compared between the parent and the
+step at the profiled shape matching the headline shape.
+  confirmed    the metric moved the predicted way by more than 5 % (relative) AND the speedup over
+               the parent is "faster" (or "within noise" where the predicted range includes 1.0);
+  refuted      the metric moved the other way by more than 5 %, or the speedup is "slower";
+  inconclusive anything else; "inconclusive (no profile)" where either profile value is missing.
+"""
+
+from __future__ import annotations
+
+from lab.run import Shape  # noqa: F401  (re-exported: report.Shape)
+from lab.report.common import (DPI, FIGURES, HEADLINE, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
+                               fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
+from lab.report.load import RunData, _data  # noqa: F401
+from lab.report.tables import (FINDING_FOR_HYPOTHESIS, NCU_XVAL_MIN_US, PRECISION_BAND, _ablation,  # noqa: F401
+                               ablation_table, capped_rows, clock_summary, crossval_table, hypothesis_rows,
+                               hypothesis_verdict, ncu_crossval_table, noise_floor, precision_summary,
+                               profiler_findings, shape_group, shape_tables, step_moves)
+from lab.report.bar import *  # noqa: F401,F403  (BAR_* constants, bar_rule, bar_step, success_bar)
+from lab.report.figures import (figure_latency, figure_roofline, figure_speedup, figure_stalls,  # noqa: F401
+                                figure_sweep, sweep_groups)
+from lab.report.render import default_run, main, render_html, write  # noqa: F401

@@ -1,0 +1,6 @@
+"""python -m lab.report [RUN_ID] [--reports-dir reports] [--runs-root data/runs]"""
+import sys
+
+from lab.report.render import main
+
+sys.exit(main())

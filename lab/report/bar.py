@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from lab import stats
+from lab.run import Shape
+import numpy as np
+import pandas as pd
+
+from lab.report.common import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
+from lab.report.load import RunData, _num, _titled, _variant
+from lab.report.tables import _sdpa_gap
+
+
+# The bar (issues 5 and 10): the last step against the FASTEST SDPA backend measured in the same run at
+# each shape (cuDNN on H100/H200), with SDPA's FlashAttention-2 backend (sdpa_flash) shown beside it.
+BAR_CANONICAL = [Shape(1, 8, 512, 64, False), Shape(4, 16, 512, 64, False), Shape(8, 16, 512, 64, False)]
+BAR_LARGE = [Shape(4, 16, 4096, 64, False), Shape(4, 16, 4096, 64, True), Shape(4, 16, 4096, 128, False),
+             Shape(4, 16, 4096, 128, True)]
+BAR_LONG = [Shape(B, H, S, D, c) for (B, H, S, D) in ((2, 16, 8192, 128), (1, 16, 16384, 128), (16, 16, 1024, 128))
+            for c in (False, True)]  # in the bar when the run has them (`long` shape set)
+BAR_STRETCH = [Shape(4, 16, 4096, 128, False), Shape(4, 16, 4096, 128, True)]  # kept for old callers: now in BAR_LARGE
+BAR_FAST, BAR_FAST_LO = 1.10, 1.05  # two of the three canonical non-causal shapes: median ratio, lower CI end
+BAR_THIRD = 1.0  # kept for old callers; the third canonical shape now needs parity like every other shape
+BAR_PARITY, BAR_PARITY_LO = 1.0, 0.99  # every canonical, large and long shape: median ratio, lower CI end
+BAR_TFLOPS = {Shape(1, 16, 16384, 128, False): 620.0, Shape(4, 16, 4096, 128, False): 600.0,
+              Shape(4, 16, 4096, 64, False): 490.0}  # hot-mode TFLOP/s the last step must reach there
+BAR_TENSOR_PIPE = 50.0  # % at the large shapes
+BAR_BANK_CONFLICTS = 1.0  # % of shared wavefronts, at most (exclusive)
+
+
+def bar_rule() -> str:
+    """The bar in words, from the constants above."""
+    tfl = ", ".join(f"{v:g} at {shape_label(s)}" for s, v in BAR_TFLOPS.items())
+    return (f"Against the fastest SDPA backend measured at each shape and mode: at least {BAR_PARITY:.1f}× (95 % "
+            f"interval's lower end above {BAR_PARITY_LO:.2f}) at every canonical, large and (where measured) long "
+            f"shape, causal and not; at least {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO:.2f}) on two of the "
+            f"three canonical non-causal shapes; hot-mode TFLOP/s of at least {tfl}; the profile at the large "
+            f"shapes: no spills, bank conflicts under {BAR_BANK_CONFLICTS:g} %, tensor pipe active at least "
+            f"{BAR_TENSOR_PIPE:g} %.")
+
+
+def bar_shapes(data: RunData) -> list[Shape]:
+    """The bar's shapes this run measured: canonical (causal and not), large, then long."""
+    canon = [Shape(s.B, s.H, s.S, s.D, c) for c in (False, True) for s in BAR_CANONICAL]
+    have = set(data.measured_shapes)
+    return [s for s in dict.fromkeys(canon + BAR_LARGE + BAR_LONG) if s in have]
+
+
+def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
+    """CTAs and waves of impl at shape, from its launch shape and the resident CTAs per SM that
+    ncu measured for it at the profiled stand-in."""
+    launch = (data.build.get(impl) or {}).get("launch", {}).get(str(shape.D), {})
+    rows = launch.get("rows_per_block")
+    prow = data.profile_row(impl, data.profile_shape_for(shape))
+    sms = _num((prow or {}).get("sm_count")) or _num(data.env.get("sm_count"))
+    if not rows or not prow or not sms:
+        return ""
+    grid_p, waves_p = _num(prow.get("grid_size")), _num(prow.get("waves"))
+    if not grid_p or not waves_p:
+        return ""
+    per_sm = round(grid_p / (waves_p * sms))
+    ctas = -(-shape.S // rows) * shape.B * shape.H
+    return f"{ctas} CTAs of {rows} rows, {per_sm} per SM: {ctas / (per_sm * sms):.2f} waves"
+
+
+def bar_step(data: RunData) -> str:
+    """The last step of the ladder with samples at a shape of the bar ('' if none): on a GPU that
+    cannot build the arch-specific steps, the last portable one."""
+    shapes = BAR_CANONICAL + BAR_LARGE + BAR_LONG
+    return next((v for v in reversed(data.variants)
+                 if any(data.lat(v, sh, m) is not None for sh in shapes for m in data.modes)), "")
+
+
+def _p90(data: RunData, impl: str, shape: Shape, mode: str):
+    x = data.lat(impl, shape, mode)
+    return float(np.percentile(x, 90)) if x is not None and len(x) else None
+
+
+def bar_rows(data: RunData, best: str, peer: str = PEER) -> pd.DataFrame:
+    """One row per bar shape and mode: best against the fastest SDPA backend there (the verdict) and
+    against `peer` (sdpa_flash, shown as before)."""
+    rows = []
+    for sh in bar_shapes(data):
+        for mode in data.modes:
+            fast = data.fastest_sdpa(sh, mode)
+            c = data.speedup(best, fast, sh, mode) if fast else None
+            if c is None:
+                continue
+            f = data.speedup(best, peer, sh, mode)
+            rows.append(dict(shape=sh, mode=mode, fastest=fast, ratio=c.ratio, lo=c.lo, hi=c.hi,
+                             parity=bool(c.ratio >= BAR_PARITY and c.lo > BAR_PARITY_LO),
+                             fast=bool(c.ratio >= BAR_FAST and c.lo > BAR_FAST_LO),
+                             flash=f, best_us=data.median(best, sh, mode), fastest_us=data.median(fast, sh, mode),
+                             peer_us=data.median(peer, sh, mode)))
+    return pd.DataFrame(rows)
+
+
+def _bar_table(data: RunData, best: str, peer: str, rows: pd.DataFrame) -> str:
+    out = []
+    for r in rows.itertuples():
+        f = r.flash
+        level = (f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity
+                 else f"below {BAR_PARITY:.1f}×" if r.ratio < BAR_PARITY else f"lower end ≤ {BAR_PARITY_LO}")
+        out.append([shape_label(r.shape), r.mode, fmt_us(r.best_us), r.fastest, fmt_us(r.fastest_us),
+                    fmt_ci(r.ratio, r.lo, r.hi), fmt_us(r.peer_us),
+                    fmt_ci(f.ratio, f.lo, f.hi) if f is not None else "—",
+                    f"{fmt_us(_p90(data, best, r.shape, r.mode))} / {fmt_us(_p90(data, r.fastest, r.shape, r.mode))}",
+                    level])
+    return md_table(["shape", "mode", f"{best} µs", "fastest SDPA", "its µs", f"{best} vs fastest [95% CI]",
+                     f"{peer} µs", f"{best} vs {peer} [95% CI]", f"p90 µs ({best} / fastest)", "this row"], out,
+                    "llrlrrrrrr")
+
+
+def bar_verdicts(data: RunData, best: str, rows: pd.DataFrame) -> list[tuple]:
+    """(label, met, why, shapes) for each part of the bar that this run can judge."""
+    verdicts = []
+    for r in rows.itertuples():
+        verdicts.append((f"{shape_label(r.shape)}, {r.mode}, vs {r.fastest}", r.parity,
+                         f"{fmt_ci(r.ratio, r.lo, r.hi)}", [r.shape]))
+    canon = {Shape(s.B, s.H, s.S, s.D, False) for s in BAR_CANONICAL}
+    for mode in data.modes:
+        sel = rows[(rows["mode"] == mode) & rows["shape"].isin(canon)] if len(rows) else rows
+        if len(sel) == len(canon):
+            n = int(sel["fast"].sum())
+            verdicts.append((f"canonical non-causal, {mode}: ≥ {BAR_FAST:.2f}× on two of three", n >= 2,
+                             f"{n} of 3 at ≥ {BAR_FAST}× with the lower end above {BAR_FAST_LO}",
+                             list(sel["shape"])))
+    for sh, target in BAR_TFLOPS.items():
+        med = data.median(best, sh, "hot")
+        if med is None:
+            continue
+        tf = stats.tflops(sh.B, sh.H, sh.S, sh.D, sh.causal, med)
+        verdicts.append((f"TFLOP/s at {shape_label(sh)}, hot: ≥ {target:g}", tf >= target,
+                         f"{tf:.1f} TFLOP/s measured ({'met' if tf >= target else 'missed'})", [sh]))
+    return verdicts
+
+
+def bar_tflops_lines(data: RunData, best: str) -> list[str]:
+    """Each TFLOP/s target as met/missed with the measured value, or 'not measured in this run'."""
+    out = []
+    for sh, target in BAR_TFLOPS.items():
+        med = data.median(best, sh, "hot")
+        if med is None:
+            out.append(f"- {shape_label(sh)}: ≥ {target:g} TFLOP/s: not measured in this run.")
+            continue
+        tf = stats.tflops(sh.B, sh.H, sh.S, sh.D, sh.causal, med)
+        out.append(f"- {shape_label(sh)}: ≥ {target:g} TFLOP/s: **{'met' if tf >= target else 'missed'}**, "
+                   f"{tf:.1f} TFLOP/s ({fmt_us(med)} µs, hot median).")
+    return out + [""]
+
+
+def _profile_verdicts(data: RunData, best: str) -> tuple[list[str], list[tuple]]:
+    """The best step's profile at the large shapes against the bar's profile limits."""
+    lines, verdicts = [], []
+    for sh in dict.fromkeys(Shape(s.B, s.H, s.S, s.D, False) for s in BAR_LARGE):
+        pshape = data.profile_shape_for(sh)
+        r = data.profile_row(best, pshape)
+        if not r:
+            continue
+        local = _num(r.get("local_bytes"))
+        if local is None:
+            local = (_num(r.get("local_bytes_ld")) or 0) + (_num(r.get("local_bytes_st")) or 0)
+        bank, pipe = _num(r.get("bank_conflict_pct")), _num(r.get("tensor_pipe_active"))
+        ok = local == 0 and bank is not None and bank < BAR_BANK_CONFLICTS and pipe is not None and pipe >= BAR_TENSOR_PIPE
+        lines.append(f"{shape_label(pshape)}: local-memory (spill) traffic {fmt_g(local)} bytes, bank conflicts "
+                     f"{fmt_g(bank)} % of shared wavefronts, tensor pipe active {fmt_g(pipe)} % "
+                     f"({'meets' if ok else 'misses'} 0 spills, < {BAR_BANK_CONFLICTS:g} % conflicts, "
+                     f"≥ {BAR_TENSOR_PIPE:g} % tensor pipe)")
+        verdicts.append((f"profile at {shape_label(pshape)}", ok, lines[-1].split(": ", 1)[1], [sh]))
+    return lines, verdicts
+
+
+def _missed_lines(data: RunData, best: str, missed: list[tuple]) -> list[str]:
+    """Each missed part with the launch shape, then what the profiler says where SDPA is ahead."""
+    out, gaps = [], {}
+    for label, _, why, shapes in missed:
+        if label.startswith(("TFLOP/s", "profile")):
+            pshape = data.profile_shape_for(Shape(shapes[0].B, shapes[0].H, shapes[0].S, shapes[0].D, False))
+            if pshape is not None and pshape not in gaps:
+                title = _titled(_variant(best)) if _variant(best) else best
+                gaps[pshape] = _sdpa_gap(data, pd.DataFrame([{"variant": best, "title": title}]), pshape)
+            out.append(f"- {label}: {why}.")
+            continue
+        grid = "; ".join(f"{shape_label(sh)}: {g}" for sh in shapes if (g := _grid_note(data, best, sh)))
+        out.append(f"- {label}: {why}" + (f" (launch: {grid})" if grid else "") + ".")
+    if missed:
+        out.append("")
+    for pshape, gap in gaps.items():
+        if gap:
+            out += [f"At {shape_label(pshape)}, " + gap[0].lower() + gap[1:], ""]
+    return out
+
+
+def success_bar(data: RunData, best: str, peer: str = PEER) -> list[str]:
+    """Markdown lines: the bar, row by row, with the verdict and (where missed) the profiler's view."""
+    rows = bar_rows(data, best, peer) if best else pd.DataFrame()
+    if not len(rows):
+        return []
+    out = [_bar_table(data, best, peer, rows), "", "TFLOP/s targets (hot):", ""] + bar_tflops_lines(data, best)
+    verdicts = bar_verdicts(data, best, rows)
+    prof_lines, prof_verdicts = _profile_verdicts(data, best)
+    verdicts += prof_verdicts
+    if prof_lines:
+        out += ["Profile of " + best + ": " + "; ".join(prof_lines) + ".", ""]
+    missed = [v for v in verdicts if not v[1]]
+    out += [f"**Verdict:** {len(verdicts) - len(missed)} of {len(verdicts)} parts of the bar met."
+            + (" Missed:" if missed else " All met."), ""]
+    return out + _missed_lines(data, best, missed)

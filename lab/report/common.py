@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from lab.run import Shape
+import math
+import numpy as np
+
+
+
+HEADLINE = Shape(4, 16, 4096, 64, False)
+PEER = "sdpa_flash"
+DPI = 110
+METRIC_MOVE = 0.05  # relative move of a hypothesis metric that counts as "moved"
+XVAL_GAP = 0.03  # cross-validation ratio further than this from 1 is listed as a threat
+KEYS = ["B", "H", "S", "D", "causal"]
+FIGURES = {
+    "hero": "hero_tflops.png",
+    "latency": "latency_ecdf.png",
+    "speedup": "speedup.png",
+    "roofline": "roofline.png",
+    "sweep": "tflops_vs_S.png",
+    "stalls": "warp_stalls.png",
+}
+MISSING = "—"
+
+# Profiler quantities the "top findings" look at: (column, label, unit, floor added before the log ratio)
+FINDING_METRICS = (
+    ("bank_conflict_pct", "shared-memory bank conflicts", "% of shared wavefronts", 1.0),
+    ("tensor_pipe_active", "tensor-pipe activity", "% of peak", 1.0),
+    ("global_sectors_per_request", "sectors per global load request", "", 0.5),
+    ("stall_barrier", "barrier stalls", "warps per issue", 0.1),
+    ("stall_short_scoreboard", "short-scoreboard (shared-memory/MIO) stalls", "warps per issue", 0.1),
+    ("stall_long_scoreboard", "long-scoreboard (global-memory) stalls", "warps per issue", 0.1),
+    ("stall_wait", "wait (fixed-latency dependency) stalls", "warps per issue", 0.1),
+    ("stall_mio_throttle", "MIO-throttle stalls", "warps per issue", 0.1),
+    ("stall_math_pipe_throttle", "math-pipe-throttle stalls", "warps per issue", 0.1),
+    ("achieved_occupancy", "achieved occupancy", "% of peak warps", 1.0),
+    ("dram_throughput_pct", "DRAM throughput", "% of peak", 1.0),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+# ---------------------------------------------------------------------------------------------
+
+
+def _isnum(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def fmt(x, nd: int = 2, suffix: str = "") -> str:
+    return f"{x:.{nd}f}{suffix}" if _isnum(x) else MISSING
+
+
+def fmt_us(x) -> str:
+    """Median latencies: two decimals of a microsecond, no thousands separator."""
+    return fmt(x, 2)
+
+
+def fmt_ratio(x) -> str:
+    if not _isnum(x):
+        return MISSING
+    return f"{x:.4f}" if abs(x) < 0.1 else f"{x:.3f}"
+
+
+def fmt_ci(ratio, lo, hi) -> str:
+    if not _isnum(ratio):
+        return MISSING
+    return f"{fmt_ratio(ratio)}× [{fmt_ratio(lo)}, {fmt_ratio(hi)}]"
+
+
+def fmt_p(p) -> str:
+    if not _isnum(p):
+        return MISSING
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def fmt_g(x, nd: int = 3) -> str:
+    """A profiler value: a few significant digits."""
+    if not _isnum(x):
+        return MISSING
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e6:
+        return f"{x:.3g}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.{nd}g}"
+
+
+def shape_label(shape: Shape) -> str:
+    return str(shape)
+
+
+def _md_cell(x) -> str:
+    return str(x).replace("\n", " ").replace("|", "\\|")
+
+
+def md_table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    align = align or "l" * len(headers)
+    sep = ["---:" if a == "r" else ":---:" if a == "c" else "---" for a in align]
+    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run's data
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_shape(shape) -> Shape:
+    if isinstance(shape, Shape):
+        return shape
+    parts = tuple(shape)
+    return Shape(*(int(p) for p in parts[:4]), causal=bool(parts[4]) if len(parts) > 4 else False)

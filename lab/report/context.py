@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from lab.run import Shape
+from pathlib import Path
+import pandas as pd
+
+from lab.report.common import FIGURES
+from lab.report.load import RunData
+from lab.report.tables import _ablation
+
+
+@dataclass
+class Context:
+    """What every section reads: the run, the headline shape's ablation and where figures go.
+    Sections add the figures they draw to `figs` (key -> path) and why one was not drawn to `notes`."""
+    data: RunData
+    figdir: Path
+    head: Shape | None = None
+    abl: pd.DataFrame = field(default_factory=pd.DataFrame)
+    figs: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: RunData, reports_dir: Path) -> "Context":
+        head = data.headline()
+        abl = _ablation(data, head, "hot") if head else pd.DataFrame()
+        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl)
+
+    @property
+    def state(self) -> str:
+        return self.data.status.get("state", "unknown")
+
+    @property
+    def gpu(self) -> str:
+        return self.data.env.get("gpu", "unknown GPU")
+
+    @property
+    def date(self) -> str:
+        return self.data.env.get("utc", "unknown date")
+
+    @property
+    def label(self) -> str:
+        return f"Run {self.data.run_id} · {self.gpu} · {self.date} · state: {self.state}"
+
+    def drop_stale_figures(self) -> None:
+        """Remove a figure an earlier report drew that this run cannot draw."""
+        for key, name in FIGURES.items():
+            if key not in self.figs and (self.figdir / name).exists():
+                (self.figdir / name).unlink()

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from lab.run import Shape
+from lab.run import shapes_from
+import difflib
+import pandas as pd
+import re
+
+from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
+from lab.report.load import RunData, _bool, _first_line, _variant
+from lab.report.tables import _clock_range
+
+
+def _shapes_spec(shapes: list[Shape]) -> str:
+    for spec in ("canonical,large", "canonical", "large", "sweep", "canonical,large,sweep"):
+        if shapes == shapes_from(spec):
+            return spec
+    return ";".join(f"{s.B},{s.H},{s.S},{s.D}" + (",causal" if s.causal else "") for s in shapes)
+
+
+def _source_check(data: RunData) -> tuple[list[str], list[str]]:
+    """Variants whose working-tree sources hash as the run's build.json says, and those that differ."""
+    same, differ = [], []
+    try:
+        from lab import build
+
+        for name in data.variants:
+            v = _variant(name)
+            rec_hash = (data.build.get(name) or {}).get("source_hash")
+            if v is None or not rec_hash:
+                continue
+            (same if build.source_hash(v) == rec_hash else differ).append(name)
+    except Exception:  # noqa: BLE001 - a check that cannot run is left out
+        pass
+    return same, differ
+
+
+@dataclass
+class Report:
+    markdown: str
+    figures: dict
+    diffs: list
+    title: str
+    label: str
+
+
+def _run_path(data: RunData) -> str:
+    from lab.variants import REPO
+
+    try:
+        return str(data.rec.dir.resolve().relative_to(REPO)) + "/"
+    except ValueError:
+        return str(data.rec.dir) + "/"
+
+
+def _step(r) -> str:
+    return str(int(r.step)) if _isnum(r.step) else MISSING
+
+
+def _shape_tuple(key) -> str:
+    B, H, S, D, causal = key
+    return f"({B}, {H}, {S}, {D}{', causal' if _bool(causal) else ''})"
+
+
+def _figure_md(add, figs, notes, key, caption, figdir):
+    if notes.get(key) is None and (figdir / FIGURES[key]).exists():
+        figs[key] = figdir / FIGURES[key]
+        add(f"![{caption}](figures/{FIGURES[key]})")
+    else:
+        add(f"*Figure not drawn: {notes.get(key)}.*")
+    add("")
+
+
+def _shape_notes(data: RunData, shape: Shape) -> str:
+    out = []
+    for note in data.shape_notes or []:
+        if note.get("shape") != shape.id:
+            continue
+        for impl, why in (note.get("unsupported") or {}).items():
+            out.append(f"{impl} unsupported: {_first_line(why)}")
+        for impl, why in (note.get("errors") or {}).items():
+            out.append(f"{impl} failed: {_first_line(why)}")
+    for name in data.variants:
+        if name in data.excluded:
+            out.append(f"{name} not timed (excluded: {_first_line(data.excluded[name])})")
+    return ("Notes: " + "; ".join(out) + ".") if out else ""
+
+
+def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str]:
+    t = []
+    env = data.env
+    # profiled vs timed shapes
+    if data.profile is not None and len(data.profile):
+        profiled = {Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal)) for r in data.profile.itertuples()}
+        timed = data.measured_shapes
+        unprof = [s for s in timed if s not in profiled]
+        stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
+        if unprof:
+            t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
+                     f"profiled themselves (all causal shapes, and other B/H at a profiled S and D); their "
+                     f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
+                     "this report describe those launches, not every timed one.")
+        head = data.headline()
+        ps = data.profile_shape_for(head) if head else None
+        if head and ps and ps != head:
+            t.append(f"The ablation's profile columns come from {shape_label(ps)}, not the timed "
+                     f"{shape_label(head)}.")
+        # ncu duration against the timed cold median at the same shape
+        devs = []
+        for r in data.profile.itertuples():
+            s = Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+            med = data.median(r.impl, s, "cold")
+            if med and _isnum(getattr(r, "duration_us", None)):
+                devs.append((abs(r.duration_us / med - 1), r.impl, s, r.duration_us / med))
+        passes = pd.to_numeric(data.profile.get("replay_passes"), errors="coerce").dropna() \
+            if "replay_passes" in data.profile else pd.Series([], dtype=float)
+        txt = ("Nsight Compute replays each profiled kernel"
+               + ((f" {passes.min():.0f} times" if passes.min() == passes.max() else
+                   f" {passes.min():.0f}–{passes.max():.0f} times") if len(passes) else "")
+               + " to collect its counters, flushing caches between passes, and profiles a single launch; its "
+               "durations are cold single-launch times under the profiler")
+        if devs:
+            worst = max(devs, key=lambda d: d[0])
+            txt += (f". Against the timed cold medians at the same shapes the ncu durations differ by at most "
+                    f"{worst[0] * 100:.1f} % ({worst[1]} at {shape_label(worst[2])}: ratio {worst[3]:.3f})")
+        clock_ctl = _ncu_clock_control(data)
+        if clock_ctl:
+            txt += f"; ncu ran with `--clock-control {clock_ctl}`"
+        t.append(txt + ".")
+    else:
+        t.append("No profiler data: the hypotheses cannot be checked against their mechanism, only their speed.")
+    # clocks
+    if clk.get("clock_min") is not None:
+        t.append(f"Clocks were not locked. NVML's SM clock readings, taken at block boundaries and not per "
+                 f"launch, were {_clock_range(clk)}; power-cap slowdowns (limit {env.get('power_limit_w', MISSING)} "
+                 "W) are not flagged as throttling, so a power-capped clock dip inside a block would go unnoticed; "
+                 "long kernels at the large shapes are the most exposed.")
+    else:
+        t.append("No SM clock readings were recorded: clock changes during the run are not visible.")
+    if clk.get("throttled"):
+        t.append(f"{clk['throttled']} samples were taken during a thermal/hardware slowdown and dropped.")
+    # cross-validation
+    if xgaps:
+        t.append(f"Cross-validation gaps above {XVAL_GAP * 100:.0f} % between this harness and triton's "
+                 f"do_bench_cudagraph: {'; '.join(xgaps)}. Absolute times at those shapes carry that uncertainty "
+                 "(ratios between implementations timed in the same interleave are less affected).")
+    elif not data.crossval:
+        t.append("The harness was not cross-validated in this run (crossval.json missing or empty).")
+    if cap_rows:
+        t.append(f"{len(cap_rows)} row(s) hit the time cap before the CI target: " + "; ".join(cap_rows) + ".")
+    if data.summary is not None and "n" in data.summary:
+        floor = int(data.params.get("min_samples", 20))  # runs before the parameter used 20
+        small = int((data.summary["n"] <= floor).sum())
+        if small:
+            t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "
+                     f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
+                     "launches); slow drifts longer than their sampling window would not show in them.")
+    t.append(f"One GPU ({env.get('gpu', 'unknown')}), one run, one process: nothing here shows how the results "
+             "vary between boards, drivers or runs; comparisons across runs go through `python -m lab compare`.")
+    if data.excluded:
+        t.append("Excluded variants (not timed): "
+                 + "; ".join(f"{k}: {_first_line(v)}" for k, v in data.excluded.items()) + ".")
+    if data.env.get("git_dirty"):
+        t.append("The working tree was dirty when the run started: the git sha does not fully identify the code.")
+    same, differ = _source_check(data)
+    if differ:
+        t.append(f"The kernel sources in this tree differ from those the run built ({', '.join(differ)}): the "
+                 "code diffs in ablation.html may not show what was measured.")
+    elif same:
+        t.append(f"The code diffs come from the working tree; every variant's source hash matches the run's "
+                 f"build.json ({len(same)} of {len(data.variants)} checked).")
+    if data.status.get("state") != "complete":
+        t.append(f"The run's state is '{data.status.get('state')}', not 'complete'.")
+    return t
+
+
+def _ncu_clock_control(data: RunData) -> str | None:
+    d = data.rec.path("ncu")
+    if not d.is_dir():
+        return None
+    found = set()
+    for log in sorted(d.glob("*.log")):
+        m = re.search(r"--clock-control\s+(\S+)", log.read_text(errors="replace")[:4000])
+        if m:
+            found.add(m.group(1))
+    return ", ".join(sorted(found)) if found else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Code diffs
+# ---------------------------------------------------------------------------------------------
+
+
+def _diffs(data: RunData) -> list[dict]:
+    out = []
+    for name in data.variants:
+        v = _variant(name)
+        if v is None or not v.parent:
+            continue
+        p = _variant(v.parent)
+        if p is None or not v.path.is_file() or not p.path.is_file():
+            out.append(dict(variant=name, parent=v.parent, title=v.title, lines=[], note="source file missing"))
+            continue
+        lines = list(difflib.unified_diff(p.path.read_text().splitlines(), v.path.read_text().splitlines(),
+                                          fromfile=f"kernels/variants/{p.file}", tofile=f"kernels/variants/{v.file}",
+                                          lineterm="", n=3))
+        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+        out.append(dict(variant=name, parent=v.parent, title=v.title, lines=lines, added=added, removed=removed,
+                        index=v.index, note=""))
+    return out

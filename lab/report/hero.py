@@ -1,0 +1,127 @@
+"""The first screen: the steps' branches, the hero figure and the compact ladder table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lab import stats
+from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
+from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
+from lab.report.load import RunData, _variant
+from lab.run import Shape
+
+def branch(name: str) -> str:
+    """The step's arch branch from the manifest (`portable`, `sm_90a`, ...); '' if not a manifest step."""
+    v = _variant(name)
+    return v.arch if v else ""
+
+
+def ladder(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
+    """The manifest steps measured at shape, in ladder order."""
+    return [v for v in data.variants if data.kind(v) == "variant" and data.lat(v, shape, mode) is not None]
+
+
+def branch_ends(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
+    """The last measured step of each arch branch at shape (portable first)."""
+    ends: dict = {}
+    for v in ladder(data, shape, mode):
+        ends[branch(v)] = v
+    return list(ends.values())
+
+
+def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
+    """(TFLOP/s at the median, at the median CI's upper latency, at its lower latency)."""
+    x = data.lat(impl, shape, mode)
+    if x is None or not len(x):
+        return None
+    lo_us, hi_us = stats.median_ci(x)
+    f = lambda us: stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, us)  # noqa: E731
+    return f(float(np.median(x))), f(hi_us), f(lo_us)
+
+
+def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:
+    """TFLOP/s of every step at shape (bars by branch, 95 % CI of the median) and a line per peer."""
+    steps = ladder(data, shape, mode)
+    if not steps:
+        return f"no step measured at {shape_label(shape)} ({mode}): hero figure skipped"
+    peers = [p for p in data.peers(shape) if data.lat(p, shape, mode) is not None]
+    with _style():
+        fig = _figure((12.7, 5.6))
+        ax = fig.subplots()
+        xs, x, prev = [], 0.0, None
+        for v in steps:
+            if prev is not None and branch(v) != prev:
+                x += 0.8  # a gap between branches
+            xs.append(x)
+            prev, x = branch(v), x + 1
+        vals = [tflops_ci(data, v, shape, mode) for v in steps]
+        mid = np.array([t[0] for t in vals])
+        err = np.array([[t[0] - t[1] for t in vals], [t[2] - t[0] for t in vals]])
+        colors = [BRANCH_COLORS.get(branch(v), "#8C8C8C") for v in steps]
+        ax.bar(xs, mid, color=colors, width=0.75, yerr=err, capsize=2, ecolor="black", error_kw={"lw": 0.8})
+        for xi, m in zip(xs, mid):
+            ax.annotate(f"{m:.0f}", (xi, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+        pc = peer_colors(peers)
+        for p in peers:
+            t = tflops_ci(data, p, shape, mode)[0]
+            ax.axhline(t, color=pc[p], lw=1.6, ls="--", label=f"{p}: {t:.0f} TFLOP/s")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{_variant(v).index} {v}" if _variant(v) else v for v in steps], rotation=40,
+                           ha="right", rotation_mode="anchor")
+        ax.set_ylabel(f"TFLOP/s ({mode} median, 95 % CI)")
+        ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}; dashed: peers in this run")
+        from matplotlib.patches import Patch
+
+        handles, labels = ax.get_legend_handles_labels()
+        branches = list(dict.fromkeys(branch(v) for v in steps))
+        handles = [Patch(color=BRANCH_COLORS.get(b, "#8C8C8C")) for b in branches] + handles
+        labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in branches] + labels
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
+        ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
+        _save(fig, path)
+    return None
+
+
+def ladder_rows(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> tuple[list[str], list[list]]:
+    """The compact ladder table: step, µs, TFLOP/s, vs parent and vs the fastest peer (95 % CIs), verdict."""
+    rows, fast = [], data.fastest_peer(shape, mode)
+    for r in abl.itertuples():
+        if r.status != "measured":
+            rows.append([f"{int(r.step)} {r.variant}" if r.step == r.step else r.variant] + [MISSING] * 4
+                        + [r.status])
+            continue
+        c = data.speedup(r.variant, fast, shape, mode) if fast else None
+        rows.append([f"{int(r.step)} {r.variant}", fmt_us(r.median_us), fmt(r.tflops, 1),
+                     fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(first step)",
+                     fmt_ci(c.ratio, c.lo, c.hi) if c else MISSING,
+                     r.speed_verdict or ("reference" if not r.parent else MISSING)])
+    return ["step", "µs", "TFLOP/s", "vs parent [95% CI]", f"vs {fast or 'fastest peer'} (fastest peer) [95% CI]",
+            "verdict vs parent"], rows
+
+
+def ladder_table(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> str:
+    headers, rows = ladder_rows(data, abl, shape, mode)
+    return md_table(headers, rows, "lrrrrl")
+
+
+def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
+    """One sentence stating the finding, every number computed from the run."""
+    steps = ladder(data, shape, mode)
+    if not steps:
+        return None
+    first, last = steps[0], steps[-1]
+    fast = data.fastest_peer(shape, mode)
+    t_last = tflops_ci(data, last, shape, mode)[0]
+    tot = data.speedup(last, first, shape, mode)
+    c = data.speedup(last, fast, shape, mode) if fast else None
+    s = (f"At {shape_label(shape)} ({mode}), the last step, {last}, reaches {t_last:.0f} TFLOP/s "
+         f"({fmt_us(data.median(last, shape, mode))} µs)")
+    if tot is not None and first != last:
+        s += f", {fmt_ci(tot.ratio, tot.lo, tot.hi)} over the first step ({first})"
+    if c is not None:
+        s += (f", and runs at {fmt_ci(c.ratio, c.lo, c.hi)} the speed of the fastest peer measured, {fast} "
+              f"({tflops_ci(data, fast, shape, mode)[0]:.0f} TFLOP/s)")
+    return s + "."

@@ -1,0 +1,338 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from lab import records
+from lab import stats
+from lab.run import AA_SUFFIX, Shape
+import math
+import numpy as np
+import pandas as pd
+
+from lab.report.common import HEADLINE, KEYS, _isnum
+
+KNOCKOUT_MARK, TUNING_MARK = "~no_", "@"  # `<variant>~no_<switch>`, `<variant>@<tuning>`
+
+
+@dataclass
+class RunData:
+    """Everything the report reads from one run folder, loaded once; what is missing is noted."""
+
+    rec: records.RunRecord
+    missing: list[str] = field(default_factory=list)
+    _speedups: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        rec = self.rec
+        self.run_id = rec.run_id
+        self.env = self._json("env.json", {})
+        self.params = self._json("params.json", {})
+        self.status = self._json("status.json", {"state": "unknown"})
+        self.stages = self._json("stages.json", {}, quiet=True)
+        self.build = self._json("build.json", {})
+        self.excluded = self._json("excluded.json", {}) or {}
+        self.crossval = self._json("crossval.json", [])
+        self.shape_notes = self._json("shapes.json", [])
+        self.profile_status = self._json("profile_status.json", None)
+        ceil = self._json("ceilings.json", None)
+        self.ceilings_error = None
+        if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):
+            self.ceilings = ceil
+        else:
+            self.ceilings = None
+            if isinstance(ceil, dict) and ceil.get("error"):
+                self.ceilings_error = str(ceil["error"])
+                self.missing.append(f"ceilings.json holds no ceilings: the measurement failed ({self.ceilings_error})")
+            elif ceil is not None:
+                self.missing.append("ceilings.json has no tensor_tflops/dram_gbps")
+
+        raw = self._table("samples.parquet")
+        if raw is None:
+            raw = pd.DataFrame(columns=records.SAMPLE_COLUMNS)
+        self.raw_samples = raw
+        thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
+        self.samples = raw[~thr.to_numpy()] if len(raw) else raw
+        self._lat: dict = {}
+        if len(self.samples):
+            cols = ["impl", *KEYS, "mode"]
+            for key, grp in self.samples.groupby(cols, sort=False):
+                impl, B, H, S, D, causal, mode = key
+                self._lat[(impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)] = \
+                    grp["latency_us"].to_numpy(dtype=float)
+        self.summary = self._table("summary.csv")
+        prof = self._table("profile.csv", quiet=True)
+        self.profile_note = None
+        if prof is None:
+            if self.profile_status and not self.profile_status.get("ok", False):
+                self.profile_note = f"profiling did not run: {self.profile_status.get('reason', 'no reason recorded')}"
+            else:
+                self.profile_note = "profile.csv is missing: no profiler metrics for this run"
+            self.missing.append(self.profile_note)
+            self.profile = None
+        else:
+            if "ok" in prof.columns:
+                prof = prof[prof["ok"].astype(str).str.lower().isin(["true", "1", "1.0"])]
+            prof = prof.reset_index(drop=True)
+            if "global_load_requests" in prof.columns:
+                # No global load instructions (every load by TMA): sectors per request is undefined,
+                # not the 0 that runs recorded before lab.profile said so.
+                none = pd.to_numeric(prof["global_load_requests"], errors="coerce") == 0
+                for col in ("global_sectors_per_request", "global_load_sectors_per_request"):
+                    if col in prof.columns:
+                        prof.loc[none, col] = float("nan")
+            self.profile = prof
+            self.profile_failed = self._table("profile.csv", quiet=True)
+            if self.profile_status is None:
+                self.missing.append("profile_status.json is missing")
+            elif not self.profile_status.get("ok", False):
+                self.profile_note = ("profiling stopped early: " + str(self.profile_status.get("reason", "no reason")))
+                self.missing.append(self.profile_note)
+            if not len(self.profile):
+                self.missing.append("profile.csv has no successfully profiled kernel")
+        for name, why in self.excluded.items():
+            self.missing.append(f"variant {name} was excluded from timing: {_first_line(why)}")
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _read(self, name, reader, default, quiet=False):
+        """A run file through `reader`, or `default` with the reason noted as missing."""
+        if not self.rec.has(name):
+            if not quiet:
+                self.missing.append(f"{name} is missing")
+            return default
+        try:
+            return reader(name)
+        except Exception as exc:  # noqa: BLE001 - a broken file is reported, not fatal
+            self.missing.append(f"{name} could not be read ({type(exc).__name__}: {exc})")
+            return default
+
+    def _json(self, name, default, quiet=False):
+        return self._read(name, self.rec.read_json, default, quiet)
+
+    def _table(self, name, quiet=False):
+        return self._read(name, self.rec.read_table, None, quiet)
+
+    # -- identities ------------------------------------------------------------------------
+
+    @property
+    def variants(self) -> list[str]:
+        """The run's variants in ladder (manifest) order; ones the manifest lacks go last."""
+        run_names = list(self.params.get("variants") or [])
+        ladder = [v.name for v in _manifest()]
+        if not run_names:
+            run_names = ladder
+        return [n for n in ladder if n in run_names] + [n for n in run_names if n not in ladder]
+
+    @property
+    def shapes(self) -> list[Shape]:
+        out = [Shape(*s) for s in self.params.get("shapes", [])]
+        for (_, shape, _) in self._lat:
+            if shape not in out:
+                out.append(shape)
+        return out
+
+    @property
+    def measured_shapes(self) -> list[Shape]:
+        have = {shape for (_, shape, _) in self._lat}
+        return [s for s in self.shapes if s in have]
+
+    @property
+    def modes(self) -> list[str]:
+        modes = list(self.params.get("modes") or [])
+        for (_, _, mode) in self._lat:
+            if mode not in modes:
+                modes.append(mode)
+        return modes
+
+    def kind(self, impl: str) -> str:
+        """variant | aa (A/A twin) | knockout (`<variant>~no_<switch>`) | tuning (`<variant>@...`) |
+        sdpa (`sdpa_<backend>`) | peer (any other implementation: an external kernel)."""
+        if impl.endswith(AA_SUFFIX):
+            return "aa"
+        if KNOCKOUT_MARK in impl:
+            return "knockout"
+        if TUNING_MARK in impl:
+            return "tuning"
+        if impl in self.variants:
+            return "variant"
+        return "sdpa" if impl.startswith("sdpa_") else "peer"
+
+    def impls(self, shape: Shape | None = None, studies: bool = False) -> list[str]:
+        """Every implementation measured (at `shape`): variants, A/A twins, SDPA backends, then other
+        peers; knock-out and tuning impls (their own sections) only with studies=True."""
+        present = [impl for (impl, s, _) in self._lat if shape is None or s == shape]
+        present = [i for i in dict.fromkeys(present) if studies or self.kind(i) not in ("knockout", "tuning")]
+        order = [v for v in self.variants if v in present]
+        order += [i for i in present if i.endswith(AA_SUFFIX) and i not in order]
+        backends = [f"sdpa_{b}" for b in self.params.get("backends", [])]
+        order += [b for b in backends if b in present]
+        order += sorted(i for i in present if i not in order and self.kind(i) == "sdpa")
+        order += sorted(i for i in present if i not in order)
+        return order
+
+    def peers(self, shape: Shape | None = None) -> list[str]:
+        """SDPA's backends and external peers measured (at `shape`), in impls() order."""
+        return [i for i in self.impls(shape) if self.kind(i) in ("sdpa", "peer")]
+
+    def fastest_peer(self, shape, mode) -> str | None:
+        """The peer (SDPA backend or external kernel) with the lowest median; sdpa_default only if alone."""
+        cands = [i for i in self.peers(shape) if self.lat(i, shape, mode) is not None]
+        explicit = [i for i in cands if i != "sdpa_default"] or cands
+        return min(explicit, key=lambda i: (self.median(i, shape, mode), i)) if explicit else None
+
+    def absent_peers(self) -> dict[str, str]:
+        """Peers the run recorded as absent (peers.json, or an `absent` entry in shapes.json), with why."""
+        out: dict[str, str] = {}
+        raw = self._json("peers.json", None, quiet=True)
+        entries = raw.items() if isinstance(raw, dict) else (((e.get("name"), e) for e in raw)
+                                                               if isinstance(raw, list) else ())
+        for name, e in entries:
+            if not name:
+                continue
+            e = e if isinstance(e, dict) else {"status": e}
+            status = str(e.get("status", "")).lower()
+            if e.get("available") is False or status in ("absent", "unavailable", "missing", "not installed"):
+                out[str(name)] = _first_line(e.get("reason") or e.get("error") or status or "absent")
+        for note in self.shape_notes or []:
+            for name, why in ((note.get("absent") or {}) if isinstance(note, dict) else {}).items():
+                out.setdefault(str(name), _first_line(why))
+        return out
+
+    def headline(self) -> Shape | None:
+        shapes = self.measured_shapes or self.shapes
+        if not shapes:
+            return None
+        return HEADLINE if HEADLINE in shapes else shapes[0]
+
+    # -- statistics ------------------------------------------------------------------------
+
+    def lat(self, impl: str, shape: Shape, mode: str) -> np.ndarray | None:
+        return self._lat.get((impl, shape, mode))
+
+    def median(self, impl, shape, mode):
+        x = self.lat(impl, shape, mode)
+        return float(np.median(x)) if x is not None and len(x) else None
+
+    def speedup(self, impl, base, shape, mode) -> stats.SpeedupCI | None:
+        """Speedup of impl over base (median(base)/median(impl)) with its 95 % BCa CI, seed 0."""
+        a, b = self.lat(impl, shape, mode), self.lat(base, shape, mode)
+        if a is None or b is None:
+            return None
+        key = (impl, base, shape, mode)
+        if key not in self._speedups:
+            self._speedups[key] = stats.speedup_ci(a, b, seed=0)
+        return self._speedups[key]
+
+    def fastest_sdpa(self, shape, mode) -> str | None:
+        """The SDPA backend with the lowest median (sdpa_default, the dispatcher, only if alone)."""
+        cands = [i for i in self.impls(shape) if i.startswith("sdpa_") and self.lat(i, shape, mode) is not None]
+        explicit = [i for i in cands if i != "sdpa_default"] or cands
+        if not explicit:
+            return None
+        return min(explicit, key=lambda i: (self.median(i, shape, mode), i))
+
+    def summary_row(self, impl, shape, mode) -> dict | None:
+        if self.summary is None:
+            return None
+        s = self.summary
+        sel = s[(s["impl"] == impl) & (s["B"] == shape.B) & (s["H"] == shape.H) & (s["S"] == shape.S)
+                & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal) & (s["mode"] == mode)]
+        return sel.iloc[0].to_dict() if len(sel) else None
+
+    # -- profile ---------------------------------------------------------------------------
+
+    def profile_shape_for(self, shape: Shape) -> Shape | None:
+        """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
+        B*H, as lab.run.profile_shapes picks), else same S and D causal."""
+        if self.profile is None or not len(self.profile):
+            return None
+        p = self.profile
+        shapes = list(dict.fromkeys(Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+                                    for r in p.itertuples()))
+        if shape in shapes:
+            return shape
+        same = [s for s in shapes if s.S == shape.S and s.D == shape.D]
+        for causal in (False, True):
+            c = sorted((s for s in same if s.causal == causal), key=lambda s: (-s.B * s.H, s.B))
+            if c:
+                return c[0]
+        return None
+
+    def profile_row(self, impl: str, pshape: Shape | None) -> dict | None:
+        if pshape is None or self.profile is None:
+            return None
+        p = self.profile
+        sel = p[(p["impl"] == impl) & (p["B"] == pshape.B) & (p["H"] == pshape.H) & (p["S"] == pshape.S)
+                & (p["D"] == pshape.D) & (p["causal"].map(_bool) == pshape.causal)]
+        return sel.iloc[0].to_dict() if len(sel) else None
+
+    def profile_failure(self, impl: str, pshape: Shape | None) -> str | None:
+        p = getattr(self, "profile_failed", None)
+        if p is None or pshape is None or "reason" not in p.columns:
+            return None
+        sel = p[(p["impl"] == impl) & (p["S"] == pshape.S) & (p["D"] == pshape.D)]
+        sel = sel[~sel["ok"].astype(str).str.lower().isin(["true", "1", "1.0"])]
+        return str(sel.iloc[0]["reason"]) if len(sel) else None
+
+
+def _bool(x) -> bool:
+    if isinstance(x, str):
+        return x.strip().lower() in ("true", "1", "1.0")
+    return bool(x)
+
+
+def _first_line(text) -> str:
+    text = str(text).strip()
+    line = text.splitlines()[0] if text else ""
+    return line[:300]
+
+
+def _manifest():
+    from lab import variants
+
+    try:
+        return variants.manifest()
+    except Exception:  # noqa: BLE001 - a broken manifest leaves titles out, not the report
+        return ()
+
+
+def _titled(v) -> str:
+    """A step's title, marked where it only builds for one architecture."""
+    return v.title if v.arch == "portable" else f"{v.title} [{v.arch} only]"
+
+
+def _variant(name):
+    for v in _manifest():
+        if v.name == name:
+            return v
+    return None
+
+
+def _data(rec) -> RunData:
+    return rec if isinstance(rec, RunData) else RunData(rec)
+
+
+def _num(x):
+    return float(x) if _isnum(x) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The ablation table
+# ---------------------------------------------------------------------------------------------
+
+
+def _smem_per_block(row: dict | None):
+    if row is None:
+        return None
+    if _isnum(row.get("smem_per_block")):
+        return float(row["smem_per_block"])
+    parts = [row.get("smem_dynamic"), row.get("smem_static")]
+    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
+
+
+def _rel_change(old, new):
+    if not (_isnum(old) and _isnum(new)):
+        return None
+    if old == 0:
+        return 0.0 if new == 0 else math.copysign(math.inf, new)
+    return (new - old) / abs(old)

@@ -1,0 +1,37 @@
+"""The report's sections, in reading order: each a function `section_x(ctx) -> list[str]` of Markdown lines.
+
+To add a section (e.g. "Knock-outs", "Tuning"), write a function that takes a `Context` and returns its
+lines (`[]` when the run has nothing for it) and insert it into `SECTIONS` where it should appear.
+`FIRST_SCREEN` names the sections shown open at the top of the HTML; every later `## ` section is
+collapsible there.
+"""
+from __future__ import annotations
+
+from lab.report.context import Context
+from lab.report.helpers import Report, _diffs
+from lab.report.sections.ablation import section_ablation, section_bar
+from lab.report.sections.first_screen import section_first_screen
+from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
+from lab.report.sections.method import section_methodology
+from lab.report.sections.results import (section_missing, section_per_shape, section_profiler, section_reproduce,
+                                         section_sweep, section_threats)
+
+FIRST_SCREEN = [section_title, section_first_screen]
+SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_ablation, section_per_shape, section_sweep,
+                           section_profiler, section_objective, section_methodology, section_environment,
+                           section_missing, section_threats, section_reproduce]
+# The lead adds "Knock-outs" and "Tuning" sections here (e.g. after section_ablation); their impls
+# (`<variant>~no_<switch>`, `<variant>@...`) are kept out of every other table: RunData.impls(studies=True).
+
+
+def build(data, reports_dir) -> Report:
+    """Every section of SECTIONS in order, its figures under reports_dir/figures."""
+    ctx = Context.of(data, reports_dir)
+    ctx.figdir.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    for section in SECTIONS:
+        lines += section(ctx)
+    ctx.drop_stale_figures()
+    md = "\n".join(lines).rstrip() + "\n"
+    return Report(markdown=md, figures=ctx.figs, diffs=_diffs(data),
+                  title=f"FlashAttention ablation · {data.run_id}", label=ctx.label)

@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, _isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
+                               shape_label)
+from lab.report.tables import hypothesis_rows
+from lab.report.bar import bar_rule, bar_step, success_bar
+from lab.report.figures import figure_latency, figure_speedup
+from lab.report.helpers import _figure_md, _step
+from lab.report.context import Context
+
+
+def _ablation_intro(ctx: Context) -> list[str]:
+    """The section heading and which shapes its columns come from."""
+    data = ctx.data
+    head = ctx.head
+    ps = ctx.abl.attrs.get("profile_shape")
+    best = ctx.abl.attrs.get("best_sdpa")
+    L: list[str] = []
+    add = L.append
+    add(f"## Ablation at {shape_label(head)} (hot)")
+    add("")
+    add(f"Timing columns: {shape_label(head)}, hot mode. Fastest SDPA backend here: **{best or MISSING}**."
+        + (f" Profile columns (tables 2 and 3) come from the profiled shape **{ps}**"
+           + (" (the same shape)." if ps == shape_label(head) else " (a different B/H: same S and D).")
+           if ps else f" No profile data matches S={head.S}, D={head.D}"
+           + (f" ({data.profile_note})" if data.profile_note else "") + "."))
+    add("")
+    return L
+
+
+def _speed_table(ctx: Context) -> list[str]:
+    """Table 1: each step's speed, against SDPA and against its parent."""
+    data = ctx.data
+    abl = ctx.abl
+    best = ctx.abl.attrs.get("best_sdpa")
+    L: list[str] = []
+    add = L.append
+    add("**1. Speed.**")
+    add("")
+    rows = []
+    for r in abl.itertuples():
+        if r.status != "measured":
+            rows.append([_step(r), r.title, r.status] + [MISSING] * 8)
+            continue
+        rows.append([_step(r), r.title, fmt_us(r.median_us), fmt(r.tflops, 1), fmt(r.pct_tensor_peak, 1),
+                     fmt_ci(r.vs_sdpa_flash, r.vs_sdpa_flash_lo, r.vs_sdpa_flash_hi),
+                     fmt_ci(r.vs_best_sdpa, r.vs_best_sdpa_lo, r.vs_best_sdpa_hi),
+                     fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(reference)",
+                     fmt(r.cliffs_delta, 2), fmt_p(r.p_adjusted), r.speed_verdict or MISSING])
+    add(md_table(["#", "step", "median µs", "TFLOP/s", "% of tensor ceiling", f"vs {PEER} [95% CI]",
+                  f"vs fastest SDPA ({best}) [95% CI]", "vs parent [95% CI]", "Cliff's δ", "p (BH)",
+                  "verdict vs parent"], rows, "llrrrrrrrrl"))
+    add("")
+    if data.ceilings is None:
+        add(f"% of tensor ceiling: {MISSING}, no measured ceilings in this run"
+            + (f" ({data.ceilings_error})." if data.ceilings_error else "."))
+        add("")
+    return L
+
+
+def _profile_table(ctx: Context) -> list[str]:
+    """Table 2: each step's profiler metrics."""
+    abl = ctx.abl
+    ps = ctx.abl.attrs.get("profile_shape")
+    L: list[str] = []
+    add = L.append
+    add(f"**2. Profile** at {ps or MISSING}.")
+    add("")
+    rows = []
+    for r in abl.itertuples():
+        if r.profile_note:
+            rows.append([_step(r), r.title, r.profile_note] + [MISSING] * 6)
+            continue
+        rows.append([_step(r), r.title, fmt(r.profile_duration_us, 1), fmt(r.dram_gbps, 1),
+                     fmt(r.achieved_occupancy, 1), fmt(r.registers, 0),
+                     fmt(r.smem_per_block / 1024 if _isnum(r.smem_per_block) else None, 1),
+                     fmt_g(r.bank_conflict_pct), fmt_g(r.tensor_pipe_pct)])
+    add(md_table(["#", "step", "ncu duration µs", "DRAM GB/s", "achieved occupancy %", "registers/thread",
+                  "smem/block KiB", "bank conflicts %", "tensor pipe %"], rows, "llrrrrrrr"))
+    add("")
+    return L
+
+
+def _hypotheses_table(ctx: Context) -> list[str]:
+    """Table 3: each hypothesis, its metric's move and the verdict."""
+    data = ctx.data
+    abl = ctx.abl
+    ps = ctx.abl.attrs.get("profile_shape")
+    L: list[str] = []
+    add = L.append
+    hyp = hypothesis_rows(data, abl)
+    add(f"**3. Hypotheses** (metric values at {ps or MISSING}"
+        + ("; a step whose manifest names a `judged_at` shape is judged there, as its row says"
+           if (hyp.judged_at != "").any() else "") + ").")
+    add("")
+    rows = []
+    for r in hyp.itertuples():
+        pred = f"{fmt(r.predicted_lo, 2)}–{fmt(r.predicted_hi, 2)}×" if _isnum(r.predicted_lo) else MISSING
+        move = (f"{fmt_g(r.metric_parent)} → {fmt_g(r.metric_value)}"
+                + (f" ({r.metric_change_pct:+.1f} %)" if _isnum(r.metric_change_pct) else
+                   " (from 0)" if r.metric_change_pct is not None and r.metric_parent == 0 and r.metric_value
+                   else "")) if r.parent else f"{fmt_g(r.metric_value)} (reference)"
+        measured = fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else MISSING
+        if r.judged_at:
+            move = f"at {r.judged_at}: {move}"
+            measured = f"at {r.judged_at}: {measured}"
+        rows.append([_step(r), r.title, r.change, r.hypothesis, f"{r.metric} ({r.direction})", move, pred,
+                     measured + (f", {r.vs_prediction} the predicted range" if r.vs_prediction != MISSING else ""),
+                     f"**{r.hypothesis_verdict}**"])
+    add(md_table(["#", "step", "change", "hypothesis", "predicted metric (direction)", "parent → this step",
+                  "predicted speedup", "measured vs parent", "verdict"], rows))
+    add("")
+    add(f"Verdict rule: **confirmed** when the hypothesis metric moved the predicted way by more than "
+        f"{METRIC_MOVE * 100:.0f} % (relative, parent → step) and the step is *faster* than its parent (or "
+        f"*within noise* where the predicted range includes 1.0); **refuted** when the metric moved the other "
+        f"way by more than {METRIC_MOVE * 100:.0f} % or the step is *slower*; **inconclusive** otherwise; "
+        "**inconclusive (no profile)** when either profile value is missing. The metric comes from the "
+        "manifest's `metric`, mapped to a profile.csv column by `lab.profile.HYPOTHESIS_METRICS`. "
+        "\"Below/within/above the predicted range\" compares the speedup's CI with the predicted range.")
+    add("")
+    return L
+
+
+def _not_delivered(ctx: Context) -> list[str]:
+    """The steps that did not deliver, in plain words."""
+    L: list[str] = []
+    add = L.append
+    hyp = hypothesis_rows(ctx.data, ctx.abl)
+
+    def where(r) -> str:
+        return f" at {r.judged_at}" if r.judged_at else ""
+
+    plain = []
+    for r in hyp.itertuples():
+        if not r.parent:
+            continue
+        if r.status != "measured":
+            plain.append(f"**{r.title}** ({r.variant}) was not measured here: {r.status}.")
+        elif r.speed_verdict == "within noise":
+            plain.append(f"**{r.title}** ({r.variant}) did not measurably help: "
+                         f"{fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi)} against {r.parent}"
+                         f"{where(r)}, within noise.")
+        elif r.speed_verdict == "slower":
+            plain.append(f"**{r.title}** ({r.variant}) made things worse: "
+                         f"{fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi)} against {r.parent}{where(r)}.")
+        elif r.vs_prediction == "below":
+            plain.append(f"**{r.title}** ({r.variant}) helped less than predicted: "
+                         f"{fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi)}{where(r)} against the predicted "
+                         f"{fmt(r.predicted_lo, 2)}–{fmt(r.predicted_hi, 2)}×.")
+    if plain:
+        add("Steps that did not deliver:")
+        add("")
+        for p in plain:
+            add(f"- {p}")
+        add("")
+    return L
+
+
+def _ablation_figures(ctx: Context) -> list[str]:
+    """The speedup and latency figures."""
+    data = ctx.data
+    head = ctx.head
+    abl = ctx.abl
+    figs = ctx.figs
+    notes = ctx.notes
+    figdir = ctx.figdir
+    L: list[str] = []
+    add = L.append
+    notes["speedup"] = figure_speedup(abl, figdir / FIGURES["speedup"])
+    notes["latency"] = figure_latency(data, head, figdir / FIGURES["latency"])
+    for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
+                          + " (95 % BCa CI; dashed line at 1.0)"),
+                         ("latency", f"Hot latency distributions at {shape_label(head)}")):
+        _figure_md(add, figs, notes, key, caption, figdir)
+    return L
+
+
+def section_ablation(ctx: Context) -> list[str]:
+    """The ablation at the headline shape: speed, profile and hypotheses tables, then its figures."""
+    if ctx.head is None or not len(ctx.abl):
+        return []
+    return [ln for part in (_ablation_intro, _speed_table, _profile_table, _hypotheses_table, _not_delivered,
+                            _ablation_figures) for ln in part(ctx)]
+
+
+def section_bar(ctx: Context) -> list[str]:
+    data = ctx.data
+    L: list[str] = []
+    add = L.append
+    best = bar_step(data)
+    bar = success_bar(data, best) if best else []
+    if bar:
+        add("## Against SDPA: the bar")
+        add("")
+        add(f"The bar the study set itself: the last measured step, {best}, against the fastest SDPA backend "
+            f"measured in this run at each shape and mode (what `scaled_dot_product_attention` gives a user; "
+            f"{PEER}, FlashAttention-2, is shown beside it), measured by this harness. " + bar_rule() + " Where a part is missed, the launch shape and the profiler say "
+            "what stands in the way.")
+        add("")
+        for line in bar:
+            add(line)
+    return L

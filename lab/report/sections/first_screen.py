@@ -1,0 +1,28 @@
+"""The first screen: one sentence with the finding, the hero figure and the compact ladder table."""
+
+from __future__ import annotations
+
+from lab.report.common import FIGURES, shape_label
+from lab.report.context import Context
+from lab.report.helpers import _figure_md
+from lab.report.hero import figure_hero, finding, ladder_table
+
+
+def section_first_screen(ctx: Context) -> list[str]:
+    data, head = ctx.data, ctx.head
+    L: list[str] = []
+    if head is None:
+        return ["No samples at any shape: there is nothing to report on timing.", ""]
+    sentence = finding(data, head)
+    if sentence:
+        L += [f"**{sentence}**", ""]
+    absent = data.absent_peers()
+    if absent:
+        L += ["Peers absent from this run: " + "; ".join(f"{p} ({why})" for p, why in absent.items()) + ".", ""]
+    ctx.notes["hero"] = figure_hero(data, head, ctx.figdir / FIGURES["hero"])
+    _figure_md(L.append, ctx.figs, ctx.notes, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
+               "with a dashed line per peer measured in this run", ctx.figdir)
+    if len(ctx.abl):
+        L += [f"The ladder at {shape_label(head)}, hot (medians; speedups are ratios of medians with 95 % BCa "
+              "intervals, > 1: this step is faster):", "", ladder_table(data, ctx.abl, head), ""]
+    return L

@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+from lab.run import AA_SUFFIX
+
+from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
+from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, capped_rows, clock_summary,
+                               crossval_table, ncu_crossval_table, noise_floor, precision_summary)
+from lab.report.helpers import _shape_tuple
+from lab.report.context import Context
+
+
+def _timing(ctx: Context) -> list[str]:
+    data = ctx.data
+    env = ctx.data.env
+    L: list[str] = []
+    add = L.append
+    summ = data.summary
+    sets_txt = MISSING
+    if summ is not None and "input_sets" in summ.columns:
+        hot = summ[summ["mode"] == "hot"]
+        if len(hot):
+            per_shape = hot.groupby(KEYS, sort=False)["input_sets"].max()
+            rot = [f"{_shape_tuple(k)}: {int(v)}" for k, v in per_shape.items()]
+            sets_txt = "; ".join(rot)
+    l2 = env.get("l2_bytes")
+    add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "
+        "is one replay's CUDA-event time divided by its launches. Where one set of Q, K, V and O fits in L2"
+        + (f" ({l2 / 2**20:.0f} MiB here)" if _isnum(l2) else "")
+        + ", the graph rotates through enough input sets to exceed twice the L2, so inputs are not simply "
+        f"re-read from it (input sets per shape, from summary.csv: {sets_txt}). *cold*: a buffer of twice the "
+        "L2 is overwritten before every launch and a sample is one launch.")
+    add("")
+    return L
+
+
+def _sampling(ctx: Context) -> list[str]:
+    data = ctx.data
+    params = ctx.data.params
+    L: list[str] = []
+    add = L.append
+    summ = data.summary
+    counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
+    cap_rows = capped_rows(data)
+    rel_ci, cap_s = params.get("rel_ci"), params.get("cap_s")
+    add("**Sampling and stopping.** Every implementation at a shape is sampled in blocks of 10 in a randomized "
+        f"round-robin (seed {params.get('seed', MISSING)} + shape index), so drifts hit all of them alike. A row "
+        f"stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
+        f"of the median (at least {int(params.get('min_samples', 20))} samples)"
+        + (f" and its {fmt(params['stop_guard'][0] * 100, 0)} % CI within ±"
+           f"{fmt(params['stop_guard'][1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
+           "that sits between two modes of a multimodal latency distribution)" if params.get("stop_guard") else "")
+        + f", or after {fmt(cap_s, 1)} s of sampling. "
+        f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
+        + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
+    add("")
+    add("**Statistics** (`lab.stats`, recomputed here from samples.parquet with throttled samples dropped). "
+        "Each number is a median; a speedup is a ratio of medians, `median(other) / median(this)` (> 1: this is "
+        "faster), with a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0). Effect size is Cliff's δ "
+        "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
+        "Benjamini-Hochberg correction across the rows of a table. A difference is called *faster*/*slower* only "
+        "when the corrected p < 0.05 **and** the whole CI lies outside ±1 %; otherwise it is *within noise*.")
+    add("")
+    return L
+
+
+def _noise_and_precision(ctx: Context) -> list[str]:
+    data = ctx.data
+    L: list[str] = []
+    add = L.append
+    nf = noise_floor(data)
+    if len(nf):
+        dev = (nf["ratio"] - 1).abs().max() * 100
+        add(f"**Noise floor.** The last variant is timed twice in the same interleave (`{nf['impl'].iloc[0]}` vs "
+            f"`{nf['base'].iloc[0]}`). Over {len(nf)} shape×mode rows its A/A speedup ranges "
+            f"{fmt_ratio(nf['ratio'].min())}× to {fmt_ratio(nf['ratio'].max())}× (largest deviation from 1: "
+            f"{dev:.2f} %), with CIs from {fmt_ratio(nf['lo'].min())} to {fmt_ratio(nf['hi'].max())}; "
+            f"{int((nf['verdict'] != 'within noise').sum())} of {len(nf)} rows are called significant. Per-row "
+            "values are in the noise-floor table below.")
+    else:
+        add("**Noise floor.** No A/A twin (`<impl>" + AA_SUFFIX + "`) was measured in this run: the noise floor "
+            "is not known.")
+    add("")
+    prec = precision_summary(data)
+    if prec["total"]:
+        wider = "; ".join(f"{w['impl']} at {w['shape']} {w['mode']} (±{w['half_pct']:.2f} %, n={w['n']}, "
+                          f"stopped by {w['stopped_by']}; {w['near_median_pct']:.0f} % of its samples within "
+                          "±0.5 % of its median)" for w in prec["wider"])
+        add(f"**Precision.** Speedup intervals against {PEER} at the canonical shapes: {prec['within']} of "
+            f"{prec['total']} lie within ±{PRECISION_BAND * 100:.0f} % of their ratio"
+            + (f"; wider: {wider}. Few samples near the median and a wide interval after thousands of samples mark "
+               "a multimodal latency distribution whose median falls between two modes; more samples do not "
+               "narrow such a median." if wider else "."))
+        add("")
+    return L
+
+
+def _clocks_and_crossval(ctx: Context) -> list[str]:
+    data = ctx.data
+    env = ctx.data.env
+    L: list[str] = []
+    add = L.append
+    clk = clock_summary(data)
+    if clk["n"]:
+        clock_txt = (f"SM clock read through NVML at every block of samples: {_clock_range(clk)} (median "
+                     f"{fmt(clk['clock_median'], 0)} MHz; the GPU's maximum is "
+                     f"{env.get('sm_clock_max_mhz', MISSING)} MHz)" if clk["clock_min"] is not None
+                     else "No SM clock readings were recorded (NVML missing)")
+        add(f"**Clocks.** {clock_txt}. Samples taken during a thermal or hardware slowdown are flagged and "
+            f"dropped: {clk['throttled']} of {clk['n']} ({clk['throttled'] / clk['n'] * 100:.2f} %). The power "
+            f"cap ({env.get('power_limit_w', MISSING)} W) is not counted as throttling. Clocks are not locked.")
+    else:
+        add("**Clocks.** No samples, so no clock readings.")
+    add("")
+    xrows, xgaps = crossval_table(data)
+    if xrows:
+        ratios = [c["ratio"] for c in data.crossval if _isnum(c.get("ratio"))]
+        add(f"**Cross-validation.** {PEER}'s hot median from this harness against "
+            "`triton.testing.do_bench_cudagraph` on one input set, per shape: harness/triton ratios "
+            + (f"{min(ratios):.3f} to {max(ratios):.3f}" if ratios else MISSING)
+            + (f"; {len(xgaps)} shape(s) differ by more than {XVAL_GAP * 100:.0f} % (see threats)."
+               if xgaps else f"; all within {XVAL_GAP * 100:.0f} %."))
+        add("")
+        add(md_table(["shape", "impl", "harness µs", "triton µs", "ratio"], xrows, "llrrr"))
+    else:
+        add("**Cross-validation.** crossval.json is missing or empty: the harness was not checked against triton.")
+    add("")
+    return L
+
+
+def _ncu_and_profiling(ctx: Context) -> list[str]:
+    data = ctx.data
+    params = ctx.data.params
+    L: list[str] = []
+    add = L.append
+    nrows = ncu_crossval_table(data)
+    if nrows:
+        long_ = [float(r[-1]) for r in nrows if float(r[3]) >= NCU_XVAL_MIN_US]
+        short = [float(r[-1]) for r in nrows if float(r[3]) < NCU_XVAL_MIN_US]
+        span = lambda xs: f"{min(xs):.3f} to {max(xs):.3f}" if xs else MISSING  # noqa: E731
+        add(f"Against Nsight Compute's `gpu__time_duration` of the same SDPA kernels (one launch, clocks not "
+            f"controlled), the harness's hot medians (rotating input sets) give ratios {span(long_)} where the "
+            f"kernel runs at least {NCU_XVAL_MIN_US:.0f} µs ({len(long_)} pairs). Below that ({len(short)} pairs: "
+            f"{span(short)}) the two measure different things: ncu one isolated launch, the hot mode a launch's "
+            "share of a back-to-back graph replay, gaps between launches and any other kernel the call launches "
+            "included; those rows are listed, not counted as cross-validation.")
+        add("")
+        add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
+        add("")
+    if params.get("profile_shapes", "distinct") == "all":
+        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
+            "per implementation at every timed shape; each table says which shape its profile columns come from.")
+    else:
+        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
+            "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
+            "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
+            "different B and H than the timed shape; each table says which.")
+    add("")
+    return L
+
+
+def section_methodology(ctx: Context) -> list[str]:
+    """How the run measured: timing modes, sampling, statistics, noise floor, precision, clocks,
+    cross-validation and profiling, each paragraph from its own helper."""
+    return ["## Methodology", ""] + [ln for part in (_timing, _sampling, _noise_and_precision, _clocks_and_crossval,
+                                                 _ncu_and_profiling) for ln in part(ctx)]

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+from lab.run import Shape
+
+from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
+from lab.report.load import _manifest
+from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor,
+                               profiler_findings, shape_group)
+from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
+from lab.report.helpers import _figure_md, _shape_notes, _shapes_spec, _threats
+from lab.report.context import Context
+
+
+def section_per_shape(ctx: Context) -> list[str]:
+    data = ctx.data
+    L: list[str] = []
+    add = L.append
+    add("## Per-shape results")
+    add("")
+    add(f"Every implementation at every measured shape: medians (µs), TFLOP/s and the speedup over {PEER} with "
+        "its 95 % CI, hot and cold. `__aa` is the A/A twin.")
+    add("")
+    groups: dict = {}
+    for s in data.measured_shapes:
+        groups.setdefault(shape_group(s), []).append(s)
+    not_measured = [s for s in data.shapes if s not in data.measured_shapes]
+    modes = [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]
+    for gname in ("canonical", "large", "sweep", "other"):
+        if gname not in groups:
+            continue
+        add(f"### {gname.capitalize()} shapes")
+        add("")
+        for s in groups[gname]:
+            t = _shape_table(data, s)
+            add(f"#### {shape_label(s)}")
+            add("")
+            headers, align = ["impl"], "l"
+            for m in modes:
+                headers += [f"{m} median µs", f"{m} TFLOP/s", f"{m} vs {PEER} [95% CI]", f"{m} n"]
+                align += "rrrr"
+            rows = []
+            for r in t.to_dict("records"):
+                row = [r["impl"]]
+                for m in modes:
+                    stop = r.get(f"{m}_stopped_by")
+                    row += [fmt_us(r[f"{m}_median_us"]), fmt(r[f"{m}_tflops"], 1),
+                            fmt_ci(r[f"{m}_vs_sdpa_flash"], r[f"{m}_vs_sdpa_flash_lo"], r[f"{m}_vs_sdpa_flash_hi"])
+                            if r["impl"] != PEER else "(reference)",
+                            f"{r[f'{m}_n']}" + (" (cap)" if stop == "cap" else "")]
+                rows.append(row)
+            add(md_table(headers, rows, align))
+            extra = _shape_notes(data, s)
+            if extra:
+                add("")
+                add(extra)
+            add("")
+    if not_measured:
+        add("Shapes in params.json with no samples: " + "; ".join(shape_label(s) for s in not_measured) + ".")
+        add("")
+    if not data.measured_shapes:
+        add("No samples were recorded (samples.parquet missing or empty).")
+        add("")
+
+    nf = noise_floor(data)
+    add("### Noise floor (A/A)")
+    add("")
+    if len(nf):
+        add(md_table(["shape", "mode", "A/A pair", "speedup [95% CI]", "p (BH)", "verdict"],
+                     [[r.shape, r.mode, f"{r.impl} vs {r.base}", fmt_ci(r.ratio, r.lo, r.hi), fmt_p(r.p_adjusted),
+                       r.verdict] for r in nf.itertuples()], "llllrl"))
+    else:
+        add("No A/A twin was measured.")
+    add("")
+    return L
+
+
+def section_sweep(ctx: Context) -> list[str]:
+    data = ctx.data
+    figs = ctx.figs
+    notes = ctx.notes
+    figdir = ctx.figdir
+    L: list[str] = []
+    add = L.append
+    add("## TFLOP/s against sequence length")
+    add("")
+    notes["sweep"] = figure_sweep(data, figdir / FIGURES["sweep"])
+    _figure_md(add, figs, notes, "sweep", "TFLOP/s (hot median) against S", figdir)
+    return L
+
+
+def section_profiler(ctx: Context) -> list[str]:
+    data = ctx.data
+    head = ctx.head
+    abl = ctx.abl
+    figs = ctx.figs
+    notes = ctx.notes
+    figdir = ctx.figdir
+    L: list[str] = []
+    add = L.append
+    add("## Top 3 profiler findings")
+    add("")
+    pshape = data.profile_shape_for(head) if head else None
+    findings = profiler_findings(data, abl) if len(abl) else []
+    if findings:
+        add(f"At the profiled shape {shape_label(pshape)}, computed from profile.csv (the largest relative move of "
+            "the tracked metrics between neighbouring steps, and the last step against the fastest profiled SDPA "
+            "kernel):")
+        add("")
+        for i, f in enumerate(findings, 1):
+            add(f"{i}. {f}")
+    else:
+        add("No profiler findings: " + (data.profile_note or "no profiled kernels match the headline shape") + ".")
+    add("")
+    notes["roofline"] = figure_roofline(data, figdir / FIGURES["roofline"])
+    notes["stalls"] = figure_stalls(data, pshape, figdir / FIGURES["stalls"]) if data.profile is not None else \
+        "no profile data: warp-stall figure skipped"
+    _figure_md(add, figs, notes, "roofline", "Roofline: measured tensor-core and DRAM ceilings; each profiled "
+               "kernel at its achieved TFLOP/s and arithmetic intensity", figdir)
+    _figure_md(add, figs, notes, "stalls", "Warp-stall breakdown per implementation" +
+               (f" at {shape_label(pshape)}" if pshape else ""), figdir)
+    return L
+
+
+def section_missing(ctx: Context) -> list[str]:
+    data = ctx.data
+    L: list[str] = []
+    add = L.append
+    if data.missing:
+        add("## What is missing from this run")
+        add("")
+        for m in data.missing:
+            add(f"- {m}")
+        add("")
+    return L
+
+
+def section_threats(ctx: Context) -> list[str]:
+    data = ctx.data
+    abl = ctx.abl
+    L: list[str] = []
+    add = L.append
+    add("## Threats to validity")
+    add("")
+    xgaps, clk, cap_rows = crossval_table(data)[1], clock_summary(data), capped_rows(data)
+    for t in _threats(data, abl, xgaps, clk, cap_rows):
+        add(f"- {t}")
+    add("")
+    return L
+
+
+def section_reproduce(ctx: Context) -> list[str]:
+    data = ctx.data
+    env = ctx.data.env
+    params = ctx.data.params
+    L: list[str] = []
+    add = L.append
+    add("## How to reproduce")
+    add("")
+    shapes = [Shape(*s) for s in params.get("shapes", [])]
+    modes_p = ",".join(params.get("modes", [])) or "hot,cold"
+    var = params.get("variants") or []
+    var_arg = "" if var == [v.name for v in _manifest()] else f" VARIANTS={','.join(var)}"
+    add("```bash")
+    add(f"git checkout {env.get('git_sha', '<sha>')}")
+    add(f"make ablation SHAPES='{_shapes_spec(shapes)}' MODES={modes_p} CAP={params.get('cap_s', 3)} "
+        f"MIN_SAMPLES={params.get('min_samples', 20)} PROFILE_SHAPES={params.get('profile_shapes', 'distinct')} PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
+        "   # on a GPU machine: a new run")
+    add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
+    add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")
+    add("```")
+    add("")
+    add(f"The stopping rule's relative CI target (rel_ci = {params.get('rel_ci', MISSING)}) is `--rel-ci` of "
+        "`python -m lab.pipeline`. Code diffs between neighbouring steps are in `ablation.html`.")
+    add("")
+
+    return L
