@@ -148,7 +148,8 @@ def cmd_run(args) -> int:
     rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes), modes=args.modes.split(","),
                   cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
                   check=args.check, profile_shapes=args.profile_shapes,
-                  backends=tuple(args.backends.split(",")), seed=args.seed)
+                  backends=tuple(args.backends.split(",")), seed=args.seed,
+                  peers=[x for x in args.peers.split(",") if x] or None)
     for mode in args.modes.split(","):
         print(run.summary_table(rec, mode=mode))
     stages = rec.status.get("stages", {})
@@ -165,7 +166,12 @@ def cmd_compare(args) -> int:
 
     run_id = args.run or records.latest_run()
     if run_id is None:
-        sys.exit("no complete run under data/runs")
+        print("no complete run under data/runs to compare", file=sys.stderr)
+        return 1
+    for rid in (run_id, args.base):
+        if rid and rid not in records.list_runs():  # one line, as `make report RUN=nope` says it
+            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
+            return 1
     return run.compare(run_id, args.base, threshold=args.threshold)
 
 
@@ -212,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--check", choices=("full", "quick", "none"), default="full")
     p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")
+    p.add_argument("--peers", default="", help="peers to time (lab.peers.known_names()), wins over --backends; "
+                   "default: SDPA under --backends, flex_attention and every importable external peer")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
 
