@@ -89,7 +89,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    """A first read of speed: hot-mode (CUDA graph) median per variant next to SDPA's backends."""
+    """A first read of speed: hot-mode (CUDA graph) median per variant next to the peers (SDPA's
+    backends, flex_attention, the importable external peers)."""
     import torch
 
     from lab import peers, stats, timing
@@ -103,7 +104,9 @@ def cmd_bench(args) -> int:
     for name, attn in kernels.items():
         t = timing.HotTimer(lambda attn=attn: attn.launch(q, k, v, out, args.causal))
         rows.append((name, t.samples(args.samples)))
-    for peer in peers.peers():
+    found, status = peers.resolve(peers.default_names())
+    rows += [(name, "absent: " + st["reason"]) for name, st in status.items() if not st["available"]]
+    for peer in found:
         reason = peer.unsupported_reason(q, k, v, args.causal, None)
         if reason:
             rows.append((peer.name, reason))
@@ -116,7 +119,7 @@ def cmd_bench(args) -> int:
     print(f"{'impl':<18} {'median us':>10} {'TFLOP/s':>8}")
     for name, samples in rows:
         if isinstance(samples, str):
-            print(f"{name:<18} unsupported: {samples}")
+            print(f"{name:<18} {samples if samples.startswith('absent: ') else 'unsupported: ' + samples}")
             continue
         med = statistics.median(samples)
         print(f"{name:<18} {med:>10.1f} {stats.tflops(B, H, S, D, args.causal, med):>8.1f}")
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write every case's result as JSON here")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to SDPA")
+    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to the peers")
     p.add_argument("--variants")
     p.add_argument("--shape", default="4,16,4096,64", help="B,H,S,D (default 4,16,4096,64)")
     p.add_argument("--causal", action="store_true")

@@ -6,6 +6,10 @@ own fp16 error against that reference sets the bar: a variant passes when its ma
 at most 2x SDPA's plus 1e-3, with no NaN or Inf, its output buffer having been filled with NaN
 before the call (so an element it fails to write cannot pass), the inputs left untouched, and a
 second call giving a bit-identical result.
+
+The peers other than SDPA (lab.peers) are judged by the same rule through `peer_as_attn`, on
+`peer_grid()`: they take no output buffer, so their own output, every element of it, is copied
+into the NaN-filled one; a case a peer cannot take is recorded as unsupported, not as a failure.
 """
 
 from __future__ import annotations
