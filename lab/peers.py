@@ -120,10 +120,16 @@ class FlexAttentionPeer(Peer):
             import torch._dynamo.config as dynamo_config
             from torch.nn.attention.flex_attention import flex_attention
 
-            dynamo_config.recompile_limit = max(dynamo_config.recompile_limit, FLEX_RECOMPILE_LIMIT)
-            dynamo_config.accumulated_recompile_limit = max(dynamo_config.accumulated_recompile_limit,
-                                                            4 * FLEX_RECOMPILE_LIMIT)
-            dynamo_config.fail_on_recompile_limit_hit = True
+            # (older torch names the same settings cache_size_limit and fail_on_cache_limit_hit)
+            for name, at_least in (("recompile_limit", FLEX_RECOMPILE_LIMIT),
+                                   ("cache_size_limit", FLEX_RECOMPILE_LIMIT),
+                                   ("accumulated_recompile_limit", 4 * FLEX_RECOMPILE_LIMIT),
+                                   ("accumulated_cache_size_limit", 4 * FLEX_RECOMPILE_LIMIT)):
+                if hasattr(dynamo_config, name):
+                    setattr(dynamo_config, name, max(getattr(dynamo_config, name), at_least))
+            for name in ("fail_on_recompile_limit_hit", "fail_on_cache_limit_hit"):
+                if hasattr(dynamo_config, name):
+                    setattr(dynamo_config, name, True)
             cls._compiled = torch.compile(flex_attention, dynamic=False)
         return cls._compiled
 

@@ -171,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         from lab import run
 
         rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
-                        modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples,
+                        modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
+                        min_samples=args.min_samples,
                         profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,
                         peers=_names(args.peers) or None)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"

@@ -723,7 +723,8 @@ def _shape(text: str) -> tuple[int, int, int, int]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
-    p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, flex_attention, ...)")
+    p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
+                   "flex_attention, ...)")
     p.add_argument("--shape", type=_shape, default=(4, 16, 4096, 64), help="B,H,S,D")
     p.add_argument("--causal", action="store_true")
     p.add_argument("--out", default="data/profile", help="host side: folder for CSVs and records.json")

@@ -191,7 +191,8 @@ def test_peers_failing_correctness_are_excluded_from_timing(tmp_path, monkeypatc
     assert {r.variant for r in results} == {"fake_good", "fake_wrong", "fake_raises"}  # SDPA is the reference
     status = rec.read_json("peers.json")
     assert "excluded" not in status["fake_good"] and status["fake_good"]["correctness"] == "2/2 passed, 0 unsupported"
-    assert status["fake_wrong"]["excluded"].startswith("failed 1 correctness cases, e.g. fake_wrong B2H3-S17-D64-causal")
+    assert status["fake_wrong"]["excluded"].startswith(
+        "failed 1 correctness cases, e.g. fake_wrong B2H3-S17-D64-causal")
     assert status["fake_raises"]["excluded"].startswith("no correctness case could run")
     assert status["fake_absent"] == {"available": False, "reason": status["fake_absent"]["reason"]}
     assert len(rec.read_json("peer_correctness.json")) == 6
@@ -222,6 +223,14 @@ def test_flex_attention_block_masks_are_built_once_per_shape():
     assert dense[1, 0] and not dense[0, 1]
 
 
+def test_flex_attention_never_falls_back_to_eager_after_many_shapes():
+    import torch._dynamo.config as dynamo_config
+
+    assert peers.FlexAttentionPeer.compiled() is peers.FlexAttentionPeer.compiled()  # compiled once
+    assert dynamo_config.recompile_limit >= peers.FLEX_RECOMPILE_LIMIT > len(check.grid())
+    assert dynamo_config.fail_on_recompile_limit_hit  # past the limit: an error (unsupported), not eager
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="inductor's CPU backend needs a C++ compiler")
 def test_flex_attention_matches_the_fp32_reference_on_the_cpu():
     """The real compiled flex_attention (inductor's CPU backend in torch 2.13), causal with a custom
@@ -231,3 +240,33 @@ def test_flex_attention_matches_the_fp32_reference_on_the_cpu():
     r = check.check_case("flex_attention", attn, case, check.ReferenceCache(device="cpu"))
     assert r.passed, r.explain()
     assert r.max_abs_err < 1e-2 and not math.isnan(r.max_abs_err)
+
+
+@pytest.mark.gpu
+def test_every_importable_peer_passes_its_grid_on_the_gpu():
+    """flex_attention and every importable external peer, by the variants' rule (what the run's
+    correctness stage does before timing them)."""
+    found, status = peers.resolve([n for n in peers.default_names() if not n.startswith("sdpa_")])
+    assert [p.name for p in found][:1] == ["flex_attention"], status
+    results = list(check.run_grid({p.name: check.peer_as_attn(p) for p in found}, check.peer_grid()))
+    failed = [r.explain() for r in results if not r.passed and not r.unsupported]
+    assert not failed, failed
+    for p in found:  # a peer that runs no case would be excluded from timing
+        assert any(r.passed for r in results if r.variant == p.name), p.name
+
+
+@pytest.mark.gpu
+def test_peers_are_timed_through_cuda_graphs_and_cold_launches():
+    """What measure_shape does with each peer: the probe (compiling), then a CUDA-graph timer and
+    a cold timer over the bound launches inside the peer's context."""
+    from lab import timing
+
+    found, _ = peers.resolve(peers.default_names())
+    q, k, v = (torch.randn(1, 8, 512, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+    for p in found:
+        if p.unsupported_reason(q, k, v, True, None):
+            continue
+        with p.context():
+            hot = timing.HotTimer([p.bind(q, k, v, True, None)]).samples(3)
+            cold = timing.ColdTimer([p.bind(q, k, v, True, None)]).samples(3)
+        assert all(x > 0 for x in hot + cold), p.name

@@ -250,8 +250,8 @@ def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
 
     from lab import peers, pipeline
 
-    args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1, cap=3.0,
-                              rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
+    args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1,
+                              cap=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
     pipeline.validate(args)  # raises on a bad parameter
 
 
