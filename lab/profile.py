@@ -685,6 +685,12 @@ def target(impl: str, shape, causal: bool) -> None:
             peer = peers.get(impl)
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
+        if impl == peers.FLEX:
+            # ncu follows child processes: compile in this one (from the inductor cache the
+            # timing stage filled) rather than in a pool of compile workers
+            import torch._inductor.config as inductor_config
+
+            inductor_config.compile_threads = 1
         with peer.context():
             # the warm-up launches compile where the peer compiles (flex_attention), outside the range
             _launch_once(peer.bind(q, k, v, causal, None))
