@@ -27,6 +27,7 @@ MIN_SAMPLES ?= 50
 PROFILE_SHAPES ?= all
 PROFILE ?= 1
 CHECK ?= full
+PEERS ?=
 RUN ?=
 SHAPE ?= 4,16,4096,64
 
@@ -34,7 +35,8 @@ SHAPE ?= 4,16,4096,64
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
-	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct CHECK=full VARIANTS=a,b)"
+	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct CHECK=full VARIANTS=a,b"
+	@echo "                 PEERS=sdpa_flash,flex_attention,...: default SDPA's backends, flex_attention, importable externals)"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
@@ -52,7 +54,7 @@ $(VENV)/.installed: requirements.txt
 ablation: env
 	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --min-samples $(MIN_SAMPLES) --profile $(PROFILE) \
 		--profile-shapes $(PROFILE_SHAPES) \
-		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS))
+		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(PEERS),--peers $(PEERS))
 
 report: env
 	$(PY) -m lab.report $(RUN)

@@ -89,7 +89,8 @@ def cmd_check(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    """A first read of speed: hot-mode (CUDA graph) median per variant next to SDPA's backends."""
+    """A first read of speed: hot-mode (CUDA graph) median per variant next to the peers (SDPA's
+    backends, flex_attention, the importable external peers)."""
     import torch
 
     from lab import peers, stats, timing
@@ -103,7 +104,9 @@ def cmd_bench(args) -> int:
     for name, attn in kernels.items():
         t = timing.HotTimer(lambda attn=attn: attn.launch(q, k, v, out, args.causal))
         rows.append((name, t.samples(args.samples)))
-    for peer in peers.peers():
+    found, status = peers.resolve(peers.default_names())
+    rows += [(name, "absent: " + st["reason"]) for name, st in status.items() if not st["available"]]
+    for peer in found:
         reason = peer.unsupported_reason(q, k, v, args.causal, None)
         if reason:
             rows.append((peer.name, reason))
@@ -116,7 +119,7 @@ def cmd_bench(args) -> int:
     print(f"{'impl':<18} {'median us':>10} {'TFLOP/s':>8}")
     for name, samples in rows:
         if isinstance(samples, str):
-            print(f"{name:<18} unsupported: {samples}")
+            print(f"{name:<18} {samples if samples.startswith('absent: ') else 'unsupported: ' + samples}")
             continue
         med = statistics.median(samples)
         print(f"{name:<18} {med:>10.1f} {stats.tflops(B, H, S, D, args.causal, med):>8.1f}")
@@ -148,7 +151,8 @@ def cmd_run(args) -> int:
     rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes), modes=args.modes.split(","),
                   cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
                   check=args.check, profile_shapes=args.profile_shapes,
-                  backends=tuple(args.backends.split(",")), seed=args.seed)
+                  backends=tuple(args.backends.split(",")), seed=args.seed,
+                  peers=[x for x in args.peers.split(",") if x] or None)
     for mode in args.modes.split(","):
         print(run.summary_table(rec, mode=mode))
     stages = rec.status.get("stages", {})
@@ -165,7 +169,12 @@ def cmd_compare(args) -> int:
 
     run_id = args.run or records.latest_run()
     if run_id is None:
-        sys.exit("no complete run under data/runs")
+        print("no complete run under data/runs to compare", file=sys.stderr)
+        return 1
+    for rid in (run_id, args.base):
+        if rid and rid not in records.list_runs():  # one line, as `make report RUN=nope` says it
+            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
+            return 1
     return run.compare(run_id, args.base, threshold=args.threshold)
 
 
@@ -185,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write every case's result as JSON here")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to SDPA")
+    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to the peers")
     p.add_argument("--variants")
     p.add_argument("--shape", default="4,16,4096,64", help="B,H,S,D (default 4,16,4096,64)")
     p.add_argument("--causal", action="store_true")
@@ -212,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--check", choices=("full", "quick", "none"), default="full")
     p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")
+    p.add_argument("--peers", default="", help="peers to time (lab.peers.known_names()), wins over --backends; "
+                   "default: SDPA under --backends, flex_attention and every importable external peer")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
 

@@ -6,6 +6,10 @@ own fp16 error against that reference sets the bar: a variant passes when its ma
 at most 2x SDPA's plus 1e-3, with no NaN or Inf, its output buffer having been filled with NaN
 before the call (so an element it fails to write cannot pass), the inputs left untouched, and a
 second call giving a bit-identical result.
+
+The peers other than SDPA (lab.peers) are judged by the same rule through `peer_as_attn`, on
+`peer_grid()`: they take no output buffer, so their own output, every element of it, is copied
+into the NaN-filled one; a case a peer cannot take is recorded as unsupported, not as a failure.
 """
 
 from __future__ import annotations
@@ -101,8 +105,11 @@ class CaseResult:
     deterministic: bool
     passed: bool
     error: str = ""
+    unsupported: str = ""  # a peer that cannot take the case says why (neither passed nor failed)
 
     def explain(self) -> str:
+        if self.unsupported:
+            return f"{self.variant} {self.case}: unsupported ({self.unsupported})"
         if self.error:
             return f"{self.variant} {self.case}: {self.error}"
         why = []
@@ -120,9 +127,10 @@ class CaseResult:
 class ReferenceCache:
     """Inputs, fp32 reference and SDPA's error per case, computed once and shared by variants."""
 
-    def __init__(self, max_entries: int = 4):
+    def __init__(self, max_entries: int = 4, device: str = "cuda"):
         self._entries: dict[Case, tuple] = {}
         self._max = max_entries
+        self.device = device
 
     def get(self, case: Case):
         if case not in self._entries:
@@ -131,14 +139,21 @@ class ReferenceCache:
 
             if len(self._entries) >= self._max:
                 self._entries.pop(next(iter(self._entries)))
-            q, k, v = make_inputs(case)
+            q, k, v = make_inputs(case, self.device)
             ref = reference(q, k, v, case.causal, case.scale)
             sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=case.scale)
             sdpa_err = (sdpa.float() - ref).abs().max().item()
             self._entries[case] = (q, k, v, ref, sdpa_err)
             del sdpa
-            torch.cuda.synchronize()
+            _sync(q)
         return self._entries[case]
+
+
+def _sync(t) -> None:
+    import torch
+
+    if t.is_cuda:
+        torch.cuda.synchronize()
 
 
 def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | None = None) -> CaseResult:
@@ -156,7 +171,10 @@ def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | Non
         attn(q, k, v, is_causal=case.causal, scale=case.scale, out=out1)
         out2 = torch.full_like(q, float("nan"))
         attn(q, k, v, is_causal=case.causal, scale=case.scale, out=out2)
-        torch.cuda.synchronize()
+        _sync(q)
+    except Unsupported as exc:
+        return CaseResult(**base, max_abs_err=float("nan"), finite=False, inputs_unchanged=True,
+                          deterministic=False, passed=False, unsupported=str(exc))
     except Exception as exc:  # noqa: BLE001 - a failing kernel is a result, not a crash
         return CaseResult(**base, max_abs_err=float("nan"), finite=False, inputs_unchanged=False,
                           deterministic=False, passed=False, error=f"{type(exc).__name__}: {exc}")
@@ -170,19 +188,54 @@ def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | Non
 
 
 def run_grid(kernels: dict[str, Callable], cases: list[Case] | None = None,
-             progress: Callable[[str], None] | None = None) -> Iterator[CaseResult]:
-    """Check every kernel on every case; yields results as they come (case-major, so each
-    reference is computed once)."""
-    refs = ReferenceCache()
+             progress: Callable[[str], None] | None = None, device: str = "cuda") -> Iterator[CaseResult]:
+    """Check every kernel (a variant, or a peer through peer_as_attn) on every case; yields results
+    as they come (case-major, so each reference is computed once)."""
+    refs = ReferenceCache(device=device)
     cases = cases if cases is not None else grid()
     for i, case in enumerate(cases, 1):
         for name, attn in kernels.items():
             result = check_case(name, attn, case, refs)
-            if progress and not result.passed:
+            if progress and not result.passed and not result.unsupported:
                 progress("  FAIL " + result.explain())
             yield result
         if progress and i % 20 == 0:
             progress(f"  checked {i}/{len(cases)} cases")
+
+
+class Unsupported(Exception):
+    """Raised by an adapter for a case its implementation cannot take (recorded, not a failure)."""
+
+
+def peer_as_attn(peer) -> Callable:
+    """A peer (lab.peers) with the variants' interface, `attn(q, k, v, is_causal=, scale=, out=)`,
+    so that check_case and run_grid judge it by the same rule. A peer takes no `out`: its own
+    output is converted to (B, H, S, D) and copied into the NaN-filled `out` (the same elements,
+    all of them, so NaN/Inf and the error are checked on every element); a shape mismatch is an
+    error rather than a broadcast. A shape the peer cannot take raises Unsupported."""
+
+    def attn(q, k, v, is_causal: bool = False, scale: float | None = None, out=None):
+        if why := peer.unsupported_reason(q, k, v, is_causal, scale):
+            raise Unsupported(why)
+        with peer.context():
+            result = peer.output_bhsd(peer.bind(q, k, v, is_causal, scale)())
+        if tuple(result.shape) != tuple(q.shape):
+            raise ValueError(f"{peer.name} returned shape {tuple(result.shape)}, expected {tuple(q.shape)}")
+        if out is None:
+            return result
+        out.copy_(result)
+        return out
+
+    return attn
+
+
+def peer_grid() -> list[Case]:
+    """The peers' cases: the quick grid (B = 2, ragged S, both D, causal and not), one-request
+    cases (B = 1, for peers wired for one request) and a custom scale. Smaller than the variants'
+    grid because each new shape costs flex_attention a compilation; the peers are libraries, and
+    what is checked here is this harness's wiring of them (layouts, causal, scale)."""
+    return (small_grid() + [Case(1, 3, 129, D, causal) for D in HEAD_DIMS for causal in (False, True)]
+            + [Case(2, 3, 129, 64, True, CUSTOM_SCALE)])
 
 
 def as_records(results) -> list[dict]:

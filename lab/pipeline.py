@@ -9,6 +9,7 @@ and labelled as such.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -61,10 +62,62 @@ def remaining(rec, stop_after: str = "") -> list[str]:
     return todo
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line and exit code 2 (argparse prints its usage too)."""
 
-    ap = argparse.ArgumentParser(prog="python -m lab.pipeline")
+    def error(self, message):
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+MODES = ("hot", "cold")
+CHECKS = ("full", "quick", "none")
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def validate(args) -> None:
+    """Every parameter checked before anything else, GPU or not: ValueError naming the constraint."""
+    from lab import peers, records, run, variants
+
+    try:
+        shapes = run.shapes_from(args.shapes)
+    except ValueError as exc:
+        raise ValueError(f"--shapes / SHAPES={args.shapes!r}: {exc}") from None
+    for s in shapes:
+        if min(s.B, s.H, s.S) < 1 or s.D not in variants.SUPPORTED_HEAD_DIMS:
+            raise ValueError(f"--shapes / SHAPES: shape {s}: B, H and S must be at least 1 and D one of "
+                             f"{variants.SUPPORTED_HEAD_DIMS}")
+    unknown = [v for v in _names(args.variants) if v not in variants.names()]
+    if unknown:
+        raise ValueError(f"--variants / VARIANTS: unknown variant(s) {', '.join(unknown)}; known: "
+                         f"{', '.join(variants.names())}")
+    modes = _names(args.modes)
+    if not modes or any(m not in MODES for m in modes):
+        raise ValueError(f"--modes / MODES={args.modes!r}: a comma-separated subset of {', '.join(MODES)}")
+    if args.check not in CHECKS:
+        raise ValueError(f"--check / CHECK={args.check!r}: one of {', '.join(CHECKS)}")
+    if args.profile not in (0, 1):
+        raise ValueError(f"--profile / PROFILE={args.profile}: 0 or 1")
+    if not args.cap > 0:
+        raise ValueError(f"--cap / CAP={args.cap:g}: seconds per (implementation, shape, mode), more than 0")
+    if not 0 < args.rel_ci < 1:
+        raise ValueError(f"--rel-ci={args.rel_ci:g}: a relative CI half-width between 0 and 1 (0.005 = +-0.5%)")
+    if args.min_samples < 1:
+        raise ValueError(f"--min-samples / MIN_SAMPLES={args.min_samples}: at least 1")
+    if args.peers:
+        try:
+            peers.validate_names(_names(args.peers))
+        except ValueError as exc:
+            raise ValueError(f"--peers / PEERS={args.peers!r}: {exc}") from None
+    if args.resume and args.resume not in records.list_runs():
+        raise ValueError(f"--resume {args.resume}: no such run under data/runs")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = OneLineParser(prog="python -m lab.pipeline")
     ap.add_argument("--variants", default="")
     ap.add_argument("--shapes", default="canonical,large")
     ap.add_argument("--modes", default="hot,cold")
@@ -74,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-shapes", choices=["all", "distinct"], default="all",
                     help="profile every shape, or one per distinct (S, D)")
     ap.add_argument("--profile", type=int, default=1)
-    ap.add_argument("--check", default="full")
+    ap.add_argument("--check", default="full", help="correctness grid: " + " | ".join(CHECKS))
+    ap.add_argument("--peers", default="", help="comma-separated peers (lab.peers.known_names()); default: "
+                    "SDPA's backends, flex_attention and every registered external peer that imports")
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--no-report", action="store_true", help="stop after the measuring notebooks")
     ap.add_argument("--stop-after", choices=[stage_name(nb) for nb in MEASURE], default="",
@@ -82,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", metavar="RUN_ID", default="",
                     help="go on with a recorded run: run the stages it has not done yet, then the report")
     args = ap.parse_args(argv)
+    try:
+        validate(args)
+    except ValueError as exc:
+        print(f"{ap.prog}: {exc}", file=sys.stderr)
+        return 2
 
     from lab import records
 
@@ -108,12 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
-                      profile_shapes=args.profile_shapes)
+                      profile_shapes=args.profile_shapes, peers=args.peers)
         from lab import run
 
-        rec = run.start(names=[v for v in args.variants.split(",") if v] or None, shapes=run.shapes_from(args.shapes),
-                        modes=tuple(args.modes.split(",")), cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples,
-                        profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes)
+        rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
+                        modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
+                        min_samples=args.min_samples,
+                        profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,
+                        peers=_names(args.peers) or None)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params, "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):

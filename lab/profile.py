@@ -14,7 +14,7 @@ It runs, in the repository root,
 
 Target side (inside ncu): builds nothing new for a variant that profile_impl has built, makes fp16
 inputs, runs two warm-up launches, then exactly one launch inside the NVTX push/pop range
-`profile`, which is all that ncu profiles. IMPL is a variant name or `sdpa_<backend>`.
+`profile`, which is all that ncu profiles. IMPL is a variant name or a peer's (lab.peers).
 
 Clocks are left alone (`--clock-control none`, never `base`): ncu's default locks the SM clock to
 base, which would make its durations disagree with lab.timing's. Caches are flushed between
@@ -515,9 +515,10 @@ def _repo() -> Path:
 
 def _prebuild(impl: str) -> str | None:
     """Build a variant here (not under ncu); None if fine or not a variant, else why not."""
-    if impl.startswith("sdpa_"):
+    from lab import peers, variants
+
+    if peers.is_peer(impl):
         return None
-    from lab import variants
 
     try:
         variant = variants.get(impl)
@@ -677,21 +678,28 @@ def target(impl: str, shape, causal: bool) -> None:
             attn = variants.load(name)
             _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
         return
-    if impl.startswith("sdpa_"):
-        from lab.peers import BACKENDS, SdpaPeer
+    from lab import peers
 
-        backend = impl[len("sdpa_"):]
-        if backend not in BACKENDS:
-            raise SystemExit(f"unknown SDPA backend {backend!r}; known: {', '.join(BACKENDS)}")
-        peer = SdpaPeer(backend)
+    if peers.is_peer(impl):
+        try:
+            peer = peers.get(impl)
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
+        if impl == peers.FLEX:
+            # ncu follows child processes: compile in this one (from the inductor cache the
+            # timing stage filled) rather than in a pool of compile workers
+            import torch._inductor.config as inductor_config
+
+            inductor_config.compile_threads = 1
         with peer.context():
-            launch = peer.bind(q, k, v, causal, None)
-            _launch_once(launch)
+            # the warm-up launches compile where the peer compiles (flex_attention), outside the range
+            _launch_once(peer.bind(q, k, v, causal, None))
     else:
         from lab import variants
 
         if impl not in variants.names():
-            raise SystemExit(f"unknown implementation {impl!r}; known: {', '.join(variants.names())}, sdpa_<backend>")
+            raise SystemExit(f"unknown implementation {impl!r}; known: {', '.join(variants.names())}, "
+                             f"{', '.join(peers.known_names())}")
         attn = variants.load(impl)
         variants.check_inputs(q, k, v)
         out = torch.empty_like(q)
@@ -721,7 +729,8 @@ def _shape(text: str) -> tuple[int, int, int, int]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
-    p.add_argument("--impls", help="host side: comma-separated variants and sdpa_<backend> peers")
+    p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
+                   "flex_attention, ...)")
     p.add_argument("--shape", type=_shape, default=(4, 16, 4096, 64), help="B,H,S,D")
     p.add_argument("--causal", action="store_true")
     p.add_argument("--out", default="data/profile", help="host side: folder for CSVs and records.json")

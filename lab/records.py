@@ -5,6 +5,9 @@
                        midway keeps "running" (or "incomplete") and readers treat it as such
     build.json         per variant: build key, source hash, ptxas resources, launch shape
     correctness.json   per variant and case: errors, tolerance, verdict
+    peers.json         per peer asked for: available (imported) or not and why; after the
+                       correctness stage, its result and, where it failed, why it is excluded
+    peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.check.peer_grid)
     shapes.json        the shapes measured, with unsupported peers and why
     samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS)
     summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS)

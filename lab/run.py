@@ -160,22 +160,30 @@ STAGES = ("build", "correctness", "timing", "profile")
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
           backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
-          progress=print) -> records.RunRecord:
-    """Open a new run record with its environment and parameters; the stages read them back."""
+          peers: list[str] | None = None, progress=print) -> records.RunRecord:
+    """Open a new run record with its environment and parameters; the stages read them back.
+    `peers`: peer names (lab.peers.known_names()); default: SDPA under `backends`, flex_attention
+    and every registered external peer. Which of them are absent, and why, goes to peers.json."""
     import torch
 
-    from lab import timing, variants
+    from lab import peers as peer_mod, timing, variants
 
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
+    peer_names = peer_mod.validate_names(peers or peer_mod.default_names(backends))
     rec = records.RunRecord()
     progress(f"run {rec.run_id} -> {rec.dir}")
     rec.write_json("env.json", records.environment())
+    _, availability = peer_mod.resolve(peer_names)
+    rec.write_json("peers.json", availability)
+    for name, st in availability.items():
+        if not st["available"]:
+            progress(f"  peer {name} absent: {st['reason']}")
     rec.write_json("params.json", dict(variants=names or variants.names(),
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
                                        profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=list(backends), seed=seed,
+                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed,
                                        stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
     rec.write_json("stages.json", {})
     return rec
@@ -210,6 +218,47 @@ def _kernels(rec):
     return {n: r.load() for n, r in build.build_all(names, progress=lambda s: None).items() if r.ok}
 
 
+def _peers(rec) -> list:
+    """The run's peers that are importable and were not excluded by the correctness stage. Runs
+    recorded before peers.json timed SDPA under params["backends"] only."""
+    from lab import peers as peer_mod
+
+    p = _params(rec)
+    if "peers" not in p:
+        return peer_mod.peers(p["backends"])
+    status = rec.read_json("peers.json") if rec.has("peers.json") else {}
+    found, _ = peer_mod.resolve(p["peers"])
+    return [peer for peer in found if not status.get(peer.name, {}).get("excluded")]
+
+
+def check_peers(rec, progress=print) -> list:
+    """The non-SDPA peers on lab.check.peer_grid(), by the variants' rule; a peer that fails a case
+    (or that no case could run) is excluded from timing, with the reason in peers.json."""
+    from lab import check as checks
+
+    peers = [peer for peer in _peers(rec) if not peer.name.startswith("sdpa_")]
+    if not peers:
+        return []
+    results = list(checks.run_grid({peer.name: checks.peer_as_attn(peer) for peer in peers}, checks.peer_grid(),
+                                   progress=progress))
+    rec.write_json("peer_correctness.json", checks.as_records(results))
+    status = rec.read_json("peers.json")
+    for peer in peers:
+        mine = [r for r in results if r.variant == peer.name]
+        failed = [r for r in mine if not r.passed and not r.unsupported]
+        ran = [r for r in mine if not r.unsupported]
+        if failed:
+            status[peer.name]["excluded"] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
+        elif not ran:
+            status[peer.name]["excluded"] = f"no correctness case could run, e.g. {mine[0].explain()}"
+        status[peer.name]["correctness"] = f"{sum(r.passed for r in mine)}/{len(ran)} passed, " \
+                                           f"{len(mine) - len(ran)} unsupported"
+        progress(f"  peer {peer.name}: {status[peer.name]['correctness']}"
+                 + (f"; excluded: {status[peer.name]['excluded']}" if "excluded" in status[peer.name] else ""))
+    rec.write_json("peers.json", status)
+    return results
+
+
 def stage_build(rec, progress=print) -> dict:
     from lab import build
 
@@ -230,6 +279,9 @@ def stage_correctness(rec, progress=print) -> list:
         mode = _params(rec)["check"]
         excluded = rec.read_json("excluded.json")
         if mode == "none":
+            if rec.has("peers.json"):  # said, not silent: the peers are timed unchecked too
+                rec.write_json("peers.json", {n: {**st, "correctness": "not checked (check=none)"}
+                                              for n, st in rec.read_json("peers.json").items()})
             return []
         kernels = _kernels(rec)
         cases = checks.grid() if mode == "full" else checks.small_grid()
@@ -241,7 +293,7 @@ def stage_correctness(rec, progress=print) -> list:
                 excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
         rec.write_json("excluded.json", excluded)
         progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
-        return results
+        return results + check_peers(rec, progress)
 
     return _timed_stage(rec, "correctness", body, progress)
 
@@ -262,14 +314,15 @@ def stage_timing(rec, progress=print) -> None:
             rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
         kernels = _kernels(rec)
         shapes, modes = p["shapes"], p["modes"]
-        progress(f"  {len(shapes)} shapes x {len(kernels)} variants + SDPA {p['backends']}, modes {modes}")
+        peers = _peers(rec)
+        progress(f"  {len(shapes)} shapes x {len(kernels)} variants + peers {[peer.name for peer in peers]}, "
+                 f"modes {modes}")
         # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20, and
         # before stop_guard, no guard.
         guard_confidence, guard_factor = p.get("stop_guard") or (None, 2.0)
         rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
                                guard_confidence=guard_confidence, guard_factor=guard_factor)
         clocks = records.Clocks()
-        peers = peer_mod.peers(p["backends"])
         aa = list(kernels)[-1] if kernels else None
         all_samples, all_summary, notes = [], [], []
         for i, shape in enumerate(shapes, 1):
@@ -295,9 +348,11 @@ def stage_profile(rec, progress=print) -> None:
             progress("  skipped (profile off)")
             return
         shapes = shapes_to_profile(p["shapes"], p.get("profile_shapes", "distinct"))
-        peers = [f"sdpa_{b}" for b in p["backends"] if b in PROFILED_BACKENDS]
+        timed = [peer.name for peer in _peers(rec)]
+        peers = [n for n in timed if n in PROFILED_PEERS]
+        not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress)
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled)
 
     return _timed_stage(rec, "profile", body, progress)
 
@@ -359,8 +414,13 @@ def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
 
 
 # SDPA's default backend is cuDNN on the H100/H200 and "efficient" is never the fastest: profiling
-# flash and cuDNN covers the peers the report compares against.
+# flash and cuDNN covers the SDPA peers the report compares against. flex_attention is profiled
+# too: its profiling process compiles it (from the inductor cache the timing stage filled) before
+# the profiled launch, which lab.profile's timeout bounds.
 PROFILED_BACKENDS = ("flash", "cudnn")
+PROFILED_PEERS = tuple(f"sdpa_{b}" for b in PROFILED_BACKENDS) + ("flex_attention",)
+NOT_PROFILED_REASON = ("not profiled: only " + ", ".join(PROFILED_PEERS) + " are (lab.run.PROFILED_PEERS), "
+                       "to keep the profile stage within a run's time")
 
 
 def shapes_to_profile(shapes: list[Shape], which: str = "all") -> list[Shape]:
@@ -383,8 +443,9 @@ def profile_shapes(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
-def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
-    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal."""
+def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None) -> None:
+    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
+    `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json."""
     import pandas as pd
 
     try:
@@ -410,12 +471,13 @@ def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
             if not res.ok:
                 progress(f"  profile {impl} {shape}: skipped ({res.reason})")
                 if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
-                    rec.write_json("profile_status.json", {"ok": False, "reason": res.reason})
+                    rec.write_json("profile_status.json", {"ok": False, "reason": res.reason,
+                                                           "not_profiled": not_profiled or {}})
                     rec.write_table("profile.csv", pd.DataFrame(rows))
                     return
         rec.write_table("profile.csv", pd.DataFrame(rows))
         progress(f"  profiled {shape}")
-    rec.write_json("profile_status.json", {"ok": True})
+    rec.write_json("profile_status.json", {"ok": True, "not_profiled": not_profiled or {}})
 
 
 # --- printing and comparing ----------------------------------------------------------------
@@ -476,7 +538,7 @@ def best_base(run_id: str) -> str | None:
 def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, progress=print) -> int:
     """Speedups of RUN over BASE per (impl, shape, mode), with intervals; returns the exit code:
     1 when a variant failed correctness in RUN or is significantly slower by more than threshold."""
-    from lab import stats
+    from lab import peers as peer_mod, stats
 
     rec = records.RunRecord.open(run_id)
     failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])
@@ -504,7 +566,7 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
         verdict = cmp.verdict()
         progress(f"  {key[0]:<24} ({key[1]},{key[2]},{key[3]},{key[4]}) {'causal' if key[5] else 'full':<6} {key[6]:<4}"
                  f" {cmp.speedup.ratio:6.3f}x [{cmp.speedup.lo:.3f}, {cmp.speedup.hi:.3f}] {verdict}")
-        is_variant = not key[0].startswith("sdpa_") and not key[0].endswith(AA_SUFFIX)
+        is_variant = not peer_mod.is_peer(key[0]) and not key[0].endswith(AA_SUFFIX)
         if is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold:
             regressions.append(key)
     for f in failures:

@@ -117,6 +117,12 @@ def test_compare_ignores_a_slower_peer_and_a_small_change(runs_dir):
     assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
 
 
+def test_compare_ignores_a_slower_non_sdpa_peer(runs_dir):
+    _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "flex_attention": 10.0}, seed=1)
+    _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0, "flex_attention": 12.0}, seed=2)
+    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+
+
 def test_compare_fails_on_a_correctness_failure(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0}, failed=("wmma",), seed=2)
@@ -191,3 +197,64 @@ def test_interleave_stops_each_row_by_its_rule_and_records_why():
     assert state["steady"]["stopped_by"] == "ci" and len(state["steady"]["samples"]) % 10 == 0
     assert state["comb"]["stopped_by"] == "cap"
     assert len(state["comb"]["samples"]) > len(state["steady"]["samples"])
+
+
+def _one_line_exit(cmd, code):
+    import subprocess
+    import sys
+
+    from lab.variants import REPO
+
+    proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    return proc.stderr.strip()
+
+
+def test_pipeline_rejects_nonsense_shapes_before_anything_else():
+    # as `make ablation SHAPES=nonsense` runs it: no GPU check, no run, no report first
+    line = _one_line_exit(["-m", "lab.pipeline", "--shapes", "nonsense"], 2)
+    assert "SHAPES='nonsense'" in line and "expected B,H,S,D" in line
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--variants", "wmma,nope"], "VARIANTS: unknown variant(s) nope; known: baseline"),
+    (["--shapes", "4,16,512,96"], "D one of (64, 128)"),
+    (["--shapes", "0,16,512,64"], "B, H and S must be at least 1"),
+    (["--modes", "hot,warm"], "a comma-separated subset of hot, cold"),
+    (["--check", "maybe"], "CHECK='maybe': one of full, quick, none"),
+    (["--profile", "2"], "PROFILE=2: 0 or 1"),
+    (["--cap", "0"], "CAP=0: seconds per (implementation, shape, mode), more than 0"),
+    (["--cap", "abc"], "argument --cap: invalid float value"),
+    (["--rel-ci", "5"], "between 0 and 1"),
+    (["--min-samples", "0"], "MIN_SAMPLES=0: at least 1"),
+    (["--profile-shapes", "some"], "invalid choice: 'some'"),
+    (["--peers", "sdpa_flash,nope"], "PEERS='sdpa_flash,nope': unknown peer(s) nope; known: sdpa_flash"),
+    (["--resume", "nope"], "--resume nope: no such run"),
+])
+def test_pipeline_names_the_broken_constraint_in_one_line(argv, needle, capsys, monkeypatch):
+    from lab import pipeline
+
+    monkeypatch.setattr(pipeline, "execute", lambda *a, **k: pytest.fail("a stage ran despite a bad parameter"))
+    try:
+        code = pipeline.main(argv)
+    except SystemExit as exc:  # argparse's own checks (types, choices)
+        code = exc.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and needle in err and len(err.splitlines()) == 1, err
+
+
+def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
+    import argparse
+
+    from lab import peers, pipeline
+
+    args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1,
+                              cap=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
+    pipeline.validate(args)  # raises on a bad parameter
+
+
+def test_compare_of_an_unknown_run_is_one_line():
+    line = _one_line_exit(["-m", "lab", "compare", "nope"], 1)
+    assert line.startswith("no run 'nope' under")
