@@ -160,7 +160,7 @@ STAGES = ("build", "correctness", "timing", "profile")
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
           backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
-          progress=print) -> records.RunRecord:
+          knockouts: bool = True, progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back."""
     import torch
 
@@ -175,7 +175,7 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
                                        profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=list(backends), seed=seed,
+                                       backends=list(backends), seed=seed, knockouts=bool(knockouts),
                                        stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
     rec.write_json("stages.json", {})
     return rec
@@ -201,20 +201,37 @@ def _timed_stage(rec, name, fn, progress):
         rec.write_json("stages.json", stages)
 
 
+def knockout_configs(p: dict) -> dict[str, tuple[str, dict, str]]:
+    """The run's knock-out configurations, impl -> (kernel, defines, applies_to); none when the
+    run's `knockouts` parameter is off (runs recorded before it existed had none)."""
+    from lab import switches
+
+    return switches.run_configs(p["variants"]) if p.get("knockouts", False) else {}
+
+
+def applies(applies_to: str, shape: Shape) -> bool:
+    return applies_to == "all" or applies_to == f"D={shape.D}"
+
+
 def _kernels(rec):
-    """The variants that built and passed correctness, loaded from their cached builds."""
-    from lab import build, variants
+    """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
+    from lab import build
 
     excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
-    names = [n for n in _params(rec)["variants"] if n not in excluded]
-    return {n: r.load() for n, r in build.build_all(names, progress=lambda s: None).items() if r.ok}
+    p = _params(rec)
+    names = [n for n in p["variants"] if n not in excluded]
+    configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items() if i not in excluded}
+    built = build.build_all(names, progress=lambda s: None, configs=configs)
+    return {n: r.load() for n, r in built.items() if r.ok}
 
 
 def stage_build(rec, progress=print) -> dict:
     from lab import build
 
     def body():
-        built = build.build_all(_params(rec)["variants"], progress=progress)
+        p = _params(rec)
+        configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
+        built = build.build_all(p["variants"], progress=progress, configs=configs)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
@@ -270,11 +287,15 @@ def stage_timing(rec, progress=print) -> None:
                                guard_confidence=guard_confidence, guard_factor=guard_factor)
         clocks = records.Clocks()
         peers = peer_mod.peers(p["backends"])
-        aa = list(kernels)[-1] if kernels else None
+        variant_names = [n for n in kernels if n in p["variants"]]
+        aa = variant_names[-1] if variant_names else None
+        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         all_samples, all_summary, notes = [], [], []
         for i, shape in enumerate(shapes, 1):
             progress(f"  shape {i}/{len(shapes)} {shape}")
-            s_rows, m_rows, note = measure_shape(shape, kernels, peers, modes, rule, clocks, rec.run_id, aa,
+            # a knock-out is timed only where its switch changes the kernel (applies_to)
+            here = {n: k for n, k in kernels.items() if n not in ko_applies or applies(ko_applies[n], shape)}
+            s_rows, m_rows, note = measure_shape(shape, here, peers, modes, rule, clocks, rec.run_id, aa,
                                                  p["seed"] + i, progress)
             all_samples += s_rows
             all_summary += m_rows
@@ -297,7 +318,8 @@ def stage_profile(rec, progress=print) -> None:
         shapes = shapes_to_profile(p["shapes"], p.get("profile_shapes", "distinct"))
         peers = [f"sdpa_{b}" for b in p["backends"] if b in PROFILED_BACKENDS]
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress)
+        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, applies_to=ko_applies)
 
     return _timed_stage(rec, "profile", body, progress)
 
@@ -383,8 +405,9 @@ def profile_shapes(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
-def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
-    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal."""
+def profile_run(rec, names, shapes, peer_names, progress=print, applies_to: dict | None = None) -> None:
+    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
+    `applies_to` (impl -> "all" / "D=64" / "D=128") leaves knock-outs out where they change nothing."""
     import pandas as pd
 
     try:
@@ -394,8 +417,9 @@ def profile_run(rec, names, shapes, peer_names, progress=print) -> None:
         return
     out = rec.path("ncu")
     out.mkdir(exist_ok=True)
-    rows = []
+    rows, all_names = [], list(names)
     for shape in shapes:
+        names = [n for n in all_names if applies((applies_to or {}).get(n, "all"), shape)]
         dims = (shape.B, shape.H, shape.S, shape.D)
         together = prof.profile_variants(list(names), dims, shape.causal, out)
         if together is None and names:
