@@ -305,7 +305,20 @@ def stage_timing(rec, progress=print) -> None:
             rec.write_json("shapes.json", notes)
         rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes])
 
-    return _timed_stage(rec, "timing", body, progress)
+    _timed_stage(rec, "timing", body, progress)
+    if _params(rec).get("knockouts", False):
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress), progress)
+
+
+def factorial_stage(rec, progress=print) -> None:
+    """The 2^4 factorial of lab.factorial for the kernel of the run that declares switches."""
+    from lab import factorial
+
+    kernels = sorted({k for k, _, _ in knockout_configs(_params(rec)).values()})
+    if not kernels:
+        rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
+        return
+    factorial.run(rec, kernels[-1], progress)
 
 
 def stage_profile(rec, progress=print) -> None:
