@@ -71,24 +71,34 @@ def design(kernel: str, factors: list[str], switches: list[sw.Switch]) -> tuple[
     return cells, skipped
 
 
-def formula(factors: list[str]) -> str:
-    return f"log_latency ~ ({' + '.join(factors)})**2"
+def formula(factors: list[str], drop: list[str] = ()) -> str:
+    return f"log_latency ~ ({' + '.join(factors)})**2" + "".join(f" - {t}" for t in drop)
+
+
+def aliased_terms(factors: list[str], switches: list[sw.Switch]) -> list[str]:
+    """Interactions of a switch with one it depends on: their skipped cells leave them aliased
+    with the two main effects (not estimable), so the model leaves them out."""
+    by_name = {s.name: s for s in switches}
+    return [f"{a}:{b}" for a, b in itertools.combinations(factors, 2)
+            if b in by_name[a].depends_on or a in by_name[b].depends_on]
 
 
 def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, seed: int = 0,
-             confidence: float = 0.95) -> pd.DataFrame:
+             confidence: float = 0.95, drop: list[str] = ()) -> pd.DataFrame:
     """Effects of one shape's samples (columns latency_us and the +-1 factor columns).
 
     `coef` is the OLS coefficient on the +-1 coding; `log_effect` = 2 coef is the change in mean
     log latency from off to on (negative: the switch makes the kernel faster); `ratio` =
-    exp(log_effect) its latency ratio. Intervals: percentiles of the bootstrap refits."""
+    exp(log_effect) its latency ratio. Intervals: percentiles of the bootstrap refits. `drop`:
+    interaction terms left out of the model (see aliased_terms)."""
     import patsy
     import statsmodels.api as sm
 
     df = samples.assign(log_latency=np.log(samples["latency_us"].to_numpy(float))).reset_index(drop=True)
-    y, X = patsy.dmatrices(formula(factors), df, return_type="dataframe")
+    y, X = patsy.dmatrices(formula(factors, drop), df, return_type="dataframe")
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
-        raise ValueError(f"factorial design is rank-deficient for {formula(factors)} (too many skipped cells)")
+        raise ValueError(f"factorial design is rank-deficient for {formula(factors, drop)}: skipped cells "
+                         "alias some terms (leave them out with drop=)")
     fit = sm.OLS(y, X).fit()
     cell = df.groupby(factors).ngroup().to_numpy()
     groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
@@ -128,6 +138,7 @@ def _run(rec, kernel: str, progress) -> None:
     costs = knockout_costs(rec.read_table("summary.csv"), kernel, switches)
     factors = choose(costs)
     cells, skipped = design(kernel, factors, switches)
+    drop = aliased_terms(factors, switches)
     progress(f"  factorial over {factors}: {len(cells)} configurations, {len(skipped)} skipped (depends_on)")
     built = build.build_all([], progress=progress, configs={c["impl"]: (kernel, c["defines"]) for c in cells})
     kernels = {n: r.load() for n, r in built.items() if r.ok}
@@ -149,12 +160,13 @@ def _run(rec, kernel: str, progress) -> None:
     rec.write_table("factorial.parquet", samples)
     effects = []
     for (B, H, S, D, causal), one in samples.groupby(["B", "H", "S", "D", "causal"]):
-        est = estimate(one, factors, seed=p["seed"])
+        est = estimate(one, factors, seed=p["seed"], drop=drop)
         applies = {f: next(s for s in switches if s.name == f).applies(D) for f in factors}
         est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
         effects.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
     rec.write_table("factorial.csv", pd.concat(effects, ignore_index=True))
-    rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors),
+    rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors, drop),
+                                      "not_estimable": drop,
                                       "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),
                                       "cells": cells, "skipped": skipped, "excluded": excluded,
                                       "shapes": [list(HEADLINE), list(CANONICAL)], "mode": "hot"})
