@@ -64,7 +64,8 @@ def table(run) -> pd.DataFrame:
     for s in (s for s in all_switches if s.kernel in kernels):
         step = variants.get(s.introduced_by)
         judged = variants.judged_shape(step) or HEADLINE
-        for label, shape in (("judged", judged), ("headline", HEADLINE), ("canonical", CANONICAL)):
+        roles = [("judged", judged)] if judged != HEADLINE else []  # judged at the headline: one row
+        for label, shape in [*roles, ("headline", HEADLINE), ("canonical", CANONICAL)]:
             gain = _speedup(samples, step.name, step.parent, shape) if step.parent else None
             cost = _speedup(samples, s.kernel, s.impl, shape) if s.applies(shape[3]) else None
             dep_off = [d for d in sw.configuration(s.kernel, [s.name], {x.name: x for x in all_switches}).off
@@ -106,6 +107,9 @@ def figure(prim: pd.DataFrame, out_dir: Path) -> Path:
         err = np.array([prim[col] - prim[f"{col}_lo"], prim[f"{col}_hi"] - prim[col]])
         ax.errorbar(prim[col], y + off, xerr=np.nan_to_num(err), fmt=marker, capsize=3, label=label)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    for yi, r in zip(y, prim.itertuples()):
+        if math.isnan(r.gain) and math.isnan(r.cost):
+            ax.text(1.0, yi, "  not measured in this run", va="center", fontsize=8, color="grey")
     names = [f"{r.switch}{' (+' + r.with_off + ' off)' if r.with_off else ''}\n{r.shape}" for r in prim.itertuples()]
     ax.set_yticks(y, names, fontsize=8)
     ax.set_xlabel("speedup, median ratio (x); > 1: the optimization makes the kernel faster; 95 % bootstrap intervals")
