@@ -188,3 +188,63 @@ def test_report_section_from_a_run_folder_alone(tmp_path):
     assert "tensor_pipe_active 60 with it vs 52 without" in text and "top stall long_scoreboard:3" in text
     assert "a off needs b off too" in text and "| a | main |" in text
     assert "restrict" in text.split("### Not removable")[1]
+
+
+def _open_run(root, **params):
+    rec = records.RunRecord(run_id="20990102T000000Z-test", root=root)
+    base = dict(variants=["wmma", "ftz_exp2"], shapes=[[4, 16, 4096, 64, False], [4, 16, 4096, 128, False]],
+                modes=["hot"], cap_s=1.0, rel_ci=0.005, min_samples=50, profile=True, check="quick",
+                backends=["flash"], seed=0, knockouts=True)
+    rec.write_json("params.json", {**base, **params})
+    rec.write_json("stages.json", {})
+    return rec
+
+
+def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
+    from lab import build
+
+    seen = {}
+
+    def fake_build_all(names, progress=print, configs=None, **kw):
+        seen.update(configs or {})
+        return {n: build.BuildResult(name=n, ok=n != "ftz_exp2~no_tma", log="boom") for n in [*names, *configs]}
+
+    monkeypatch.setattr(build, "build_all", fake_build_all)
+    rec = _open_run(tmp_path)
+    run.stage_build(rec, progress=lambda s: None)
+    assert seen["ftz_exp2~no_wgmma_overlap"] == ("ftz_exp2", {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0})
+    assert "ftz_exp2~no_ftz_exp2" in rec.read_json("build.json")
+    assert list(rec.read_json("excluded.json")) == ["ftz_exp2~no_tma"]
+    seen.clear()
+    run.stage_build(_open_run(tmp_path / "off", knockouts=False), progress=lambda s: None)
+    assert seen == {}
+
+
+def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeypatch):
+
+    from lab import peers, profile, timing
+
+    rec = _open_run(tmp_path)
+    impls = ["wmma", "ftz_exp2", *run.knockout_configs(run._params(rec))]
+    monkeypatch.setattr(run, "_kernels", lambda rec: {n: object() for n in impls})
+    monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
+    monkeypatch.setattr(peers, "peers", lambda backends: [])
+    monkeypatch.setattr(records, "Clocks", lambda: None)
+    monkeypatch.setattr(run, "cross_validate", lambda shape, peer: {})
+    monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
+    calls, aa_seen = {}, []
+
+    def fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress):
+        calls[shape.D] = set(kernels)
+        aa_seen.append(aa)
+        return [], [], {"shape": shape.id}
+
+    monkeypatch.setattr(run, "measure_shape", fake_measure)
+    factorial_runs = []
+    monkeypatch.setattr(run, "factorial_stage", lambda rec, progress: factorial_runs.append(rec.run_id))
+    run.stage_timing(rec, progress=lambda s: None)
+    assert "ftz_exp2~no_two_ctas_per_sm" in calls[64] and "ftz_exp2~no_two_ctas_per_sm" not in calls[128]
+    assert "ftz_exp2~no_ping_pong_d128" in calls[128] and "ftz_exp2~no_ping_pong_d128" not in calls[64]
+    assert "ftz_exp2~no_tma" in calls[64] and "ftz_exp2~no_tma" in calls[128]
+    assert aa_seen == ["ftz_exp2", "ftz_exp2"]  # the noise-floor copy is the last variant, not a knock-out
+    assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
