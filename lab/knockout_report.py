@@ -110,7 +110,8 @@ def figure(prim: pd.DataFrame, out_dir: Path) -> Path:
     for yi, r in zip(y, prim.itertuples()):
         if math.isnan(r.gain) and math.isnan(r.cost):
             ax.text(1.0, yi, "  not measured in this run", va="center", fontsize=8, color="grey")
-    names = [f"{r.switch}{' (+' + r.with_off + ' off)' if r.with_off else ''}\n{r.shape}" for r in prim.itertuples()]
+    names = [f"{r.switch}{' (+' + r.with_off + ' off)' if r.with_off else ''}\nin {r.kernel}, {r.shape}"
+             for r in prim.itertuples()]
     ax.set_yticks(y, names, fontsize=8)
     ax.set_xlabel("speedup, median ratio (x); > 1: the optimization makes the kernel faster; 95 % bootstrap intervals")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(prim) > 3 else -0.35), ncol=1, frameon=False)
@@ -187,7 +188,7 @@ def section(run, figures_dir, figure_link: str | None = None) -> str:
         note = f"measured with {r.with_off} off too (dependency)" if r.with_off else ""
         if not r.applies:
             note = "the switch does not change this shape's kernel"
-        out.append(f"| {r.switch} (step {r.step}) | {r.shape} ({r.shape_role}) | {_fmt(r, 'gain')} | "
+        out.append(f"| {r.switch} (step {r.step}, in {r.kernel}) | {r.shape} ({r.shape_role}) | {_fmt(r, 'gain')} | "
                    f"{_fmt(r, 'cost')} | {note} |")
     out += ["", _disagreement(run_dir, prim), "", "### Interactions", "", interactions(run_dir),
             "### Not removable", ""]

@@ -202,6 +202,7 @@ def sass(variant_name: str, arch: str, defines: dict | None = None) -> str:
     from lab import build
 
     v = variants.get(variant_name)
+    arch = build.variant_arch(v, arch)  # sm_90 and sm_90a name one build of an sm_90a variant
     key = [build.source_hash(v), arch, build.nvcc_version(), *build.NVCC_FLAGS, *build.define_flags(defines)]
     tag = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
     cached = SASS_CACHE / f"{variant_name}-{tag}.sass"
@@ -225,7 +226,7 @@ def sass(variant_name: str, arch: str, defines: dict | None = None) -> str:
     return text
 
 
-def sass_differences(kernel: str, arch: str = "sm_90a", switches: list[Switch] | None = None,
+def sass_differences(kernel: str, arch: str = "sm_90", switches: list[Switch] | None = None,
                      jobs: int = 2) -> dict[str, bool]:
     """Per knock-out impl: whether its SASS differs from the default build's. Raises ValueError
     naming every knock-out whose "off" build is byte-identical to the default."""

@@ -31,6 +31,8 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert sw.impl_config("wmma") == ("wmma", {})
     assert sw.parse_impl("ftz_exp2~no_tma+ftz_exp2") == ("ftz_exp2", "tma+ftz_exp2")
     assert set(run.knockout_configs({"variants": ["wmma", "ftz_exp2"], "knockouts": True})) == set(kos)
+    assert set(run.knockout_configs({"variants": ["async_pipeline"], "knockouts": True})) == {
+        "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     assert run.knockout_configs({"variants": ["ftz_exp2"], "knockouts": False}) == {}
     assert run.knockout_configs({"variants": ["ftz_exp2"]}) == {}  # runs recorded before knock-outs
 
@@ -42,7 +44,7 @@ def test_manifest_switches_load_and_expand_dependencies():
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
-      _switch(name="b", kernel="async_pipeline", defines={"FA_EXPORT_VARIANT": 0})], "of another kernel"),
+      _switch(name="b", kernel="async_pipeline", defines={"FA_ASYNC_ARRIVE": 0})], "of another kernel"),
     ([_switch(applies_to="D=96")], "applies_to"),
     ([_switch(), _switch()], "declared twice"),
 ])
@@ -68,6 +70,8 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     switches = sw.load()[0]
     differs = sw.sass_differences("ftz_exp2", switches=switches)  # raises if any "off" equals the default
     assert all(differs.values()) and len(differs) == 8
+    assert set(sw.sass_differences("async_pipeline", switches=switches)) == {
+        "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128}
     assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {})
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
@@ -184,6 +188,7 @@ def test_report_section_from_a_run_folder_alone(tmp_path):
     assert tab.at[("wgmma_overlap", "headline"), "with_off"] == "ping_pong_d128"
     assert not tab.at[("ping_pong_d128", "headline"), "applies"]
     assert "measured with ping_pong_d128 off too (dependency)" in text
+    assert "restrict (step restrict, in async_pipeline)" not in text  # async_pipeline is not in this run
     assert "**tma**" in text.split("disagree most")[1].split("\n")[1]  # the largest gap comes first
     assert "tensor_pipe_active 60 with it vs 52 without" in text and "top stall long_scoreboard:3" in text
     assert "a off needs b off too" in text and "| a | main |" in text
