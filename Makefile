@@ -25,6 +25,7 @@ MODES ?= hot,cold
 CAP ?= 3
 MIN_SAMPLES ?= 50
 PROFILE_SHAPES ?= all
+KNOCKOUTS ?= 1
 PROFILE ?= 1
 CHECK ?= full
 PEERS ?=
@@ -35,7 +36,7 @@ SHAPE ?= 4,16,4096,64
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
-	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct CHECK=full VARIANTS=a,b"
+	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct KNOCKOUTS=1 CHECK=full VARIANTS=a,b"
 	@echo "                 PEERS=sdpa_flash,flex_attention,...: default SDPA's backends, flex_attention, importable externals)"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
@@ -53,7 +54,7 @@ $(VENV)/.installed: requirements.txt
 # and rebuild the report from the latest recorded run.
 ablation: env
 	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --min-samples $(MIN_SAMPLES) --profile $(PROFILE) \
-		--profile-shapes $(PROFILE_SHAPES) \
+		--profile-shapes $(PROFILE_SHAPES) --knockouts $(KNOCKOUTS) \
 		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(PEERS),--peers $(PEERS))
 
 report: env

@@ -11,13 +11,13 @@ from lab import records, run
 
 def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
                   cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-                  min_samples: int = 50, profile_shapes: str = "all", peers: str = ""):
+                  min_samples: int = 50, profile_shapes: str = "all", peers: str = "", knockouts: bool = True):
     if run_id:
         return records.RunRecord.open(run_id)
     names = [v for v in variants.split(",") if v] or None
     return run.start(names=names, shapes=run.shapes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
                      rel_ci=rel_ci, min_samples=min_samples, profile=profile, check=check,
-                     profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None)
+                     profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None, knockouts=knockouts)
 
 
 def open_run(run_id: str = ""):

@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", default="full", help="correctness grid: " + " | ".join(CHECKS))
     ap.add_argument("--peers", default="", help="comma-separated peers (lab.peers.known_names()); default: "
                     "SDPA's backends, flex_attention and every registered external peer that imports")
+    ap.add_argument("--knockouts", type=int, choices=[0, 1], default=1,
+                    help="1: also time the last steps with one optimization off, and the 2^4 factorial")
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--no-report", action="store_true", help="stop after the measuring notebooks")
     ap.add_argument("--stop-after", choices=[stage_name(nb) for nb in MEASURE], default="",
@@ -168,14 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
-                      profile_shapes=args.profile_shapes, peers=args.peers)
+                      profile_shapes=args.profile_shapes, peers=args.peers, knockouts=bool(args.knockouts))
         from lab import run
 
         rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
                         modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
                         min_samples=args.min_samples,
                         profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,
-                        peers=_names(args.peers) or None)
+                        peers=_names(args.peers) or None, knockouts=bool(args.knockouts))
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params, "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):

@@ -515,19 +515,16 @@ def _repo() -> Path:
 
 def _prebuild(impl: str) -> str | None:
     """Build a variant here (not under ncu); None if fine or not a variant, else why not."""
-    from lab import peers, variants
+    from lab import peers, switches
 
     if peers.is_peer(impl):
         return None
-
     try:
-        variant = variants.get(impl)
+        switches.impl_config(impl)  # a variant or a knock-out configuration of one
     except (KeyError, ValueError) as exc:
         return f"unknown implementation {impl!r}: {str(exc).strip()[:300]}"
     try:
-        from lab import build
-
-        result = build.build_variant(variant)
+        result = switches.build_impl(impl)
     except Exception as exc:  # noqa: BLE001 - recorded as the reason, never raised
         return f"build failed: {type(exc).__name__}: {str(exc).strip()[:300]}"
     if not result.ok:
@@ -666,16 +663,16 @@ def target(impl: str, shape, causal: bool) -> None:
     B, H, S, D = shape
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
     if "," in impl:
-        from lab import variants
+        from lab import switches, variants
 
         names = impl.split(",")
-        unknown = [n for n in names if n not in variants.names()]
+        unknown = [n for n in names if not switches.is_impl(n)]
         if unknown:
             raise SystemExit(f"only variants can be profiled together; not variants: {', '.join(unknown)}")
         variants.check_inputs(q, k, v)
         out = torch.empty_like(q)
         for name in names:
-            attn = variants.load(name)
+            attn = switches.build_impl(name).load()
             _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
         return
     from lab import peers
@@ -695,12 +692,12 @@ def target(impl: str, shape, causal: bool) -> None:
             # the warm-up launches compile where the peer compiles (flex_attention), outside the range
             _launch_once(peer.bind(q, k, v, causal, None))
     else:
-        from lab import variants
+        from lab import switches, variants
 
-        if impl not in variants.names():
+        if not switches.is_impl(impl):
             raise SystemExit(f"unknown implementation {impl!r}; known: {', '.join(variants.names())}, "
-                             f"{', '.join(peers.known_names())}")
-        attn = variants.load(impl)
+                             f"their knock-outs <variant>~no_<switch>, {', '.join(peers.known_names())}")
+        attn = switches.build_impl(impl).load()
         variants.check_inputs(q, k, v)
         out = torch.empty_like(q)
         _launch_once(lambda: attn.launch(q, k, v, out, causal, None))

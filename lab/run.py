@@ -160,7 +160,7 @@ STAGES = ("build", "correctness", "timing", "profile")
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
           backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
-          peers: list[str] | None = None, progress=print) -> records.RunRecord:
+          peers: list[str] | None = None, knockouts: bool = True, progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back.
     `peers`: peer names (lab.peers.known_names()); default: SDPA under `backends`, flex_attention
     and every registered external peer. Which of them are absent, and why, goes to peers.json."""
@@ -183,7 +183,7 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
                                        shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
                                        profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed,
+                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed, knockouts=bool(knockouts),
                                        stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
     rec.write_json("stages.json", {})
     return rec
@@ -209,13 +209,28 @@ def _timed_stage(rec, name, fn, progress):
         rec.write_json("stages.json", stages)
 
 
+def knockout_configs(p: dict) -> dict[str, tuple[str, dict, str]]:
+    """The run's knock-out configurations, impl -> (kernel, defines, applies_to); none when the
+    run's `knockouts` parameter is off (runs recorded before it existed had none)."""
+    from lab import switches
+
+    return switches.run_configs(p["variants"]) if p.get("knockouts", False) else {}
+
+
+def applies(applies_to: str, shape: Shape) -> bool:
+    return applies_to == "all" or applies_to == f"D={shape.D}"
+
+
 def _kernels(rec):
-    """The variants that built and passed correctness, loaded from their cached builds."""
-    from lab import build, variants
+    """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
+    from lab import build
 
     excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
-    names = [n for n in _params(rec)["variants"] if n not in excluded]
-    return {n: r.load() for n, r in build.build_all(names, progress=lambda s: None).items() if r.ok}
+    p = _params(rec)
+    names = [n for n in p["variants"] if n not in excluded]
+    configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items() if i not in excluded}
+    built = build.build_all(names, progress=lambda s: None, configs=configs)
+    return {n: r.load() for n, r in built.items() if r.ok}
 
 
 def _peers(rec) -> list:
@@ -263,7 +278,9 @@ def stage_build(rec, progress=print) -> dict:
     from lab import build
 
     def body():
-        built = build.build_all(_params(rec)["variants"], progress=progress)
+        p = _params(rec)
+        configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
+        built = build.build_all(p["variants"], progress=progress, configs=configs)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
@@ -323,11 +340,15 @@ def stage_timing(rec, progress=print) -> None:
         rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
                                guard_confidence=guard_confidence, guard_factor=guard_factor)
         clocks = records.Clocks()
-        aa = list(kernels)[-1] if kernels else None
+        variant_names = [n for n in kernels if n in p["variants"]]
+        aa = variant_names[-1] if variant_names else None
+        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         all_samples, all_summary, notes = [], [], []
         for i, shape in enumerate(shapes, 1):
             progress(f"  shape {i}/{len(shapes)} {shape}")
-            s_rows, m_rows, note = measure_shape(shape, kernels, peers, modes, rule, clocks, rec.run_id, aa,
+            # a knock-out is timed only where its switch changes the kernel (applies_to)
+            here = {n: k for n, k in kernels.items() if n not in ko_applies or applies(ko_applies[n], shape)}
+            s_rows, m_rows, note = measure_shape(shape, here, peers, modes, rule, clocks, rec.run_id, aa,
                                                  p["seed"] + i, progress)
             all_samples += s_rows
             all_summary += m_rows
@@ -337,7 +358,22 @@ def stage_timing(rec, progress=print) -> None:
             rec.write_json("shapes.json", notes)
         rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes])
 
-    return _timed_stage(rec, "timing", body, progress)
+    _timed_stage(rec, "timing", body, progress)
+    if _params(rec).get("knockouts", False):
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress), progress)
+
+
+def factorial_stage(rec, progress=print) -> None:
+    """The 2^4 factorial of lab.factorial for the kernel of the run that declares switches."""
+    from lab import factorial
+
+    p = _params(rec)
+    with_switches = {k for k, _, _ in knockout_configs(p).values()}
+    kernels = [v for v in p["variants"] if v in with_switches]
+    if not kernels:
+        rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
+        return
+    factorial.run(rec, kernels[-1], progress)  # the last step of the last branch (ftz_exp2 on Hopper)
 
 
 def stage_profile(rec, progress=print) -> None:
@@ -352,7 +388,8 @@ def stage_profile(rec, progress=print) -> None:
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled)
+        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled, applies_to=ko_applies)
 
     return _timed_stage(rec, "profile", body, progress)
 
@@ -443,9 +480,11 @@ def profile_shapes(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
-def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None) -> None:
+def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
+                applies_to: dict | None = None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
-    `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json."""
+    `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
+    `applies_to` (impl -> "all" / "D=64" / "D=128") leaves knock-outs out where they change nothing."""
     import pandas as pd
 
     try:
@@ -455,17 +494,18 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
         return
     out = rec.path("ncu")
     out.mkdir(exist_ok=True)
-    rows = []
+    rows, all_names = [], list(names)
     for shape in shapes:
+        here = [n for n in all_names if applies((applies_to or {}).get(n, "all"), shape)]
         dims = (shape.B, shape.H, shape.S, shape.D)
-        together = prof.profile_variants(list(names), dims, shape.causal, out)
-        if together is None and names:
+        together = prof.profile_variants(list(here), dims, shape.causal, out)
+        if together is None and here:
             progress(f"  profile {shape}: the variants did not profile together; one by one instead")
         for res in together or []:
             rows.append(res.to_record())
             if not res.ok:
                 progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
-        for impl in [*([] if together is not None else names), *peer_names]:
+        for impl in [*([] if together is not None else here), *peer_names]:
             res = prof.profile_impl(impl, dims, shape.causal, out)
             rows.append(res.to_record())
             if not res.ok:

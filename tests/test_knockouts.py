@@ -1,0 +1,255 @@
+"""Knock-outs on the CPU: switch validation, SASS identity, configurations, the factorial, the report section."""
+
+import itertools
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+
+from lab import factorial, knockout_report, records, run, switches as sw
+
+
+def _switch(**kw):
+    base = dict(name="ftz_exp2", introduced_by="ftz_exp2", kernel="ftz_exp2", defines={"FA_FTZ_EXP2": 0},
+                off="exp2f", depends_on=(), applies_to="all")
+    return sw.Switch(**{**base, **kw})
+
+
+def test_manifest_switches_load_and_expand_dependencies():
+    switches, structural = sw.load()
+    kos = {k.impl: k for k in sw.knockouts("ftz_exp2", switches)}
+    assert len(kos) == 8 and all(i.startswith("ftz_exp2~no_") for i in kos)
+    overlap = kos["ftz_exp2~no_wgmma_overlap"]
+    assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
+    assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
+    assert kos["ftz_exp2~no_two_ctas_per_sm"].applies_to == "D=64"
+    assert any("restrict" in s.ideas for s in structural)
+    assert sw.impl_config("ftz_exp2~no_wgmma_overlap") == ("ftz_exp2", overlap.defines)
+    assert sw.impl_config("wmma") == ("wmma", {})
+    assert sw.parse_impl("ftz_exp2~no_tma+ftz_exp2") == ("ftz_exp2", "tma+ftz_exp2")
+    assert set(run.knockout_configs({"variants": ["wmma", "ftz_exp2"], "knockouts": True})) == set(kos)
+    assert set(run.knockout_configs({"variants": ["async_pipeline"], "knockouts": True})) == {
+        "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
+    assert run.knockout_configs({"variants": ["ftz_exp2"], "knockouts": False}) == {}
+    assert run.knockout_configs({"variants": ["ftz_exp2"]}) == {}  # runs recorded before knock-outs
+
+
+@pytest.mark.parametrize("switches, message", [
+    ([_switch(kernel="nope")], "unknown kernel 'nope'"),
+    ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in 18_ftz_exp2.cu"),
+    ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
+    ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
+    ([_switch(name="a", depends_on=("b",)),
+      _switch(name="b", kernel="async_pipeline", defines={"FA_ASYNC_ARRIVE": 0})], "of another kernel"),
+    ([_switch(applies_to="D=96")], "applies_to"),
+    ([_switch(), _switch()], "declared twice"),
+])
+def test_switch_validation_names_the_broken_rule(switches, message):
+    with pytest.raises(ValueError, match=message):
+        sw.validate(switches)
+
+
+def test_manifest_text_with_unknown_field_or_unknown_knockout_is_refused():
+    with pytest.raises(ValueError, match="unknown field"):
+        sw.load('[[switch]]\nname="x"\nintroduced_by="tma"\nkernel="ftz_exp2"\ndefines={FA_TMA_KV=0}\n'
+                'off="o"\ncolour="red"\n')
+    with pytest.raises(ValueError, match="unknown switch"):
+        sw.impl_config("ftz_exp2~no_warp_drive")
+
+
+needs_cuobjdump = pytest.mark.skipif(shutil.which("nvcc") is None and not __import__("os").path.exists(
+    "/usr/local/cuda/bin/nvcc"), reason="nvcc not installed")
+
+
+@needs_cuobjdump
+def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
+    switches = sw.load()[0]
+    differs = sw.sass_differences("ftz_exp2", switches=switches)  # raises if any "off" equals the default
+    assert all(differs.values()) and len(differs) == 8
+    assert set(sw.sass_differences("async_pipeline", switches=switches)) == {
+        "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
+    defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128}
+    assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {})
+    same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
+                   defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
+    with pytest.raises(ValueError, match="identical to the default"):
+        sw.sass_differences("ftz_exp2", switches=[same])
+
+
+def test_factorial_design_skips_combinations_that_break_depends_on():
+    switches = sw.load()[0]
+    cells, skipped = factorial.design("ftz_exp2", ["wgmma_overlap", "ping_pong_d128", "tma", "ftz_exp2"], switches)
+    assert len(cells) == 12 and len(skipped) == 4
+    assert factorial.aliased_terms(["wgmma_overlap", "ping_pong_d128", "tma", "ftz_exp2"], switches) == [
+        "wgmma_overlap:ping_pong_d128"]
+    assert all(s["wgmma_overlap"] == -1 and s["ping_pong_d128"] == 1 for s in skipped)
+    assert cells[0]["impl"] == "ftz_exp2" and cells[0]["defines"] == {}
+    assert {c["impl"] for c in cells} >= {"ftz_exp2~no_wgmma_overlap+ping_pong_d128+tma+ftz_exp2"}
+    cells, skipped = factorial.design("ftz_exp2", ["wgmma_overlap", "tma", "ftz_exp2", "tma_q_first"], switches)
+    assert len(cells) == 16 and not skipped
+    assert all(c["also_off"] == ["ping_pong_d128"] for c in cells if c["wgmma_overlap"] == -1)
+
+
+def _synthetic(effects: dict, cells, n=150, noise=0.01, seed=0):
+    """Samples with log latency = 3 + sum(coef * product of the +-1 levels) + noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cell in cells:
+        mu = 3 + sum(c * np.prod([cell[f] for f in term.split(":")]) for term, c in effects.items())
+        rows += [dict(latency_us=x, **{f: cell[f] for f in "abcd"}) for x in np.exp(mu + rng.normal(0, noise, n))]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_factorial_effects_recover_known_coefficients(drop):
+    truth = {"a": 0.10, "b": -0.05, "a:b": 0.03, "c:d": -0.02}
+    cells = [dict(zip("abcd", lv)) for lv in itertools.product((1, -1), repeat=4)]
+    if drop:  # as a depends_on rule does: "a off" needs "b off"
+        cells = [c for c in cells if not (c["a"] == -1 and c["b"] == 1)]
+    drop = ["a:b"] if drop else []
+    if drop:
+        with pytest.raises(ValueError, match="rank-deficient"):
+            factorial.estimate(_synthetic(truth, cells), list("abcd"), n_boot=10)
+        truth = {k: v for k, v in truth.items() if k != "a:b"}
+    est = factorial.estimate(_synthetic(truth, cells), list("abcd"), n_boot=200, drop=drop).set_index("term")
+    want = np.array([truth.get(t, 0.0) for t in est.index])
+    lo, hi = est["coef_lo"].to_numpy(), est["coef_hi"].to_numpy()
+    # ~10 correlated 95 % intervals (unbalanced when cells are skipped): a miss or two by chance,
+    # none far off; the widths agree with OLS's analytic standard errors (2 x 1.96 se)
+    assert np.all(np.abs(est["coef"].to_numpy() - want) <= 2 * (hi - lo)), est[["coef", "coef_lo", "coef_hi"]]
+    df = _synthetic(truth, cells).assign(log_latency=lambda d: np.log(d.latency_us))
+    se = smf.ols(factorial.formula(list("abcd"), drop), df).fit().bse.drop("Intercept")
+    assert np.allclose((hi - lo) / (2 * 1.96 * se[est.index].to_numpy()), 1, atol=0.3)
+    for term in truth:  # the true, nonzero effects are inside their intervals
+        assert est.at[term, "coef_lo"] <= truth[term] <= est.at[term, "coef_hi"], term
+    assert est.at["c:d", "kind"] == "interaction" and est.at["a", "ratio"] == pytest.approx(np.exp(0.2), rel=0.01)
+    assert ("a:b" in est.index) != bool(drop)
+
+
+def test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply():
+    switches = sw.load()[0]
+    rows = []
+    for impl, med in {"ftz_exp2": 100, "ftz_exp2~no_tma": 130, "ftz_exp2~no_ftz_exp2": 105,
+                      "ftz_exp2~no_ping_pong_d128": 150}.items():
+        for shape in (factorial.HEADLINE, factorial.JUDGED):
+            rows.append(dict(impl=impl, B=shape[0], H=shape[1], S=shape[2], D=shape[3], causal=shape[4], mode="hot",
+                             median_us=med if impl != "ftz_exp2~no_ping_pong_d128" or shape[3] == 128 else 100))
+    costs = factorial.knockout_costs(pd.DataFrame(rows), "ftz_exp2", switches)
+    assert list(costs.switch) == ["ping_pong_d128", "tma", "ftz_exp2"]
+    assert costs.iloc[0]["shape"] == factorial.JUDGED and costs.iloc[0]["cost"] == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="needs 4 switches"):
+        factorial.choose(costs)
+
+
+def _synthetic_run(root):
+    """A run folder with the last step, its knock-outs and the steps that introduced them."""
+    rng = np.random.default_rng(3)
+    rec = records.RunRecord(run_id="20990101T000000Z-test", root=root)
+    rec.write_json("params.json", {"variants": ["wgmma_overlap", "tma", "tma_q_first", "unmasked_interior",
+                                                "ftz_exp2", "ping_pong_d128"], "knockouts": True})
+    medians = {"ftz_exp2": 100.0, "ping_pong_d128": 103.0,  # ftz: ladder gain 1.03
+               "ftz_exp2~no_ftz_exp2": 101.0,  # knock-out cost 1.01
+               "tma": 100.0, "wgmma_overlap": 200.0,  # tma: ladder gain 2.0 ...
+               "ftz_exp2~no_tma": 110.0,  # ... knock-out cost 1.1: the largest disagreement
+               "ftz_exp2~no_wgmma_overlap": 140.0}
+    rows = []
+    for (impl, med), shape in itertools.product(medians.items(), [knockout_report.HEADLINE, knockout_report.CANONICAL,
+                                                                   (4, 16, 4096, 128, False)]):
+        for i, x in enumerate(med * rng.lognormal(0, 0.005, 60)):
+            rows.append(dict(run_id=rec.run_id, impl=impl, B=shape[0], H=shape[1], S=shape[2], D=shape[3],
+                             causal=shape[4], dtype="float16", mode="hot", sample=i, latency_us=x,
+                             sm_clock_mhz=1980.0, throttled=False))
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    prof = [dict(impl=i, B=4, H=16, S=4096, D=64, causal=False, ok=True, duration_us=d, tensor_pipe_active=t,
+                 top_stalls=st) for i, d, t, st in [("ftz_exp2", 100, 60.0, "long_scoreboard:3"),
+                                                     ("ftz_exp2~no_tma", 110, 52.0, "barrier:4")]]
+    rec.write_table("profile.csv", pd.DataFrame(prof))
+    cells = [dict(zip("abcd", lv)) for lv in itertools.product((1, -1), repeat=4)]
+    eff = factorial.estimate(_synthetic({"a": 0.1}, cells, n=40), list("abcd"), n_boot=50)
+    eff = eff.assign(applies=True, B=4, H=16, S=4096, D=64, causal=False)
+    rec.write_table("factorial.csv", eff)
+    rec.write_json("factorial.json", {"ok": True, "factors": list("abcd"), "formula": factorial.formula(list("abcd")),
+                                      "skipped": [{"reason": "a off needs b off too"}]})
+    return rec
+
+
+def test_report_section_from_a_run_folder_alone(tmp_path):
+    rec = _synthetic_run(tmp_path / "runs")
+    text = knockout_report.section(rec.dir, tmp_path / "fig")
+    assert (tmp_path / "fig" / knockout_report.FIGURE).stat().st_size > 0
+    tab = knockout_report.table(rec.dir).set_index(["switch", "shape_role"])
+    assert tab.at[("tma", "headline"), "gain"] == pytest.approx(2.0, rel=0.02)
+    assert tab.at[("tma", "headline"), "cost"] == pytest.approx(1.1, rel=0.02)
+    assert tab.at[("tma", "headline"), "cost_lo"] < 1.1 < tab.at[("tma", "headline"), "cost_hi"]
+    assert tab.at[("wgmma_overlap", "headline"), "with_off"] == "ping_pong_d128"
+    assert not tab.at[("ping_pong_d128", "headline"), "applies"]
+    assert "measured with ping_pong_d128 off too (dependency)" in text
+    assert "restrict (step restrict, in async_pipeline)" not in text  # async_pipeline is not in this run
+    assert "**tma**" in text.split("disagree most")[1].split("\n")[1]  # the largest gap comes first
+    assert "tensor_pipe_active 60 with it vs 52 without" in text and "top stall long_scoreboard:3" in text
+    assert "a off needs b off too" in text and "| a | main |" in text
+    assert "restrict" in text.split("### Not removable")[1]
+
+
+def _open_run(root, **params):
+    rec = records.RunRecord(run_id="20990102T000000Z-test", root=root)
+    base = dict(variants=["wmma", "ftz_exp2"], shapes=[[4, 16, 4096, 64, False], [4, 16, 4096, 128, False]],
+                modes=["hot"], cap_s=1.0, rel_ci=0.005, min_samples=50, profile=True, check="quick",
+                backends=["flash"], seed=0, knockouts=True)
+    rec.write_json("params.json", {**base, **params})
+    rec.write_json("stages.json", {})
+    return rec
+
+
+def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
+    from lab import build
+
+    seen = {}
+
+    def fake_build_all(names, progress=print, configs=None, **kw):
+        seen.update(configs or {})
+        return {n: build.BuildResult(name=n, ok=n != "ftz_exp2~no_tma", log="boom") for n in [*names, *configs]}
+
+    monkeypatch.setattr(build, "build_all", fake_build_all)
+    rec = _open_run(tmp_path)
+    run.stage_build(rec, progress=lambda s: None)
+    assert seen["ftz_exp2~no_wgmma_overlap"] == ("ftz_exp2", {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0})
+    assert "ftz_exp2~no_ftz_exp2" in rec.read_json("build.json")
+    assert list(rec.read_json("excluded.json")) == ["ftz_exp2~no_tma"]
+    seen.clear()
+    run.stage_build(_open_run(tmp_path / "off", knockouts=False), progress=lambda s: None)
+    assert seen == {}
+
+
+def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeypatch):
+
+    from lab import peers, profile, timing
+
+    rec = _open_run(tmp_path)
+    impls = ["wmma", "ftz_exp2", *run.knockout_configs(run._params(rec))]
+    monkeypatch.setattr(run, "_kernels", lambda rec: {n: object() for n in impls})
+    monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
+    monkeypatch.setattr(peers, "peers", lambda backends: [])
+    monkeypatch.setattr(records, "Clocks", lambda: None)
+    monkeypatch.setattr(run, "cross_validate", lambda shape, peer: {})
+    monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
+    calls, aa_seen = {}, []
+
+    def fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress):
+        calls[shape.D] = set(kernels)
+        aa_seen.append(aa)
+        return [], [], {"shape": shape.id}
+
+    monkeypatch.setattr(run, "measure_shape", fake_measure)
+    factorial_runs = []
+    monkeypatch.setattr(run, "factorial_stage", lambda rec, progress: factorial_runs.append(rec.run_id))
+    run.stage_timing(rec, progress=lambda s: None)
+    assert "ftz_exp2~no_two_ctas_per_sm" in calls[64] and "ftz_exp2~no_two_ctas_per_sm" not in calls[128]
+    assert "ftz_exp2~no_ping_pong_d128" in calls[128] and "ftz_exp2~no_ping_pong_d128" not in calls[64]
+    assert "ftz_exp2~no_tma" in calls[64] and "ftz_exp2~no_tma" in calls[128]
+    assert aa_seen == ["ftz_exp2", "ftz_exp2"]  # the noise-floor copy is the last variant, not a knock-out
+    assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
