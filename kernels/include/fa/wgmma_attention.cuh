@@ -17,7 +17,7 @@
 namespace fa {
 
 template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1, int CONSUMER_WARPGROUPS_ = 2,
-          int CTAS_PER_SM_ = CONSUMER_WARPGROUPS_ == 1 ? 2 : 1>
+          int CTAS_PER_SM_ = CONSUMER_WARPGROUPS_ == 1 ? 2 : 1, int PRODUCER_REGISTERS_ = CONSUMER_WARPGROUPS_ == 1 ? 24 : 40>
 struct WgmmaTile {
   static constexpr int D = D_;
   static constexpr int CONSUMER_WARPGROUPS = CONSUMER_WARPGROUPS_;  // each owns 64 query rows; they share K/V stages
@@ -34,7 +34,7 @@ struct WgmmaTile {
   // producer keeps what issuing copies needs; the consumers take the rest (at most 232).
   // Two consumer warpgroups, 1 CTA/SM: 168 at launch -> 40 / 232. One, 2 CTAs/SM: 128 -> 24 / 232.
   static constexpr int LAUNCH_REGISTERS = 65536 / (THREADS * CTAS_PER_SM) / 8 * 8;
-  static constexpr int PRODUCER_REGISTERS = CONSUMER_WARPGROUPS == 1 ? 24 : 40;
+  static constexpr int PRODUCER_REGISTERS = PRODUCER_REGISTERS_;  // 24 or 40 suffice for TMA; cp.async copies want 40
   static constexpr int CONSUMER_REGISTERS_FIT =
       (THREADS * LAUNCH_REGISTERS - 32 * PRODUCER_WARPS * PRODUCER_REGISTERS) / CONSUMER_THREADS / 8 * 8;
   static constexpr int CONSUMER_REGISTERS = CONSUMER_REGISTERS_FIT < 232 ? CONSUMER_REGISTERS_FIT : 232;
