@@ -6,6 +6,8 @@
 
 Phases, all through one dask cluster (dask_cuda.LocalCUDACluster: one worker per GPU, each with its
 own CUDA_VISIBLE_DEVICES):
+  0. prebuild: every legal configuration compiled in parallel on the host's cores (cached), so
+     the search times GPU work and a one-GPU and a several-GPU search compare like with like;
   1. A/A: the default configuration against itself on every GPU (one task pinned to each worker
      per head dim), giving the within-GPU noise floor and the GPU-to-GPU spread;
   2. the search (lab.tuning_search);
@@ -16,7 +18,7 @@ own CUDA_VISIBLE_DEVICES):
 
 The run folder `data/tuning/<run_id>/` (never overwritten) holds params.json, env.json (per
 worker), status.json, wall.json, tuning.parquet, samples.parquet, aa.parquet, dispatch.json,
-heldout_check.json, heldout.parquet and study.journal (Optuna's journal of the studies).
+heldout_check.json, heldout.parquet, prebuild.json and study.journal (Optuna's journal of the studies).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class TuneParams:
     min_samples: int = 50
     budget_s: float = 300.0
     prune: bool = True
+    prebuild: bool = True
     heldout: bool = True
     fake: bool = False
     update_dispatch: bool = True
@@ -157,8 +160,26 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
             res = {"rows": [{**futures[fut], "status": "error", "reason": f"{type(exc).__name__}: {exc}"}],
                    "samples": []}
         recorder.add(res["rows"], res["samples"])
+        from lab.tuning_search import restart_poisoned
+
+        restart_poisoned(client, res["rows"])
         out.append(res)
     return out
+
+
+def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress) -> float:
+    """Every legal configuration of the searched head dims, compiled in parallel on one worker's
+    host (nvcc runs on the CPU): trials then load cached builds. Returns the seconds it took."""
+    from lab.tuning_worker import prebuild
+
+    configs = {sp.impl_name(c): sp.defines(c) for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)}
+    configs.pop(p.variant, None)
+    progress(f"  prebuilding {len(configs)} configurations + the default ...")
+    res = client.submit(prebuild, p.variant, configs, backend, pure=False).result()
+    rec.write_json("prebuild.json", res)
+    failed = [k for k, v in res["builds"].items() if isinstance(v, dict) and not v["ok"]]
+    progress(f"  prebuild {res['seconds']:.1f} s; {len(failed)} failed (recorded as trials if proposed)")
+    return res["seconds"]
 
 
 def run_aa(client, p: TuneParams, shapes: list, run_id: str, recorder: Recorder, backend) -> None:
@@ -269,6 +290,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     rec.write_json("env.json", {"client": _client_env(), "workers": workers})
     n = len(client.scheduler_info()["workers"])
     progress(f"tuning run {rec.run_id}: {n} worker(s), shapes {p.shapes}, {p.trials} trials, sampler {p.sampler}")
+    prebuild_s = run_prebuild(client, p, sp, shapes, rec, backend, progress) if p.prebuild else 0.0
     t0 = time.perf_counter()
     run_aa(client, p, shapes, rec.run_id, recorder, backend)
     aa_s = time.perf_counter() - t0
@@ -286,7 +308,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
         run_heldout(client, p, table, rec.run_id, rec, recorder, backend)
     heldout_s = time.perf_counter() - t0
     total = time.perf_counter() - t_start
-    rec.write_json("wall.json", {"workers": n, "gpus_requested": p.gpus, "aa_s": aa_s, "search_s": summary["seconds"],
+    rec.write_json("wall.json", {"workers": n, "gpus_requested": p.gpus, "prebuild_s": prebuild_s, "aa_s": aa_s, "search_s": summary["seconds"],
                                  "heldout_s": heldout_s, "total_s": total, "trials": summary["trials"],
                                  "submitted": summary["submitted"],
                                  "trials_per_min": 60 * summary["submitted"] / max(summary["seconds"], 1e-9)})
@@ -325,6 +347,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--min-samples", type=int, default=d.min_samples)
     ap.add_argument("--budget", type=float, default=d.budget_s, help="no new trial after this many s (0: none)")
     ap.add_argument("--no-prune", action="store_true", help="measure every trial on every shape")
+    ap.add_argument("--no-prebuild", action="store_true", help="let each trial build its own configuration")
     ap.add_argument("--no-heldout", action="store_true", help="skip the held-out validation")
     ap.add_argument("--no-dispatch-update", action="store_true",
                     help="leave kernels/variants/dispatch_<variant>.json as it is")
@@ -338,7 +361,7 @@ def params_from(args) -> TuneParams:
     return TuneParams(variant=args.variant, shapes=args.shapes, heldout_shapes=args.heldout_shapes, trials=args.trials,
                       sampler=args.sampler, gpus=gpus, seed=args.seed, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, min_samples=args.min_samples, budget_s=args.budget,
-                      prune=not args.no_prune, heldout=not args.no_heldout, fake=args.fake,
+                      prune=not args.no_prune, prebuild=not args.no_prebuild, heldout=not args.no_heldout, fake=args.fake,
                       update_dispatch=not args.no_dispatch_update)
 
 

@@ -78,6 +78,13 @@ class FakeBackend:
                  {"kernel": "fa_kernel<128>", "head_dim": 128, "spill_stores": 0, "spill_loads": 0}]
         return BuildResult(name=impl, ok=True, defines=defines, ptxas=ptxas, key=impl)
 
+    def prebuild(self, variant: str, configs: dict) -> dict:
+        out = {}
+        for impl, defines in {variant: {}, **configs}.items():
+            r = self.build(variant, impl, defines)
+            out[impl] = {"ok": r.ok, "cached": False, "seconds": 0.0, "key": r.key, "ptxas": r.ptxas, "log": r.log}
+        return out
+
     def load(self, result: BuildResult) -> FakeKernel:
         return FakeKernel(result.name, _params(result.defines))
 

@@ -93,7 +93,7 @@ def search_summary(run_dir: Path) -> list[str]:
         lines.append(f"Search: {wall['submitted']} configurations measured ({wall['trials']} trials asked; outcomes "
                      f"{', '.join(f'{k} {v}' for k, v in counts.items())}) on {wall['workers']} worker(s) "
                      f"(one per GPU) in {wall['search_s']:.1f} s ({wall['trials_per_min']:.1f} configurations/min); "
-                     f"A/A {wall['aa_s']:.1f} s, held-out {wall['heldout_s']:.1f} s, total {wall['total_s']:.1f} s.")
+                     f"prebuild {wall.get('prebuild_s', 0):.1f} s, A/A {wall['aa_s']:.1f} s, held-out {wall['heldout_s']:.1f} s, total {wall['total_s']:.1f} s.")
     return lines
 
 
@@ -188,7 +188,8 @@ def held_out_part(run_dir: Path, heldout, dispatch: dict) -> list[str]:
 
 
 def figure(run_dir: Path, path: Path, mode: str = "hot") -> Path | None:
-    """Each measured (trial, shape): speedup over the default (95 % CI) against the trial number."""
+    """Each measured (trial, shape): speedup over the default (95 % CI) against the trial number;
+    colour = GPU, marker = tuning shape (offset a little to the right per shape)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -202,10 +203,16 @@ def figure(run_dir: Path, path: Path, mode: str = "hot") -> Path | None:
     fig, axes = plt.subplots(1, len(dims), figsize=(6.5 * len(dims), 4.2), squeeze=False)
     for ax, d in zip(axes[0], dims):
         g = ok[ok["D"] == d]
-        for gpu, gg in g.groupby("gpu_index"):
+        shapes = sorted({(r.B, r.H, r.S, bool(r.causal)) for r in g.itertuples()}, key=lambda t: (t[2], t[3]))
+        markers = "osD^v<>"
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for (gpu, *shape), gg in g.groupby(["gpu_index", "B", "H", "S", "causal"]):
+            i = shapes.index((shape[0], shape[1], shape[2], bool(shape[3])))
             yerr = [gg["ratio_to_default"] - gg["ratio_to_default_lo"], gg["ratio_to_default_hi"] - gg["ratio_to_default"]]
-            ax.errorbar(gg["trial"], gg["ratio_to_default"], yerr=yerr, fmt="o", ms=4, capsize=2,
-                        label=f"GPU {int(gpu)} ({gg['gpu_name'].iloc[0]})")
+            ax.errorbar(gg["trial"] + 0.12 * i, gg["ratio_to_default"], yerr=yerr, fmt=markers[i % len(markers)],
+                        ms=4, capsize=2, color=colors[int(gpu) % len(colors)],
+                        label=f"GPU {int(gpu)} ({gg['gpu_name'].iloc[0]}), B={shape[0]} H={shape[1]} S={shape[2]} "
+                              f"{'causal' if shape[3] else 'full'}")
         failed = tuning[(tuning["D"] == d) & (tuning["status"] != "ok")].drop_duplicates("trial")
         if not failed.empty:
             ax.scatter(failed["trial"], [ax.get_ylim()[0] if len(g) else 1.0] * len(failed), marker="x",
@@ -215,7 +222,7 @@ def figure(run_dir: Path, path: Path, mode: str = "hot") -> Path | None:
         ax.set_xlabel("trial number")
         ax.set_ylabel("speedup over the default (median ratio, 95 % CI)")
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.18), fontsize=8, ncol=2, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(0, -0.18), fontsize=8, ncol=1, frameon=False)
     fig.suptitle(f"Tuning run {Path(run_dir).name}: every measured trial, {mode}")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, bbox_inches="tight")

@@ -55,6 +55,19 @@ def distributions(space: Space, head_dim: int) -> dict:
     return out
 
 
+def restart_poisoned(client, rows: list, progress=print) -> None:
+    """Restart a worker whose CUDA context a task poisoned (its later tasks would all fail)."""
+    from lab.tuning_worker import poisoned
+
+    bad = poisoned(rows)
+    if bad:
+        progress(f"  restarting worker(s) {sorted(bad)} after a sticky CUDA error")
+        try:
+            client.restart_workers(sorted(bad))
+        except Exception as exc:  # noqa: BLE001 - recorded in the log; the search goes on
+            progress(f"  restart failed: {type(exc).__name__}: {exc}")
+
+
 @dataclass
 class Live:
     """A trial in flight."""
@@ -132,6 +145,7 @@ class Search:
             except Exception as exc:  # noqa: BLE001 - a lost worker fails the trial, not the search
                 result = {"rows": [self._row(live, "error", f"{type(exc).__name__}: {exc}")], "samples": []}
             self.on_result(result["rows"], result["samples"])
+            restart_poisoned(self.client, result["rows"], self.progress)
             self._advance(live, result["rows"])
             self._fill(t0)
         return {"trials": self.number, "submitted": self.submitted, "seconds": time.perf_counter() - t0,

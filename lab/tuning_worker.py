@@ -67,6 +67,15 @@ class GpuBackend:
         with build_lock(impl):  # two workers building one key must not write one folder at once
             return build.build_variant(variants.get(variant), defines=defines, impl=impl)
 
+    def prebuild(self, variant: str, configs: dict) -> dict:
+        """Compile the default and every configuration in parallel on this host's cores (cached)."""
+        from lab import build
+
+        results = build.build_all([variant], configs={i: (variant, d) for i, d in configs.items()},
+                                  jobs=os.cpu_count() or 1, progress=lambda s: None)
+        return {name: {"ok": r.ok, "cached": r.cached, "seconds": r.seconds, "key": r.key,
+                       "ptxas": r.ptxas, "log": r.log[-1500:]} for name, r in results.items()}
+
     def load(self, result):
         if result.name not in self._loaded:
             self._loaded[result.name] = result.load()
@@ -142,6 +151,27 @@ def _backend(factory):
     return _BACKENDS[key]
 
 
+# CUDA errors that poison the process's context: every later call on that GPU fails too, so the
+# client restarts the worker (lab.tuning_search.restart_poisoned).
+STICKY_CUDA_ERRORS = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
+                      "illegal instruction", "hardware stack error", "device-side assert")
+
+
+def poisoned(rows: list) -> set:
+    """Worker addresses whose task hit a sticky CUDA error."""
+    return {r["worker_address"] for r in rows
+            if r.get("worker_address") and any(m in str(r.get("reason", "")).lower() for m in STICKY_CUDA_ERRORS)}
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return ""
+
+
 def _worker_name() -> str:
     try:
         from distributed import get_worker
@@ -155,7 +185,7 @@ def run_task(task: Task, backend_factory=GpuBackend) -> dict:
     """{"rows": [...], "samples": [...], "seconds": float}; never raises."""
     t0 = time.perf_counter()
     base = {"run_id": task.run_id, "kind": task.kind, "trial": task.trial, "step": task.step, "impl": task.impl,
-            "worker": _worker_name(), **_shape_cols(task.shape)}
+            "worker": _worker_name(), "worker_address": _worker_address(), **_shape_cols(task.shape)}
     try:
         backend = _backend(backend_factory)
         base.update(backend.gpu())
@@ -169,6 +199,17 @@ def run_task(task: Task, backend_factory=GpuBackend) -> dict:
     for r in rows:
         r.setdefault("seconds", seconds)
     return {"rows": rows, "samples": samples, "seconds": seconds}
+
+
+def prebuild(variant: str, configs: dict, backend_factory=GpuBackend) -> dict:
+    """Task: build every configuration before the search, so trials find cached builds (and a
+    search on one GPU and on several compare GPU work, not compile time). Never raises."""
+    t0 = time.perf_counter()
+    try:
+        builds = _backend(backend_factory).prebuild(variant, configs)
+    except Exception as exc:  # noqa: BLE001 - trials then build for themselves
+        builds = {"error": f"{type(exc).__name__}: {exc}"}
+    return {"seconds": time.perf_counter() - t0, "builds": builds}
 
 
 def _shape_cols(shape: tuple) -> dict:

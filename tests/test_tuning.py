@@ -264,3 +264,12 @@ def test_report_section_and_figure_from_the_run_folder(fake_run, tmp_path):
     out = tuning_report.write(fake_run, tmp_path / "report")
     assert out.read_text().startswith("## Autotuning")
     assert (tmp_path / "report" / "trials.png").stat().st_size > 10_000
+
+
+def test_sticky_cuda_errors_mark_the_worker_for_a_restart():
+    from lab.tuning_worker import poisoned
+
+    rows = [{"worker_address": "tcp://a", "reason": "RuntimeError: CUDA error: an illegal memory access was encountered"},
+            {"worker_address": "tcp://b", "reason": "FA_TILE_BC_D64=96 is not a legal value"},
+            {"worker_address": "", "reason": "unspecified launch failure"}]
+    assert poisoned(rows) == {"tcp://a"}
