@@ -29,7 +29,12 @@ SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")  # bruteforce: every combina
 
 
 def make_sampler(name: str, seed: int):
+    import warnings
+
     import optuna
+
+    # multivariate TPE and the brute-force sampler are marked experimental; the warning says nothing new
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=4)

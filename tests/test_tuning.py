@@ -273,3 +273,22 @@ def test_sticky_cuda_errors_mark_the_worker_for_a_restart():
             {"worker_address": "tcp://b", "reason": "FA_TILE_BC_D64=96 is not a legal value"},
             {"worker_address": "", "reason": "unspecified launch failure"}]
     assert poisoned(rows) == {"tcp://a"}
+
+
+def test_report_compares_one_and_several_workers(tmp_path):
+    """Two runs of the same search, with 1 and 2 workers: the section shows the speedup table."""
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    runs = []
+    for n in (1, 2):
+        params = tuning.TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            runs.append(tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path))
+    text = tuning_report.section(runs[1].dir)
+    assert "One against several GPUs" in text
+    assert runs[0].run_id in text and runs[1].run_id in text
+    assert "Not measured." in text  # no held-out phase in these runs
