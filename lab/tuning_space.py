@@ -16,7 +16,10 @@ independent problems. Constraints (from `[[tunable_limits]]` in the manifest):
 - ping-pong (FA_PING_PONG=1, the default) takes turns between two consumer warpgroups: WGS = 2 at D = 128;
 - K/V tiles are whole 64-key TMA boxes: BC % bc_multiple == 0;
 - dynamic shared memory (BR*D + 2*STAGES*BC*D)*2 + 1024 <= smem_per_cta_max (BR = 64*WGS);
-- CTAs per SM (2 when WGS == 1, else 1) * (smem + smem_reserved_per_cta) <= smem_per_sm.
+- CTAs per SM (2 when WGS == 1, else 1) * (smem + smem_reserved_per_cta) <= smem_per_sm;
+- threads (128 per consumer warpgroup + 32 per producer warp) within the CTA and SM limits, and
+  registers: the consumers' share of the CTA's allocation (as wgmma_attention.cuh computes it)
+  must reach the 232 per thread the kernel asks for with setmaxnreg.
 
 A configuration whose build shows register spills is rejected after the build (`spill_reason`).
 """
@@ -107,6 +110,18 @@ class Space:
     def ctas_per_sm(cfg: Config) -> int:
         return 2 if _shorts(cfg)["wgs"] == 1 else 1
 
+    def threads(self, cfg: Config) -> int:
+        return 128 * _shorts(cfg)["wgs"] + 32 * cfg["pw"]
+
+    def consumer_registers(self, cfg: Config) -> int:
+        """The consumers' share of the CTA's registers, as wgmma_attention.cuh computes it: the
+        launch allocation (registers per SM over resident threads, in 8s) less the producer's."""
+        lim, wgs = self.limits, _shorts(cfg)["wgs"]
+        threads = self.threads(cfg)
+        launch = lim["registers_per_sm"] // (threads * self.ctas_per_sm(cfg)) // 8 * 8
+        producer = lim["producer_registers"][0 if wgs == 1 else 1]
+        return (threads * launch - 32 * cfg["pw"] * producer) // (128 * wgs) // 8 * 8
+
     def violations(self, cfg: Config, switches: dict | None = None) -> list[str]:
         """Every broken constraint, as a sentence naming it; [] for a legal configuration.
         `switches` are other FA_* defines built alongside (FA_PING_PONG decides the WGS rule)."""
@@ -125,6 +140,7 @@ class Space:
         if smem > self.limits["smem_per_cta_max"]:
             reasons.append(f"shared memory per CTA {smem} B > {self.limits['smem_per_cta_max']} B "
                            f"(BR*D + 2*STAGES*BC*D halves + 1024)")
+        reasons += self._thread_and_register_violations(cfg)
         ctas = self.ctas_per_sm(cfg)
         per_sm = ctas * (smem + self.limits["smem_reserved_per_cta"])
         if smem <= self.limits["smem_per_cta_max"] and per_sm > self.limits["smem_per_sm"]:
@@ -132,7 +148,18 @@ class Space:
                            f"{self.limits['smem_reserved_per_cta']}) B) > {self.limits['smem_per_sm']} B")
         return reasons
 
-    @cache  # noqa: B019 - a Space is immutable and lives as long as the process
+    def _thread_and_register_violations(self, cfg: Config) -> list[str]:
+        lim, out = self.limits, []
+        threads, ctas = self.threads(cfg), self.ctas_per_sm(cfg)
+        if threads > lim["max_threads_per_cta"]:
+            out.append(f"{threads} threads per CTA > {lim['max_threads_per_cta']}")
+        if threads * ctas > lim["max_threads_per_sm"]:
+            out.append(f"{ctas} CTAs x {threads} threads > {lim['max_threads_per_sm']} threads per SM")
+        if (regs := self.consumer_registers(cfg)) < lim["consumer_registers"]:
+            out.append(f"registers: the consumers' share is {regs} per thread < the {lim['consumer_registers']} "
+                       f"the kernel sets (registers per SM / (threads x CTAs), less the producer's)")
+        return out
+
     def legal(self, head_dim: int) -> list[Config]:
         """Every legal configuration of one head dim (the product of the values, filtered)."""
         import itertools

@@ -292,3 +292,13 @@ def test_report_compares_one_and_several_workers(tmp_path):
     assert "One against several GPUs" in text
     assert runs[0].run_id in text and runs[1].run_id in text
     assert "Not measured." in text  # no held-out phase in these runs
+
+
+def test_register_and_thread_budget_mirrors_the_kernel():
+    # wgmma_attention.cuh: 2 warpgroups, 1 CTA/SM: 168 at launch -> 40 / 232; 1, 2 CTAs/SM: 128 -> 24 / 232
+    assert SP.threads(SP.default(128)) == 384 and SP.consumer_registers(SP.default(128)) == 232
+    assert SP.threads(SP.default(64)) == 256 and SP.consumer_registers(SP.default(64)) == 232
+    limits = dict(SP.limits, consumer_registers=240)
+    tight = type(SP)(SP.variant, SP.params, limits)
+    reasons = tight.violations(tight.default(64))
+    assert any(r.startswith("registers:") for r in reasons), (reasons, tight.limits)
