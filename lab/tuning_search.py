@@ -216,8 +216,8 @@ class Search:
             return
         live.logs.append(math.log(first["ratio_to_default"]))
         value = sum(live.logs) / len(live.logs)
-        live.trial.report(value, live.step)
         live.step += 1
+        live.trial.report(value, live.step)  # the resource: shapes measured (the pruner's first rung is at 1)
         if live.step == len(live.shapes):
             self._tell(live, value)
             self.measured[live.head_dim][live.impl] = value

@@ -302,3 +302,22 @@ def test_register_and_thread_budget_mirrors_the_kernel():
     tight = type(SP)(SP.variant, SP.params, limits)
     reasons = tight.violations(tight.default(64))
     assert any(r.startswith("registers:") for r in reasons), (reasons, tight.limits)
+
+
+def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    params = tuning.TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path)
+    df = pd.read_parquet(rec.dir / "tuning.parquet")
+    pruned = df[df["status"] == "pruned"]
+    assert not pruned.empty and (pruned["step"] == 1).all()  # the second shape, not measured
+    for trial in pruned["trial"]:  # ... after the first was
+        first = df[(df["trial"] == trial) & (df["step"] == 0)]
+        assert first["status"].tolist() == ["ok"]
+    assert "successive halving" in pruned["reason"].iloc[0]
