@@ -78,6 +78,7 @@ class TuneParams:
     budget_s: float = 300.0
     prune: bool = True
     prebuild: bool = True
+    task_timeout_s: float = 180.0  # one trial on one shape; past it the worker is restarted
     heldout: bool = True
     fake: bool = False
     update_dispatch: bool = True
@@ -296,7 +297,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     aa_s = time.perf_counter() - t0
     settings = SearchSettings(variant=p.variant, shapes=shapes, trials=p.trials, sampler=p.sampler, seed=p.seed,
                               modes=tuple(p.modes.split(",")), rule=p.rule(), budget_s=p.budget_s, prune=p.prune,
-                              storage_path=str(rec.path("study.journal")))
+                              task_timeout_s=p.task_timeout_s, storage_path=str(rec.path("study.journal")))
     search = Search(client, sp, settings, rec.run_id, recorder.add, backend, progress)
     summary = search.run()
     table = td.choose_table(recorder.frame("tuning.parquet"), rec.run_id, p.variant, settings.modes[0])
@@ -346,6 +347,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--rel-ci", type=float, default=d.rel_ci)
     ap.add_argument("--min-samples", type=int, default=d.min_samples)
     ap.add_argument("--budget", type=float, default=d.budget_s, help="no new trial after this many s (0: none)")
+    ap.add_argument("--task-timeout", type=float, default=d.task_timeout_s,
+                    help="s one trial may take on one shape before its worker is restarted (0: no limit)")
     ap.add_argument("--no-prune", action="store_true", help="measure every trial on every shape")
     ap.add_argument("--no-prebuild", action="store_true", help="let each trial build its own configuration")
     ap.add_argument("--no-heldout", action="store_true", help="skip the held-out validation")
@@ -360,7 +363,7 @@ def params_from(args) -> TuneParams:
         raise SystemExit(f"--gpus must be 'all' or a positive count, got {gpus!r}")
     return TuneParams(variant=args.variant, shapes=args.shapes, heldout_shapes=args.heldout_shapes, trials=args.trials,
                       sampler=args.sampler, gpus=gpus, seed=args.seed, modes=args.modes, cap_s=args.cap,
-                      rel_ci=args.rel_ci, min_samples=args.min_samples, budget_s=args.budget,
+                      rel_ci=args.rel_ci, min_samples=args.min_samples, budget_s=args.budget, task_timeout_s=args.task_timeout,
                       prune=not args.no_prune, prebuild=not args.no_prebuild, heldout=not args.no_heldout, fake=args.fake,
                       update_dispatch=not args.no_dispatch_update)
 

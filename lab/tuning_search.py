@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from lab.tuning_space import Config, Space
 from lab.tuning_worker import GpuBackend, Task, run_task
 
+POLL_S = 5.0  # how often the client looks for late tasks while it waits
 SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")  # bruteforce: every combination once (small spaces)
 
 
@@ -86,6 +87,8 @@ class Live:
     shapes: list
     step: int = 0
     logs: list = field(default_factory=list)
+    number: int = -1
+    started: float = 0.0  # perf_counter when the current step's task was submitted
 
 
 @dataclass
@@ -100,6 +103,7 @@ class SearchSettings:
     budget_s: float = 0.0  # 0: no time budget; else no new trial is started after this many seconds
     prune: bool = True
     storage_path: str | None = None  # an Optuna journal file (the run folder keeps the studies)
+    task_timeout_s: float = 180.0  # one shape of one trial (load, check, time); 0: no limit
 
 
 class Search:
@@ -138,23 +142,55 @@ class Search:
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> dict:
-        from distributed import as_completed
+        from distributed import wait
 
         t0 = time.perf_counter()
-        self.queue = as_completed()
         self._fill(t0)
-        for future in self.queue:
-            live = self.live.pop(future)
+        while self.live:
+            poll = min(POLL_S, self.s.task_timeout_s / 2) if self.s.task_timeout_s else POLL_S
             try:
-                result = future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker fails the trial, not the search
-                result = {"rows": [self._row(live, "error", f"{type(exc).__name__}: {exc}")], "samples": []}
-            self.on_result(result["rows"], result["samples"])
-            restart_poisoned(self.client, result["rows"], self.progress)
-            self._advance(live, result["rows"])
+                done = wait(list(self.live), timeout=poll, return_when="FIRST_COMPLETED").done
+            except TimeoutError:  # distributed.wait raises when nothing finished within the timeout
+                done = set()
+            for future in done:
+                live = self.live.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker fails the trial, not the search
+                    result = {"rows": [self._row(live, "error", f"{type(exc).__name__}: {exc}")], "samples": []}
+                self._finish_task(live, result)
+            self._expire()
             self._fill(t0)
         return {"trials": self.number, "submitted": self.submitted, "seconds": time.perf_counter() - t0,
                 "best": {d: self._best(d) for d in self.head_dims}}
+
+    def _finish_task(self, live: Live, result: dict) -> None:
+        self.on_result(result["rows"], result["samples"])
+        restart_poisoned(self.client, result["rows"], self.progress)
+        self._advance(live, result["rows"])
+
+    def _expire(self) -> None:
+        """A task past the time limit (a configuration whose kernel hangs) is cancelled, recorded
+        as 'timeout' and its worker restarted: the only way to free a GPU stuck in a kernel."""
+        if not self.s.task_timeout_s:
+            return
+        now = time.perf_counter()
+        late = [f for f, live in self.live.items() if now - live.started > self.s.task_timeout_s]
+        if not late:
+            return
+        processing = self.client.processing()  # worker -> keys it is running or queued to run
+        for future in late:
+            live = self.live.pop(future)
+            workers = sorted(w for w, keys in processing.items() if future.key in keys)
+            self.client.cancel(future)
+            why = f"no result after {self.s.task_timeout_s:.0f} s (a hung kernel?); worker restarted"
+            self._finish_task(live, {"rows": [self._row(live, "timeout", why)], "samples": []})
+            if workers:
+                self.progress(f"  restarting {workers} after a task timeout")
+                try:
+                    self.client.restart_workers(workers)
+                except Exception as exc:  # noqa: BLE001
+                    self.progress(f"  restart failed: {type(exc).__name__}: {exc}")
 
     def _fill(self, t0: float) -> None:
         budget_left = not self.s.budget_s or time.perf_counter() - t0 < self.s.budget_s
@@ -202,8 +238,8 @@ class Search:
                     seed=self.s.seed * 1000 + live.number * 10 + live.step)
         future = self.client.submit(run_task, task, self.backend_factory, pure=False,
                                     key=f"trial-{live.number}-step-{live.step}")
+        live.started = time.perf_counter()
         self.live[future] = live
-        self.queue.add(future)
 
     def _advance(self, live: Live, rows: list) -> None:
         for r in rows:

@@ -321,3 +321,28 @@ def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
         first = df[(df["trial"] == trial) & (df["step"] == 0)]
         assert first["status"].tolist() == ["ok"]
     assert "successive halving" in pruned["reason"].iloc[0]
+
+
+def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
+    import time as _time
+
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    class Hanging(FakeBackend):
+        def measure(self, shape, kernels, *args):
+            if any(getattr(k, "params", {}).get("st128") == 5 for k in kernels.values()):
+                _time.sleep(3)  # a kernel that never finishes, as far as the client can tell
+            return super().measure(shape, kernels, *args)
+
+    params = tuning.TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
+                               prune=False, fake=True, min_samples=20, budget_s=0, heldout=False, task_timeout_s=1.0)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        rec = tuning.tune(params, progress=lambda s: None, client=client, backend=Hanging, root=tmp_path)
+    df = pd.read_parquet(rec.dir / "tuning.parquet")
+    late = df[df["status"] == "timeout"]
+    assert late["impl"].tolist() == ["ftz_exp2@bc128=64,st128=5"] and "no result after 1 s" in late["reason"].iloc[0]
+    assert (df["status"] == "ok").sum() >= 4  # the others were measured
