@@ -176,7 +176,10 @@ def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress
     configs = {sp.impl_name(c): sp.defines(c) for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)}
     configs.pop(p.variant, None)
     progress(f"  prebuilding {len(configs)} configurations + the default ...")
-    res = client.submit(prebuild, p.variant, configs, backend, pure=False).result()
+    try:
+        res = client.submit(prebuild, p.variant, configs, backend, pure=False).result()
+    except Exception as exc:  # noqa: BLE001 - a lost worker: the trials build for themselves
+        res = {"seconds": 0.0, "builds": {"error": f"{type(exc).__name__}: {exc}"}}
     rec.write_json("prebuild.json", res)
     failed = [k for k, v in res["builds"].items() if isinstance(v, dict) and not v["ok"]]
     progress(f"  prebuild {res['seconds']:.1f} s; {len(failed)} failed (recorded as trials if proposed)")
@@ -230,7 +233,10 @@ def run_heldout(client, p: TuneParams, table: dict, run_id: str, rec, recorder: 
     from lab.tuning_worker import Task, run_task
 
     check = Task(kind="check", run_id=run_id, variant=p.variant, dispatch=table)
-    res = client.submit(run_task, check, backend, pure=False).result()
+    try:
+        res = client.submit(run_task, check, backend, pure=False).result()
+    except Exception as exc:  # noqa: BLE001 - recorded; the held-out shapes are then not timed
+        res = {"rows": [{"kind": "check", "status": "error", "reason": f"{type(exc).__name__}: {exc}"}]}
     rec.write_json("heldout_check.json", res["rows"])
     shapes = shapes_named(p.heldout_shapes, HELDOUT_SETS)
     if res["rows"][0]["status"] != "ok":
