@@ -14,6 +14,16 @@ else
 PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.installed
 endif
+# `make tune` needs only the measuring stack plus Optuna and dask (on the GPU machine they come
+# from .whl-tuning/prelude.sh), not the notebook toolchain: it uses python3 when that has them.
+HAVE_TUNE_DEPS := $(shell $(PYTHON) -c "import torch, numpy, scipy, pandas, pyarrow, ninja, matplotlib, optuna, distributed" >/dev/null 2>&1 && echo yes)
+ifeq ($(HAVE_TUNE_DEPS),yes)
+TUNE_PY := $(PYTHON)
+TUNE_STAMP :=
+else
+TUNE_PY := $(PY)
+TUNE_STAMP := $(ENV_STAMP)
+endif
 HAVE_NVIDIA_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 TORCH_SPEC := $(if $(HAVE_NVIDIA_GPU),torch,torch==2.13.0)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -31,13 +41,30 @@ CHECK ?= full
 PEERS ?=
 RUN ?=
 SHAPE ?= 4,16,4096,64
+# make tune: SHAPES, MODES and CAP given on make's command line apply to it too; otherwise it
+# takes its own defaults (the ablation's would be the wrong shapes and a longer cap).
+cmdline_or = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
+VARIANT ?= ftz_exp2
+TUNE_SHAPES ?= $(call cmdline_or,SHAPES,tune)
+HELDOUT ?= heldout
+TRIALS ?= 16
+SAMPLER ?= tpe
+GPUS ?= all
+SEED ?= 0
+TUNE_MODES ?= $(call cmdline_or,MODES,hot)
+TUNE_CAP ?= $(call cmdline_or,CAP,1)
+BUDGET ?= 300
+TUNE_FLAGS ?=
 
-.PHONY: help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
+.PHONY: tune tune-report help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct KNOCKOUTS=1 CHECK=full VARIANTS=a,b"
 	@echo "                 PEERS=sdpa_flash,flex_attention,...: default SDPA's backends, flex_attention, importable externals)"
+	@echo "make tune        search $(VARIANT)'s tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
+	@echo "                 (VARIANT=ftz_exp2 SHAPES=tune|tune-wide HELDOUT=heldout TRIALS=16 SAMPLER=tpe|cmaes|random|bruteforce"
+	@echo "                  GPUS=all|N SEED=0 MODES=hot|hot,cold CAP=1 BUDGET=300 TUNE_FLAGS='--no-heldout --fake ...')"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
@@ -56,6 +83,14 @@ ablation: env
 	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --min-samples $(MIN_SAMPLES) --profile $(PROFILE) \
 		--profile-shapes $(PROFILE_SHAPES) --knockouts $(KNOCKOUTS) \
 		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(PEERS),--peers $(PEERS))
+
+tune: $(TUNE_STAMP)
+	$(TUNE_PY) -m lab tune --variant $(VARIANT) --shapes '$(TUNE_SHAPES)' --heldout-shapes '$(HELDOUT)' \
+		--trials $(TRIALS) --sampler $(SAMPLER) --gpus $(GPUS) --seed $(SEED) --modes $(TUNE_MODES) \
+		--cap $(TUNE_CAP) --budget $(BUDGET) $(TUNE_FLAGS)
+
+tune-report: $(TUNE_STAMP)
+	$(TUNE_PY) -m lab.tuning_report $(RUN)
 
 report: env
 	$(PY) -m lab.report $(RUN)

@@ -1,4 +1,4 @@
-"""Command line: python -m lab {build,check,bench,sanitize} ..."""
+"""Command line: python -m lab {build,check,bench,sanitize,run,tune,compare} ..."""
 
 from __future__ import annotations
 
@@ -225,6 +225,12 @@ def main(argv: list[str] | None = None) -> int:
                    "default: SDPA under --backends, flex_attention and every importable external peer")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
+
+    from lab import tuning
+
+    p = sub.add_parser("tune", help="search a kernel's tile constants on every GPU -> data/tuning/<run_id>/")
+    tuning.add_arguments(p)
+    p.set_defaults(func=tuning.cmd_tune)
 
     p = sub.add_parser("compare", help="speedups between two runs; non-zero exit on a regression")
     p.add_argument("run", nargs="?", help="run id (default: the latest complete run)")

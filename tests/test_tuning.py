@@ -1,0 +1,348 @@
+"""CPU tests of the tuner: the space's constraints and names, the dispatch rule and its choice,
+the report section, and the search loop on a dask LocalCluster with a synthetic latency model."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from lab import tuning_dispatch as td
+from lab import tuning_report
+from lab.tuning_space import space, spill_reason
+
+SP = space("ftz_exp2")
+
+
+# --- the space ------------------------------------------------------------------------------
+
+
+def test_defaults_are_legal_and_build_without_defines():
+    for d in (64, 128):
+        cfg = SP.default(d)
+        assert SP.violations(cfg) == []
+        assert SP.defines(cfg) == {}
+        assert SP.impl_name(cfg) == "ftz_exp2"
+    assert SP.smem_bytes(SP.default(64)) == (64 * 64 + 2 * 3 * 128 * 64) * 2 + 1024
+    assert SP.ctas_per_sm(SP.default(64)) == 2 and SP.ctas_per_sm(SP.default(128)) == 1
+
+
+def test_the_kernels_knock_outs_are_legal_configurations():
+    assert SP.violations(SP.config(64, {"wgs64": 2})) == []  # two_ctas_per_sm knocked out
+    assert SP.violations(SP.config(128, {"bc128": 64, "st128": 4})) == []  # wide_kv_tiles_d128 knocked out
+
+
+@pytest.mark.parametrize("d, values, needle", [
+    (64, {"st64": 4}, "shared memory per SM 282624 B (2 CTAs"),
+    (128, {"st128": 4}, "shared memory per CTA 295936 B > 232448 B"),
+    (128, {"wgs128": 1}, "ping-pong needs 2 consumer warpgroups"),
+    (64, {"bc64": 96}, "FA_TILE_BC_D64=96 is not a legal value"),
+    (64, {"st64": 1}, "FA_TILE_STAGES_D64=1 is not a legal value"),
+])
+def test_illegal_configurations_name_the_constraint(d, values, needle):
+    reasons = SP.violations(SP.config(d, values))
+    assert any(needle in r for r in reasons), reasons
+
+
+def test_ping_pong_rule_follows_the_switch():
+    cfg = SP.config(128, {"wgs128": 1, "bc128": 64, "st128": 2})
+    assert any("ping-pong" in r for r in SP.violations(cfg))
+    assert not any("ping-pong" in r for r in SP.violations(cfg, {"FA_PING_PONG": 0}))
+
+
+def test_legal_space_and_what_is_searched():
+    assert len(SP.legal(64)) == 19 and len(SP.legal(128)) == 7
+    assert [p.short for p in SP.searched(64)] == ["bc64", "st64", "wgs64"]
+    assert [p.short for p in SP.searched(128)] == ["bc128", "st128"]  # WGS pinned by ping-pong
+
+
+def test_config_rejects_parameters_of_the_other_head_dim():
+    with pytest.raises(KeyError, match="belongs to D = 128"):
+        SP.config(64, {"bc128": 64})
+    with pytest.raises(KeyError, match="no tunable"):
+        SP.config(64, {"nope": 1})
+
+
+def test_impl_names_round_trip_for_every_legal_configuration():
+    for d in (64, 128):
+        for cfg in SP.legal(d):
+            name = SP.impl_name(cfg)
+            assert SP.parse_impl(name, head_dim=d) == cfg
+            assert name == "ftz_exp2" or name.startswith("ftz_exp2@")
+    assert SP.impl_name(SP.config(64, {"wgs64": 2})) == "ftz_exp2@wgs64=2"
+    assert SP.impl_name(SP.config(64, {"st64": 2, "bc64": 64})) == "ftz_exp2@bc64=64,st64=2"  # sorted
+    assert SP.defines(SP.parse_impl("ftz_exp2@bc64=64,st64=4")) == {"FA_TILE_BC_D64": 64, "FA_TILE_STAGES_D64": 4}
+
+
+@pytest.mark.parametrize("bad", ["ftz_exp2@bc64=64,bc128=64", "other@bc64=64", "ftz_exp2@bc64", "ftz_exp2"])
+def test_parse_impl_rejects_bad_names(bad):
+    with pytest.raises(ValueError):
+        SP.parse_impl(bad)
+
+
+def test_spill_reason():
+    assert spill_reason([{"kernel": "k", "head_dim": 64, "spill_stores": 0, "spill_loads": 0}]) == ""
+    why = spill_reason([{"kernel": "k", "head_dim": 64, "spill_stores": 8, "spill_loads": 4}])
+    assert "8 B spill stores" in why and "D = 64" in why
+
+
+# --- the dispatch rule ----------------------------------------------------------------------
+
+
+def test_shape_class_rule():
+    assert td.shape_class(64, True, 1024) == "D64-causal-short"
+    assert td.shape_class(64, True, 1025) == "D64-causal-long"
+    assert td.shape_class(128, False, 1) == "D128-full-short"
+
+
+class _Kernel:
+    def __init__(self, name):
+        self.name, self.calls = name, []
+
+    def launch(self, q, k, v, out, is_causal=False, scale=None):
+        self.calls.append((tuple(q.shape), is_causal))
+
+
+class _T:  # a stand-in tensor: the dispatch reads only the shape in `launch`
+    def __init__(self, *shape):
+        self.shape = shape
+
+
+def test_dispatch_picks_the_kernel_of_the_shape_class():
+    table = {"variant": "ftz_exp2", "run_id": "r", "classes": {
+        "D64-full-short": {"impl": "ftz_exp2@bc64=64", "defines": {"FA_TILE_BC_D64": 64}}}}
+    tuned, default = _Kernel("ftz_exp2@bc64=64"), _Kernel("ftz_exp2")
+    attn = td.TunedDispatch(table, {"ftz_exp2@bc64=64": tuned}, default)
+    assert attn.name == "ftz_exp2+tuned"
+    attn.launch(_T(2, 4, 512, 64), None, None, None, False)
+    attn.launch(_T(2, 4, 4096, 64), None, None, None, False)  # long: not in the table
+    attn.launch(_T(2, 4, 512, 64), None, None, None, True)  # causal: not in the table
+    assert tuned.calls == [((2, 4, 512, 64), False)]
+    assert len(default.calls) == 2
+    assert attn.entry_for(64, False, 100)["impl"] == "ftz_exp2@bc64=64"
+    with pytest.raises(ValueError, match="not loaded"):
+        td.TunedDispatch(table, {}, default)
+
+
+def test_committed_dispatch_table_is_readable_and_names_legal_configurations():
+    table = td.read_table()
+    assert table["variant"] == "ftz_exp2" and "classes" in table
+    for cls, entry in table["classes"].items():
+        d = int(cls.split("-")[0][1:])
+        cfg = SP.parse_impl(entry["impl"], head_dim=d)
+        assert SP.violations(cfg) == [] and SP.defines(cfg) == {k: int(v) for k, v in entry["defines"].items()}
+
+
+def _trial_rows(trial, impl, shapes, ratios, halfwidth=0.01):
+    rows = []
+    for (B, H, S, D, causal), r in zip(shapes, ratios):
+        rows.append(dict(kind="trial", status="ok", mode="hot", trial=trial, impl=impl, B=B, H=H, S=S, D=D,
+                         causal=causal, config="{}", ratio_to_default=r, ratio_to_default_lo=r - halfwidth,
+                         ratio_to_default_hi=r + halfwidth))
+    return rows
+
+
+def test_choose_table_from_a_synthetic_tuning_table():
+    short64 = [(8, 16, 512, 64, False), (4, 16, 256, 64, False)]  # one class, two shapes
+    long128 = [(4, 16, 4096, 128, False)]
+    rows = _trial_rows(0, "ftz_exp2", short64 + long128, [1.0, 1.0, 1.0])
+    rows += _trial_rows(1, "ftz_exp2@bc64=64", short64, [1.10, 1.06])  # clear winner of D64-full-short
+    rows += _trial_rows(2, "ftz_exp2@st64=2", short64[:1], [1.30])  # pruned after one shape: not comparable
+    rows += _trial_rows(3, "ftz_exp2@st128=2", long128, [1.004], halfwidth=0.01)  # interval includes 1
+    rows += [dict(kind="trial", status="build_failed", mode="hot", trial=4, impl="ftz_exp2@bc128=64", B=1, H=1,
+                  S=1, D=128, causal=False)]
+    table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
+    assert table["run_id"] == "RUN"
+    assert set(table["classes"]) == {"D64-full-short"}
+    entry = table["classes"]["D64-full-short"]
+    assert entry["impl"] == "ftz_exp2@bc64=64" and entry["defines"] == {"FA_TILE_BC_D64": 64}
+    assert entry["ratio"] == pytest.approx(math.sqrt(1.10 * 1.06))
+    assert entry["ci_lo"] > 1 and entry["shapes"] == 2
+    assert "D128-full-long" in table["considered"]  # considered, default kept
+
+
+def test_heldout_verdicts_flag_overfitting():
+    dispatch = {"classes": {"D64-full-short": {}, "D128-full-long": {}, "D64-causal-long": {}}}
+    held = pd.DataFrame([
+        dict(status="ok", shape_class="D64-full-short", ratio_to_default=1.05, ratio_to_default_lo=1.03,
+             ratio_to_default_hi=1.07),
+        dict(status="ok", shape_class="D128-full-long", ratio_to_default=0.99, ratio_to_default_lo=0.985,
+             ratio_to_default_hi=0.995),
+    ])
+    rows, classes = tuning_report.heldout_verdicts(held, dispatch)
+    assert list(rows["verdict"]) == ["faster", "slower"]
+    assert classes == {"D64-full-short": "validated", "D128-full-long": "overfitted",
+                       "D64-causal-long": "not validated"}
+
+
+# --- the worker and the search loop (fake GPU) ----------------------------------------------
+
+
+def test_run_task_records_an_exception_instead_of_raising():
+    from lab.tuning_worker import Task, run_task
+
+    class Broken:
+        def gpu(self):
+            return {"gpu_index": 3, "gpu_name": "fake", "gpu_uuid": "FAKE-3"}
+
+        def build(self, *a):
+            raise OSError("disk full")
+
+    out = run_task(Task(kind="trial", run_id="r", variant="ftz_exp2", shape=(1, 1, 64, 64, False), impl="x"), Broken)
+    (row,) = out["rows"]
+    assert row["status"] == "error" and "disk full" in row["reason"] and row["gpu_index"] == 3
+
+
+@pytest.fixture(scope="module")
+def fake_run(tmp_path_factory):
+    """A whole tuning run (A/A, search, dispatch, held-out) on a 2-worker LocalCluster with the
+    synthetic latency model; every legal configuration measured (brute force, no pruning)."""
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    root = tmp_path_factory.mktemp("tuning")
+    params = tuning.TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
+                               budget_s=0)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=root)
+    return rec.dir
+
+
+def test_search_records_every_trial_and_every_failure(fake_run):
+    tuning_df = pd.read_parquet(fake_run / "tuning.parquet")
+    statuses = set(tuning_df["status"])
+    assert {"ok", "invalid", "build_failed", "spills", "incorrect", "launch_error"} <= statuses
+    assert statuses <= {"ok", "invalid", "build_failed", "spills", "incorrect", "launch_error", "skipped",
+                        "duplicate", "pruned"}
+    measured = tuning_df[tuning_df["status"] == "ok"]
+    assert set(measured["gpu_index"]) == {0, 1}  # both workers measured trials
+    assert measured["gpu_uuid"].str.startswith("FAKE-").all()
+    assert set(measured.drop_duplicates("impl")["impl"]) >= {s for d in (64, 128) for s in
+                                                             map(SP.impl_name, SP.legal(d))} - {
+        "ftz_exp2@bc64=64,st64=8,wgs64=2", "ftz_exp2@bc64=64,st64=7,wgs64=2", "ftz_exp2@bc128=64,st128=6",
+        "ftz_exp2@bc128=64,st128=2"}
+    for _, g in tuning_df[tuning_df["kind"] == "trial"].groupby("trial"):  # one row per trial x shape
+        assert len(g) == 2 and g["step"].tolist() == [0, 1] or g["status"].iloc[0] in ("invalid", "duplicate")
+    samples = pd.read_parquet(fake_run / "samples.parquet")
+    assert samples["gpu_index"].notna().all() and {"aa", "trial", "heldout"} <= set(samples["kind"])
+    wall = json.loads((fake_run / "wall.json").read_text())
+    assert wall["workers"] == 2 and wall["submitted"] >= 26 - 1
+    assert json.loads((fake_run / "status.json").read_text())["state"] == "complete"
+
+
+def test_search_finds_the_synthetic_optimum(fake_run):
+    table = json.loads((fake_run / "dispatch.json").read_text())
+    assert table["classes"]["D64-full-short"]["impl"] == "ftz_exp2@bc64=64,st64=5,wgs64=2"
+    assert table["classes"]["D64-causal-long"]["impl"] == "ftz_exp2@bc64=64,st64=5,wgs64=2"
+    assert table["classes"]["D128-full-long"]["impl"] == "ftz_exp2@bc128=64,st128=4"
+
+
+def test_aa_and_heldout_are_recorded(fake_run):
+    aa = pd.read_parquet(fake_run / "aa.parquet")
+    assert set(aa[aa["comparison"].isna()]["gpu_index"]) == {0, 1}  # within each GPU
+    assert set(aa[aa["comparison"] == "across"]["gpu_index"]) == {0, 1}
+    held = pd.read_parquet(fake_run / "heldout.parquet")
+    assert len(held) == 8 and (held["status"] == "ok").all()
+    assert held["impl"].eq("ftz_exp2+tuned").all()
+    tuned = held[held["shape_class"] == "D64-full-short"]
+    assert (tuned["ratio_to_default_lo"] > 1).all()
+    check = json.loads((fake_run / "heldout_check.json").read_text())
+    assert check[0]["status"] == "ok" and check[0]["cases"] == 116
+
+
+def test_report_section_and_figure_from_the_run_folder(fake_run, tmp_path):
+    text = tuning_report.section(fake_run)
+    for heading in ("## Autotuning", "### Leaderboard", "### Dispatch table", "### Held-out shapes", "### A/A"):
+        assert heading in text
+    assert "`ftz_exp2@bc64=64,st64=5,wgs64=2`" in text
+    assert "on 2 worker(s)" in text and "D64-full-short: **validated**" in text
+    out = tuning_report.write(fake_run, tmp_path / "report")
+    assert out.read_text().startswith("## Autotuning")
+    assert (tmp_path / "report" / "trials.png").stat().st_size > 10_000
+
+
+def test_sticky_cuda_errors_mark_the_worker_for_a_restart():
+    from lab.tuning_worker import poisoned
+
+    rows = [{"worker_address": "tcp://a", "reason": "RuntimeError: CUDA error: an illegal memory access was encountered"},
+            {"worker_address": "tcp://b", "reason": "FA_TILE_BC_D64=96 is not a legal value"},
+            {"worker_address": "", "reason": "unspecified launch failure"}]
+    assert poisoned(rows) == {"tcp://a"}
+
+
+def test_report_compares_one_and_several_workers(tmp_path):
+    """Two runs of the same search, with 1 and 2 workers: the section shows the speedup table."""
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    runs = []
+    for n in (1, 2):
+        params = tuning.TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            runs.append(tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path))
+    text = tuning_report.section(runs[1].dir)
+    assert "One against several GPUs" in text
+    assert runs[0].run_id in text and runs[1].run_id in text
+    assert "Not measured." in text  # no held-out phase in these runs
+
+
+def test_register_and_thread_budget_mirrors_the_kernel():
+    # wgmma_attention.cuh: 2 warpgroups, 1 CTA/SM: 168 at launch -> 40 / 232; 1, 2 CTAs/SM: 128 -> 24 / 232
+    assert SP.threads(SP.default(128)) == 384 and SP.consumer_registers(SP.default(128)) == 232
+    assert SP.threads(SP.default(64)) == 256 and SP.consumer_registers(SP.default(64)) == 232
+    limits = dict(SP.limits, consumer_registers=240)
+    tight = type(SP)(SP.variant, SP.params, limits)
+    reasons = tight.violations(tight.default(64))
+    assert any(r.startswith("registers:") for r in reasons), (reasons, tight.limits)
+
+
+def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    params = tuning.TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path)
+    df = pd.read_parquet(rec.dir / "tuning.parquet")
+    pruned = df[df["status"] == "pruned"]
+    assert not pruned.empty and (pruned["step"] == 1).all()  # the second shape, not measured
+    for trial in pruned["trial"]:  # ... after the first was
+        first = df[(df["trial"] == trial) & (df["step"] == 0)]
+        assert first["status"].tolist() == ["ok"]
+    assert "successive halving" in pruned["reason"].iloc[0]
+
+
+def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
+    import time as _time
+
+    from distributed import Client, LocalCluster
+
+    from lab import tuning
+    from lab.tuning_fake import FakeBackend
+
+    class Hanging(FakeBackend):
+        def measure(self, shape, kernels, *args):
+            if any(getattr(k, "params", {}).get("st128") == 5 for k in kernels.values()):
+                _time.sleep(3)  # a kernel that never finishes, as far as the client can tell
+            return super().measure(shape, kernels, *args)
+
+    params = tuning.TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
+                               prune=False, fake=True, min_samples=20, budget_s=0, heldout=False, task_timeout_s=1.0)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        rec = tuning.tune(params, progress=lambda s: None, client=client, backend=Hanging, root=tmp_path)
+    df = pd.read_parquet(rec.dir / "tuning.parquet")
+    late = df[df["status"] == "timeout"]
+    assert late["impl"].tolist() == ["ftz_exp2@bc128=64,st128=5"] and "no result after 1 s" in late["reason"].iloc[0]
+    assert (df["status"] == "ok").sum() >= 4  # the others were measured
