@@ -30,7 +30,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # Parameters (override on the command line, e.g. `make ablation SHAPES=large PROFILE=0`)
 VARIANTS ?=
-SHAPES ?= canonical,large
+SHAPES ?= canonical,large,long,sweep
 MODES ?= hot,cold
 CAP ?= 3
 MIN_SAMPLES ?= 50

@@ -148,7 +148,8 @@ def cmd_run(args) -> int:
     from lab import run
 
     _require_gpu()
-    rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes), modes=args.modes.split(","),
+    rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes),
+                  scopes=run.scopes_from(args.shapes), modes=args.modes.split(","),
                   cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
                   check=args.check, profile_shapes=args.profile_shapes,
                   backends=tuple(args.backends.split(",")), seed=args.seed,
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("run", help="a measurement run: build, check, time, profile -> data/runs/<run_id>/")
     p.add_argument("--variants")
-    p.add_argument("--shapes", default="canonical", help="canonical, large, sweep (combine with ','), "
+    p.add_argument("--shapes", default="canonical", help="canonical, large, long, sweep (combine with ','), "
                    "or 'B,H,S,D[,causal];...'")
     p.add_argument("--modes", default="hot,cold")
     p.add_argument("--cap", type=float, default=3.0, help="time cap in s per (impl, shape, mode)")

@@ -97,6 +97,15 @@ def names() -> list[str]:
     return [v.name for v in manifest()]
 
 
+def branch_ends(variant_names: list[str]) -> list[str]:
+    """The last of the given steps on each branch of the ladder (a branch = one target arch), in
+    chain order: the kernels a user would pick from each branch."""
+    ends: dict[str, str] = {}
+    for name in variant_names:
+        ends[get(name).arch] = name
+    return list(ends.values())
+
+
 def get(name: str) -> Variant:
     for v in manifest():
         if v.name == name:

@@ -15,7 +15,7 @@ def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical
     if run_id:
         return records.RunRecord.open(run_id)
     names = [v for v in variants.split(",") if v] or None
-    return run.start(names=names, shapes=run.shapes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
+    return run.start(names=names, shapes=run.shapes_from(shapes), scopes=run.scopes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
                      rel_ci=rel_ci, min_samples=min_samples, profile=profile, check=check,
                      profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None, knockouts=knockouts)
 

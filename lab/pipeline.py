@@ -119,7 +119,8 @@ def validate(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m lab.pipeline")
     ap.add_argument("--variants", default="")
-    ap.add_argument("--shapes", default="canonical,large")
+    ap.add_argument("--shapes", default="canonical,large,long,sweep",
+                    help="set names (canonical, large, long, sweep; comma-joined) or B,H,S,D[,causal] joined by ;")
     ap.add_argument("--modes", default="hot,cold")
     ap.add_argument("--cap", type=float, default=3.0)
     ap.add_argument("--rel-ci", type=float, default=0.005)
@@ -174,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         from lab import run
 
         rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
+                        scopes=run.scopes_from(args.shapes),
                         modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
                         min_samples=args.min_samples,
                         profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,

@@ -16,6 +16,7 @@ import traceback
 from dataclasses import dataclass
 
 from lab import records
+from lab.peers import DEFAULT_BACKENDS  # the SDPA backends a run times by default
 
 # --- shape sets ----------------------------------------------------------------------------
 
@@ -39,8 +40,19 @@ class Shape:
 SWEEP_TOKENS = 16384  # B * S held fixed across the sweep
 
 
+LONG_SHAPES = [Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024)) for c in (False, True)]
+SWEEP_S = (256, 512, 1024, 2048, 4096, 8192, 16384)
+
+# What a shape set is measured with. "ladder": every step, the knock-outs and the A/A twin, in the
+# run's modes. "tails": the last step of each branch (lab.manifest.branch_ends) and the peers, in the
+# run's modes: the long shapes, where the early steps would take minutes. "tails-hot": the same, hot
+# only: the TFLOP/s-vs-S sweep. A shape in several sets takes the widest scope.
+SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot"}
+SCOPES = ("ladder", "tails", "tails-hot")  # widest first
+
+
 def shape_set(name: str) -> list[Shape]:
-    """canonical | large | sweep | a list like '4,16,512,64' or '4,16,512,64,causal' joined by ';'."""
+    """canonical | large | long | sweep | a list like '4,16,512,64' or '4,16,512,64,causal' joined by ';'."""
     if name == "canonical":
         shapes = []
         for B, H in ((1, 8), (4, 16), (8, 16)):
@@ -48,28 +60,49 @@ def shape_set(name: str) -> list[Shape]:
         return shapes + [Shape(32, 8, 512, 64, False)]
     if name == "large":
         return [Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
-    if name == "sweep":
-        return [Shape(SWEEP_TOKENS // S, 16, S, D, c) for D in (64, 128) for c in (False, True)
-                for S in (128, 256, 512, 1024, 2048, 4096, 8192, 16384)]
+    if name == "long":
+        return list(LONG_SHAPES)
+    if name == "sweep":  # B * S held at SWEEP_TOKENS, H = 16, non-causal: TFLOP/s against S
+        return [Shape(SWEEP_TOKENS // S, 16, S, D, False) for D in (64, 128) for S in SWEEP_S]
     shapes = []
     for item in name.split(";"):
         parts = [p.strip() for p in item.split(",") if p.strip()]
         if (len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4])
                 or (len(parts) == 5 and parts[4] != "causal")):
             raise ValueError(f"shape {item!r}: expected B,H,S,D or B,H,S,D,causal (the word), or a set "
-                             "name (canonical, large, sweep)")
+                             f"name ({', '.join(SET_SCOPES)})")
         shapes.append(Shape(*(int(p) for p in parts[:4]), causal=len(parts) == 5))
     return shapes
 
 
+def scoped_shapes(spec: str) -> dict[Shape, str]:
+    """Shape -> scope (SET_SCOPES) for a spec: set names joined by '+' or ',' (e.g.
+    'canonical,large,long,sweep'), or explicit shapes (every one "ladder")."""
+    parts = spec.replace("+", ",").split(",")
+    if not all(part in SET_SCOPES for part in parts):
+        return {s: "ladder" for s in shape_set(spec)}
+    out: dict[Shape, str] = {}
+    for part in parts:
+        for s in shape_set(part):
+            scope = SET_SCOPES[part]
+            out[s] = min(out.get(s, scope), scope, key=SCOPES.index)
+    return out
+
+
 def shapes_from(spec: str) -> list[Shape]:
-    """Comma-free set names may be combined with '+' or ',' (e.g. 'canonical,large')."""
-    if all(part in ("canonical", "large", "sweep") for part in spec.replace("+", ",").split(",")):
-        out = []
-        for part in spec.replace("+", ",").split(","):
-            out += [s for s in shape_set(part) if s not in out]
-        return out
-    return shape_set(spec)
+    """The shapes of a spec (scoped_shapes), in order, without repeats."""
+    return list(scoped_shapes(spec))
+
+
+def scopes_from(spec: str) -> list[str]:
+    """Each shape's scope, in shapes_from's order."""
+    return list(scoped_shapes(spec).values())
+
+
+def shape_scopes(p: dict) -> dict[Shape, str]:
+    """A run's shape -> scope (runs recorded before scopes measured every shape as "ladder")."""
+    shapes = [s if isinstance(s, Shape) else Shape(*s) for s in p["shapes"]]
+    return dict(zip(shapes, p.get("shape_scopes") or ["ladder"] * len(shapes)))
 
 
 # --- measuring one shape -------------------------------------------------------------------
@@ -153,17 +186,18 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
 # --- the whole run -------------------------------------------------------------------------
 
 
-DEFAULT_BACKENDS = ("flash", "efficient", "cudnn", "default")
 STAGES = ("build", "correctness", "timing", "profile")
 
 
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
           backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
-          peers: list[str] | None = None, knockouts: bool = True, progress=print) -> records.RunRecord:
+          peers: list[str] | None = None, knockouts: bool = True, scopes: list[str] | None = None,
+          progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back.
     `peers`: peer names (lab.peers.known_names()); default: SDPA under `backends`, flex_attention
-    and every registered external peer. Which of them are absent, and why, goes to peers.json."""
+    and every registered external peer. Which of them are absent, and why, goes to peers.json.
+    `scopes`: per shape, what it is measured with (SCOPES; scopes_from(spec)); default "ladder"."""
     import torch
 
     from lab import peers as peer_mod, timing, variants
@@ -179,11 +213,16 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
     for name, st in availability.items():
         if not st["available"]:
             progress(f"  peer {name} absent: {st['reason']}")
+    shapes = shapes or shape_set("canonical")
+    scopes = list(scopes or ["ladder"] * len(shapes))
+    if len(scopes) != len(shapes) or not set(scopes) <= set(SCOPES):
+        raise ValueError(f"scopes must give one of {SCOPES} per shape ({len(shapes)}), not {scopes!r}")
     rec.write_json("params.json", dict(variants=names or variants.names(),
-                                       shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes or shape_set("canonical")],
+                                       shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes], shape_scopes=scopes,
                                        modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
                                        profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed, knockouts=bool(knockouts),
+                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed,
+                                       knockouts=bool(knockouts),
                                        stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
     rec.write_json("stages.json", {})
     return rec
@@ -320,6 +359,7 @@ def stage_timing(rec, progress=print) -> None:
     import pandas as pd
 
     from lab import peers as peer_mod, timing
+    from lab.manifest import branch_ends
 
     def body():
         p = _params(rec)
@@ -344,19 +384,27 @@ def stage_timing(rec, progress=print) -> None:
         aa = variant_names[-1] if variant_names else None
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         all_samples, all_summary, notes = [], [], []
+        scopes = shape_scopes(p)
+        tails = set(branch_ends(variant_names))
         for i, shape in enumerate(shapes, 1):
-            progress(f"  shape {i}/{len(shapes)} {shape}")
-            # a knock-out is timed only where its switch changes the kernel (applies_to)
-            here = {n: k for n, k in kernels.items() if n not in ko_applies or applies(ko_applies[n], shape)}
-            s_rows, m_rows, note = measure_shape(shape, here, peers, modes, rule, clocks, rec.run_id, aa,
+            scope = scopes[shape]
+            progress(f"  shape {i}/{len(shapes)} {shape} ({scope})")
+            if scope == "ladder":  # a knock-out only where its switch changes the kernel (applies_to)
+                here = {n: k for n, k in kernels.items() if n not in ko_applies or applies(ko_applies[n], shape)}
+            else:
+                here = {n: k for n, k in kernels.items() if n in tails}
+            s_rows, m_rows, note = measure_shape(shape, here, peers, ["hot"] if scope == "tails-hot" else modes,
+                                                 rule, clocks, rec.run_id, aa if scope == "ladder" else None,
                                                  p["seed"] + i, progress)
+            note["scope"] = scope
             all_samples += s_rows
             all_summary += m_rows
             notes.append(note)
             rec.write_table("samples.parquet", pd.DataFrame(all_samples, columns=records.SAMPLE_COLUMNS))
             rec.write_table("summary.csv", pd.DataFrame(all_summary, columns=records.SUMMARY_COLUMNS))
             rec.write_json("shapes.json", notes)
-        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes])
+        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes
+                                          if scopes[shape] == "ladder"])
 
     _timed_stage(rec, "timing", body, progress)
     if _params(rec).get("knockouts", False):
@@ -383,13 +431,16 @@ def stage_profile(rec, progress=print) -> None:
             rec.write_json("profile_status.json", {"ok": False, "reason": "profiling turned off for this run"})
             progress("  skipped (profile off)")
             return
-        shapes = shapes_to_profile(p["shapes"], p.get("profile_shapes", "distinct"))
+        # the ladder's shapes: the long and sweep shapes are timed for the bar and the figure only
+        ladder = [s for s, scope in shape_scopes(p).items() if scope == "ladder"]
+        shapes = shapes_to_profile(ladder, p.get("profile_shapes", "distinct"))
         timed = [peer.name for peer in _peers(rec)]
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled, applies_to=ko_applies)
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled,
+                    applies_to=ko_applies)
 
     return _timed_stage(rec, "profile", body, progress)
 

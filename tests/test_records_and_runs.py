@@ -16,9 +16,31 @@ def test_shape_sets():
     assert {(s.B, s.H) for s in canonical} == {(1, 8), (4, 16), (8, 16), (32, 8)}
     assert run.shape_set("large") == [run.Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
     sweep = run.shape_set("sweep")
-    assert {s.S for s in sweep} == {128 << i for i in range(8)}
-    assert all(s.B * s.S == run.SWEEP_TOKENS for s in sweep)
+    assert {s.S for s in sweep} == {256 << i for i in range(7)} and {s.D for s in sweep} == {64, 128}
+    assert all(s.B * s.S == run.SWEEP_TOKENS and not s.causal for s in sweep)
+    assert run.shape_set("long") == [run.Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024))
+                                     for c in (False, True)]
     assert len(run.shapes_from("canonical,large")) == 11
+    assert run.scopes_from("canonical,large") == ["ladder"] * 11
+
+
+def test_scopes_take_the_widest_set_a_shape_is_in():
+    scoped = run.scoped_shapes("canonical,large,long,sweep")
+    # (4,16,4096,64) is both large (ladder) and sweep (tails-hot); (1,16,16384,128) both long and sweep
+    assert scoped[run.Shape(4, 16, 4096, 64, False)] == "ladder"
+    assert scoped[run.Shape(1, 16, 16384, 128, False)] == "tails"
+    assert scoped[run.Shape(64, 16, 256, 64, False)] == "tails-hot"
+    assert len(scoped) == 26 and run.shapes_from("canonical,large,long,sweep") == list(scoped)
+    assert run.scoped_shapes("4,16,512,64") == {run.Shape(4, 16, 512, 64, False): "ladder"}
+    # a run recorded before scopes: every shape is measured as "ladder"
+    assert set(run.shape_scopes({"shapes": [[4, 16, 512, 64, False]]}).values()) == {"ladder"}
+
+
+def test_branch_ends_are_the_last_step_of_each_arch():
+    from lab.manifest import branch_ends, names
+
+    assert branch_ends(names()) == ["async_pipeline", "ftz_exp2"]
+    assert branch_ends(["baseline", "wmma", "wgmma"]) == ["wmma", "wgmma"]
     assert run.shapes_from("4,16,512,64,causal;1,1,8,128") == [run.Shape(4, 16, 512, 64, True),
                                                               run.Shape(1, 1, 8, 128, False)]
     with pytest.raises(ValueError, match="expected B,H,S,D"):

@@ -19,6 +19,8 @@ FIGURES = {
     "roofline": "roofline.png",
     "sweep": "tflops_vs_S.png",
     "stalls": "warp_stalls.png",
+    "knockouts": "knockouts.png",
+    "tuning": "tuning_trials.png",
 }
 MISSING = "—"
 

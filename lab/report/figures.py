@@ -229,12 +229,19 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
 
 
 def sweep_groups(data: RunData) -> dict:
-    """(D, causal) -> shapes, where at least three sequence lengths were measured."""
-    groups: dict = {}
-    for s in data.measured_shapes:
-        groups.setdefault((s.D, s.causal), []).append(s)
-    return {k: sorted(v, key=lambda s: (s.S, s.B, s.H)) for k, v in groups.items()
-            if len({s.S for s in v}) >= 3}
+    """(D, causal) -> shapes, where at least three sequence lengths were measured: the `sweep`
+    set's shapes (B * S = SWEEP_TOKENS, H = 16) where the run has them, else every shape."""
+    from lab.run import SWEEP_TOKENS
+
+    def groups_of(shapes) -> dict:
+        groups: dict = {}
+        for s in shapes:
+            groups.setdefault((s.D, s.causal), []).append(s)
+        return {k: sorted(v, key=lambda s: (s.S, s.B, s.H)) for k, v in groups.items()
+                if len({s.S for s in v}) >= 3}
+
+    swept = groups_of([s for s in data.measured_shapes if s.B * s.S == SWEEP_TOKENS and s.H == 16])
+    return swept or groups_of(data.measured_shapes)
 
 
 def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:

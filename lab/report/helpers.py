@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from lab.run import Shape
-from lab.run import shapes_from
+from lab.run import SET_SCOPES, shapes_from
 import difflib
 import pandas as pd
 import re
@@ -13,9 +13,13 @@ from lab.report.tables import _clock_range
 
 
 def _shapes_spec(shapes: list[Shape]) -> str:
-    for spec in ("canonical,large", "canonical", "large", "sweep", "canonical,large,sweep"):
-        if shapes == shapes_from(spec):
-            return spec
+    from itertools import combinations
+
+    sets = list(SET_SCOPES)
+    for n in range(1, len(sets) + 1):
+        for combo in combinations(sets, n):
+            if shapes == shapes_from(",".join(combo)):
+                return ",".join(combo)
     return ";".join(f"{s.B},{s.H},{s.S},{s.D}" + (",causal" if s.causal else "") for s in shapes)
 
 

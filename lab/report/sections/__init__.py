@@ -1,6 +1,6 @@
 """The report's sections, in reading order: each a function `section_x(ctx) -> list[str]` of Markdown lines.
 
-To add a section (e.g. "Knock-outs", "Tuning"), write a function that takes a `Context` and returns its
+To add a section, write a function that takes a `Context` and returns its
 lines (`[]` when the run has nothing for it) and insert it into `SECTIONS` where it should appear.
 `FIRST_SCREEN` names the sections shown open at the top of the HTML; every later `## ` section is
 collapsible there.
@@ -13,15 +13,16 @@ from lab.report.sections.ablation import section_ablation, section_bar
 from lab.report.sections.first_screen import section_first_screen
 from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
 from lab.report.sections.method import section_methodology
+from lab.report.sections.studies import section_knockouts, section_tuning
 from lab.report.sections.results import (section_missing, section_per_shape, section_profiler, section_reproduce,
                                          section_sweep, section_threats)
 
 FIRST_SCREEN = [section_title, section_first_screen]
-SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_ablation, section_per_shape, section_sweep,
-                           section_profiler, section_objective, section_methodology, section_environment,
-                           section_missing, section_threats, section_reproduce]
-# The lead adds "Knock-outs" and "Tuning" sections here (e.g. after section_ablation); their impls
-# (`<variant>~no_<switch>`, `<variant>@...`) are kept out of every other table: RunData.impls(studies=True).
+SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_ablation, section_knockouts, section_per_shape,
+                           section_sweep, section_profiler, section_tuning, section_objective, section_methodology,
+                           section_environment, section_missing, section_threats, section_reproduce]
+# Knock-out and tuning impls (`<variant>~no_<switch>`, `<variant>@...`) appear only in their own
+# sections; every other table leaves them out (RunData.impls(studies=True) includes them).
 
 
 def build(data, reports_dir) -> Report:

@@ -1,0 +1,38 @@
+"""The two studies beside the ladder: knock-outs (lab.knockout_report, from the run folder) and
+autotuning (lab.tuning_report, from the tuning run that chose the committed dispatch table)."""
+from __future__ import annotations
+
+from lab import knockout_report, tuning_dispatch, tuning_report
+from lab.tuning import TUNING_DIR
+from lab.report.common import FIGURES
+from lab.report.context import Context
+
+
+def section_knockouts(ctx: Context) -> list[str]:
+    """Ladder gain beside knock-out cost per optimization of the last step; the 2^4 factorial."""
+    if not ctx.data.params.get("knockouts", False):
+        return ["## Ablation by knock-out", "",
+                "This run was recorded without knock-outs (`make ablation KNOCKOUTS=1` measures them).", ""]
+    md = knockout_report.section(ctx.data.rec.dir, ctx.figdir, figure_link=f"figures/{FIGURES['knockouts']}")
+    if (ctx.figdir / FIGURES["knockouts"]).exists():
+        ctx.figs["knockouts"] = ctx.figdir / FIGURES["knockouts"]
+    return [*md.rstrip().splitlines(), ""]
+
+
+def section_tuning(ctx: Context, variant: str = "ftz_exp2") -> list[str]:
+    """The tuning run named by the committed dispatch table (kernels/variants/dispatch_<variant>.json)."""
+    table = tuning_dispatch.read_table(variant=variant)
+    run_id = table.get("run_id")
+    run_dir = TUNING_DIR / run_id if run_id else None
+    if run_dir is None or not run_dir.is_dir():
+        why = (f"its tuning run `{run_id}` is not in data/tuning/" if run_id
+               else "no tuning run has chosen a configuration yet")
+        return ["## Autotuning", "", f"The dispatch table of `{variant}` uses the default everywhere: {why} "
+                "(`make tune` on a GPU host runs the search).", ""]
+    lines = tuning_report.section(run_dir).rstrip().splitlines()
+    path = tuning_report.figure(run_dir, ctx.figdir / FIGURES["tuning"])
+    if path is not None:
+        ctx.figs["tuning"] = path
+        lines += ["", f"![Every measured trial of tuning run {run_id}: speedup over the default against the trial "
+                      f"number, per head dim, coloured by GPU](figures/{FIGURES['tuning']})"]
+    return [*lines, ""]
