@@ -439,8 +439,13 @@ def stage_profile(rec, progress=print) -> None:
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
         progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled,
-                    applies_to=ko_applies)
+        # knock-outs: where their switch changes the kernel, at one shape per (S, D) (the time a run may take)
+        ko_shapes = set(profile_shapes(ladder))
+
+        def where(impl: str, shape: Shape) -> bool:
+            return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
+
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled, where=where)
 
     return _timed_stage(rec, "profile", body, progress)
 
@@ -532,10 +537,10 @@ def profile_shapes(shapes: list[Shape]) -> list[Shape]:
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
-                applies_to: dict | None = None) -> None:
+                where=None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
     `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
-    `applies_to` (impl -> "all" / "D=64" / "D=128") leaves knock-outs out where they change nothing."""
+    `where(impl, shape)`: whether to profile a kernel there (default: everywhere)."""
     import pandas as pd
 
     try:
@@ -547,7 +552,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     out.mkdir(exist_ok=True)
     rows, all_names = [], list(names)
     for shape in shapes:
-        here = [n for n in all_names if applies((applies_to or {}).get(n, "all"), shape)]
+        here = [n for n in all_names if where is None or where(n, shape)]
         dims = (shape.B, shape.H, shape.S, shape.D)
         together = prof.profile_variants(list(here), dims, shape.causal, out)
         if together is None and here:
