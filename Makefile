@@ -34,7 +34,7 @@ SHAPES ?= canonical,large,long,sweep
 MODES ?= hot,cold
 CAP ?= 3
 MIN_SAMPLES ?= 50
-PROFILE_SHAPES ?= all
+PROFILE_SHAPES ?= distinct
 KNOCKOUTS ?= 1
 PROFILE ?= 1
 CHECK ?= full
@@ -60,7 +60,7 @@ TUNE_FLAGS ?=
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
-	@echo "                 (SHAPES=canonical,large MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=all|distinct KNOCKOUTS=1 CHECK=full VARIANTS=a,b"
+	@echo "                 (SHAPES=canonical,large,long,sweep MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=distinct|all KNOCKOUTS=1 CHECK=full VARIANTS=a,b"
 	@echo "                 PEERS=sdpa_flash,flex_attention,...: default SDPA's backends, flex_attention, importable externals)"
 	@echo "make tune        search $(VARIANT)'s tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
 	@echo "                 (VARIANT=ftz_exp2 SHAPES=tune|tune-wide HELDOUT=heldout TRIALS=16 SAMPLER=tpe|cmaes|random|bruteforce"

@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cap", type=float, default=3.0, help="time cap in s per (impl, shape, mode)")
     p.add_argument("--rel-ci", type=float, default=0.005, help="stop when the median's 95%% CI is within +-this")
     p.add_argument("--min-samples", type=int, default=50, help="... but not before this many samples")
-    p.add_argument("--profile-shapes", choices=["all", "distinct"], default="all",
+    p.add_argument("--profile-shapes", choices=["all", "distinct"], default="distinct",
                    help="profile every shape, or one per distinct (S, D)")
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--check", choices=("full", "quick", "none"), default="full")

@@ -11,7 +11,7 @@ from lab import records, run
 
 def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
                   cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-                  min_samples: int = 50, profile_shapes: str = "all", peers: str = "", knockouts: bool = True):
+                  min_samples: int = 50, profile_shapes: str = "distinct", peers: str = "", knockouts: bool = True):
     if run_id:
         return records.RunRecord.open(run_id)
     names = [v for v in variants.split(",") if v] or None

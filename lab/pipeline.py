@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cap", type=float, default=3.0)
     ap.add_argument("--rel-ci", type=float, default=0.005)
     ap.add_argument("--min-samples", type=int, default=50, help="no row stops before this many samples")
-    ap.add_argument("--profile-shapes", choices=["all", "distinct"], default="all",
+    ap.add_argument("--profile-shapes", choices=["all", "distinct"], default="distinct",
                     help="profile every shape, or one per distinct (S, D)")
     ap.add_argument("--profile", type=int, default=1)
     ap.add_argument("--check", default="full", help="correctness grid: " + " | ".join(CHECKS))

@@ -191,7 +191,7 @@ STAGES = ("build", "correctness", "timing", "profile")
 
 def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
           cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "all",
+          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "distinct",
           peers: list[str] | None = None, knockouts: bool = True, scopes: list[str] | None = None,
           progress=print) -> records.RunRecord:
     """Open a new run record with its environment and parameters; the stages read them back.

@@ -66,8 +66,11 @@ def heldout_verdicts(heldout, dispatch: dict):
     when some held-out shape of the class is faster, 'overfitted' when none is, 'not validated'
     when the held-out set has no shape in it."""
     ok = heldout[heldout["status"] == "ok"].copy() if not heldout.empty else heldout
-    if not ok.empty:
-        ok["verdict"] = [verdict(lo, hi) for lo, hi in zip(ok["ratio_to_default_lo"], ok["ratio_to_default_hi"])]
+    if not ok.empty:  # where the table keeps the default, the comparison is the default against itself
+        default = dispatch.get("variant")
+        ok["verdict"] = [f"same kernel: A/A ({verdict(lo, hi)})" if cfg == default else verdict(lo, hi)
+                         for cfg, lo, hi in zip(ok.get("config", [None] * len(ok)), ok["ratio_to_default_lo"],
+                                                ok["ratio_to_default_hi"])]
     classes = {}
     for cls in dispatch.get("classes", {}):
         rows = ok[ok["shape_class"] == cls] if not ok.empty else ok

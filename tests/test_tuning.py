@@ -164,15 +164,18 @@ def test_choose_table_from_a_synthetic_tuning_table():
 
 
 def test_heldout_verdicts_flag_overfitting():
-    dispatch = {"classes": {"D64-full-short": {}, "D128-full-long": {}, "D64-causal-long": {}}}
+    dispatch = {"variant": "ftz_exp2", "classes": {"D64-full-short": {}, "D128-full-long": {}, "D64-causal-long": {}}}
     held = pd.DataFrame([
-        dict(status="ok", shape_class="D64-full-short", ratio_to_default=1.05, ratio_to_default_lo=1.03,
-             ratio_to_default_hi=1.07),
-        dict(status="ok", shape_class="D128-full-long", ratio_to_default=0.99, ratio_to_default_lo=0.985,
-             ratio_to_default_hi=0.995),
+        dict(status="ok", shape_class="D64-full-short", config="ftz_exp2@bc64=64", ratio_to_default=1.05,
+             ratio_to_default_lo=1.03, ratio_to_default_hi=1.07),
+        dict(status="ok", shape_class="D128-full-long", config="ftz_exp2@st128=4", ratio_to_default=0.99,
+             ratio_to_default_lo=0.985, ratio_to_default_hi=0.995),
+        # a class that keeps the default: the default against itself, never counted as slower
+        dict(status="ok", shape_class="D64-full-long", config="ftz_exp2", ratio_to_default=0.988,
+             ratio_to_default_lo=0.986, ratio_to_default_hi=0.990),
     ])
     rows, classes = tuning_report.heldout_verdicts(held, dispatch)
-    assert list(rows["verdict"]) == ["faster", "slower"]
+    assert list(rows["verdict"]) == ["faster", "slower", "same kernel: A/A (slower)"]
     assert classes == {"D64-full-short": "validated", "D128-full-long": "overfitted",
                        "D64-causal-long": "not validated"}
 
