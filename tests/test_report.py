@@ -168,7 +168,9 @@ def test_html_is_one_self_contained_file(written):
     _, out, _, page = written
     assert not re.search(r"https?://", page)
     assert "<script" not in page and 'src="figures/' not in page
-    assert page.count('src="data:image/png;base64,') == len(list((out / "figures").glob("*.png"))) == 5
+    # five of the run's figures, and the trials of the tuning run that chose the committed dispatch table
+    assert page.count('src="data:image/png;base64,') == len(list((out / "figures").glob("*.png"))) == 6
+    assert (out / "figures" / "tuning_trials.png").exists()
     assert RUN_ID in page and "NVIDIA H200" in page and "2026-11-21T23:27:49+00:00" in page
     assert page.count("<table>") > 10
     for v in RUN_MANIFEST[1:]:

@@ -164,7 +164,7 @@ def test_write_twice_gives_identical_bytes_and_an_interrupted_write_leaves_repor
     render.write(rec, tmp_path / "again")
     again = {p.relative_to(tmp_path / "again"): p.read_bytes() for p in sorted((tmp_path / "again").rglob("*"))
              if p.is_file()}
-    assert before == again and len(before) == 7  # md, html, 5 figures
+    assert before == again and len(before) == 8  # md, html, 5 figures of the run, the tuning run's trials
 
     def boom(*a, **k):
         raise RuntimeError("interrupted")
