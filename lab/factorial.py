@@ -45,9 +45,13 @@ def knockout_costs(summary: pd.DataFrame, kernel: str, switches: list[sw.Switch]
 
 
 def choose(costs: pd.DataFrame, n: int = N_FACTORS) -> list[str]:
-    if len(costs) < n:
-        raise ValueError(f"the factorial needs {n} switches with a measured knock-out cost; the run has {len(costs)}")
-    return list(costs["switch"][:n])
+    """The n costliest switches that change the kernel at the factorial's shapes (the headline and
+    the canonical shape, both D = 64): a D = 128-only switch would be a factor without an effect."""
+    here = costs[[tuple(shape) == HEADLINE for shape in costs["shape"]]]
+    if len(here) < n:
+        raise ValueError(f"the factorial needs {n} switches with a measured knock-out cost at {HEADLINE}; "
+                         f"the run has {len(here)}")
+    return list(here["switch"][:n])
 
 
 def design(kernel: str, factors: list[str], switches: list[sw.Switch]) -> tuple[list[dict], list[dict]]:

@@ -143,6 +143,8 @@ def test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply(
     assert costs.iloc[0]["shape"] == factorial.JUDGED and costs.iloc[0]["cost"] == pytest.approx(1.5)
     with pytest.raises(ValueError, match="needs 4 switches"):
         factorial.choose(costs)
+    # ping_pong_d128 (D = 128 only) is the costliest but never a factor at the factorial's D = 64 shapes
+    assert factorial.choose(costs, n=2) == ["tma", "ftz_exp2"]
 
 
 def _synthetic_run(root):
