@@ -257,7 +257,9 @@ def knockout_configs(p: dict) -> dict[str, tuple[str, dict, str]]:
 
 
 def applies(applies_to: str, shape: Shape) -> bool:
-    return applies_to == "all" or applies_to == f"D={shape.D}"
+    from lab import switches
+
+    return switches.applies(applies_to, shape.D)
 
 
 def _kernels(rec):

@@ -28,6 +28,11 @@ _MACRO = re.compile(r"^FA_[A-Z0-9_]+$")
 KNOCKOUT_SEP = "~no_"
 
 
+def applies(applies_to: str, D: int) -> bool:
+    """Whether a switch declared `applies_to` ("all", "D=64", "D=128") changes the kernel at head dim D."""
+    return applies_to == "all" or applies_to == f"D={D}"
+
+
 @dataclass(frozen=True)
 class Switch:
     name: str
@@ -43,7 +48,7 @@ class Switch:
         return knockout_impl(self.kernel, self.name)
 
     def applies(self, D: int) -> bool:
-        return self.applies_to == "all" or self.applies_to == f"D={D}"
+        return applies(self.applies_to, D)
 
 
 @dataclass(frozen=True)
