@@ -36,10 +36,10 @@ METRICS = {
 class Variant:
     """One step of the ladder, as the manifest describes it."""
 
-    index: int  # 1-based position in the chain
+    index: int  # 1-based position in the manifest (the file's number)
     name: str
     file: str
-    parent: str  # "" for the first step
+    parent: str  # an earlier step's name; "" for the first step
     title: str
     change: str
     hypothesis: str
@@ -69,16 +69,19 @@ def judged_shape(v: Variant) -> tuple[int, int, int, int, bool] | None:
     return (*(int(p) for p in parts[:4]), len(parts) == 5)
 
 
+PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
+
+
 @cache
 def manifest() -> tuple[Variant, ...]:
-    """All variants in chain order, validated (parents chain, files exist, fields are known)."""
+    """All variants in manifest order, validated: names unique, the first step has no parent and
+    every other names an earlier step (the ladder is a tree), files exist, fields are known."""
     raw = tomllib.loads(MANIFEST_PATH.read_text())
-    out = []
-    for i, entry in enumerate(raw["variant"], start=1):
+    entries = raw["variant"]
+    out: list[Variant] = []
+    for i, entry in enumerate(entries, start=1):
         v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"])})
-        expected_parent = out[-1].name if out else ""
-        if v.parent != expected_parent:
-            raise ValueError(f"manifest: {v.name!r} has parent {v.parent!r}, expected {expected_parent!r}")
+        _check_parent(v, earlier={u.name for u in out}, later={e.get("name") for e in entries[i:]})
         if not v.path.is_file():
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
         if v.metric not in METRICS:
@@ -92,16 +95,77 @@ def manifest() -> tuple[Variant, ...]:
     return tuple(out)
 
 
+def _check_parent(v: Variant, earlier: set[str], later: set[str]) -> None:
+    """The tree's one rule: the first step has parent "", every other names an earlier step."""
+    if v.name in earlier:
+        raise ValueError(f"manifest: step {v.index} is named {v.name!r} like an earlier step; names must be unique")
+    if not earlier:
+        if v.parent:
+            raise ValueError(f"manifest: the first step {v.name!r} has parent {v.parent!r}; it must have "
+                             'parent = "" (the root of the ladder)')
+        return
+    if v.parent in earlier:
+        return
+    if not v.parent:
+        where = 'parent = "", which only the first step may have'
+    elif v.parent == v.name:
+        where = f"parent {v.parent!r}, itself"
+    elif v.parent in later:
+        where = f"parent {v.parent!r}, which comes later in the manifest"
+    else:
+        where = f"parent {v.parent!r}, which is not a step of the manifest"
+    raise ValueError(f"manifest: {v.name!r} (step {v.index}) has {where}; a step's parent must be an earlier "
+                     "step of the manifest")
+
+
 def names() -> list[str]:
-    """Variant names in chain order."""
+    """Variant names in manifest order."""
     return [v.name for v in manifest()]
+
+
+# --- the ladder as a tree: branches and lineages -------------------------------------------
+#
+# A branch is the steps of one `arch` ("portable", "sm_90a", ...). Branches come in the order of
+# their first step in the manifest, and a branch's steps in manifest order; a branch may start
+# from a step of another (wgmma, the first sm_90a step, has the portable async_pipeline as its
+# parent) and a later step may continue an earlier branch after another branch's steps.
+
+
+def branch(name: str) -> str:
+    """The branch (the manifest's arch) of step `name`."""
+    return get(name).arch
+
+
+def branches(variant_names: list[str] | None = None) -> dict[str, list[str]]:
+    """arch -> its steps among `variant_names` (default: all), branches in order of first
+    appearance in the manifest, each branch's steps in manifest order."""
+    wanted = set(names() if variant_names is None else variant_names)
+    out: dict[str, list[str]] = {}
+    for v in manifest():
+        if v.name in wanted:
+            out.setdefault(v.arch, []).append(v.name)
+    return out
+
+
+def branch_order(variant_names: list[str] | None = None) -> list[str]:
+    """`variant_names` (default: all) grouped by branch: every step of the first branch, then of
+    the next, each in manifest order. Names the manifest lacks are left out."""
+    return [n for steps in branches(variant_names).values() for n in steps]
+
+
+def lineage(name: str) -> list[str]:
+    """The steps from the root of the ladder to `name`, both included, each the parent of the next."""
+    chain = [get(name)]
+    while chain[-1].parent:
+        chain.append(get(chain[-1].parent))
+    return [v.name for v in reversed(chain)]
 
 
 def branch_ends(variant_names: list[str]) -> list[str]:
     """The last of the given steps on each branch of the ladder (a branch = one target arch), in
-    chain order: the kernels a user would pick from each branch."""
+    branch order: the kernels a user would pick from each branch."""
     ends: dict[str, str] = {}
-    for name in variant_names:
+    for name in sorted(variant_names, key=lambda n: get(n).index):
         ends[get(name).arch] = name
     return list(ends.values())
 

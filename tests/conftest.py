@@ -21,3 +21,56 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# --- a tree-shaped manifest for CPU tests --------------------------------------------------------
+
+# Two portable steps appended after step 18 that branch off step 8, as the ladder will have them.
+TREE_STEPS = (("portable_a", "19_portable_a.cu", "async_pipeline"), ("portable_b", "20_portable_b.cu", "portable_a"))
+
+
+def _variant_toml(name: str, file: str, parent: str, arch: str = "portable") -> str:
+    return f'''
+[[variant]]
+name = "{name}"
+file = "{file}"
+parent = "{parent}"
+title = "+{name}"
+change = "A test step: {name}."
+hypothesis = "A test hypothesis."
+metric = "tensor_pipe_active"
+direction = "up"
+speedup = [1.0, 1.2]
+arch = "{arch}"
+'''
+
+
+@pytest.fixture
+def tree_manifest(tmp_path, monkeypatch):
+    """`write(extra)` makes the real manifest plus `extra` (TOML, or (name, file, parent[, arch])
+    tuples) the one lab.manifest reads, with every kernel file beside it (new ones copied from
+    step 8); the cached manifest is cleared before and after. Returns write."""
+    from lab import manifest
+
+    real_dir, real_text = manifest.VARIANTS_DIR, manifest.MANIFEST_PATH.read_text()
+    vdir = tmp_path / "variants"
+    vdir.mkdir()
+    for src in real_dir.glob("*.cu"):
+        (vdir / src.name).symlink_to(src)
+
+    def write(extra=TREE_STEPS):
+        if not isinstance(extra, str):
+            for step in extra:
+                path = vdir / step[1]
+                if not path.exists():
+                    path.write_text((real_dir / "08_async_pipeline.cu").read_text() + f"\n// {step[0]}\n")
+            extra = "".join(_variant_toml(*step) for step in extra)
+        (vdir / "manifest.toml").write_text(real_text + extra)
+        manifest.manifest.cache_clear()
+        return vdir
+
+    monkeypatch.setattr(manifest, "VARIANTS_DIR", vdir)
+    monkeypatch.setattr(manifest, "MANIFEST_PATH", vdir / "manifest.toml")
+    manifest.manifest.cache_clear()
+    yield write
+    manifest.manifest.cache_clear()

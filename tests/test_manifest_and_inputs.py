@@ -19,10 +19,12 @@ def test_manifest_matches_files():
     assert listed == on_disk, "every .cu file in kernels/variants is in the manifest, in file order"
 
 
-def test_each_step_names_its_parent_and_opens_with_its_idea():
+def test_each_step_names_an_earlier_parent_and_opens_with_its_idea():
     chain = variants.manifest()
     for i, v in enumerate(chain):
-        assert v.parent == (chain[i - 1].name if i else "")
+        assert v.parent in {u.name for u in chain[:i]} if i else v.parent == ""
+        if v.arch == variants.PORTABLE:  # a portable kernel cannot build on an arch-specific one
+            assert variants.branch(v.parent or v.name) == variants.PORTABLE, v.name
         first = v.path.read_text().splitlines()[0]
         assert first.startswith(f"// Step {v.index} - "), f"{v.file} opens with its step number and idea"
         header = "\n".join(line for line in v.path.read_text().splitlines() if line.startswith("//"))
@@ -38,6 +40,49 @@ def test_manifest_predictions_match_file_headers():
         m = re.search(r"Predicted: (?:within noise to )?(?:([\d.]+)x?-)?([\d.]+)x", v.path.read_text())
         assert m, f"{v.file} has a 'Predicted: ...x' line"
         assert float(m.group(2)) == v.speedup[1], f"{v.file}: predicted high end differs from the manifest"
+
+
+def test_a_tree_manifest_is_accepted_and_its_branches_keep_their_own_order(tree_manifest):
+    tree_manifest()  # steps 19 and 20: portable, branching off step 8 after the sm_90a steps 9-18
+    chain = variants.manifest()
+    assert [v.index for v in chain[-2:]] == [19, 20] and variants.get("portable_a").parent == "async_pipeline"
+    portable = ["baseline", "restrict", "coalesced", "padded", "warp_specialized", "wmma", "mma_sync",
+                "async_pipeline", "portable_a", "portable_b"]
+    hopper = [v.name for v in chain[8:18]]
+    assert variants.branches() == {"portable": portable, "sm_90a": hopper}
+    assert variants.branch_order() == portable + hopper
+    assert variants.branch_order(["ftz_exp2", "portable_b", "wgmma", "baseline"]) == \
+        ["baseline", "portable_b", "wgmma", "ftz_exp2"]
+    assert variants.branch("portable_b") == "portable" and variants.branch("wgmma") == "sm_90a"
+    assert variants.lineage("portable_b") == portable
+    assert variants.lineage("ftz_exp2") == portable[:8] + hopper
+    assert variants.lineage("baseline") == ["baseline"]
+    # the last step of each branch in manifest order, whatever order the names come in
+    assert variants.branch_ends(variants.names()) == ["portable_b", "ftz_exp2"]
+    assert variants.branch_ends(["wgmma", "portable_a", "mma_sync"]) == ["portable_a", "wgmma"]
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([("later_parent", "19_x.cu", "portable_b"), ("portable_b", "20_y.cu", "async_pipeline")],
+     r"'later_parent' \(step 19\) has parent 'portable_b', which comes later in the manifest; a step's parent "
+     r"must be an earlier step of the manifest"),
+    ([("orphan", "19_x.cu", "nope")], r"'orphan' \(step 19\) has parent 'nope', which is not a step of the manifest"),
+    ([("self", "19_x.cu", "self")], r"'self' \(step 19\) has parent 'self', itself"),
+    ([("rootless", "19_x.cu", "")], r"'rootless' \(step 19\) has parent = \"\", which only the first step may have"),
+    ([("wmma", "19_x.cu", "async_pipeline")], r"step 19 is named 'wmma' like an earlier step"),
+])
+def test_a_parent_that_is_not_an_earlier_step_is_refused(tree_manifest, steps, message):
+    tree_manifest(steps)
+    with pytest.raises(ValueError, match=message):
+        variants.manifest()
+
+
+def test_the_first_step_must_be_the_root(tree_manifest):
+    vdir = tree_manifest()
+    text = (vdir / "manifest.toml").read_text().replace('parent = ""', 'parent = "restrict"', 1)
+    (vdir / "manifest.toml").write_text(text)
+    with pytest.raises(ValueError, match=r"the first step 'baseline' has parent 'restrict'; it must have parent = \"\""):
+        variants.manifest()
 
 
 def test_unknown_variant_is_a_clear_error():
