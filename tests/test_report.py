@@ -75,8 +75,9 @@ def test_medians_in_the_markdown_are_the_samples_medians(written):
     for v in RUN_MANIFEST:
         x = _samples(rec, v.name)
         assert len(x) > 0
-        assert rows[str(v.index)][2] == f"{np.median(x):.2f}", v.name
-        assert rows[str(v.index)][3] == f"{stats.tflops(4, 16, 4096, 64, False, float(np.median(x))):.1f}"
+        assert rows[str(v.index)][2] == (str(variants.get(v.parent).index) if v.parent else "—")
+        assert rows[str(v.index)][3] == f"{np.median(x):.2f}", v.name
+        assert rows[str(v.index)][4] == f"{stats.tflops(4, 16, 4096, 64, False, float(np.median(x))):.1f}"
 
 
 def test_speedup_cis_are_stats_speedup_ci_on_the_raw_samples(written):
@@ -84,10 +85,10 @@ def test_speedup_cis_are_stats_speedup_ci_on_the_raw_samples(written):
     rows = {r[0]: r for r in _table_after(md, "**1. Speed.**")}
     # over the parent: wmma vs warp_specialized
     ci = stats.speedup_ci(_samples(rec, "wmma"), _samples(rec, "warp_specialized"))
-    assert rows["6"][7] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
+    assert rows["6"][8] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
     # over sdpa_flash
     ci = stats.speedup_ci(_samples(rec, "wmma"), _samples(rec, "sdpa_flash"))
-    assert rows["6"][5] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
+    assert rows["6"][6] == f"{ci.ratio:.3f}× [{ci.lo:.3f}, {ci.hi:.3f}]"
     df = report.ablation_table(rec)
     assert df.loc[5, "vs_sdpa_flash_lo"] == ci.lo and df.loc[5, "vs_sdpa_flash_hi"] == ci.hi
     # a per-shape table row, cold mode
@@ -101,8 +102,7 @@ def test_speedup_cis_are_stats_speedup_ci_on_the_raw_samples(written):
 def test_vs_parent_p_values_are_bh_corrected_across_the_ladder(written):
     rec = written[0]
     df = report.ablation_table(rec)
-    names = RUN_VARIANTS
-    raw = [stats.mann_whitney_p(_samples(rec, b), _samples(rec, a)) for a, b in zip(names, names[1:])]
+    raw = [stats.mann_whitney_p(_samples(rec, v.name), _samples(rec, v.parent)) for v in RUN_MANIFEST if v.parent]
     assert np.allclose(df["p_adjusted"][1:].to_numpy(dtype=float), stats.benjamini_hochberg(raw))
     assert np.allclose(df["p_value"][1:].to_numpy(dtype=float), raw)
 
@@ -211,7 +211,7 @@ def test_missing_profile_and_excluded_variant_are_reported(tmp_path, capsys):
     assert "ceilings.json holds no ceilings" in md
     assert "Figure not drawn: no measured ceilings" in md and "Figure not drawn: no profile data" in md
     rows = {r[0]: r for r in _table_after(md, "**1. Speed.**")}
-    assert len(rows) == 6 and rows["4"][2].startswith("excluded: failed 2 correctness cases")
+    assert len(rows) == 6 and rows["4"][3].startswith("excluded: failed 2 correctness cases")
     df = report.ablation_table(records.RunRecord.open(RUN_ID, tmp_path / "runs")).set_index("variant")
     assert df.loc["wmma", "hypothesis_verdict"] == "inconclusive (no profile)"
     assert df.loc["warp_specialized", "hypothesis_verdict"] == "inconclusive (parent not measured)"
@@ -291,13 +291,16 @@ def test_success_bar_rows_follow_from_the_samples():
 
 
 @pytest.mark.skipif(not (records.RUNS_DIR / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
-def test_bar_uses_the_last_step_that_was_measured():
+def test_bar_judges_the_sm90a_end_or_else_the_best_portable_step():
     data = report._data(records.RunRecord.open(BAR_RUN))
-    assert report.bar_step(data) == "unmasked_interior"
-    # as on a GPU without sm_90a: the Hopper steps have no samples
+    assert report.bar_step(data) == "unmasked_interior"  # the last sm_90a step of that run
+    # as on a GPU without sm_90a: the Hopper steps have no samples, the bar falls back to the
+    # fastest portable step at the headline shape
     hopper = {v.name for v in variants.manifest() if v.arch == "sm_90a"}
     data._lat = {k: v for k, v in data._lat.items() if k[0] not in hopper}
-    assert report.bar_step(data) == "async_pipeline"
+    head = data.headline()
+    portable = [v.name for v in variants.manifest() if v.arch == "portable" and v.name in data.variants]
+    assert report.bar_step(data) == min(portable, key=lambda v: np.median(data.lat(v, head, "hot"))) == "async_pipeline"
     assert any("async_pipeline" in line for line in report.success_bar(data, "async_pipeline"))
 
 

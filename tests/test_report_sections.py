@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from lab import records, stats
-from lab.report import bar, hero, render
+from lab.report import bar, branches, hero, render
 from lab.report.context import Context
 from lab.report.load import RunData
-from lab.report.sections import SECTIONS, section_bar, section_first_screen
+from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
+from lab.report.tables import _ablation
 from lab.run import Shape
 
 RUN_ID = "20261122T023222Z-793d6a3"
@@ -55,8 +56,16 @@ def test_first_screen_sentence_is_computed_from_the_samples(ctx, sections):
     tot = stats.speedup_ci(last, first, seed=0)
     text = sections["first_screen"]
     sentence = text.splitlines()[0]
-    assert sentence.startswith("**At (4, 16, 4096, 64) non-causal (hot), the last step, ftz_exp2, reaches")
+    assert sentence.startswith("**At (4, 16, 4096, 64) non-causal (hot), the best step, ftz_exp2 (the end of the "
+                               "sm_90a branch), reaches")
     assert f"{tf:.0f} TFLOP/s" in sentence and _fmt_ci(vs) in sentence and _fmt_ci(tot) in sentence
+    # the best portable step beside it: the fastest portable step at the headline shape
+    portable = ["baseline", "restrict", "coalesced", "padded", "warp_specialized", "wmma", "mma_sync", "async_pipeline"]
+    best_portable = min(portable, key=lambda v: np.median(_lat(ctx, v)))
+    tf_p = stats.tflops(4, 16, 4096, 64, False, float(np.median(_lat(ctx, best_portable))))
+    vs_p = stats.speedup_ci(_lat(ctx, best_portable), _lat(ctx, fastest), seed=0)
+    assert f"; the best portable step, {best_portable}, reaches {tf_p:.0f} TFLOP/s" in sentence
+    assert f"{_fmt_ci(vs_p)} the speed of {fastest}" in sentence
     assert "(figures/hero_tflops.png)" in text and (ctx.figdir / "hero_tflops.png").stat().st_size > 20_000
     rows = [ln for ln in text.splitlines() if re.match(r"\| \d+ ", ln)]
     assert len(rows) == 18 and rows[-1].startswith("| 18 ftz_exp2 |") and _fmt_ci(vs) in rows[-1]
@@ -72,9 +81,24 @@ def test_hero_figure_groups_the_branches_and_draws_every_peer(ctx, tmp_path):
     assert hero.figure_hero(ctx.data, Shape(3, 3, 333, 64, False), tmp_path / "x.png").startswith("no step")
 
 
-def test_headline_section(sections):
+def test_headline_section(ctx, sections):
     text = sections["headline"]
-    assert text.startswith("## Headline") and "ftz_exp2" in text and "Hypotheses:" in text
+    assert text.startswith("## Headline") and "Hypotheses, each step against its parent:" in text
+    assert ("- Steps that ran on NVIDIA H200 (compute capability 9.0), by branch: portable: 1 baseline, 2 restrict, "
+            "3 coalesced, 4 padded, 5 warp_specialized, 6 wmma, 7 mma_sync, 8 async_pipeline; sm_90a: 9 wgmma, ") in text
+    assert "- All 18 steps of the run were built and timed." in text
+    assert "- The best step: ftz_exp2, the end of the sm_90a branch; the best portable step: async_pipeline" in text
+    # the portable best beside the best: TFLOP/s, against sdpa_flash and against the fastest SDPA backend
+    rows = {r.split(" | ")[0]: r for r in text.splitlines() if r.startswith("| best")}
+    for role, step in (("| best step", "ftz_exp2"), ("| best portable step", "async_pipeline")):
+        x = _lat(ctx, step)
+        tf = stats.tflops(4, 16, 4096, 64, False, float(np.median(x)))
+        flash = stats.speedup_ci(x, _lat(ctx, "sdpa_flash"), seed=0)
+        cudnn = stats.speedup_ci(x, _lat(ctx, "sdpa_cudnn"), seed=0)
+        assert f" | {tf:.1f} | " in rows[role] and _fmt_ci(flash) in rows[role] and _fmt_ci(cudnn) in rows[role]
+    assert "vs fastest SDPA (sdpa_cudnn) [95% CI]" in text
+    tot = stats.speedup_ci(_lat(ctx, "ftz_exp2"), _lat(ctx, "baseline"), seed=0)
+    assert f"- Whole ladder, baseline → ftz_exp2 (along steps 1–18): {_fmt_ci(tot)}" in text
 
 
 def test_bar_section_judges_against_the_fastest_backend(ctx, sections):
@@ -175,3 +199,85 @@ def test_write_twice_gives_identical_bytes_and_an_interrupted_write_leaves_repor
     after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again", "reports", "runs"]  # no temporary folder left
+
+
+PORTABLE = ["baseline", "restrict", "coalesced", "padded", "warp_specialized", "wmma", "mma_sync", "async_pipeline"]
+HOPPER = ["wgmma", "producer_warpgroup", "wgmma_overlap", "tma", "two_ctas_per_sm", "tma_q_first", "unmasked_interior",
+          "wide_kv_tiles_d128", "ping_pong_d128", "ftz_exp2"]
+
+
+def _tree_run(factors: dict[str, float]) -> RunData:
+    """The recorded run with steps 19 (portable_a) and 20 (portable_b) of the conftest tree manifest
+    added: each timed as async_pipeline's samples times its factor, wherever async_pipeline was."""
+    data = RunData(records.RunRecord.open(RUN_ID))
+    data.params = {**data.params, "variants": [*data.params["variants"], *factors]}
+    for (impl, shape, mode), x in list(data._lat.items()):
+        if impl == "async_pipeline":
+            for name, factor in factors.items():
+                data._lat[(name, shape, mode)] = x * factor
+    return data
+
+
+def test_a_tree_ladder_shows_each_branch_in_its_own_order_against_its_own_parent(tree_manifest, tmp_path):
+    tree_manifest()  # 19 portable_a (parent async_pipeline), 20 portable_b (parent portable_a)
+    # portable_a is faster than its child portable_b: the best portable step is not the branch's end
+    data = _tree_run({"portable_a": 0.8, "portable_b": 0.9})
+    order = PORTABLE + ["portable_a", "portable_b"] + HOPPER
+    assert data.variants == order and hero.ladder(data, HEAD) == order
+    abl = _ablation(data, HEAD, "hot").set_index("variant", drop=False)
+    assert list(abl["variant"]) == order
+    med = lambda v: np.median(data.lat(v, HEAD, "hot"))  # noqa: E731
+    for step, parent in (("portable_a", "async_pipeline"), ("portable_b", "portable_a"), ("wgmma", "async_pipeline")):
+        assert abl.loc[step, "parent"] == parent
+        assert abl.loc[step, "vs_parent"] == pytest.approx(med(parent) / med(step))
+    headers, rows = hero.ladder_rows(data, abl, HEAD)
+    labels = [r[0] for r in rows]
+    assert labels[7:11] == ["8 async_pipeline", "19 portable_a", "20 portable_b", "9 wgmma"]
+    assert rows[labels.index("9 wgmma")][1] == "8 async_pipeline"
+    assert rows[labels.index("20 portable_b")][1] == "19 portable_a"
+    # the best step is sm_90a's end, not the last step in manifest order; the portable best is the fastest
+    assert branches.best_step(data) == bar.bar_step(data) == "ftz_exp2"
+    assert branches.best_portable(data) == "portable_a"
+    assert branches.summary(data.variants) == \
+        "portable steps 1–8, 19–20, then sm_90a steps 9–18 branching off 8 async_pipeline"
+    assert "; the best portable step, portable_a, reaches" in hero.finding(data, HEAD)
+    c = Context.of(data, tmp_path)
+    c.figdir.mkdir(parents=True)
+    text = "\n".join(section_headline(c))
+    assert "| best step | 18 ftz_exp2 | sm_90a |" in text
+    assert "| best portable step | 19 portable_a | portable |" in text
+    assert "- Whole ladder, baseline → ftz_exp2 (along steps 1–18)" in text  # step 8's sm_90a child, not 19 or 20
+    assert hero.figure_hero(data, HEAD, tmp_path / "hero.png") is None
+
+
+def test_without_sm90a_samples_the_best_portable_step_is_the_best_and_the_bar_judges_it(tree_manifest, tmp_path):
+    tree_manifest()
+    # portable_a, step 19, is faster than its child portable_b, the last step of the manifest
+    data = _tree_run({"portable_a": 0.8, "portable_b": 0.9})
+    # as on an sm_89 GPU: the sm_90a steps were refused by the build, so they have no samples
+    for name in HOPPER:
+        data.build[name] = {"name": name, "ok": False,
+                            "error": f"not built: {name} needs sm_90a (arch-specific), this GPU is sm_89"}
+    data._lat = {k: x for k, x in data._lat.items() if k[0].removesuffix("__aa") not in HOPPER}
+    data.env = {**data.env, "gpu": "NVIDIA L4", "compute_capability": "8.9"}
+    assert branches.ran(data) == PORTABLE + ["portable_a", "portable_b"]
+    assert branches.best_step(data) == branches.best_portable(data) == bar.bar_step(data) == "portable_a"
+    assert branches.role(data, "portable_a") == "the best portable step; no sm_90a step ran on this GPU"
+    c = Context.of(data, tmp_path)
+    c.figdir.mkdir(parents=True)
+    head = "\n".join(section_headline(c))
+    assert ("- Steps that ran on NVIDIA L4 (compute capability 8.9), by branch: portable: 1 baseline, 2 restrict, "
+            "3 coalesced, 4 padded, 5 warp_specialized, 6 wmma, 7 mma_sync, 8 async_pipeline, 19 portable_a, "
+            "20 portable_b.") in head
+    assert ("- Steps that did not run: 9 wgmma, 10 producer_warpgroup, 11 wgmma_overlap, 12 tma, 13 two_ctas_per_sm, "
+            "14 tma_q_first, 15 unmasked_interior, 16 wide_kv_tiles_d128, 17 ping_pong_d128, 18 ftz_exp2 (not built: "
+            "the step needs sm_90a (arch-specific), this GPU is sm_89).") in head
+    assert "| best step, the best portable step | 19 portable_a | portable |" in head
+    assert "- Whole ladder, baseline → portable_a (along steps 1–8, 19)" in head
+    sentence = hero.finding(data, HEAD)
+    assert sentence.startswith("At (4, 16, 4096, 64) non-causal (hot), the best step, portable_a (the best portable "
+                               "step; no sm_90a step ran on this GPU), reaches")
+    assert "the best portable step, " not in sentence.split("reaches")[1]  # said once, not twice
+    text = "\n".join(section_bar(c))
+    assert "the best step, portable_a (the best portable step; no sm_90a step ran on this GPU)" in text
+    assert "| portable_a µs |" in text and "ftz_exp2" not in text

@@ -5,12 +5,13 @@ from lab.run import Shape
 import numpy as np
 import pandas as pd
 
+from lab.report import branches
 from lab.report.common import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
 from lab.report.load import RunData, _num, _titled, _variant
 from lab.report.tables import _sdpa_gap
 
 
-# The bar (issues 5 and 10): the last step against the FASTEST SDPA backend measured in the same run at
+# The bar (issues 5 and 10): the best step (bar_step) against the FASTEST SDPA backend measured in the same run at
 # each shape (cuDNN on H100/H200), with SDPA's FlashAttention-2 backend (sdpa_flash) shown beside it.
 BAR_CANONICAL = [Shape(1, 8, 512, 64, False), Shape(4, 16, 512, 64, False), Shape(8, 16, 512, 64, False)]
 BAR_LARGE = [Shape(4, 16, 4096, 64, False), Shape(4, 16, 4096, 64, True), Shape(4, 16, 4096, 128, False),
@@ -22,7 +23,7 @@ BAR_FAST, BAR_FAST_LO = 1.10, 1.05  # two of the three canonical non-causal shap
 BAR_THIRD = 1.0  # kept for old callers; the third canonical shape now needs parity like every other shape
 BAR_PARITY, BAR_PARITY_LO = 1.0, 0.99  # every canonical, large and long shape: median ratio, lower CI end
 BAR_TFLOPS = {Shape(1, 16, 16384, 128, False): 620.0, Shape(4, 16, 4096, 128, False): 600.0,
-              Shape(4, 16, 4096, 64, False): 490.0}  # hot-mode TFLOP/s the last step must reach there
+              Shape(4, 16, 4096, 64, False): 490.0}  # hot-mode TFLOP/s the best step must reach there
 BAR_TENSOR_PIPE = 50.0  # % at the large shapes
 BAR_BANK_CONFLICTS = 1.0  # % of shared wavefronts, at most (exclusive)
 
@@ -63,11 +64,10 @@ def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
 
 
 def bar_step(data: RunData) -> str:
-    """The last step of the ladder with samples at a shape of the bar ('' if none): on a GPU that
-    cannot build the arch-specific steps, the last portable one."""
-    shapes = BAR_CANONICAL + BAR_LARGE + BAR_LONG
-    return next((v for v in reversed(data.variants)
-                 if any(data.lat(v, sh, m) is not None for sh in shapes for m in data.modes)), "")
+    """The step the bar judges: the run's best step (branches.best_step), the end of the sm_90a
+    branch where the GPU ran it, else the best portable step ('' if no step was timed). Not the
+    last step in manifest order: portable steps appended after the sm_90a ones come last there."""
+    return branches.best_step(data)
 
 
 def _p90(data: RunData, impl: str, shape: Shape, mode: str):

@@ -8,19 +8,16 @@ import numpy as np
 import pandas as pd
 
 from lab import stats
+from lab.report import branches
+from lab.report.branches import branch, label
 from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
 from lab.report.load import RunData, _variant
 from lab.run import Shape
 
-def branch(name: str) -> str:
-    """The step's arch branch from the manifest (`portable`, `sm_90a`, ...); '' if not a manifest step."""
-    v = _variant(name)
-    return v.arch if v else ""
-
 
 def ladder(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
-    """The manifest steps measured at shape, in ladder order."""
+    """The manifest steps measured at shape, grouped by branch, each branch in manifest order."""
     return [v for v in data.variants if data.kind(v) == "variant" and data.lat(v, shape, mode) is not None]
 
 
@@ -43,7 +40,8 @@ def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
 
 
 def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:
-    """TFLOP/s of every step at shape (bars by branch, 95 % CI of the median) and a line per peer."""
+    """TFLOP/s of every step at shape (bars grouped by branch, each branch in manifest order, 95 % CI
+    of the median) and a line per peer."""
     steps = ladder(data, shape, mode)
     if not steps:
         return f"no step measured at {shape_label(shape)} ({mode}): hero figure skipped"
@@ -72,7 +70,8 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         ax.set_xticklabels([f"{_variant(v).index} {v}" if _variant(v) else v for v in steps], rotation=40,
                            ha="right", rotation_mode="anchor")
         ax.set_ylabel(f"TFLOP/s ({mode} median, 95 % CI)")
-        ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}; dashed: peers in this run")
+        ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}, branch by branch; "
+                     "dashed: peers in this run")
         from matplotlib.patches import Patch
 
         handles, labels = ax.get_legend_handles_labels()
@@ -86,42 +85,56 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
 
 
 def ladder_rows(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> tuple[list[str], list[list]]:
-    """The compact ladder table: step, µs, TFLOP/s, vs parent and vs the fastest peer (95 % CIs), verdict."""
+    """The compact ladder table: step, its parent, µs, TFLOP/s, vs parent and vs the fastest peer
+    (95 % CIs), verdict; rows in branch order, so a step's parent need not be the row above."""
     rows, fast = [], data.fastest_peer(shape, mode)
     for r in abl.itertuples():
+        parent = label(r.parent) if r.parent else MISSING
         if r.status != "measured":
-            rows.append([f"{int(r.step)} {r.variant}" if r.step == r.step else r.variant] + [MISSING] * 4
-                        + [r.status])
+            rows.append([label(r.variant), parent] + [MISSING] * 4 + [r.status])
             continue
         c = data.speedup(r.variant, fast, shape, mode) if fast else None
-        rows.append([f"{int(r.step)} {r.variant}", fmt_us(r.median_us), fmt(r.tflops, 1),
+        rows.append([label(r.variant), parent, fmt_us(r.median_us), fmt(r.tflops, 1),
                      fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(first step)",
                      fmt_ci(c.ratio, c.lo, c.hi) if c else MISSING,
                      r.speed_verdict or ("reference" if not r.parent else MISSING)])
-    return ["step", "µs", "TFLOP/s", "vs parent [95% CI]", f"vs {fast or 'fastest peer'} (fastest peer) [95% CI]",
-            "verdict vs parent"], rows
+    return ["step", "parent", "µs", "TFLOP/s", "vs parent [95% CI]",
+            f"vs {fast or 'fastest peer'} (fastest peer) [95% CI]", "verdict vs parent"], rows
 
 
 def ladder_table(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> str:
     headers, rows = ladder_rows(data, abl, shape, mode)
-    return md_table(headers, rows, "lrrrrl")
+    return md_table(headers, rows, "llrrrrl")
+
+
+def _reach(data: RunData, step: str, shape: Shape, mode: str, fast: str | None) -> tuple[str, str | None]:
+    """('reaches 436 TFLOP/s (630.45 µs)', its speed relative to the fastest peer as a CI, or None)."""
+    s = f"reaches {tflops_ci(data, step, shape, mode)[0]:.0f} TFLOP/s ({fmt_us(data.median(step, shape, mode))} µs)"
+    c = data.speedup(step, fast, shape, mode) if fast else None
+    return s, (fmt_ci(c.ratio, c.lo, c.hi) if c is not None else None)
 
 
 def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
-    """One sentence stating the finding, every number computed from the run."""
+    """One sentence stating the finding for the best step (branches.best_step) and, where it is
+    another step, the best portable one beside it; every number computed from the run."""
     steps = ladder(data, shape, mode)
-    if not steps:
+    best = branches.best_step(data)
+    if best not in steps:
+        best = steps[-1] if steps else ""  # the best step was not timed at this shape
+    if not best:
         return None
-    first, last = steps[0], steps[-1]
+    portable = branches.best_portable(data, shape, mode)
+    root = next((v for v in branches.lineage(best) if v in steps), best)  # the first timed ancestor
     fast = data.fastest_peer(shape, mode)
-    t_last = tflops_ci(data, last, shape, mode)[0]
-    tot = data.speedup(last, first, shape, mode)
-    c = data.speedup(last, fast, shape, mode) if fast else None
-    s = (f"At {shape_label(shape)} ({mode}), the last step, {last}, reaches {t_last:.0f} TFLOP/s "
-         f"({fmt_us(data.median(last, shape, mode))} µs)")
-    if tot is not None and first != last:
-        s += f", {fmt_ci(tot.ratio, tot.lo, tot.hi)} over the first step ({first})"
-    if c is not None:
-        s += (f", and runs at {fmt_ci(c.ratio, c.lo, c.hi)} the speed of the fastest peer measured, {fast} "
+    reach, vs_fast = _reach(data, best, shape, mode, fast)
+    s = f"At {shape_label(shape)} ({mode}), the best step, {best} ({branches.role(data, best)}), {reach}"
+    tot = data.speedup(best, root, shape, mode)
+    if tot is not None and root != best:
+        s += f", {fmt_ci(tot.ratio, tot.lo, tot.hi)} over the first step ({root})"
+    if vs_fast is not None:
+        s += (f", and runs at {vs_fast} the speed of the fastest peer measured, {fast} "
               f"({tflops_ci(data, fast, shape, mode)[0]:.0f} TFLOP/s)")
+    if portable and portable != best and portable in steps:
+        reach, vs_fast = _reach(data, portable, shape, mode, fast)
+        s += f"; the best portable step, {portable}, {reach}" + (f", {vs_fast} the speed of {fast}" if vs_fast else "")
     return s + "."

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from lab import records
 from lab import stats
+from lab.manifest import branch_order
 from lab.run import AA_SUFFIX, Shape
 import math
 import numpy as np
@@ -116,12 +117,14 @@ class RunData:
 
     @property
     def variants(self) -> list[str]:
-        """The run's variants in ladder (manifest) order; ones the manifest lacks go last."""
+        """The run's variants grouped by branch, each branch in manifest order (the portable steps,
+        then the sm_90a ones: lab.manifest.branch_order); ones the manifest lacks go last."""
         run_names = list(self.params.get("variants") or [])
         ladder = [v.name for v in _manifest()]
         if not run_names:
             run_names = ladder
-        return [n for n in ladder if n in run_names] + [n for n in run_names if n not in ladder]
+        ordered = branch_order(run_names) if ladder else []  # a broken manifest: none
+        return ordered + [n for n in run_names if n not in ordered]
 
     @property
     def shapes(self) -> list[Shape]:

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from lab.report import branches
 from lab.report.common import FINDING_METRICS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, _as_shape, _isnum, fmt, fmt_ci, fmt_g, fmt_us, shape_label
 from lab.report.load import RunData, _data, _first_line, _bool, _manifest, _num, _rel_change, _smem_per_block, _titled, _variant
 
@@ -372,9 +373,9 @@ def step_moves(data: RunData, parent: str, variant: str, pshape: Shape) -> list[
 
 
 def profiler_findings(data: RunData, abl: pd.DataFrame, n: int = 3) -> list[str]:
-    """The steps with the largest profiler moves (their two largest, the hypothesis metric first
-    when it is one of them), then the last step against the fastest profiled SDPA kernel; all at
-    the profiled shape standing for the headline shape."""
+    """The steps with the largest profiler moves against their parents (their two largest, the
+    hypothesis metric first when it is one of them), then the best step against the fastest
+    profiled SDPA kernel; all at the profiled shape standing for the headline shape."""
     head = data.headline()
     pshape = data.profile_shape_for(head) if head else None
     if pshape is None:
@@ -403,7 +404,11 @@ def profiler_findings(data: RunData, abl: pd.DataFrame, n: int = 3) -> list[str]
 
 
 def _sdpa_gap(data: RunData, abl: pd.DataFrame, pshape: Shape) -> str | None:
-    last = next((r for r in reversed(list(abl.itertuples())) if data.profile_row(r.variant, pshape)), None)
+    """The best step of `abl` (branches.best_step; else its last profiled row) against the fastest
+    SDPA kernel profiled at pshape."""
+    profiled = [r for r in abl.itertuples() if data.profile_row(r.variant, pshape)]
+    best = branches.best_step(data)
+    last = next((r for r in profiled if r.variant == best), profiled[-1] if profiled else None)
     peers = [i for i in data.profile["impl"].unique() if str(i).startswith("sdpa_")] if data.profile is not None else []
     prows = {p: data.profile_row(p, pshape) for p in sorted(peers)}
     prows = {p: r for p, r in prows.items() if r and _isnum(r.get("duration_us"))}

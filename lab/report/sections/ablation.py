@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, _isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
                                shape_label)
+from lab.report import branches
+from lab.report.load import _variant
 from lab.report.tables import hypothesis_rows
 from lab.report.bar import bar_rule, bar_step, success_bar
 from lab.report.figures import figure_latency, figure_speedup
@@ -18,6 +20,9 @@ def _ablation_intro(ctx: Context) -> list[str]:
     L: list[str] = []
     add = L.append
     add(f"## Ablation at {shape_label(head)} (hot)")
+    add("")
+    add(f"Rows go branch by branch: {branches.summary(data.variants)}. Every step is compared with its parent, "
+        "whose number is in the `parent` column.")
     add("")
     add(f"Timing columns: {shape_label(head)}, hot mode. Fastest SDPA backend here: **{best or MISSING}**."
         + (f" Profile columns (tables 2 and 3) come from the profiled shape **{ps}**"
@@ -39,23 +44,30 @@ def _speed_table(ctx: Context) -> list[str]:
     add("")
     rows = []
     for r in abl.itertuples():
+        parent = _step_of(r.parent)
         if r.status != "measured":
-            rows.append([_step(r), r.title, r.status] + [MISSING] * 8)
+            rows.append([_step(r), r.title, parent, r.status] + [MISSING] * 8)
             continue
-        rows.append([_step(r), r.title, fmt_us(r.median_us), fmt(r.tflops, 1), fmt(r.pct_tensor_peak, 1),
+        rows.append([_step(r), r.title, parent, fmt_us(r.median_us), fmt(r.tflops, 1), fmt(r.pct_tensor_peak, 1),
                      fmt_ci(r.vs_sdpa_flash, r.vs_sdpa_flash_lo, r.vs_sdpa_flash_hi),
                      fmt_ci(r.vs_best_sdpa, r.vs_best_sdpa_lo, r.vs_best_sdpa_hi),
                      fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(reference)",
                      fmt(r.cliffs_delta, 2), fmt_p(r.p_adjusted), r.speed_verdict or MISSING])
-    add(md_table(["#", "step", "median µs", "TFLOP/s", "% of tensor ceiling", f"vs {PEER} [95% CI]",
+    add(md_table(["#", "step", "parent", "median µs", "TFLOP/s", "% of tensor ceiling", f"vs {PEER} [95% CI]",
                   f"vs fastest SDPA ({best}) [95% CI]", "vs parent [95% CI]", "Cliff's δ", "p (BH)",
-                  "verdict vs parent"], rows, "llrrrrrrrrl"))
+                  "verdict vs parent"], rows, "lllrrrrrrrrl"))
     add("")
     if data.ceilings is None:
         add(f"% of tensor ceiling: {MISSING}, no measured ceilings in this run"
             + (f" ({data.ceilings_error})." if data.ceilings_error else "."))
         add("")
     return L
+
+
+def _step_of(name: str) -> str:
+    """The manifest number of step `name` ('—' for none: the first step has no parent)."""
+    v = _variant(name) if name else None
+    return str(v.index) if v else (name or MISSING)
 
 
 def _profile_table(ctx: Context) -> list[str]:
@@ -104,10 +116,11 @@ def _hypotheses_table(ctx: Context) -> list[str]:
         if r.judged_at:
             move = f"at {r.judged_at}: {move}"
             measured = f"at {r.judged_at}: {measured}"
-        rows.append([_step(r), r.title, r.change, r.hypothesis, f"{r.metric} ({r.direction})", move, pred,
+        rows.append([_step(r), r.title, _step_of(r.parent), r.change, r.hypothesis, f"{r.metric} ({r.direction})",
+                     move, pred,
                      measured + (f", {r.vs_prediction} the predicted range" if r.vs_prediction != MISSING else ""),
                      f"**{r.hypothesis_verdict}**"])
-    add(md_table(["#", "step", "change", "hypothesis", "predicted metric (direction)", "parent → this step",
+    add(md_table(["#", "step", "parent", "change", "hypothesis", "predicted metric (direction)", "parent → this step",
                   "predicted speedup", "measured vs parent", "verdict"], rows))
     add("")
     add(f"Verdict rule: **confirmed** when the hypothesis metric moved the predicted way by more than "
@@ -192,7 +205,8 @@ def section_bar(ctx: Context) -> list[str]:
     if bar:
         add("## Against SDPA: the bar")
         add("")
-        add(f"The bar the study set itself: the last measured step, {best}, against the fastest SDPA backend "
+        add(f"The bar the study set itself: the best step, {best} ({branches.role(data, best)}), against the "
+            "fastest SDPA backend "
             f"measured in this run at each shape and mode (what `scaled_dot_product_attention` gives a user; "
             f"{PEER}, FlashAttention-2, is shown beside it), measured by this harness. " + bar_rule() + " Where a part is missed, the launch shape and the profiler say "
             "what stands in the way.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lab.report import branches
 from lab.report.common import FIGURES, shape_label
 from lab.report.context import Context
 from lab.report.helpers import _figure_md
@@ -23,6 +24,7 @@ def section_first_screen(ctx: Context) -> list[str]:
     _figure_md(L.append, ctx.figs, ctx.notes, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
                "with a dashed line per peer measured in this run", ctx.figdir)
     if len(ctx.abl):
-        L += [f"The ladder at {shape_label(head)}, hot (medians; speedups are ratios of medians with 95 % BCa "
-              "intervals, > 1: this step is faster):", "", ladder_table(data, ctx.abl, head), ""]
+        L += [f"The ladder at {shape_label(head)}, hot, branch by branch: {branches.summary(data.variants)}; each "
+              "step against its parent (medians; speedups are ratios of medians with 95 % BCa intervals, > 1: this "
+              "step is faster):", "", ladder_table(data, ctx.abl, head), ""]
     return L

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from lab.report import branches
 from lab.report.common import MISSING, PEER, _isnum, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.load import _variant
 from lab.report.tables import hypothesis_rows
@@ -28,6 +29,49 @@ def section_title(ctx: Context) -> list[str]:
     return L
 
 
+def _steps_that_ran(ctx: Context) -> list[str]:
+    """Which steps ran on the measured GPU, by branch, and why the others did not (build.json)."""
+    data = ctx.data
+    by_branch: dict[str, list[str]] = {}
+    for v in branches.ran(data):
+        by_branch.setdefault(branches.branch(v), []).append(branches.label(v))
+    cc = data.env.get("compute_capability")
+    gpu = f"{ctx.gpu}" + (f" (compute capability {cc})" if cc else "")
+    lines = [f"- Steps that ran on {gpu}, by branch: "
+             + "; ".join(f"{arch}: {', '.join(vs)}" for arch, vs in by_branch.items()) + "."]
+    skipped = branches.not_run_grouped(data)
+    if skipped:
+        lines += ["- Steps that did not run: " + "; ".join(f"{', '.join(branches.label(v) for v in vs)} ({why})"
+                                                           for vs, why in skipped) + "."]
+    else:
+        lines += [f"- All {len(branches.steps(data))} steps of the run were built and timed."]
+    return lines
+
+
+def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
+    """The best step and the best portable step at the headline shape: µs, TFLOP/s, against
+    sdpa_flash and the fastest SDPA backend (one row where they are one step)."""
+    data, abl = ctx.data, ctx.abl.set_index("variant", drop=False)
+    fastest = ctx.abl.attrs.get("best_sdpa")
+    ceiling = data.ceilings["tensor_tflops"] if data.ceilings else None
+    roles = [("best step", best)] + ([("best portable step", portable)] if portable and portable != best else [])
+    if best == portable:
+        roles = [("best step, the best portable step", best)]
+    rows = []
+    for role, step in roles:
+        r = abl.loc[step] if step in abl.index else None
+        if r is None or not _isnum(r["median_us"]):
+            rows.append([role, branches.label(step), branches.branch(step)] + [MISSING] * 5)
+            continue
+        rows.append([role, branches.label(step), branches.branch(step), fmt_us(r["median_us"]), fmt(r["tflops"], 1),
+                     fmt(r["pct_tensor_peak"], 1),
+                     fmt_ci(r["vs_sdpa_flash"], r["vs_sdpa_flash_lo"], r["vs_sdpa_flash_hi"]),
+                     fmt_ci(r["vs_best_sdpa"], r["vs_best_sdpa_lo"], r["vs_best_sdpa_hi"])])
+    ceiling_txt = f"% of the measured {ceiling:.0f} TFLOP/s tensor ceiling" if ceiling else "% of tensor ceiling"
+    return [md_table(["", "step", "branch", "median µs", "TFLOP/s", ceiling_txt, f"vs {PEER} [95% CI]",
+                      f"vs fastest SDPA ({fastest or MISSING}) [95% CI]"], rows, "lllrrrrr"), ""]
+
+
 def section_headline(ctx: Context) -> list[str]:
     data = ctx.data
     head = ctx.head
@@ -36,30 +80,26 @@ def section_headline(ctx: Context) -> list[str]:
     add = L.append
     add("## Headline")
     add("")
-    if head is not None and len(abl) and abl["median_us"].notna().any():
-        measured = abl[abl["median_us"].notna()]
-        first, last = measured.iloc[0], measured.iloc[-1]
-        best = abl.attrs.get("best_sdpa")
-        add(f"- Headline shape {shape_label(head)}, hot mode.")
-        add(f"- {last['title']} ({last['variant']}), the last measured step: {fmt_us(last['median_us'])} µs, "
-            f"{fmt(last['tflops'], 1)} TFLOP/s"
-            + (f" ({fmt(last['pct_tensor_peak'], 1)} % of the measured {data.ceilings['tensor_tflops']:.0f} "
-               f"TFLOP/s tensor-core ceiling)" if data.ceilings and _isnum(last['pct_tensor_peak']) else "") + ".")
-        if first["variant"] != last["variant"]:
-            tot = data.speedup(last["variant"], first["variant"], head, "hot")
-            if tot:
-                add(f"- Whole ladder, {first['variant']} → {last['variant']}: {fmt_ci(tot.ratio, tot.lo, tot.hi)} "
-                    f"({fmt_us(first['median_us'])} µs → {fmt_us(last['median_us'])} µs).")
-        if _isnum(last["vs_sdpa_flash"]):
-            add(f"- Against {PEER}: {fmt_ci(last['vs_sdpa_flash'], last['vs_sdpa_flash_lo'], last['vs_sdpa_flash_hi'])}"
-                f" ({PEER} {fmt_us(data.median(PEER, head, 'hot'))} µs); against the fastest SDPA backend here, "
-                f"{best}: {fmt_ci(last['vs_best_sdpa'], last['vs_best_sdpa_lo'], last['vs_best_sdpa_hi'])} "
-                f"({fmt_us(data.median(best, head, 'hot'))} µs).")
-        verdicts = [f"{r.variant}: {r.hypothesis_verdict}" + (f" (at {r.judged_at})" if r.judged_at else "")
-                    for r in hypothesis_rows(data, abl).itertuples() if r.parent]
-        add(f"- Hypotheses: {'; '.join(verdicts)}.")
-    else:
-        add("No samples at any shape: there is nothing to report on timing.")
+    if head is None or not len(abl) or not abl["median_us"].notna().any():
+        return L + ["No samples at any shape: there is nothing to report on timing.", ""]
+    best, portable = branches.best_step(data), branches.best_portable(data, head)
+    add(f"- Headline shape {shape_label(head)}, hot mode.")
+    L += _steps_that_ran(ctx)
+    add(f"- The best step: {best}, {branches.role(data, best)}"
+        + (f"; the best portable step: {portable}, the fastest portable step here" if portable and portable != best
+           else "") + ".")
+    add("")
+    L += _best_table(ctx, best, portable)
+    root = next((v for v in branches.lineage(best) if data.median(v, head, "hot") is not None), best)
+    tot = data.speedup(best, root, head, "hot") if root != best else None
+    if tot:
+        path = branches.lineage(best)
+        add(f"- Whole ladder, {root} → {best} (along steps {branches.numbers(path[path.index(root):])}): "
+            f"{fmt_ci(tot.ratio, tot.lo, tot.hi)} "
+            f"({fmt_us(data.median(root, head, 'hot'))} µs → {fmt_us(data.median(best, head, 'hot'))} µs).")
+    verdicts = [f"{r.variant}: {r.hypothesis_verdict}" + (f" (at {r.judged_at})" if r.judged_at else "")
+                for r in hypothesis_rows(data, abl).itertuples() if r.parent]
+    add(f"- Hypotheses, each step against its parent: {'; '.join(verdicts)}.")
     add("")
     return L
 
@@ -72,10 +112,11 @@ def section_objective(ctx: Context) -> list[str]:
     add("")
     names = data.variants
     add(f"The ladder has {len(names)} hand-written FlashAttention forward kernels ({', '.join(names)}), each its "
-        "parent plus one optimization, with a hypothesis, the profiler metric it should move and a predicted "
-        "speedup written down before measuring (`kernels/variants/manifest.toml`). This report measures what "
-        "each step bought, whether the profiler saw the predicted mechanism, and how far the last step is from "
-        "PyTorch's `scaled_dot_product_attention` (SDPA) backends on the same GPU.")
+        "parent (an earlier step) plus one optimization, with a hypothesis, the profiler metric it should move and "
+        "a predicted speedup written down before measuring (`kernels/variants/manifest.toml`). Its branches, each "
+        f"shown in its own order: {branches.summary(names)}. This report measures what each step bought against "
+        "its parent, whether the profiler saw the predicted mechanism, and how far the best step of each branch is "
+        "from PyTorch's `scaled_dot_product_attention` (SDPA) backends on the same GPU.")
     arch_specific = [v for v in (_variant(n) for n in names) if v and v.arch != "portable"]
     if arch_specific:
         archs = sorted({v.arch for v in arch_specific})

@@ -70,7 +70,7 @@ def _noise_and_precision(ctx: Context) -> list[str]:
     nf = noise_floor(data)
     if len(nf):
         dev = (nf["ratio"] - 1).abs().max() * 100
-        add(f"**Noise floor.** The last variant is timed twice in the same interleave (`{nf['impl'].iloc[0]}` vs "
+        add(f"**Noise floor.** One step is timed twice in the same interleave (`{nf['impl'].iloc[0]}` vs "
             f"`{nf['base'].iloc[0]}`). Over {len(nf)} shape×mode rows its A/A speedup ranges "
             f"{fmt_ratio(nf['ratio'].min())}× to {fmt_ratio(nf['ratio'].max())}× (largest deviation from 1: "
             f"{dev:.2f} %), with CIs from {fmt_ratio(nf['lo'].min())} to {fmt_ratio(nf['hi'].max())}; "

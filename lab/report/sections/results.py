@@ -103,7 +103,7 @@ def section_profiler(ctx: Context) -> list[str]:
     findings = profiler_findings(data, abl) if len(abl) else []
     if findings:
         add(f"At the profiled shape {shape_label(pshape)}, computed from profile.csv (the largest relative move of "
-            "the tracked metrics between neighbouring steps, and the last step against the fastest profiled SDPA "
+            "the tracked metrics between a step and its parent, and the best step against the fastest profiled SDPA "
             "kernel):")
         add("")
         for i, f in enumerate(findings, 1):

@@ -1,0 +1,141 @@
+"""The ladder's branches in a run: which steps ran on the measured GPU (and why the others did
+not), the best portable step and the best step overall, and how to name them in a sentence.
+
+The ladder is a tree (lab.manifest): a branch is the steps of one `arch`, and the report shows
+each branch in its own order (RunData.variants is in lab.manifest.branch_order). The best step
+overall is the end of an arch-specific branch (sm_90a) when the run measured that branch, that is
+on a GPU that builds it; otherwise it is the best portable step, the fastest portable step at the
+headline shape in hot mode. Everything here comes from the run's files and the manifest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lab import manifest
+from lab.manifest import PORTABLE
+from lab.run import Shape
+
+from lab.report.load import RunData, _first_line, _variant
+
+
+def branch(name: str) -> str:
+    """The step's arch branch from the manifest (`portable`, `sm_90a`, ...); '' if not a manifest step."""
+    v = _variant(name)
+    return v.arch if v else ""
+
+
+def steps(data: RunData) -> list[str]:
+    """The run's manifest steps, in branch order."""
+    return [v for v in data.variants if _variant(v) is not None]
+
+
+def ran(data: RunData) -> list[str]:
+    """The run's steps with samples, in branch order: what ran on the measured GPU."""
+    timed = {impl for (impl, _, _) in data._lat}
+    return [v for v in steps(data) if v in timed]
+
+
+def not_run(data: RunData) -> dict[str, str]:
+    """Each step of the run without samples -> why: the build's error as build.json records it
+    ("not built: ... needs sm_90a ..., this GPU is sm_89" for an arch-specific step elsewhere),
+    else the reason excluded.json gives (a failed correctness check), else 'no samples'."""
+    timed = set(ran(data))
+    out = {}
+    for v in steps(data):
+        if v in timed:
+            continue
+        built = data.build.get(v) if isinstance(data.build, dict) else None
+        if isinstance(built, dict) and not built.get("ok", True):
+            out[v] = _first_line(built.get("error") or "build failed (no reason recorded)")
+        elif v in data.excluded:
+            out[v] = _first_line(data.excluded[v])
+        else:
+            out[v] = "no samples in this run"
+    return out
+
+
+def not_run_grouped(data: RunData) -> list[tuple[list[str], str]]:
+    """not_run's steps grouped by reason, the step's own name in it said as 'the step' (ten sm_90a
+    steps refused on one GPU share one line), in branch order."""
+    groups: dict[str, list[str]] = {}
+    for v, why in not_run(data).items():
+        groups.setdefault(re.sub(rf"\b{re.escape(v)}\b", "the step", why, count=1), []).append(v)
+    return [(names, why) for why, names in groups.items()]
+
+
+def _fastest(data: RunData, names: list[str], shape: Shape | None, mode: str) -> str:
+    timed = [v for v in names if shape is not None and data.median(v, shape, mode) is not None]
+    return min(timed, key=lambda v: (data.median(v, shape, mode), _variant(v).index)) if timed else ""
+
+
+def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") -> str:
+    """The fastest portable step at `shape` (default: the headline shape) in `mode`; where no
+    portable step was timed there, the last portable step timed anywhere (the branch's end);
+    '' if the run timed no portable step."""
+    shape = shape or data.headline()
+    portable = [v for v in ran(data) if branch(v) == PORTABLE]
+    return _fastest(data, portable, shape, mode) or (portable[-1] if portable else "")
+
+
+def arch_specific_end(data: RunData) -> str:
+    """The last timed step of the run's arch-specific branch ('' where none of its steps was
+    timed, as on a GPU that cannot build them); of several such branches, the last one."""
+    ends = [v for v in ran(data) if branch(v) != PORTABLE]
+    return ends[-1] if ends else ""
+
+
+def best_step(data: RunData) -> str:
+    """The best step overall: the end of the arch-specific branch when it was measured, else the
+    best portable step ('' if no step was timed)."""
+    return arch_specific_end(data) or best_portable(data)
+
+
+def role(data: RunData, name: str) -> str:
+    """What makes `name` the run's best step, in words: 'the end of the sm_90a branch', or 'the
+    best portable step' (saying why no arch-specific step is the best where the run has some)."""
+    arch = branch(name)
+    if arch and arch != PORTABLE:
+        return f"the end of the {arch} branch"
+    missing = sorted({branch(v) for v in not_run(data) if branch(v) not in ("", PORTABLE)})
+    why = f"; no {' or '.join(missing)} step ran on this GPU" if missing else ""
+    return f"the best portable step{why}"
+
+
+def numbers(names: list[str]) -> str:
+    """The manifest numbers of `names` with runs collapsed: '1–8, 19–20'."""
+    idx = sorted(_variant(n).index for n in names if _variant(n))
+    runs: list[list[int]] = []
+    for i in idx:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
+def summary(names: list[str]) -> str:
+    """The branches of `names` in words, each with its step numbers and where it branches off:
+    'portable steps 1–8, then sm_90a steps 9–18 branching off 8 async_pipeline'."""
+    by_branch: dict[str, list[str]] = {}
+    for n in names:
+        if _variant(n):
+            by_branch.setdefault(branch(n), []).append(n)
+    parts = []
+    for arch, members in by_branch.items():
+        root = _variant(members[0]).parent
+        origin = f" branching off {label(root)}" if root and _variant(root) and branch(root) != arch else ""
+        parts.append(f"{arch} step{'s' if len(members) > 1 else ''} {numbers(members)}{origin}")
+    return ", then ".join(parts)
+
+
+def lineage(name: str) -> list[str]:
+    """The steps from the ladder's root to `name` (lab.manifest.lineage); [name] for a step the
+    manifest lacks."""
+    return manifest.lineage(name) if _variant(name) else [name]
+
+
+def label(name: str) -> str:
+    """'18 ftz_exp2': the step's number and name."""
+    v = _variant(name)
+    return f"{v.index} {name}" if v else name
