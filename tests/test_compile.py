@@ -1,5 +1,6 @@
 """CPU tests: every variant's device code compiles with plain nvcc (no torch, no GPU) for sm_90
-and sm_80, its ptxas report parses, and from +padding onward nothing spills."""
+and sm_80, every portable one for sm_86 and sm_89 too (the other GPUs it is meant to run on), its
+ptxas report parses, and on every step that descends from +padding nothing spills."""
 
 import ctypes
 import subprocess
@@ -10,9 +11,11 @@ import pytest
 
 from lab import build, manifest, variants
 
-ARCHS = ("sm_90", "sm_80")
+# sm_86 and sm_89 (RTX 30xx/A10, RTX 40xx/L4/L40) build portable steps only: build.unsupported_reason
+# refuses the sm_90a ones there before any compiler runs, so they cost CI no compile time.
+ARCHS = ("sm_90", "sm_80", "sm_86", "sm_89")
 NO_SPILLS_FROM = "padded"
-DOTTED = {"sm_90": "9.0", "sm_80": "8.0"}  # the same targets as TORCH_CUDA_ARCH_LIST spells them
+DOTTED = {"sm_90": "9.0", "sm_80": "8.0", "sm_86": "8.6", "sm_89": "8.9"}  # as TORCH_CUDA_ARCH_LIST spells them
 SM89_SMEM_LIMIT = 99 * 1024  # the smallest per-block opt-in limit among sm_80, sm_89, sm_90
 SM90_SMEM_LIMIT = 227 * 1024  # Hopper's per-block opt-in limit, for sm_90a-only steps
 
@@ -46,12 +49,31 @@ def test_variant_compiles(name, arch):
         assert k["registers"] is not None and 0 < k["registers"] <= 255
 
 
+def test_every_portable_step_is_compiled_for_every_arch():
+    """What the spill check below reads: a portable step's ptxas report on each of ARCHS."""
+    for v in variants.manifest():
+        archs = [a for a in ARCHS if (v.name, a) in compiled()]
+        assert archs == (list(ARCHS) if v.arch == variants.PORTABLE else ["sm_90"]), v.name
+
+
+def descends_from_padding(name: str) -> bool:
+    """+padding and every step built on it (its lineage, in the ladder's tree, passes through it)."""
+    return NO_SPILLS_FROM in variants.lineage(name)
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_no_spills_from_padding_onward(arch):
-    names = variants.names()
-    for name in names[names.index(NO_SPILLS_FROM):]:
-        for k in compiled().get((name, arch), (None, None, []))[2]:
+    checked = [n for n in variants.names() if descends_from_padding(n) and (n, arch) in compiled()]
+    assert checked, f"no step from {NO_SPILLS_FROM} onward was compiled for {arch}"
+    for name in checked:
+        for k in compiled()[(name, arch)][2]:
             assert k["spill_stores"] == 0 and k["spill_loads"] == 0, f"{name} D={k['head_dim']} spills on {arch}: {k}"
+
+
+def test_spill_check_follows_the_tree(tree_manifest):
+    tree_manifest()  # portable_a (step 19) branches off async_pipeline, after the sm_90a steps
+    assert descends_from_padding("portable_b") and descends_from_padding("ftz_exp2")
+    assert not descends_from_padding("coalesced") and descends_from_padding("padded")
 
 
 def test_parse_ptxas_known_text():
