@@ -11,7 +11,7 @@ deterministic: writing twice gives byte-identical Markdown and HTML.
 
     >>> from lab import records, report
     >>> rec = records.RunRecord.open("20261121T232749Z-c1f7639")
-    >>> report.ablation_table(rec)           # one row per variant, ladder order
+    >>> report.ablation_table(rec)           # one row per variant, branch by branch
     >>> report.write(rec, "reports")         # -> reports/OPTIMIZATION_REPORT.md (+ html, figures/)
 
 Hypothesis verdicts (documented in the report as well): the step's profiler metric (manifest

@@ -42,7 +42,8 @@ def _vs_prediction(ci: stats.SpeedupCI | None, predicted) -> str:
 
 
 def ablation_table(rec, shape=None, mode: str = "hot") -> pd.DataFrame:
-    """One row per variant in ladder order at `shape` (default: the headline shape)."""
+    """One row per variant at `shape` (default: the headline shape), branch by branch, each step
+    judged against its manifest parent."""
     return _ablation(_data(rec), shape, mode)
 
 
