@@ -170,6 +170,14 @@ def branch_ends(variant_names: list[str]) -> list[str]:
     return list(ends.values())
 
 
+def headline_end(variant_names: list[str]) -> str:
+    """The branch end a run's single-kernel studies (A/A twin, factorial) go to: the arch-specific
+    branch's end where the run has it (the fastest kernel on its GPU), else the portable end."""
+    ends = branch_ends(variant_names)
+    specific = [n for n in ends if get(n).arch != PORTABLE]
+    return (specific or ends or [""])[-1]
+
+
 def get(name: str) -> Variant:
     for v in manifest():
         if v.name == name:

@@ -361,7 +361,7 @@ def stage_timing(rec, progress=print) -> None:
     import pandas as pd
 
     from lab import peers as peer_mod, timing
-    from lab.manifest import branch_ends
+    from lab.manifest import branch_ends, headline_end
 
     def body():
         p = _params(rec)
@@ -383,7 +383,7 @@ def stage_timing(rec, progress=print) -> None:
                                guard_confidence=guard_confidence, guard_factor=guard_factor)
         clocks = records.Clocks()
         variant_names = [n for n in kernels if n in p["variants"]]
-        aa = variant_names[-1] if variant_names else None
+        aa = headline_end(variant_names) or None
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         all_samples, all_summary, notes = [], [], []
         scopes = shape_scopes(p)
@@ -423,7 +423,9 @@ def factorial_stage(rec, progress=print) -> None:
     if not kernels:
         rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
         return
-    factorial.run(rec, kernels[-1], progress)  # the last step of the last branch (ftz_exp2 on Hopper)
+    from lab.manifest import headline_end
+
+    factorial.run(rec, headline_end(kernels), progress)  # ftz_exp2 on Hopper, else the portable end
 
 
 def stage_profile(rec, progress=print) -> None:

@@ -10,17 +10,23 @@
 
 namespace fa {
 
-template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1, bool ASYNC_ARRIVE_ = false>
+// M_TILES: 16-row m-tiles per consumer warp (the warp's rows are 16 * M_TILES; BR = 64 * M_TILES).
+// PRODUCER_WARPS = 0: no producer warp, the consumers copy K/V themselves (see issue_kv_tile).
+template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1, bool ASYNC_ARRIVE_ = false, int M_TILES_ = 1,
+          int CTAS_PER_SM_ = 1, int BC_ = 64>
 struct MmaTile {
   static constexpr int D = D_;
-  static constexpr int BR = 64;
-  static constexpr int BC = 64;  // S stays in registers, so D = 128 can afford 64 keys a tile
-  static constexpr int CONSUMER_WARPS = BR / 16;
+  static constexpr int M_TILES = M_TILES_;
+  static constexpr int CONSUMER_WARPS = 4;
+  static constexpr int WARP_ROWS = 16 * M_TILES;
+  static constexpr int BR = CONSUMER_WARPS * WARP_ROWS;
+  static constexpr int BC = BC_;  // S stays in registers, so D = 128 can afford 64 keys a tile
   static constexpr int CONSUMER_THREADS = 32 * CONSUMER_WARPS;
   static constexpr int PRODUCER_WARPS = PRODUCER_WARPS_;
   static constexpr int THREADS = CONSUMER_THREADS + 32 * PRODUCER_WARPS;
   static constexpr int KV_STAGES = KV_STAGES_;
   static constexpr bool ASYNC_ARRIVE = ASYNC_ARRIVE_;  // see produce_kv_tiles
+  static constexpr int CTAS_PER_SM = CTAS_PER_SM_;     // the launch bound's minimum blocks per SM
   static constexpr int PAD = 8;       // 16 bytes: ldmatrix's 8 row addresses hit 8 different bank quads
   static constexpr int LD = D + PAD;  // Q/K/V row stride (halves)
 
@@ -212,6 +218,165 @@ __device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T
     for (int n = 0; n < T::D / 8; ++n)
       *reinterpret_cast<half2*>(out_w + r * T::D + n * 8 + 2 * t) =
           __floats2half2_rn(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
+  }
+}
+
+// --- Several 16-row m-tiles per warp (M_TILES > 1) ---------------------------------------------
+// Every K or V fragment a warp loads with ldmatrix feeds one mma per m-tile, so shared-memory
+// reads per mma fall by the number of m-tiles.
+
+// S[mt] (16 x BC each) = Q_w[mt] K^T. q_frag(a, mt, kk) yields Q's A fragment for m-tile mt and
+// the 16 columns kk of D, from registers or from shared memory.
+template <class T, class QFrag>
+__device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
+                                                 const half* sK, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < T::M_TILES; ++mt)
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < T::D / 16; kk += 2) {
+    unsigned a[T::M_TILES][2][4];
+#pragma unroll
+    for (int mt = 0; mt < T::M_TILES; ++mt) {
+      q_frag(a[mt][0], mt, kk);
+      q_frag(a[mt][1], mt, kk + 1);
+    }
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n) {
+      unsigned b[4];
+      ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
+#pragma unroll
+      for (int mt = 0; mt < T::M_TILES; ++mt) {
+        mma_16816(s[mt][n], a[mt][0], b[0], b[1]);
+        mma_16816(s[mt][n], a[mt][1], b[2], b[3]);
+      }
+    }
+  }
+}
+
+// The same product with the loops turned: 16 columns of D at a time (kk outer), and one
+// ldmatrix.x4 giving the B fragments of two 8-key tiles at that kk. Consecutive mma write
+// different accumulators; an accumulator's next mma comes M_TILES * BC / 8 mma later, instead of
+// right behind the previous one as in mma_scores_tiles (kk inner), where each waits out the
+// previous one's fixed latency.
+template <class T, class QFrag>
+__device__ __forceinline__ void mma_scores_tiles_kk_outer(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
+                                                          const half* sK, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < T::M_TILES; ++mt)
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < T::D / 16; ++kk) {
+    unsigned a[T::M_TILES][4];
+#pragma unroll
+    for (int mt = 0; mt < T::M_TILES; ++mt) q_frag(a[mt], mt, kk);
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; n += 2) {
+      unsigned b[4];  // keys n*8.. and (n+1)*8.., each at columns kk*16 + 0..7 and + 8..15
+      ldmatrix_x4(b, sK + (n * 8 + (lane / 16) * 8 + lane % 8) * T::LD + kk * 16 + ((lane / 8) % 2) * 8);
+#pragma unroll
+      for (int mt = 0; mt < T::M_TILES; ++mt) {
+        mma_16816(s[mt][n], a[mt], b[0], b[1]);
+        mma_16816(s[mt][n + 1], a[mt], b[2], b[3]);
+      }
+    }
+  }
+}
+
+// Lazy rescaling (as FlashAttention-4 does): a row keeps its running max until a tile raises it by
+// more than LAZY_RESCALE_LOG2 (log2 units: a factor 2^8 = 256). Until then P = exp2(s - m_stale)
+// may reach 256, harmless in fp16 and in the fp32 sums, and neither O nor l needs rescaling: the
+// epilogue divides by an l built with the same stale max. The decision is the warp's (if any of its
+// rows needs a new max, all take theirs), so the O rescale is skipped warp-uniformly. Returns
+// whether this warp rescales O by alpha for this tile.
+constexpr float LAZY_RESCALE_LOG2 = 8.0f;
+
+template <class T, bool MASK, bool FTZ_EXP2>
+__device__ __forceinline__ bool mma_online_softmax_lazy(float (&s)[T::M_TILES][T::BC / 8][4],
+                                                        RowState (&rows)[T::M_TILES][2],
+                                                        float (&alpha)[T::M_TILES][2], const AttnShape& shape,
+                                                        int query0, int kv0, int lane, float scale_log2) {
+  const int g = lane / 4, t = lane % 4;
+  float tile_max[T::M_TILES][2];
+  bool raise = false;
+#pragma unroll
+  for (int mt = 0; mt < T::M_TILES; ++mt)
+#pragma unroll
+    for (int half_row = 0; half_row < 2; ++half_row) {
+      const int query = query0 + mt * 16 + g + 8 * half_row;
+      float mx = kNegInf;
+#pragma unroll
+      for (int n = 0; n < T::BC / 8; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int key = kv0 + n * 8 + 2 * t + c;
+          float& x = s[mt][n][2 * half_row + c];
+          if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
+          mx = fmaxf(mx, x);
+        }
+      mx = group_max<4>(mx);
+      tile_max[mt][half_row] = mx;
+      const float m = rows[mt][half_row].m;
+      raise |= m == kNegInf ? mx != kNegInf : (mx - m) * scale_log2 > LAZY_RESCALE_LOG2;
+    }
+  const bool rescale = __any_sync(0xffffffffu, raise);
+#pragma unroll
+  for (int mt = 0; mt < T::M_TILES; ++mt)
+#pragma unroll
+    for (int half_row = 0; half_row < 2; ++half_row) {
+      RowState& row = rows[mt][half_row];
+      if (rescale) {
+        const float m_new = fmaxf(row.m, tile_max[mt][half_row]);
+        alpha[mt][half_row] = softmax_exp2<FTZ_EXP2>((row.m - m_new) * scale_log2);  // 0 on the first tile
+        row.l *= alpha[mt][half_row];
+        row.m = m_new;
+      }
+      const float base = row.m == kNegInf ? 0.0f : row.m * scale_log2;
+      float partial = 0.0f;
+#pragma unroll
+      for (int n = 0; n < T::BC / 8; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          float& x = s[mt][n][2 * half_row + c];
+          x = softmax_exp2<FTZ_EXP2>(fmaf(x, scale_log2, -base));
+          partial += x;
+        }
+      row.l += partial;
+    }
+  return rescale;
+}
+
+// O[mt] = alpha[mt] * O[mt] + P[mt] V, P straight from the S registers.
+template <class T>
+__device__ __forceinline__ void mma_accumulate_pv_tiles(float (&o)[T::M_TILES][T::D / 8][4],
+                                                        const float (&alpha)[T::M_TILES][2],
+                                                        const float (&p)[T::M_TILES][T::BC / 8][4], const half* sV,
+                                                        int lane, bool rescale = true) {
+  if (rescale)
+#pragma unroll
+    for (int mt = 0; mt < T::M_TILES; ++mt) rescale_rows(o[mt], alpha[mt]);
+#pragma unroll
+  for (int kk = 0; kk < T::BC / 16; ++kk) {
+    unsigned pa[T::M_TILES][4];
+#pragma unroll
+    for (int mt = 0; mt < T::M_TILES; ++mt) {
+      pa[mt][0] = pack_half2(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+      pa[mt][1] = pack_half2(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+      pa[mt][2] = pack_half2(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+      pa[mt][3] = pack_half2(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+    }
+#pragma unroll
+    for (int dn = 0; dn < T::D / 16; ++dn) {
+      unsigned b[4];
+      ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
+#pragma unroll
+      for (int mt = 0; mt < T::M_TILES; ++mt) {
+        mma_16816(o[mt][2 * dn], pa[mt], b[0], b[1]);
+        mma_16816(o[mt][2 * dn + 1], pa[mt], b[2], b[3]);
+      }
+    }
   }
 }
 

@@ -181,4 +181,39 @@ __device__ __forceinline__ void consumers_sync(int consumer_threads) {
   named_barrier_sync(kBarrierConsumers, consumer_threads);
 }
 
+// --- No producer warp: the consumers copy K/V themselves ----------------------------------------
+// The FlashAttention-2 arrangement. Every thread issues its share of a tile's copies and commits
+// them as one cp.async group; KV_STAGES - 1 tiles are in flight ahead of the one computed on. A
+// tile is ready once this thread's group has landed (wait_kv_tile: cp.async.wait_group) and every
+// other thread's has too (the __syncthreads after it), and that barrier also says that every warp
+// is done with the stage the next copy refills.
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int PENDING>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+// Copies tile `tile` (if it exists) into stage tile % KV_STAGES and commits a group either way:
+// an empty group past the last tile keeps "groups still pending" counting tiles.
+template <class T>
+__device__ __forceinline__ void issue_kv_tile(const typename T::Smem& sm, const half* k_head, const half* v_head,
+                                              const AttnShape& shape, int tile, int n_tiles, int tid) {
+  if (tile < n_tiles) {
+    const int stage = tile % T::KV_STAGES, kv0 = tile * T::BC;
+    const size_t offset = static_cast<size_t>(kv0) * T::D;
+    cp_async_kv_tile<T, T::THREADS>(sm.k_stage(stage), k_head + offset, shape.S - kv0, tid);
+    cp_async_kv_tile<T, T::THREADS>(sm.v_stage(stage), v_head + offset, shape.S - kv0, tid);
+  }
+  cp_async_commit();
+}
+
+// Waits until the oldest tile in flight has landed for the whole block.
+template <class T>
+__device__ __forceinline__ void wait_kv_tile() {
+  cp_async_wait_group<T::KV_STAGES - 2>();
+  __syncthreads();
+}
+
 }  // namespace fa
