@@ -1,4 +1,4 @@
-// Step 19 (portable branch, after step 8) - +copies by the consumers: no producer warp. The four
+// Step 19 - +copies by the consumers (portable branch, after step 8): no producer warp. The four
 // consumer warps issue each K/V tile's cp.async themselves, KV_STAGES - 1 tiles ahead, and one
 // __syncthreads per tile (after cp.async.wait_group) replaces the mbarrier hand-off: the
 // FlashAttention-2 arrangement.

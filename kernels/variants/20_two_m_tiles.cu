@@ -1,4 +1,4 @@
-// Step 20 (portable) - +two m-tiles per warp: each consumer warp owns 32 query rows (two 16-row
+// Step 20 - +two m-tiles per warp: each consumer warp owns 32 query rows (two 16-row
 // m-tiles; BR = 128) instead of 16, so every K and V fragment it loads with ldmatrix feeds two
 // mma.sync instead of one. At D = 128, where 32 rows of Q would not fit in registers beside O,
 // the warp re-reads its Q fragments from shared memory at each tile (FlashAttention-2 does the

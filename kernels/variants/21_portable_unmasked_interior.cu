@@ -1,4 +1,4 @@
-// Step 21 (portable) - +unmasked interior tiles: the softmax's visibility test (key past the end
+// Step 21 - +unmasked interior tiles: the softmax's visibility test (key past the end
 // of the sequence, or above the diagonal when causal) runs only on the tiles that need it, the
 // last one and (causal) those crossing this warp's diagonal; every other tile takes the
 // unmasked softmax. Step 15 did the same on the Hopper branch (1.13x there).

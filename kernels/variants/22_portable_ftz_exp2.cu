@@ -1,4 +1,4 @@
-// Step 22 (portable) - +exp2 without the subnormal fix-up: the softmax's exponentials are
+// Step 22 - +exp2 without the subnormal fix-up (portable): the softmax's exponentials are
 // ex2.approx.ftz.f32, a bare MUFU.EX2, instead of exp2f, which ptxas wraps in a compare and two
 // predicated multiplies (step 18 did the same on the Hopper branch; see softmax_exp2). Nothing
 // is lost: P is rounded to fp16, whose smallest value is 2^-24.

@@ -1,10 +1,10 @@
-// Step 22 (portable) - +exp2 without the subnormal fix-up: the softmax's exponentials are
-// ex2.approx.ftz.f32, a bare MUFU.EX2, instead of exp2f, which ptxas wraps in a compare and two
-// predicated multiplies (step 18 did the same on the Hopper branch; see softmax_exp2). Nothing
-// is lost: P is rounded to fp16, whose smallest value is 2^-24.
-// Hypothesis: the fix-up is three of the softmax's roughly eight instructions per score; fewer
-// issue slots for the softmax leave more for the mma.
-// Predicted: 1.03x-1.12x over +unmasked interior tiles, more at D = 64 (less mma per score).
+// Step 23 - +independent accumulators in Q K^T: the score product loops over 16 columns of D on
+// the outside and over key tiles inside (mma_scores_tiles_kk_outer), one ldmatrix.x4 giving the
+// B fragments of two 8-key tiles, so consecutive mma.sync write different accumulators.
+// Hypothesis: with the key tile outside, each accumulator takes its D / 16 mma back to back and
+// each waits out the previous one's fixed latency (the top stall of step 22 is 'wait'); with
+// M_TILES * BC / 8 other mma between them the tensor pipe stays fed.
+// Predicted: 1.05x-1.3x over +exp2 without the subnormal fix-up; 'wait' stalls fall.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"

@@ -1,4 +1,4 @@
-// Step 24 (portable) - +lazy rescaling: a row keeps its running max until a tile raises it by more
+// Step 24 - +lazy rescaling: a row keeps its running max until a tile raises it by more
 // than a factor 2^8, and only then are O and l rescaled (FlashAttention-4's conditional
 // rescaling; see mma_online_softmax_lazy). The decision is the warp's, so a warp whose rows all
 // keep their max skips the O rescale and the alpha exponentials outright.

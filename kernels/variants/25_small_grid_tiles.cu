@@ -1,9 +1,9 @@
-// Step 25 (portable) - +small-grid tiles: when the 128-row grid has fewer CTAs than the GPU has
+// Step 25 - +small-grid tiles: when the 128-row grid has fewer CTAs than the GPU has
 // SMs (S = 512 with few heads: (1, 8, 512) makes 32), the launch takes the 64-row tile instead
 // (one m-tile per warp, as up to step 19), doubling the CTAs and halving each one's path.
 // Hypothesis: at such shapes the time is one CTA's latency, not throughput; step 20's two m-tiles
-// cost 1.4x there (0.95x -> 0.66x of FlashAttention-2 at (1, 8, 512, 64)), and this wins it back
-// without touching the shapes that fill the GPU.
+// made them slower (fewer, longer CTAs), and this wins it back without touching the shapes that
+// fill the GPU.
 // Predicted: 1.3x-1.5x over +lazy rescaling at (1, 8, 512, 64); 1.0x elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
