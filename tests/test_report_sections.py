@@ -11,6 +11,7 @@ import pytest
 
 from lab import records, stats
 from lab.report import bar, branches, hero, render
+from lab.report.common import fmt_g
 from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
@@ -118,6 +119,22 @@ def test_bar_section_judges_against_the_fastest_backend(ctx, sections):
     parts = bar.bar_verdicts(ctx.data, "ftz_exp2", rows)
     met = sum(p[1] for p in parts) + sum(p[1] for p in bar._profile_verdicts(ctx.data, "ftz_exp2")[1])
     assert f"**Verdict:** {met} of {len(parts) + 2} parts of the bar met." in text
+
+
+def test_portable_branch_end_is_judged_against_flashattention2(ctx, sections):
+    end = branches.portable_end(ctx.data)
+    assert end == "async_pipeline"  # this run's portable branch ends at step 8
+    text = sections["bar"]
+    assert "## The portable branch against FlashAttention-2" in text and f"branch's end, {end}," in text
+    rows = bar.portable_bar_rows(ctx.data, end)
+    assert len(rows) == 2 * 11  # 7 canonical + 4 large shapes, hot and cold
+    for r in rows.itertuples():
+        c = stats.speedup_ci(_lat(ctx, end, r.shape, r.mode), _lat(ctx, "sdpa_flash", r.shape, r.mode), seed=0)
+        assert (r.ratio, r.lo, r.hi) == (c.ratio, c.lo, c.hi) and _fmt_ci(c) in text
+        assert r.parity == (c.ratio >= 1.0 and c.lo > 0.99) and r.fast == (c.ratio >= 1.10 and c.lo > 1.05)
+    assert f"{int(rows['parity'].sum())} of {len(rows)} rows" in text
+    prof = ctx.data.profile_row(end, bar.PORTABLE_PROFILE_SHAPE)
+    assert f"tensor pipe active {fmt_g(float(prof['tensor_pipe_active']))} % against sdpa_flash's" in text
 
 
 def test_ablation_section(sections):

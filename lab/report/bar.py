@@ -205,3 +205,56 @@ def success_bar(data: RunData, best: str, peer: str = PEER) -> list[str]:
     out += [f"**Verdict:** {len(verdicts) - len(missed)} of {len(verdicts)} parts of the bar met."
             + (" Missed:" if missed else " All met."), ""]
     return out + _missed_lines(data, best, missed)
+
+
+# --- The portable branch against FlashAttention-2 (issue 11) -------------------------------------
+# On every GPU without sm_90a the study ends on the portable branch, and there the kernel a user would
+# otherwise pick is FlashAttention-2 (SDPA's flash backend, the same mma.sync/ldmatrix/cp.async
+# instruction set). The portable end is judged against it with the bar's parity and 1.10x rules; its
+# profile at (4, 16, 4096, 128) against sdpa_flash's own tensor-pipe activity.
+PORTABLE_PROFILE_SHAPE = Shape(4, 16, 4096, 128, False)
+
+
+def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
+    """One row per canonical and large shape (lab.run's shape sets) and mode: `step` against `peer`."""
+    from lab.run import shape_set
+
+    rows = []
+    wanted = shape_set("canonical") + shape_set("large")
+    for sh in [s for s in dict.fromkeys(wanted) if s in set(data.measured_shapes)]:
+        for mode in data.modes:
+            c = data.speedup(step, peer, sh, mode)
+            if c is None:
+                continue
+            rows.append(dict(shape=sh, mode=mode, ratio=c.ratio, lo=c.lo, hi=c.hi,
+                             step_us=data.median(step, sh, mode), peer_us=data.median(peer, sh, mode),
+                             parity=bool(c.ratio >= BAR_PARITY and c.lo > BAR_PARITY_LO),
+                             fast=bool(c.ratio >= BAR_FAST and c.lo > BAR_FAST_LO)))
+    return pd.DataFrame(rows)
+
+
+def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
+    """Markdown lines: the portable step against `peer` shape by shape, the parity and 1.10x counts,
+    and its profile beside the peer's at PORTABLE_PROFILE_SHAPE ([] when the run lacks either)."""
+    rows = portable_bar_rows(data, step, peer) if step else pd.DataFrame()
+    if not len(rows):
+        return []
+    table = [[shape_label(r.shape), r.mode, fmt_us(r.step_us), fmt_us(r.peer_us), fmt_ci(r.ratio, r.lo, r.hi),
+              f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity else f"below {BAR_PARITY:.1f}×"]
+             for r in rows.itertuples()]
+    out = [md_table(["shape", "mode", f"{step} µs", f"{peer} µs", f"{step} vs {peer} [95% CI]", "this row"], table,
+                    "llrrrl"), ""]
+    canon = {Shape(s.B, s.H, s.S, s.D, False) for s in BAR_CANONICAL}
+    fast = {mode: int(rows[(rows["mode"] == mode) & rows["shape"].isin(canon)]["fast"].sum()) for mode in data.modes}
+    out.append(f"- Parity (≥ {BAR_PARITY:.1f}×, lower end above {BAR_PARITY_LO}): {int(rows['parity'].sum())} of "
+               f"{len(rows)} rows; ≥ {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO}) on the three canonical "
+               "non-causal shapes: " + ", ".join(f"{n} of 3 {mode}" for mode, n in fast.items()) + ".")
+    r, p = data.profile_row(step, PORTABLE_PROFILE_SHAPE), data.profile_row(peer, PORTABLE_PROFILE_SHAPE)
+    if r and p:
+        local = _num(r.get("local_bytes"))
+        out.append(f"- Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(local)} "
+                   f"bytes, bank conflicts {fmt_g(_num(r.get('bank_conflict_pct')))} % of shared wavefronts, "
+                   f"tensor pipe active {fmt_g(_num(r.get('tensor_pipe_active')))} % against {peer}'s "
+                   f"{fmt_g(_num(p.get('tensor_pipe_active')))} % (its spill traffic: "
+                   f"{fmt_g(_num(p.get('local_bytes')))} bytes).")
+    return out + [""]

@@ -78,6 +78,13 @@ def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") 
     return _fastest(data, portable, shape, mode) or (portable[-1] if portable else "")
 
 
+def portable_end(data: RunData) -> str:
+    """The last timed step of the portable branch ('' where none was timed): the portable kernel a
+    user would pick, judged against FlashAttention-2 in the report."""
+    ends = [v for v in ran(data) if branch(v) == PORTABLE]
+    return ends[-1] if ends else ""
+
+
 def arch_specific_end(data: RunData) -> str:
     """The last timed step of the run's arch-specific branch ('' where none of its steps was
     timed, as on a GPU that cannot build them); of several such branches, the last one."""

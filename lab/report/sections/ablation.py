@@ -5,7 +5,7 @@ from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, _isnum, fmt,
 from lab.report import branches
 from lab.report.load import _variant
 from lab.report.tables import hypothesis_rows
-from lab.report.bar import bar_rule, bar_step, success_bar
+from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
 from lab.report.figures import figure_latency, figure_speedup
 from lab.report.helpers import _figure_md, _step
 from lab.report.context import Context
@@ -212,5 +212,16 @@ def section_bar(ctx: Context) -> list[str]:
             "what stands in the way.")
         add("")
         for line in bar:
+            add(line)
+    end = branches.portable_end(data)
+    portable = portable_bar(data, end) if end and end != best else []
+    if portable:
+        add("## The portable branch against FlashAttention-2")
+        add("")
+        add(f"On a GPU without sm_90a the study ends on the portable branch, and the kernel a user would pick "
+            f"there is FlashAttention-2 ({PEER}, the same mma.sync, ldmatrix and cp.async). The portable "
+            f"branch's end, {end}, against it at every canonical and large shape, with the bar's rules:")
+        add("")
+        for line in portable:
             add(line)
     return L
