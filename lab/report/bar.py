@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from lab import stats
-from lab.run import Shape
+from lab.run import Shape, shape_set
 import numpy as np
 import pandas as pd
 
@@ -94,12 +94,23 @@ def bar_rows(data: RunData, best: str, peer: str = PEER) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _row_level(r) -> str:
+    """Where a bar row (ratio, parity, fast) stands against the bar's parity and 1.10x rules."""
+    return (f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity
+            else f"below {BAR_PARITY:.1f}×" if r.ratio < BAR_PARITY else f"lower end ≤ {BAR_PARITY_LO}")
+
+
+def _local_bytes(row: dict):
+    """A profile row's local-memory (spill) traffic in bytes (older runs record loads and stores apart)."""
+    local = _num(row.get("local_bytes"))
+    return local if local is not None else (_num(row.get("local_bytes_ld")) or 0) + (_num(row.get("local_bytes_st")) or 0)
+
+
 def _bar_table(data: RunData, best: str, peer: str, rows: pd.DataFrame) -> str:
     out = []
     for r in rows.itertuples():
         f = r.flash
-        level = (f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity
-                 else f"below {BAR_PARITY:.1f}×" if r.ratio < BAR_PARITY else f"lower end ≤ {BAR_PARITY_LO}")
+        level = _row_level(r)
         out.append([shape_label(r.shape), r.mode, fmt_us(r.best_us), r.fastest, fmt_us(r.fastest_us),
                     fmt_ci(r.ratio, r.lo, r.hi), fmt_us(r.peer_us),
                     fmt_ci(f.ratio, f.lo, f.hi) if f is not None else "—",
@@ -156,9 +167,7 @@ def _profile_verdicts(data: RunData, best: str) -> tuple[list[str], list[tuple]]
         r = data.profile_row(best, pshape)
         if not r:
             continue
-        local = _num(r.get("local_bytes"))
-        if local is None:
-            local = (_num(r.get("local_bytes_ld")) or 0) + (_num(r.get("local_bytes_st")) or 0)
+        local = _local_bytes(r)
         bank, pipe = _num(r.get("bank_conflict_pct")), _num(r.get("tensor_pipe_active"))
         ok = local == 0 and bank is not None and bank < BAR_BANK_CONFLICTS and pipe is not None and pipe >= BAR_TENSOR_PIPE
         lines.append(f"{shape_label(pshape)}: local-memory (spill) traffic {fmt_g(local)} bytes, bank conflicts "
@@ -217,8 +226,6 @@ PORTABLE_PROFILE_SHAPE = Shape(4, 16, 4096, 128, False)
 
 def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
     """One row per canonical and large shape (lab.run's shape sets) and mode: `step` against `peer`."""
-    from lab.run import shape_set
-
     rows = []
     wanted = shape_set("canonical") + shape_set("large")
     for sh in [s for s in dict.fromkeys(wanted) if s in set(data.measured_shapes)]:
@@ -240,8 +247,7 @@ def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
     if not len(rows):
         return []
     table = [[shape_label(r.shape), r.mode, fmt_us(r.step_us), fmt_us(r.peer_us), fmt_ci(r.ratio, r.lo, r.hi),
-              f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity else f"below {BAR_PARITY:.1f}×"]
-             for r in rows.itertuples()]
+              _row_level(r)] for r in rows.itertuples()]
     out = [md_table(["shape", "mode", f"{step} µs", f"{peer} µs", f"{step} vs {peer} [95% CI]", "this row"], table,
                     "llrrrl"), ""]
     canon = {Shape(s.B, s.H, s.S, s.D, False) for s in BAR_CANONICAL}
@@ -251,10 +257,9 @@ def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
                "non-causal shapes: " + ", ".join(f"{n} of 3 {mode}" for mode, n in fast.items()) + ".")
     r, p = data.profile_row(step, PORTABLE_PROFILE_SHAPE), data.profile_row(peer, PORTABLE_PROFILE_SHAPE)
     if r and p:
-        local = _num(r.get("local_bytes"))
-        out.append(f"- Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(local)} "
+        out.append(f"- Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(_local_bytes(r))} "
                    f"bytes, bank conflicts {fmt_g(_num(r.get('bank_conflict_pct')))} % of shared wavefronts, "
                    f"tensor pipe active {fmt_g(_num(r.get('tensor_pipe_active')))} % against {peer}'s "
                    f"{fmt_g(_num(p.get('tensor_pipe_active')))} % (its spill traffic: "
-                   f"{fmt_g(_num(p.get('local_bytes')))} bytes).")
+                   f"{fmt_g(_local_bytes(p))} bytes).")
     return out + [""]

@@ -21,8 +21,7 @@ from lab.report.load import RunData, _first_line, _variant
 
 def branch(name: str) -> str:
     """The step's arch branch from the manifest (`portable`, `sm_90a`, ...); '' if not a manifest step."""
-    v = _variant(name)
-    return v.arch if v else ""
+    return manifest.branch(name) if _variant(name) else ""
 
 
 def steps(data: RunData) -> list[str]:
@@ -75,21 +74,24 @@ def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") 
     '' if the run timed no portable step."""
     shape = shape or data.headline()
     portable = [v for v in ran(data) if branch(v) == PORTABLE]
-    return _fastest(data, portable, shape, mode) or (portable[-1] if portable else "")
+    return _fastest(data, portable, shape, mode) or portable_end(data)
+
+
+def _last_timed(data: RunData, portable: bool) -> str:
+    steps = [v for v in ran(data) if (branch(v) == PORTABLE) == portable]
+    return steps[-1] if steps else ""
 
 
 def portable_end(data: RunData) -> str:
     """The last timed step of the portable branch ('' where none was timed): the portable kernel a
     user would pick, judged against FlashAttention-2 in the report."""
-    ends = [v for v in ran(data) if branch(v) == PORTABLE]
-    return ends[-1] if ends else ""
+    return _last_timed(data, portable=True)
 
 
 def arch_specific_end(data: RunData) -> str:
     """The last timed step of the run's arch-specific branch ('' where none of its steps was
     timed, as on a GPU that cannot build them); of several such branches, the last one."""
-    ends = [v for v in ran(data) if branch(v) != PORTABLE]
-    return ends[-1] if ends else ""
+    return _last_timed(data, portable=False)
 
 
 def best_step(data: RunData) -> str:
@@ -140,6 +142,12 @@ def lineage(name: str) -> list[str]:
     """The steps from the ladder's root to `name` (lab.manifest.lineage); [name] for a step the
     manifest lacks."""
     return manifest.lineage(name) if _variant(name) else [name]
+
+
+def first_timed_ancestor(data: RunData, name: str, shape: Shape, mode: str = "hot") -> str:
+    """The first step of `name`'s lineage timed at `shape` (`name` itself if none is): where the
+    whole-ladder speedup of `name` starts."""
+    return next((v for v in lineage(name) if data.median(v, shape, mode) is not None), name)
 
 
 def label(name: str) -> str:

@@ -75,9 +75,9 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         from matplotlib.patches import Patch
 
         handles, labels = ax.get_legend_handles_labels()
-        branches = list(dict.fromkeys(branch(v) for v in steps))
-        handles = [Patch(color=BRANCH_COLORS.get(b, "#8C8C8C")) for b in branches] + handles
-        labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in branches] + labels
+        arches = list(dict.fromkeys(branch(v) for v in steps))  # not `branches`: that is the module
+        handles = [Patch(color=BRANCH_COLORS.get(b, "#8C8C8C")) for b in arches] + handles
+        labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in arches] + labels
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
         ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
         _save(fig, path)
@@ -124,7 +124,7 @@ def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
     if not best:
         return None
     portable = branches.best_portable(data, shape, mode)
-    root = next((v for v in branches.lineage(best) if v in steps), best)  # the first timed ancestor
+    root = branches.first_timed_ancestor(data, best, shape, mode)
     fast = data.fastest_peer(shape, mode)
     reach, vs_fast = _reach(data, best, shape, mode, fast)
     s = f"At {shape_label(shape)} ({mode}), the best step, {best} ({branches.role(data, best)}), {reach}"

@@ -54,9 +54,8 @@ def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
     data, abl = ctx.data, ctx.abl.set_index("variant", drop=False)
     fastest = ctx.abl.attrs.get("best_sdpa")
     ceiling = data.ceilings["tensor_tflops"] if data.ceilings else None
-    roles = [("best step", best)] + ([("best portable step", portable)] if portable and portable != best else [])
-    if best == portable:
-        roles = [("best step, the best portable step", best)]
+    roles = ([("best step, the best portable step", best)] if best == portable
+             else [("best step", best)] + ([("best portable step", portable)] if portable else []))
     rows = []
     for role, step in roles:
         r = abl.loc[step] if step in abl.index else None
@@ -90,7 +89,7 @@ def section_headline(ctx: Context) -> list[str]:
            else "") + ".")
     add("")
     L += _best_table(ctx, best, portable)
-    root = next((v for v in branches.lineage(best) if data.median(v, head, "hot") is not None), best)
+    root = branches.first_timed_ancestor(data, best, head)
     tot = data.speedup(best, root, head, "hot") if root != best else None
     if tot:
         path = branches.lineage(best)
