@@ -356,11 +356,21 @@ def stage_correctness(rec, progress=print) -> list:
     return _timed_stage(rec, "correctness", body, progress)
 
 
+def stop_rule(p: dict):
+    """The timing's stop rule (lab.timing.StopRule) from a run's parameters. Runs recorded before
+    min_samples was a parameter used StopRule's old minimum, 20, and before stop_guard, no guard."""
+    from lab import timing
+
+    guard_confidence, guard_factor = p.get("stop_guard") or (None, 2.0)
+    return timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
+                           guard_confidence=guard_confidence, guard_factor=guard_factor)
+
+
 def stage_timing(rec, progress=print) -> None:
     """Ceilings, then every shape with every implementation, then the cross-validation."""
     import pandas as pd
 
-    from lab import peers as peer_mod, timing
+    from lab import peers as peer_mod
     from lab.manifest import branch_ends, headline_end
 
     def body():
@@ -376,11 +386,7 @@ def stage_timing(rec, progress=print) -> None:
         peers = _peers(rec)
         progress(f"  {len(shapes)} shapes x {len(kernels)} variants + peers {[peer.name for peer in peers]}, "
                  f"modes {modes}")
-        # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20, and
-        # before stop_guard, no guard.
-        guard_confidence, guard_factor = p.get("stop_guard") or (None, 2.0)
-        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
-                               guard_confidence=guard_confidence, guard_factor=guard_factor)
+        rule = stop_rule(p)
         clocks = records.Clocks()
         variant_names = [n for n in kernels if n in p["variants"]]
         aa = headline_end(variant_names) or None
