@@ -1,0 +1,498 @@
+"""The rules that decide the study's conclusions, at their edges (issue 20), CPU only and fast.
+
+Each rule is fed synthetic inputs just above and just below each of its thresholds, and the
+expected outcome is derived by hand from the rule as the docstrings and the report state it,
+never from the code under test:
+- lab.stats.Comparison.verdict: p < alpha AND the whole interval outside [1 - band, 1 + band];
+- the bar (lab.report.bar): parity = ratio >= 1.0 and lower end > 0.99; 1.10x = ratio >= 1.10 and
+  lower end > 1.05, on two of the three canonical non-causal shapes; TFLOP/s targets (>=); the
+  profile at the large shapes (0 spill bytes, bank conflicts < 1 %, tensor pipe >= 50 %);
+- the hypothesis verdict and the prediction check of the ablation table (lab.report.tables);
+- the regression gate (lab.run.compare): exit 1 when a variant is "slower" with a ratio below
+  1 - threshold, or failed correctness; peers and the A/A twin never fail it;
+- the stop rule a run's parameters give (lab.run.stop_rule);
+- the tuned dispatch's choice (lab.tuning_dispatch): a class takes the configuration with the
+  best geometric-mean speedup only when its interval's lower end is above 1;
+- lab.stats.speedup_ci on samples of unequal sizes whose medians are known by construction.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lab import records, run, stats, timing
+from lab import tuning_dispatch as td
+from lab.report import bar
+from lab.report.tables import _vs_prediction, hypothesis_verdict
+from lab.run import Shape
+from lab.stats import Comparison, SpeedupCI
+
+# --- Comparison.verdict ----------------------------------------------------------------------
+
+
+def _cmp(lo, hi, p=1e-6, ratio=None, band=0.01, alpha=0.05):
+    ratio = (lo + hi) / 2 if ratio is None else ratio
+    return Comparison(speedup=SpeedupCI(ratio, lo, hi, "BCa"), cliffs_delta=0.0, hl_log_ratio=0.0, p_value=p,
+                      p_adjusted=p, noise_band=band, alpha=alpha)
+
+
+@pytest.mark.parametrize("lo, hi, expected", [
+    (1.0101, 1.05, "faster"),  # whole interval above 1.01
+    (1.01, 1.05, "within noise"),  # lower end on the band's edge: not outside it
+    (1.0099, 1.05, "within noise"),
+    (0.95, 0.9899, "slower"),  # whole interval below 0.99
+    (0.95, 0.99, "within noise"),
+    (0.95, 0.9901, "within noise"),
+    (0.98, 1.02, "within noise"),
+])
+def test_verdict_needs_the_whole_interval_outside_the_noise_band(lo, hi, expected):
+    assert _cmp(lo, hi).verdict() == expected
+
+
+def test_slower_is_judged_by_the_upper_end_not_the_point_estimate():
+    # the point estimate is well below 0.99 but the interval reaches into the band
+    assert _cmp(0.90, 0.995, ratio=0.95).verdict() == "within noise"
+    # and well above 1.01, with the interval reaching down into the band
+    assert _cmp(1.005, 1.10, ratio=1.05).verdict() == "within noise"
+    # the point estimate inside the band but the whole interval below it (a skewed interval)
+    assert _cmp(0.97, 0.989, ratio=0.9895).verdict() == "slower"
+    assert _cmp(1.011, 1.03, ratio=1.0105).verdict() == "faster"
+
+
+@pytest.mark.parametrize("p, expected", [(0.0499, "faster"), (0.05, "within noise"), (0.2, "within noise"),
+                                         (float("nan"), "within noise")])
+def test_verdict_needs_the_corrected_p_below_alpha(p, expected):
+    assert _cmp(1.2, 1.3, p=p).verdict() == expected
+    # the p given to verdict() wins over the stored one, both ways
+    assert _cmp(1.2, 1.3, p=0.5).verdict(p_adjusted=p) == expected
+    assert _cmp(1.2, 1.3, p=p).verdict(p_adjusted=0.001) == "faster"
+
+
+def test_verdict_follows_its_own_band_and_alpha():
+    assert _cmp(1.03, 1.05, band=0.05).verdict() == "within noise"
+    assert _cmp(1.051, 1.06, band=0.05).verdict() == "faster"
+    assert _cmp(0.90, 0.949, band=0.05).verdict() == "slower"
+    assert _cmp(1.2, 1.3, p=0.08, alpha=0.1).verdict() == "faster"
+    assert _cmp(1.2, 1.3, p=0.001, alpha=0.001).verdict() == "within noise"
+
+
+# --- the bar -----------------------------------------------------------------------------------
+
+CANON = [Shape(1, 8, 512, 64, False), Shape(4, 16, 512, 64, False), Shape(8, 16, 512, 64, False)]
+LARGE64 = Shape(4, 16, 4096, 64, False)
+LARGE128 = Shape(4, 16, 4096, 128, False)
+BEST, FASTEST, PEER = "best_step", "sdpa_cudnn", "sdpa_flash"
+
+
+class FakeData:
+    """What the bar reads from a run (lab.report.load.RunData's interface), with every speedup
+    interval and median given exactly: no samples and no bootstrap between the rule and the test."""
+
+    def __init__(self, cis: dict, medians: dict | None = None, profile: dict | None = None, modes=("hot",)):
+        self.cis = cis  # (impl, base, shape, mode) -> (ratio, lo, hi)
+        self.medians = medians or {}  # (impl, shape, mode) -> us
+        self.profile = profile or {}  # (impl, shape) -> profile row
+        self.modes = list(modes)
+        self.measured_shapes = list(dict.fromkeys(k[2] for k in cis))
+        self.build, self.env = {}, {}
+
+    def fastest_sdpa(self, shape, mode):
+        return FASTEST if shape in self.measured_shapes else None
+
+    def speedup(self, impl, base, shape, mode):
+        c = self.cis.get((impl, base, shape, mode))
+        return SpeedupCI(c[0], c[1], c[2], "BCa") if c else None
+
+    def median(self, impl, shape, mode):
+        return self.medians.get((impl, shape, mode))
+
+    def lat(self, impl, shape, mode):
+        return None
+
+    def profile_shape_for(self, shape):
+        return shape if any(k[1] == shape for k in self.profile) else None
+
+    def profile_row(self, impl, pshape):
+        return self.profile.get((impl, pshape))
+
+
+def _bar_data(rows: dict, **kw):
+    """rows: shape -> (ratio, lo) of BEST against the fastest SDPA backend, hot mode."""
+    return FakeData({(BEST, FASTEST, sh, "hot"): (r, lo, r + 0.02) for sh, (r, lo) in rows.items()}, **kw)
+
+
+EDGES = [  # (ratio, lower end) -> (parity, 1.10x, the row's label), by the bar's rule
+    ((1.0, 0.9901), (True, False, "≥ 1.0×")),
+    ((0.9999, 0.995), (False, False, "below 1.0×")),
+    ((1.0, 0.99), (False, False, "lower end ≤ 0.99")),
+    ((1.3, 0.98), (False, False, "lower end ≤ 0.99")),
+    ((1.10, 1.0501), (True, True, "≥ 1.10×")),
+    ((1.0999, 1.06), (True, False, "≥ 1.0×")),
+    ((1.10, 1.05), (True, False, "≥ 1.0×")),
+    ((1.5, 1.2), (True, True, "≥ 1.10×")),
+]
+EDGE_SHAPES = [Shape(s.B, s.H, s.S, s.D, c) for c in (False, True) for s in CANON] + bar.BAR_LARGE[:2]
+
+
+def test_bar_rows_judge_parity_and_the_fast_rule_at_their_edges():
+    data = _bar_data({sh: case for sh, (case, _) in zip(EDGE_SHAPES, EDGES)})
+    rows = bar.bar_rows(data, BEST, PEER)
+    assert list(rows["shape"]) == EDGE_SHAPES  # canonical non-causal, canonical causal, then large
+    for r, (case, (parity, fast, label)) in zip(rows.itertuples(), EDGES):
+        assert (r.ratio, r.lo) == case
+        assert (r.parity, r.fast) == (parity, fast), case
+        assert bar._row_level(r) == label, case
+        assert r.fastest == FASTEST and r.flash is None
+
+
+def test_portable_bar_rows_use_the_same_rule_against_flashattention2():
+    shapes = run.shape_set("canonical")[:len(EDGES)]
+    data = FakeData({("end", PEER, sh, "hot"): (r, lo, r + 0.02) for sh, ((r, lo), _) in zip(shapes, EDGES)})
+    rows = bar.portable_bar_rows(data, "end", PEER)
+    assert len(rows) == 7
+    for r, (case, (parity, fast, _)) in zip(rows.itertuples(), EDGES):
+        assert (r.ratio, r.lo, r.parity, r.fast) == (*case, parity, fast)
+    text = "\n".join(bar.portable_bar(data, "end", PEER))
+    # of the first 7 edge cases, 4 reach parity; the canonical non-causal shapes are the 1st, 3rd
+    # and 5th, with (1.0, .9901), (1.0, .99) and (1.10, 1.0501): one at 1.10x
+    assert "4 of 7 rows" in text and "1 of 3 hot" in text
+
+
+def _verdict(parts, label_start):
+    (part,) = [p for p in parts if p[0].startswith(label_start)]
+    return part[1]
+
+
+@pytest.mark.parametrize("fast_count, met", [(3, True), (2, True), (1, False), (0, False)])
+def test_two_of_three_canonical_shapes_must_reach_1_10x(fast_count, met):
+    cases = [(1.2, 1.1)] * fast_count + [(1.09, 1.0)] * (3 - fast_count)
+    data = _bar_data(dict(zip(CANON, cases)))
+    parts = bar.bar_verdicts(data, BEST, bar.bar_rows(data, BEST))
+    assert _verdict(parts, "canonical non-causal, hot") is met
+    assert f"{fast_count} of 3 at ≥ 1.1×" in [p for p in parts if p[0].startswith("canonical")][0][2]
+
+
+def test_the_fast_count_is_not_judged_without_all_three_canonical_shapes():
+    data = _bar_data(dict(zip(CANON[:2], [(1.2, 1.1)] * 2)))
+    parts = bar.bar_verdicts(data, BEST, bar.bar_rows(data, BEST))
+    assert [p[0] for p in parts] == [f"{CANON[0]}, hot, vs {FASTEST}", f"{CANON[1]}, hot, vs {FASTEST}"]
+
+
+# TFLOP/s = 4 B H S^2 D / t (non-causal). (4, 16, 4096, 64): 4*4*16*4096^2*64 = 2^38 FLOP, so the
+# 490 TFLOP/s target is t = 2^38 / 490e12 s = 560.98 us; (4, 16, 4096, 128): 2^39 FLOP, 600 TFLOP/s
+# at 916.27 us.
+@pytest.mark.parametrize("shape, us, met", [(LARGE64, 560.0, True), (LARGE64, 562.0, False),
+                                            (LARGE128, 916.0, True), (LARGE128, 917.0, False)])
+def test_tflops_targets_at_their_edges(shape, us, met):
+    data = _bar_data({shape: (1.0, 0.995)}, medians={(BEST, shape, "hot"): us})
+    parts = bar.bar_verdicts(data, BEST, bar.bar_rows(data, BEST))
+    assert _verdict(parts, "TFLOP/s") is met
+    tf = 2 ** (38 if shape.D == 64 else 39) / (us * 1e-6) / 1e12
+    line = [ln for ln in bar.bar_tflops_lines(data, BEST) if str(shape) in ln][0]
+    assert f"**{'met' if met else 'missed'}**, {tf:.1f} TFLOP/s ({us:.2f} µs, hot median)" in line
+    assert "- (1, 16, 16384, 128) non-causal: ≥ 620 TFLOP/s: not measured in this run." in bar.bar_tflops_lines(
+        data, BEST)
+
+
+@pytest.mark.parametrize("row, met", [
+    (dict(local_bytes=0, bank_conflict_pct=0.99, tensor_pipe_active=50.0), True),
+    (dict(local_bytes=0, bank_conflict_pct=1.0, tensor_pipe_active=80.0), False),
+    (dict(local_bytes=0, bank_conflict_pct=0.0, tensor_pipe_active=49.99), False),
+    (dict(local_bytes=1, bank_conflict_pct=0.0, tensor_pipe_active=90.0), False),
+    (dict(local_bytes_ld=0, local_bytes_st=4, bank_conflict_pct=0.0, tensor_pipe_active=90.0), False),  # older runs
+    (dict(local_bytes_ld=0, local_bytes_st=0, bank_conflict_pct=0.0, tensor_pipe_active=90.0), True),
+    (dict(local_bytes=0, tensor_pipe_active=90.0), False),  # no bank-conflict figure: not shown met
+    (dict(local_bytes=0, bank_conflict_pct=0.0), False),
+])
+def test_profile_part_of_the_bar_at_its_edges(row, met):
+    data = _bar_data({LARGE64: (1.0, 0.995)}, profile={(BEST, LARGE64): row})
+    lines, parts = bar._profile_verdicts(data, BEST)
+    assert [p[1] for p in parts] == [met]  # only the large shape that has a profile row
+    assert ("meets" if met else "misses") in lines[0]
+
+
+def test_success_bar_counts_the_parts_met():
+    # three canonical non-causal rows, two at 1.10x; one large row below parity; the 490 TFLOP/s
+    # target met, the others not measured; no profile. Parts: 4 rows (3 met), two of three at
+    # 1.10x (met), one TFLOP/s target (met): 5 of 6.
+    rows = dict(zip(CANON, [(1.2, 1.15), (1.12, 1.06), (1.0, 0.995)]))
+    rows[LARGE64] = (0.98, 0.97)
+    data = _bar_data(rows, medians={(BEST, LARGE64, "hot"): 560.0})
+    text = "\n".join(bar.success_bar(data, BEST, PEER))
+    assert "**Verdict:** 5 of 6 parts of the bar met. Missed:" in text
+    missed = text.split("Missed:")[1]
+    assert f"- {LARGE64}, hot, vs {FASTEST}: 0.980× [0.970, 1.000]." in missed
+    assert str(CANON[0]) not in missed
+    everything = _bar_data(dict(zip(CANON, [(1.2, 1.15)] * 3)))
+    assert "**Verdict:** 4 of 4 parts of the bar met. All met." in "\n".join(bar.success_bar(everything, BEST))
+    assert bar.success_bar(_bar_data({}), BEST) == [] and bar.success_bar(everything, "") == []
+
+
+def test_bar_shapes_are_canonical_then_large_then_long_where_measured():
+    long_shape = Shape(2, 16, 8192, 128, True)
+    sweep_only = Shape(64, 16, 256, 64, False)
+    data = _bar_data({sh: (1.0, 1.0) for sh in [long_shape, sweep_only, LARGE128, CANON[2], CANON[0]]})
+    assert bar.bar_shapes(data) == [CANON[0], CANON[2], LARGE128, long_shape]
+
+
+# --- the hypothesis verdict and the prediction check ----------------------------------------------
+
+@pytest.mark.parametrize("direction, parent, value, speed, predicted, expected", [
+    # METRIC_MOVE = 5 %: a move of more than 5 % (relative) counts
+    ("down", 100.0, 94.9, "faster", (1.1, 2.0), "confirmed"),
+    ("down", 100.0, 95.0, "faster", (1.1, 2.0), "inconclusive"),
+    ("up", 100.0, 105.1, "faster", (1.1, 2.0), "confirmed"),
+    ("up", 100.0, 105.0, "faster", (1.1, 2.0), "inconclusive"),
+    ("down", 100.0, 105.1, "faster", (1.1, 2.0), "refuted"),  # the other way by more than 5 %
+    ("down", 100.0, 105.0, "faster", (1.1, 2.0), "inconclusive"),
+    ("up", 100.0, 94.9, "faster", (1.1, 2.0), "refuted"),
+    ("up", 100.0, 95.0, "faster", (1.1, 2.0), "inconclusive"),
+    ("up", 100.0, 120.0, "slower", (1.1, 2.0), "refuted"),  # slower refutes whatever the metric
+    ("up", 100.0, 120.0, "within noise", (1.0, 2.0), "confirmed"),  # prediction includes 1.0 (edge)
+    ("up", 100.0, 120.0, "within noise", (0.5, 1.0), "confirmed"),
+    ("up", 100.0, 120.0, "within noise", (1.0001, 2.0), "inconclusive"),
+    ("up", 100.0, 120.0, "within noise", (0.5, 0.9999), "inconclusive"),
+    ("up", 100.0, 120.0, "within noise", None, "inconclusive"),
+    ("up", 100.0, 120.0, "not measured", (0.5, 2.0), "inconclusive"),
+    ("up", 100.0, None, "faster", (1.1, 2.0), "inconclusive (no profile)"),
+])
+def test_hypothesis_verdict_at_its_edges(direction, parent, value, speed, predicted, expected):
+    assert hypothesis_verdict(direction, parent, value, speed, predicted) == expected
+
+
+@pytest.mark.parametrize("lo, hi, expected", [(1.0, 1.09, "below"), (1.0, 1.1, "within"), (2.0, 2.5, "within"),
+                                              (2.01, 2.5, "above"), (1.5, 1.6, "within"), (0.5, 3.0, "within")])
+def test_speedup_against_the_predicted_range(lo, hi, expected):
+    assert _vs_prediction(SpeedupCI((lo + hi) / 2, lo, hi, "BCa"), (1.1, 2.0)) == expected
+    assert _vs_prediction(None, (1.1, 2.0)) == _vs_prediction(SpeedupCI(1, 1, 1, "exact"), None) == "—"
+
+
+# --- the regression gate -------------------------------------------------------------------------
+
+BASE_ID, RUN_ID = "20260101T000000Z-base", "20260102T000000Z-new"
+
+
+def _gate_run(root, run_id, samples: dict, failed=(), gpu="NVIDIA H200", state="complete"):
+    rec = records.RunRecord(run_id=run_id, root=root)
+    rec.write_json("env.json", {"gpu": gpu})
+    rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in samples])
+    rows = [dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16", mode="hot",
+                 sample=i, latency_us=float(x), sm_clock_mhz=1980.0, throttled=False)
+            for impl, xs in samples.items() for i, x in enumerate(xs)]
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    rec.write_table("summary.csv", pd.DataFrame([dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot",
+                                                      median_us=float(np.median(xs))) for impl, xs in samples.items()]))
+    rec.finish(state)
+    return rec
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    return tmp_path
+
+
+TIGHT = 100.0 * np.exp(np.random.default_rng(0).normal(0, 0.002, 200))  # spread 0.2 %: tight intervals
+NOISY = 100.0 * np.exp(np.random.default_rng(1).normal(0, 0.5, 8))
+
+
+def _gate(runs_dir, ratios: dict, base=TIGHT, failed=(), threshold=0.02):
+    """RUN's samples are BASE's divided by the wanted speedup (median(base) / median(run) = ratio)."""
+    _gate_run(runs_dir, BASE_ID, {impl: base for impl in ratios})
+    _gate_run(runs_dir, RUN_ID, {impl: base / r for impl, r in ratios.items()}, failed=failed)
+    lines = []
+    code = run.compare(RUN_ID, BASE_ID, threshold=threshold, progress=lines.append)
+    return code, "\n".join(lines)
+
+
+@pytest.mark.parametrize("ratio, code", [(0.9795, 1), (0.9805, 0), (0.975, 1), (0.985, 0), (1.0, 0), (1.05, 0)])
+def test_gate_fails_a_variant_slower_beyond_the_threshold(runs_dir, ratio, code):
+    got, text = _gate(runs_dir, {"wmma": ratio})
+    assert got == code, text
+    assert ("slower" in text) == (ratio < 0.99)
+
+
+def test_gate_threshold_is_a_parameter(runs_dir):
+    assert _gate(runs_dir, {"wmma": 0.985}, threshold=0.01)[0] == 1
+
+
+def test_gate_needs_a_significant_slowdown_not_only_a_low_ratio(runs_dir):
+    code, text = _gate(runs_dir, {"wmma": 0.9}, base=NOISY)  # 8 samples, 50 % spread: an interval across 1
+    assert code == 0 and "within noise" in text
+
+
+@pytest.mark.parametrize("impl", ["sdpa_flash", "flex_attention", "wmma__aa"])
+def test_gate_ignores_peers_and_the_aa_twin(runs_dir, impl):
+    code, text = _gate(runs_dir, {impl: 0.9, "wmma": 1.0})
+    assert code == 0 and "slower" in text
+
+
+def test_gate_fails_on_a_correctness_failure_even_without_a_slowdown(runs_dir):
+    code, text = _gate(runs_dir, {"wmma": 1.0, "tma": 1.0}, failed=("tma",))
+    assert code == 1 and "correctness FAILED: tma c" in text
+    assert "regressions" not in text
+
+
+def test_gate_without_a_base_run_fails_only_on_correctness(runs_dir):
+    _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT})
+    assert run.compare(RUN_ID, progress=lambda s: None) == 0
+    _gate_run(runs_dir, "20260103T000000Z-bad2", {"wmma": TIGHT}, failed=("wmma",), gpu="another GPU")
+    assert run.compare("20260103T000000Z-bad2", progress=lambda s: None) == 1
+
+
+def test_gate_drops_throttled_samples(runs_dir):
+    _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT})
+    rec = _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT})
+    s = rec.read_table("samples.parquet")
+    s.loc[s.index[:150], "latency_us"] *= 1.5  # 150 of 200 samples 50 % slower, but taken while throttled
+    s.loc[s.index[:150], "throttled"] = True
+    rec.write_table("samples.parquet", s)
+    assert run.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
+
+
+def test_best_base_is_the_fastest_complete_earlier_run_on_the_same_gpu(runs_dir):
+    _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 1.2})
+    _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 1.1})
+    _gate_run(runs_dir, "20260103T000000Z-c", {"wmma": TIGHT * 0.5}, state="incomplete")  # not complete
+    _gate_run(runs_dir, "20260104T000000Z-d", {"wmma": TIGHT * 0.6}, gpu="NVIDIA H100")  # another GPU
+    _gate_run(runs_dir, "20260105T000000Z-e", {"tma": TIGHT * 0.5})  # no row in common
+    _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT})
+    _gate_run(runs_dir, "20260107T000000Z-g", {"wmma": TIGHT * 0.7})  # later than the run compared
+    assert run.best_base("20260106T000000Z-f") == "20260102T000000Z-b"
+    assert run.best_base("20260102T000000Z-b") == "20260101T000000Z-a"
+    assert run.best_base("20260101T000000Z-a") is None
+
+
+def test_best_base_scores_runs_by_the_geometric_mean_over_shared_rows(runs_dir):
+    # run a: wmma 2x slower, tma 3x faster than f (geometric mean sqrt(2/3) < 1: faster overall);
+    # run b: both 0.9x (geometric mean 0.9): a is the faster base by the geometric mean, b by the
+    # arithmetic mean of the ratios (2 + 1/3) / 2 = 1.17 > 0.9
+    _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 2.0, "tma": TIGHT / 3.0})
+    _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 0.9, "tma": TIGHT * 0.9})
+    _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT, "tma": TIGHT})
+    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
+
+
+# --- the stop rule a run's parameters give ------------------------------------------------------------
+
+def test_stop_rule_from_a_runs_parameters():
+    new = run.stop_rule(dict(rel_ci=0.004, cap_s=2.5, min_samples=50, stop_guard=[0.99, 3.0]))
+    assert new == timing.StopRule(rel_ci=0.004, cap_s=2.5, min_samples=50, guard_confidence=0.99, guard_factor=3.0)
+    old = run.stop_rule(dict(rel_ci=0.005, cap_s=3.0))  # recorded before min_samples and the guard
+    assert (old.min_samples, old.guard_confidence, old.guard_factor) == (20, None, 2.0)
+    assert (old.rel_ci, old.cap_s, old.block) == (0.005, 3.0, 10)
+
+
+# --- the tuned dispatch's choice -------------------------------------------------------------------
+
+SHORT64 = [(8, 16, 512, 64, False), (4, 16, 256, 64, False)]  # one class, two shapes
+LONG128 = [(4, 16, 4096, 128, False)]
+
+
+def _trials(trial, impl, shapes, ratios, log_half=0.01, status="ok", mode="hot"):
+    """Trial rows whose interval is ratio * exp(+-log_half): symmetric in log space, so its
+    standard error is log_half / 1.96 (lab.tuning_dispatch._log_se)."""
+    return [dict(kind="trial", status=status, mode=mode, trial=trial, impl=impl, B=B, H=H, S=S, D=D, causal=c,
+                 config="{}", ratio_to_default=r, ratio_to_default_lo=r * math.exp(-log_half),
+                 ratio_to_default_hi=r * math.exp(log_half)) for (B, H, S, D, c), r in zip(shapes, ratios)]
+
+
+def test_class_scores_combine_the_shapes_as_independent_log_estimates():
+    # two shapes at 1.10 and 1.06, each log-interval +-h: geometric mean sqrt(1.10 * 1.06); the mean
+    # of two logs with standard errors h / z each has standard error sqrt(2) h / (2 z), so its
+    # interval is gm * exp(+-h / sqrt(2))
+    h = 0.02
+    rows = _trials(0, "ftz_exp2", SHORT64, [1.0, 1.0], h) + _trials(1, "ftz_exp2@bc64=64", SHORT64, [1.10, 1.06], h)
+    scores = td.class_scores(pd.DataFrame(rows))
+    best = scores.iloc[0]
+    gm = math.sqrt(1.10 * 1.06)
+    assert (best["impl"], best["shape_class"], best["shapes"], best["head_dim"]) == ("ftz_exp2@bc64=64",
+                                                                                      "D64-full-short", 2, 64)
+    assert best["gm_ratio"] == pytest.approx(gm, rel=1e-12)
+    assert best["gm_lo"] == pytest.approx(gm * math.exp(-h / math.sqrt(2)), rel=1e-9)
+    assert best["gm_hi"] == pytest.approx(gm * math.exp(h / math.sqrt(2)), rel=1e-9)
+    assert list(scores["impl"]) == ["ftz_exp2@bc64=64", "ftz_exp2"]  # best first
+
+
+def test_class_scores_take_the_first_measurement_and_only_complete_configurations():
+    rows = (_trials(0, "ftz_exp2", SHORT64, [1.0, 1.0])
+            + _trials(1, "ftz_exp2@bc64=64", SHORT64, [1.04, 1.04])
+            + _trials(5, "ftz_exp2@bc64=64", SHORT64, [2.0, 2.0])  # measured again later: not used
+            + _trials(2, "ftz_exp2@st64=2", SHORT64[:1], [1.5])  # pruned after one shape
+            + _trials(3, "ftz_exp2@st64=3", SHORT64, [3.0, 3.0], mode="cold")  # another mode
+            + _trials(4, "ftz_exp2@st64=4", SHORT64, [3.0, 3.0], status="timeout"))
+    scores = td.class_scores(pd.DataFrame(rows)).set_index("impl")
+    assert sorted(scores.index) == ["ftz_exp2", "ftz_exp2@bc64=64"]
+    assert scores.at["ftz_exp2@bc64=64", "gm_ratio"] == pytest.approx(1.04)
+    assert scores.at["ftz_exp2@bc64=64", "trial"] == 1
+    assert td.class_scores(pd.DataFrame(rows), mode="cold").iloc[0]["impl"] == "ftz_exp2@st64=3"
+
+
+@pytest.mark.parametrize("ratio, chosen", [(1.0203, True), (1.0201, False)])
+def test_dispatch_chooses_a_configuration_only_when_its_lower_end_is_above_1(ratio, chosen):
+    # one shape, log half-width 0.02: lower end = ratio * exp(-0.02), above 1 exactly when
+    # ratio > exp(0.02) = 1.0202013
+    rows = _trials(0, "ftz_exp2", LONG128, [1.0], 0.02) + _trials(1, "ftz_exp2@st128=2", LONG128, [ratio], 0.02)
+    table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
+    assert ("D128-full-long" in table["classes"]) is chosen
+    assert table["considered"]["D128-full-long"].startswith("best ftz_exp2@st128=2 x")
+    if chosen:
+        entry = table["classes"]["D128-full-long"]
+        assert entry["impl"] == "ftz_exp2@st128=2" and entry["defines"] == {"FA_TILE_STAGES_D128": 2}
+        assert entry["ci_lo"] == pytest.approx(ratio * math.exp(-0.02)) and entry["shapes"] == 1
+
+
+def test_dispatch_keeps_the_default_when_the_default_is_best_or_the_best_is_unsure():
+    rows = (_trials(0, "ftz_exp2", SHORT64 + LONG128, [1.0, 1.0, 1.0], 0.001)
+            + _trials(1, "ftz_exp2@bc64=64", SHORT64, [0.9, 0.9], 0.001)  # slower than the default
+            # the best ratio has an interval across 1; a smaller, surer gain is not taken instead
+            + _trials(2, "ftz_exp2@st128=2", LONG128, [1.05], 0.2)
+            + _trials(3, "ftz_exp2@st128=3", LONG128, [1.02], 0.001))
+    table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
+    assert table["classes"] == {}
+    assert table["considered"]["D64-full-short"].startswith("best ftz_exp2 x1.000")
+    assert table["considered"]["D128-full-long"].startswith("best ftz_exp2@st128=2 x1.050")
+    assert table["run_id"] == "RUN" and table["mode"] == "hot" and table["variant"] == "ftz_exp2"
+
+
+@pytest.mark.parametrize("D, causal, S, cls", [(64, False, 1024, "D64-full-short"), (64, False, 1025, "D64-full-long"),
+                                               (128, True, 1, "D128-causal-short"),
+                                               (128, True, 16384, "D128-causal-long")])
+def test_shape_classes_split_at_1024(D, causal, S, cls):
+    assert td.shape_class(D, causal, S) == cls
+    table = {"variant": "ftz_exp2", "classes": {cls: {"impl": "ftz_exp2@x", "defines": {"A": 1}}}}
+    assert td.entry_for(table, D, causal, S) == {"class": cls, "impl": "ftz_exp2@x", "defines": {"A": 1}}
+    other = td.shape_class(D, not causal, S)
+    assert td.entry_for(table, D, not causal, S) == {"class": other, "impl": "ftz_exp2", "defines": {}}
+
+
+# --- speedup_ci on samples of unequal sizes -----------------------------------------------------------
+
+def test_speedup_ci_of_unequal_sizes_has_the_ratio_of_the_constructed_medians():
+    a = np.arange(1.0, 22.0)  # 21 samples, median 11 (the 11th)
+    b = np.concatenate([np.full(29, 20.0), [21.0, 23.0], np.full(29, 30.0)])  # 60 samples, median (21 + 23) / 2
+    ci = stats.speedup_ci(a, b, n_resamples=500)
+    assert ci.ratio == 2.0
+    assert ci.method in ("BCa", "percentile") and ci.lo < 2.0 < ci.hi
+    back = stats.speedup_ci(b, a, n_resamples=500)
+    assert back.ratio == 0.5
+
+
+def test_speedup_ci_width_of_unequal_sizes_matches_the_large_sample_theory():
+    # The median of n lognormal(sigma) samples has log-scale standard error sqrt(pi / 2) sigma /
+    # sqrt(n); the log ratio of two independent medians has the root sum of squares. n = 40 against
+    # 400, sigma = 0.05: se = 0.05 * 1.2533 * sqrt(1/40 + 1/400) = 0.010392, a 95 % half-width of
+    # 0.02037 in log space. Averaged over 20 draws, the bootstrap's half-width is within 20 % of it;
+    # resampling the two as pairs (equal sizes) or only the larger one would be far off.
+    expected = 1.959964 * 0.05 * math.sqrt(math.pi / 2) * math.sqrt(1 / 40 + 1 / 400)
+    halves = []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        a = 50.0 * np.exp(rng.normal(0, 0.05, 40))
+        b = 75.0 * np.exp(rng.normal(0, 0.05, 400))
+        ci = stats.speedup_ci(a, b, n_resamples=1000, seed=seed)
+        assert ci.method == "BCa"
+        halves.append((math.log(ci.hi) - math.log(ci.lo)) / 2)
+    assert np.mean(halves) == pytest.approx(expected, rel=0.2)
