@@ -63,17 +63,24 @@ def test_the_reference_is_attention(refs):
     torch.testing.assert_close(ref[:, :, 0], v[:, :, 0].float())
 
 
-def test_inputs_are_fresh_seeded_normals_and_the_tolerance_follows_sdpa(refs):
-    q, k, v, ref, sdpa_err = refs.get(CASE)
+@pytest.mark.parametrize("case", [CASE, SCALED], ids=["causal", "scaled"])
+def test_inputs_are_fresh_seeded_normals_and_the_tolerance_follows_sdpa(case, refs):
+    q, k, v, ref, sdpa_err = refs.get(case)
     assert q.dtype == torch.float16 and not torch.equal(q, k) and not torch.equal(k, v)
     assert 0.5 < float(q.float().std()) < 1.5 and bool((q != 0).any())
-    again = check.make_inputs(CASE, "cpu")
+    again = check.make_inputs(case, "cpu")
     assert all(torch.equal(a, b) for a, b in zip(again, (q, k, v)))  # seeded by the case
-    sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-    assert sdpa_err == pytest.approx(float((sdpa.double() - _attention64(q, k, v, True, None)).abs().max()), abs=1e-6)
-    r = check.check_case("good", good, CASE, refs)
+    # SDPA's own fp16 error against a float64 computation, with the case's mask and scale
+    sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=case.scale)
+    expected = float((sdpa.double() - _attention64(q, k, v, case.causal, case.scale)).abs().max())
+    assert sdpa_err == pytest.approx(expected, abs=1e-6) and sdpa_err < 2e-3
+    r = check.check_case("good", good, case, refs)
     assert r.tolerance == pytest.approx(2 * sdpa_err + 1e-3)
-    assert r.passed and r.explain() == "good B2H3-S17-D64-causal: ok"
+    assert r.passed and r.explain() == f"good {case.id}: ok"
+    # the record names the case it judged
+    assert (r.variant, r.case, r.B, r.H, r.S, r.D, r.causal, r.scale) == ("good", case.id, case.B, case.H, case.S,
+                                                                          case.D, case.causal, case.scale)
+    assert r.sdpa_max_abs_err == sdpa_err and r.error == r.unsupported == ""
     # the float64 result rounded to fp16: at most half a unit in the last place, 2^-10 for |x| < 4
     assert r.finite and r.inputs_unchanged and r.deterministic and r.max_abs_err <= 2 ** -10 + 1e-6
 
@@ -184,9 +191,55 @@ def test_a_raising_kernel_is_a_failed_case_and_an_unsupported_one_is_neither(ref
     r = check.check_case("raises", raises, CASE, refs)
     assert not r.passed and not r.unsupported
     assert r.explain() == "raises B2H3-S17-D64-causal: RuntimeError: launch failed: too many resources requested"
+    # a kernel that raised is credited with nothing
+    assert math.isnan(r.max_abs_err) and (r.finite, r.inputs_unchanged, r.deterministic) == (False, False, False)
     u = check.check_case("unsupported", unsupported, CASE, refs)
     assert not u.passed and u.unsupported == "D = 64 only" and not u.error
     assert u.explain() == "unsupported B2H3-S17-D64-causal: unsupported (D = 64 only)"
+    # it did not run: its inputs are untouched, and nothing else is claimed
+    assert math.isnan(u.max_abs_err) and (u.finite, u.inputs_unchanged, u.deterministic) == (False, True, False)
+    assert (u.B, u.S, u.tolerance) == (CASE.B, CASE.S, r.tolerance)
+
+
+def test_an_error_exactly_at_the_tolerance_passes():
+    # "at most 2x SDPA's error plus 1e-3": a cache entry with a zero reference and an SDPA error of
+    # 0.2495 makes the tolerance exactly 2 x 0.2495 + 0.001 = 0.5, which fp16 holds exactly
+    refs = check.ReferenceCache(device="cpu")
+    q, k, v = check.make_inputs(CASE, "cpu")
+    refs._entries[CASE] = (q, k, v, torch.zeros(q.shape), 0.2495)
+
+    def off_by(value):
+        def attn(q, k, v, is_causal=False, scale=None, out=None):
+            out.zero_()
+            out[0, 0, 0, 0] = value
+
+        return attn
+
+    at = check.check_case("at", off_by(0.5), CASE, refs)
+    assert at.tolerance == 0.5 and at.max_abs_err == 0.5 and at.passed and at.explain().endswith(": ok")
+    over = check.check_case("over", off_by(0.50048828125), CASE, refs)  # the next fp16 value above 0.5
+    assert not over.passed and "max abs err 0.5 > tolerance 0.5" in over.explain()
+
+
+def test_every_broken_rule_is_named_in_the_explanation(refs):
+    def everything_wrong(out, q, k, v, call):
+        _nan(out, q, k, v, call)
+        _writes_q(out, q, k, v, call)
+
+    r = check.check_case("bad", _fake(everything_wrong), CASE, refs)
+    assert r.explain() == (f"bad {CASE.id}: NaN/Inf in output; max abs err inf > tolerance {r.tolerance:.3g}; "
+                           "inputs modified")
+
+
+def test_the_reference_cache_keeps_the_latest_cases():
+    refs = check.ReferenceCache(max_entries=2, device="cpu")
+    cases = [check.Case(1, 1, s, 64, False) for s in (3, 5, 7)]
+    first = refs.get(cases[0])
+    assert refs.get(cases[0]) is first  # computed once
+    for case in cases[1:]:
+        refs.get(case)
+    assert list(refs._entries) == cases[1:]  # the oldest left
+    assert refs.get(cases[0]) is not first and list(refs._entries) == [cases[2], cases[0]]
 
 
 def test_a_kernel_that_writes_its_inputs_does_not_fail_the_kernels_checked_after_it():
@@ -207,12 +260,49 @@ def test_a_kernel_that_writes_its_inputs_does_not_fail_the_kernels_checked_after
             assert r.passed, r.explain()
 
 
+def _unsupported(q, k, v, is_causal=False, scale=None, out=None):
+    raise check.Unsupported("no")
+
+
 def test_run_grid_checks_every_kernel_on_every_case_and_reports_failures():
     lines = []
-    results = list(check.run_grid({"good": good, "nan": _fake(_nan)}, [CASE, SCALED], progress=lines.append,
-                                  device="cpu"))
-    assert [(r.variant, r.case) for r in results] == [("good", CASE.id), ("nan", CASE.id), ("good", SCALED.id),
-                                                      ("nan", SCALED.id)]
-    assert [r.passed for r in results] == [True, False, True, False]
+    kernels = {"good": good, "nan": _fake(_nan), "unsupported": _unsupported}
+    results = list(check.run_grid(kernels, [CASE, SCALED], progress=lines.append, device="cpu"))
+    assert [(r.variant, r.case) for r in results] == [(n, c.id) for c in (CASE, SCALED) for n in kernels]
+    assert [r.passed for r in results] == [True, False, False] * 2
+    # a failure is reported as it comes; a pass and an unsupported case are not
     assert [line.split(";")[0] for line in lines] == ["  FAIL nan B2H3-S17-D64-causal: NaN/Inf in output",
                                                       "  FAIL nan B2H3-S17-D128-full-scale0.3: NaN/Inf in output"]
+
+
+def test_run_grid_reports_progress_every_20_cases_and_defaults_to_the_full_grid(monkeypatch):
+    small = [check.Case(1, 1, s, 64, c) for s in range(1, 21) for c in (False, True)]  # 40 cases
+    monkeypatch.setattr(check, "grid", lambda: small)
+    lines = []
+    results = list(check.run_grid({"good": good}, progress=lines.append, device="cpu"))
+    assert [r.case for r in results] == [c.id for c in small] and all(r.passed for r in results)
+    assert lines == ["  checked 20/40 cases", "  checked 40/40 cases"]
+
+
+def test_a_peer_adapter_is_non_causal_unless_asked():
+    class Peer:
+        name = "fake_peer"
+
+        def unsupported_reason(self, q, k, v, causal, scale):
+            return ""
+
+        def context(self):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+        def bind(self, q, k, v, causal, scale):
+            return lambda: _attention64(q, k, v, causal, scale).half()
+
+        def output_bhsd(self, out):
+            return out
+
+    attn = check.peer_as_attn(Peer())
+    q, k, v = check.make_inputs(CASE, "cpu")
+    torch.testing.assert_close(attn(q, k, v).double(), _attention64(q, k, v, False, None), atol=1e-3, rtol=0)
+    assert check.check_case("fake_peer", attn, CASE, check.ReferenceCache(device="cpu")).passed

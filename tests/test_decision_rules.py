@@ -318,6 +318,20 @@ def test_gate_threshold_is_a_parameter(runs_dir):
     assert _gate(runs_dir, {"wmma": 0.985}, threshold=0.01)[0] == 1
 
 
+@pytest.mark.parametrize("threshold, code", [(0.5, 0), (0.4999, 1)])
+def test_gate_at_exactly_the_threshold(runs_dir, threshold, code):
+    # RUN's samples are exactly twice BASE's (a scaling by 2 is exact), so the ratio is exactly
+    # 0.5 = 1 - 0.5: "slower by more than the threshold" is false at the threshold itself
+    assert _gate(runs_dir, {"wmma": 0.5}, threshold=threshold)[0] == code
+
+
+def test_gate_of_a_run_without_correctness_results(runs_dir):
+    _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT})
+    rec = _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT * 0.9})  # faster
+    rec.path("correctness.json").unlink()
+    assert run.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
+
+
 def test_gate_needs_a_significant_slowdown_not_only_a_low_ratio(runs_dir):
     code, text = _gate(runs_dir, {"wmma": 0.9}, base=NOISY)  # 8 samples, 50 % spread: an interval across 1
     assert code == 0 and "within noise" in text
@@ -353,16 +367,17 @@ def test_gate_drops_throttled_samples(runs_dir):
 
 
 def test_best_base_is_the_fastest_complete_earlier_run_on_the_same_gpu(runs_dir):
-    _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 1.2})
-    _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 1.1})
-    _gate_run(runs_dir, "20260103T000000Z-c", {"wmma": TIGHT * 0.5}, state="incomplete")  # not complete
-    _gate_run(runs_dir, "20260104T000000Z-d", {"wmma": TIGHT * 0.6}, gpu="NVIDIA H100")  # another GPU
-    _gate_run(runs_dir, "20260105T000000Z-e", {"tma": TIGHT * 0.5})  # no row in common
+    # the runs that must be passed over come first, so that stopping at one would leave no base
+    _gate_run(runs_dir, "20260101T000000Z-c", {"wmma": TIGHT * 0.5}, state="incomplete")  # not complete
+    _gate_run(runs_dir, "20260102T000000Z-d", {"wmma": TIGHT * 0.6}, gpu="NVIDIA H100")  # another GPU
+    _gate_run(runs_dir, "20260103T000000Z-e", {"tma": TIGHT * 0.5})  # no row in common
+    _gate_run(runs_dir, "20260104T000000Z-a", {"wmma": TIGHT * 1.2})
+    _gate_run(runs_dir, "20260105T000000Z-b", {"wmma": TIGHT * 1.1})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT})
     _gate_run(runs_dir, "20260107T000000Z-g", {"wmma": TIGHT * 0.7})  # later than the run compared
-    assert run.best_base("20260106T000000Z-f") == "20260102T000000Z-b"
-    assert run.best_base("20260102T000000Z-b") == "20260101T000000Z-a"
-    assert run.best_base("20260101T000000Z-a") is None
+    assert run.best_base("20260106T000000Z-f") == "20260105T000000Z-b"
+    assert run.best_base("20260105T000000Z-b") == "20260104T000000Z-a"
+    assert run.best_base("20260104T000000Z-a") is None  # not itself
 
 
 def test_best_base_scores_runs_by_the_geometric_mean_over_shared_rows(runs_dir):
@@ -372,6 +387,22 @@ def test_best_base_scores_runs_by_the_geometric_mean_over_shared_rows(runs_dir):
     _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 2.0, "tma": TIGHT / 3.0})
     _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 0.9, "tma": TIGHT * 0.9})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT, "tma": TIGHT})
+    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
+
+
+def test_best_base_compares_each_run_on_its_own_shared_rows(runs_dir):
+    # f: wmma 1x, tma 10x. x shares only tma, 0.985 of f's; y shares only wmma, 0.99 of f's. By the
+    # ratio x is the better base; by the product of the medians (not the ratio) y would be
+    _gate_run(runs_dir, "20260101T000000Z-x", {"tma": TIGHT * 9.85})
+    _gate_run(runs_dir, "20260102T000000Z-y", {"wmma": TIGHT * 0.99})
+    _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT, "tma": TIGHT * 10})
+    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-x"
+
+
+def test_best_base_keeps_the_earlier_of_two_equal_runs(runs_dir):
+    _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 0.5})
+    _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 0.5})
+    _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT})
     assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
 
 
@@ -466,6 +497,7 @@ def test_shape_classes_split_at_1024(D, causal, S, cls):
     assert td.entry_for(table, D, causal, S) == {"class": cls, "impl": "ftz_exp2@x", "defines": {"A": 1}}
     other = td.shape_class(D, not causal, S)
     assert td.entry_for(table, D, not causal, S) == {"class": other, "impl": "ftz_exp2", "defines": {}}
+    assert td.entry_for({"variant": "v"}, D, causal, S) == {"class": cls, "impl": "v", "defines": {}}  # no classes
 
 
 # --- speedup_ci on samples of unequal sizes -----------------------------------------------------------
