@@ -56,7 +56,7 @@ TUNE_CAP ?= $(call cmdline_or,CAP,1)
 BUDGET ?= 300
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
+.PHONY: tune tune-report help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu mutation clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
@@ -67,6 +67,7 @@ help:
 	@echo "                  GPUS=all|N SEED=0 MODES=hot|hot,cold CAP=1 BUDGET=300 TUNE_FLAGS='--no-heldout --fake ...')"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
+	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
 
 env: $(ENV_STAMP)
@@ -117,14 +118,28 @@ bench: env
 sanitize: env
 	$(PY) -m lab sanitize $(if $(VARIANTS),--variants $(VARIANTS))
 
+# The property tests need hypothesis (in requirements.txt); a Python that has the study's packages
+# but not it gets it here, or, with no package registry, runs without the property tests (they skip).
+TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q "hypothesis>=6.100" \
+	|| echo "hypothesis could not be installed: the property tests skip"
+
 test: env
+	$(TEST_DEPS)
 	$(PY) -m pytest -q
 
 test-cpu: env
+	$(TEST_DEPS)
 	$(PY) -m pytest -q -m "not gpu"
 
 test-gpu: env
 	$(PY) -m pytest -q -m gpu
+
+# Mutation testing of the decision code (issue 20): mutmut in a copy of the tree under build/mutation/;
+# SCOPE=full (minutes; writes reports/mutation/MUTATION.md) or fast (the decision rules alone).
+SCOPE ?= full
+mutation: env
+	@$(PY) -c "import mutmut, hypothesis" 2>/dev/null || $(PY) -m pip install -q "mutmut>=3.3" "hypothesis>=6.100"
+	$(PY) tools/mutation.py --scope $(SCOPE)
 
 # Build outputs and caches only: data/ (the measurements) and reports/ are never cleaned.
 clean:

@@ -1,0 +1,273 @@
+"""Mutation testing of the code that decides the study's conclusions (issue 20), with mutmut.
+
+    python tools/mutation.py [--scope full|fast] [--tests ...] [--report PATH] [--max-children N]
+
+A scope names the decision functions to mutate (SCOPES) and the CPU tests that must kill the
+mutants (TESTS). The scope runs in a copy of the tree under build/mutation/<scope>/ (mutmut writes
+its mutants/ there), so the working tree is never touched. The report lists the score and every
+surviving mutant with its diff and, where NOTES (tools/mutation_notes.toml) says so, why it is
+equivalent or left. The exit status is 1 when a surviving mutant of the scope has no note.
+
+Score = killed / (mutants - equivalent); a timeout counts as killed (the mutant hangs the rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NOTES = REPO / "tools" / "mutation_notes.toml"
+
+# The decision code, module -> functions ("Class.method" for a method). "fast": the rules alone,
+# for CI; "full": with the statistics' intervals and the plumbing that feeds the rules.
+FAST = {
+    "lab/check.py": ["check_case"],
+    "lab/timing.py": ["StopRule.met_by", "interleave"],
+    "lab/stats.py": ["Comparison.verdict"],
+    "lab/run.py": ["compare", "stop_rule"],
+    "lab/report/bar.py": ["bar_rows", "_row_level", "bar_verdicts", "_profile_verdicts", "portable_bar_rows"],
+    "lab/report/tables.py": ["hypothesis_verdict", "_vs_prediction"],
+    "lab/tuning_dispatch.py": ["shape_class", "entry_for", "choose_table"],
+}
+FULL = {
+    "lab/check.py": ["check_case", "reference", "ReferenceCache.get", "peer_as_attn", "CaseResult.explain",
+                     "run_grid"],
+    "lab/timing.py": ["StopRule.met_by", "interleave"],
+    "lab/stats.py": ["_as_1d", "_as_positive_1d", "summarize", "median_ci", "relative_ci_halfwidth",
+                     "_ratio_of_medians", "_bootstrap_ci", "speedup_ci", "cliffs_delta", "mann_whitney_p",
+                     "hodges_lehmann_log_ratio", "_bh_fallback", "benjamini_hochberg", "Comparison.verdict",
+                     "compare", "compare_rows", "tflops", "effective_gbps"],
+    "lab/run.py": ["compare", "best_base", "stop_rule"],
+    "lab/report/bar.py": ["bar_shapes", "bar_rows", "_row_level", "_local_bytes", "bar_verdicts",
+                          "bar_tflops_lines", "_profile_verdicts", "success_bar", "portable_bar_rows"],
+    "lab/report/tables.py": ["hypothesis_verdict", "_vs_prediction"],
+    "lab/tuning_dispatch.py": ["shape_class", "entry_for", "_log_se", "class_scores", "choose_table",
+                               "TunedDispatch.kernel_for"],
+}
+SCOPES = {"fast": FAST, "full": FULL}
+
+# The tests each scope is judged by: the decision-rule tests with independent expectations, and
+# for "full" the existing unit tests of these modules too (not the report's end-to-end tests on
+# committed runs: minutes a mutant, and they check a rendering, not a rule).
+DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py"]
+TESTS = {
+    "fast": DECISION_TESTS,
+    "full": DECISION_TESTS + ["tests/test_properties.py", "tests/test_stats_edges.py", "tests/test_stats.py",
+                              "tests/test_records_and_runs.py", "tests/test_tuning.py", "tests/test_peers.py",
+                              "tests/test_knockouts.py"],
+}
+# Lines that only report progress: a mutant there changes what is printed, never a conclusion.
+DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
+# What the tests read besides lab/ and tests/.
+ALSO = ["kernels", "data", "reports", "notebooks", "Makefile", "requirements.txt", "pyproject.toml"]
+
+
+def mutant_patterns(scope: dict) -> list[str]:
+    """mutmut's mutant names for the scope's functions, e.g. lab.stats.x_speedup_ci__mutmut_*."""
+    out = []
+    for path, funcs in scope.items():
+        module = path.removesuffix(".py").replace("/", ".")
+        for f in funcs:
+            cls, _, name = f.rpartition(".")
+            out.append(f"{module}.x{'ǁ' + cls + 'ǁ' if cls else '_'}{name}__mutmut_*")
+    return out
+
+
+def note_key(mutant: str) -> str:
+    """A survivor's key in NOTES: module leaf and mutant, e.g. stats.x_compare__mutmut_3 (unchanged
+    when the module moves to another package)."""
+    module, _, rest = mutant.partition(".x")
+    return module.rpartition(".")[2] + ".x" + rest
+
+
+def _toml_list(xs) -> str:
+    return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
+
+
+def prepare(work: Path, scope: dict, tests: list[str], rev: str | None = None,
+            timeout: tuple[float, float] = (15.0, 1.0)) -> None:
+    """A copy of the tree (or of git revision `rev`) with a mutmut configuration for the scope."""
+    if (work / "mutants").exists():  # mutmut keeps results of unchanged functions: start afresh
+        shutil.rmtree(work / "mutants")
+    work.mkdir(parents=True, exist_ok=True)
+    for name in ["lab", "tests", *ALSO]:
+        src, dst = REPO / name, work / name
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        elif dst.exists():
+            dst.unlink()
+        if rev:
+            continue
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.so", "mutants"))
+        elif src.exists():
+            shutil.copy2(src, dst)
+    if rev:
+        archive = subprocess.run(["git", "archive", rev, "lab", "tests", *ALSO], cwd=REPO, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    text = (work / "pyproject.toml").read_text()
+    text += f"""
+[tool.mutmut]
+source_paths = ["lab"]
+only_mutate = {_toml_list(scope)}
+also_copy = {_toml_list(ALSO)}
+do_not_mutate_patterns = {_toml_list(DO_NOT_MUTATE)}
+pytest_add_cli_args = ["-m", "not gpu", "-p", "no:cacheprovider", "--deselect",
+                       "tests/test_stats.py::test_no_torch_import"]
+pytest_add_cli_args_test_selection = {_toml_list([t for t in tests if (REPO / t).exists()])}
+process_isolation = "forkserver"
+timeout_multiplier = {timeout[0]}
+timeout_constant = {timeout[1]}
+"""
+    (work / "pyproject.toml").write_text(text)
+
+
+def results(work: Path, patterns: list[str], all_keys: bool = False) -> dict[str, str]:
+    """mutant -> status (mutmut's names: killed, survived, timeout, no tests, ...), of the mutants
+    that were run (all_keys: also those not run)."""
+    import fnmatch
+
+    from mutmut.stats import status_by_exit_code
+
+    out = {}
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        for key, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+            if (code is not None or all_keys) and any(fnmatch.fnmatch(key, p) for p in patterns):
+                out[key] = status_by_exit_code[code]
+    return out
+
+
+def diffs(work: Path, names: list[str]) -> dict[str, str]:
+    if not names:
+        return {}
+    code = ("import json, sys\nfrom mutmut.mutation.diff_apply import get_diff_for_mutant\n"
+            "print(json.dumps({n: get_diff_for_mutant(n) for n in json.load(sys.stdin)}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=work, input=json.dumps(names), capture_output=True,
+                          text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def changed_lines(diff: str) -> str:
+    lines = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    return "\n".join(lines)
+
+
+def write_report(path: Path, scope_name: str, status: dict[str, str], notes: dict, diff: dict[str, str],
+                 wall_s: float, tests: list[str], what: str = "") -> int:
+    """The report; returns how many survivors lack a note."""
+    equivalent = {m for m, s in status.items()
+                  if s == "survived" and notes.get(note_key(m), {}).get("kind") == "equivalent"}
+    killed = sum(s in ("killed", "timeout") for s in status.values())
+    total = len(status) - len(equivalent)
+    survivors = sorted(m for m, s in status.items() if s not in ("killed", "timeout"))
+    missing = [m for m in survivors if m not in equivalent and note_key(m) not in notes]
+    per_module: dict[str, list[int]] = {}
+    for m, s in status.items():
+        mod = m.partition(".x")[0]
+        row = per_module.setdefault(mod, [0, 0, 0])
+        row[0] += s in ("killed", "timeout")
+        row[1] += m in equivalent
+        row[2] += 1
+    lines = [f"# Mutation testing: the decision code ({scope_name} scope)", "",
+             "Generated by `make mutation` (`python tools/mutation.py`) with mutmut "
+             f"{_version()}; {wall_s / 60:.1f} min. Each mutant is one small change (an operator, a constant, a "
+             "condition, an argument) to one of the functions below; it is *killed* when a test fails. Score = "
+             "killed / (mutants − equivalent mutants); a mutant that makes the tests time out counts as killed.", "",
+             f"**Score: {killed} / {total} = {100 * killed / max(total, 1):.1f} %** "
+             f"({len(status)} mutants, {len(equivalent)} equivalent, {len(survivors) - len(equivalent)} "
+             "non-equivalent survivors).", "",
+             "Tests: " + ", ".join(f"`{t}`" for t in tests) + "." + (f" {what}" if what else ""), "",
+             "| module | killed | equivalent | mutants | score |", "|---|---:|---:|---:|---:|"]
+    for mod, (k, e, n) in sorted(per_module.items()):
+        lines.append(f"| `{mod}` | {k} | {e} | {n} | {100 * k / max(n - e, 1):.1f} % |")
+    lines += ["", "Functions mutated: " + "; ".join(f"`{p}`: " + ", ".join(fs) for p, fs in SCOPES[scope_name].items())
+              + ".", "", "## Survivors", ""]
+    if not survivors:
+        lines.append("None.")
+    for m in survivors:
+        note = notes.get(note_key(m), {})
+        kind = note.get("kind", "NOT EXPLAINED")
+        lines += [f"### `{m}` ({status[m]}; {kind})", "", "```diff", changed_lines(diff.get(m, "")), "```", "",
+                  note.get("why", "No note in tools/mutation_notes.toml: a test is missing, or the note is."), ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines).rstrip() + "\n")
+    return len(missing)
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("mutmut")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scope", choices=SCOPES, default="full")
+    ap.add_argument("--tests", nargs="*", help="test files instead of the scope's (e.g. for a baseline)")
+    ap.add_argument("--report", type=Path, help="default: reports/mutation/MUTATION.md (full), build/... (fast)")
+    ap.add_argument("--work", type=Path, help="default: build/mutation/<scope>")
+    ap.add_argument("--max-children", type=int, default=os.cpu_count())
+    ap.add_argument("--report-only", action="store_true", help="rewrite the report from the last run's results")
+    ap.add_argument("--rev", help="mutate and test this git revision instead of the working tree (a baseline)")
+    ap.add_argument("--modules", help="comma-separated files of the scope to mutate (default: all)")
+    ap.add_argument("--sample", type=int, help="run a random sample of this many of the scope's mutants")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, nargs=2, default=(15.0, 1.0), metavar=("MULTIPLIER", "CONSTANT"),
+                    help="mutmut's CPU-time limit a mutant: (tests' time + CONSTANT) x MULTIPLIER x 2 s")
+    args = ap.parse_args(argv)
+    scope, tests = SCOPES[args.scope], args.tests or TESTS[args.scope]
+    if args.modules:
+        scope = {m: scope[m] for m in args.modules.split(",")}
+    work = args.work or REPO / "build" / "mutation" / args.scope
+    report = args.report or (REPO / "reports" / "mutation" / "MUTATION.md" if args.scope == "full"
+                             else work / "MUTATION.md")
+    patterns = mutant_patterns(scope)
+    t0 = time.perf_counter()
+    mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if not args.report_only:
+        prepare(work, scope, tests, args.rev, tuple(args.timeout))
+        if args.sample:  # mutmut makes the mutants, then finds none by this name; sample from what it made
+            subprocess.run([*mutmut, "run", "lab.none.x_none__mutmut_0"], cwd=work, env=env, capture_output=True)
+            import random
+
+            names = sorted(results(work, patterns, all_keys=True))
+            patterns = sorted(random.Random(args.seed).sample(names, min(args.sample, len(names))))
+            (work / "sample.json").write_text(json.dumps(patterns))
+        proc = subprocess.run([*mutmut, "run", "--max-children", str(args.max_children), *patterns], cwd=work,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        (work / "mutmut.log").write_text(proc.stdout)
+        if proc.returncode != 0:
+            print(proc.stdout[-4000:], file=sys.stderr)
+            print(f"mutmut failed ({proc.returncode}); its log: {work / 'mutmut.log'}", file=sys.stderr)
+            return 2
+        (work / "wall_s").write_text(f"{time.perf_counter() - t0:.1f}")
+    if args.report_only and (work / "sample.json").exists():
+        patterns = json.loads((work / "sample.json").read_text())
+    status = results(work, patterns)
+    if not status:
+        print(f"no mutant results under {work}/mutants", file=sys.stderr)
+        return 2
+    notes = tomllib.loads(NOTES.read_text()) if NOTES.exists() else {}
+    survivors = [m for m, s in status.items() if s not in ("killed", "timeout")]
+    wall = float((work / "wall_s").read_text()) if (work / "wall_s").exists() else time.perf_counter() - t0
+    what = " ".join(x for x in (f"Code and tests of revision {args.rev}." if args.rev else "",
+                                f"A random sample (seed {args.seed}) of the scope's mutants." if args.sample else "")
+                    if x)
+    missing = write_report(report, args.scope, status, notes, diffs(work, survivors), wall, tests, what)
+    print(report.read_text().split("## Survivors")[0].strip())
+    print(f"\nreport: {report}" + (f"; {missing} survivor(s) without a note" if missing else ""))
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
