@@ -134,7 +134,9 @@ def _minus_inf(out, q, k, v, call):
 def test_each_broken_rule_fails_the_case_for_its_reason(edit, reason, flags, refs):
     r = check.check_case("fake", _fake(edit), CASE, refs)
     assert not r.passed, r.explain()
-    assert reason in r.explain()
+    if not flags.get("finite", True):  # a non-finite output has no finite error either
+        reason += f"; max abs err inf > tolerance {r.tolerance:.3g}"
+    assert r.explain() == f"fake {CASE.id}: {reason}"
     for key, value in flags.items():
         assert getattr(r, key) is value
     others = {"finite", "inputs_unchanged", "deterministic"} - set(flags)
@@ -193,11 +195,13 @@ def test_a_raising_kernel_is_a_failed_case_and_an_unsupported_one_is_neither(ref
     assert r.explain() == "raises B2H3-S17-D64-causal: RuntimeError: launch failed: too many resources requested"
     # a kernel that raised is credited with nothing
     assert math.isnan(r.max_abs_err) and (r.finite, r.inputs_unchanged, r.deterministic) == (False, False, False)
+    assert r.passed is False
     u = check.check_case("unsupported", unsupported, CASE, refs)
     assert not u.passed and u.unsupported == "D = 64 only" and not u.error
     assert u.explain() == "unsupported B2H3-S17-D64-causal: unsupported (D = 64 only)"
     # it did not run: its inputs are untouched, and nothing else is claimed
     assert math.isnan(u.max_abs_err) and (u.finite, u.inputs_unchanged, u.deterministic) == (False, True, False)
+    assert u.passed is False  # False, not merely falsy: the record goes to JSON
     assert (u.B, u.S, u.tolerance) == (CASE.B, CASE.S, r.tolerance)
 
 
@@ -278,10 +282,19 @@ def test_run_grid_checks_every_kernel_on_every_case_and_reports_failures():
 def test_run_grid_reports_progress_every_20_cases_and_defaults_to_the_full_grid(monkeypatch):
     small = [check.Case(1, 1, s, 64, c) for s in range(1, 21) for c in (False, True)]  # 40 cases
     monkeypatch.setattr(check, "grid", lambda: small)
-    lines = []
-    results = list(check.run_grid({"good": good}, progress=lines.append, device="cpu"))
+    results, lines = [], []
+    for r in check.run_grid({"good": good}, progress=lambda s: lines.append((len(results), s)), device="cpu"):
+        results.append(r)
     assert [r.case for r in results] == [c.id for c in small] and all(r.passed for r in results)
-    assert lines == ["  checked 20/40 cases", "  checked 40/40 cases"]
+    # said after the 20th and the 40th case, each once
+    assert lines == [(20, "  checked 20/40 cases"), (40, "  checked 40/40 cases")]
+
+
+def test_run_grid_checks_on_the_gpu_unless_told(monkeypatch):
+    devices = []
+    monkeypatch.setattr(check, "ReferenceCache", lambda device: devices.append(device))
+    assert list(check.run_grid({}, [])) == [] and list(check.run_grid({}, [], device="cpu")) == []
+    assert devices == ["cuda", "cpu"]
 
 
 def test_a_peer_adapter_is_non_causal_unless_asked():
@@ -289,7 +302,7 @@ def test_a_peer_adapter_is_non_causal_unless_asked():
         name = "fake_peer"
 
         def unsupported_reason(self, q, k, v, causal, scale):
-            return ""
+            return "no custom scale" if scale is not None else ""
 
         def context(self):
             import contextlib
@@ -306,3 +319,5 @@ def test_a_peer_adapter_is_non_causal_unless_asked():
     q, k, v = check.make_inputs(CASE, "cpu")
     torch.testing.assert_close(attn(q, k, v).double(), _attention64(q, k, v, False, None), atol=1e-3, rtol=0)
     assert check.check_case("fake_peer", attn, CASE, check.ReferenceCache(device="cpu")).passed
+    scaled = check.check_case("fake_peer", attn, SCALED, check.ReferenceCache(device="cpu"))
+    assert scaled.unsupported == "no custom scale" and not scaled.error

@@ -70,6 +70,12 @@ def test_verdict_needs_the_corrected_p_below_alpha(p, expected):
     assert _cmp(1.2, 1.3, p=p).verdict(p_adjusted=0.001) == "faster"
 
 
+def test_a_row_that_could_not_be_tested_is_within_noise():
+    c = _cmp(1.2, 1.3)
+    c.p_adjusted = None  # compare_rows never adjusted it
+    assert c.verdict() == "within noise"
+
+
 def test_verdict_follows_its_own_band_and_alpha():
     assert _cmp(1.03, 1.05, band=0.05).verdict() == "within noise"
     assert _cmp(1.051, 1.06, band=0.05).verdict() == "faster"
@@ -228,6 +234,85 @@ def test_success_bar_counts_the_parts_met():
     everything = _bar_data(dict(zip(CANON, [(1.2, 1.15)] * 3)))
     assert "**Verdict:** 4 of 4 parts of the bar met. All met." in "\n".join(bar.success_bar(everything, BEST))
     assert bar.success_bar(_bar_data({}), BEST) == [] and bar.success_bar(everything, "") == []
+
+
+def test_success_bar_text_for_a_run_written_out_by_hand():
+    # Four hot rows against sdpa_cudnn (ratio, lower end, upper end): three canonical non-causal
+    # shapes, two of them at 1.10x, one at parity; the large D = 64 shape below parity. That shape's
+    # hot median, 560 us, gives 2^38 FLOP / 560 us = 490.9 TFLOP/s (the 490 target met); its profile
+    # meets the limits; its launch: 4096 / 128 rows x 4 x 16 = 2048 CTAs, and 1024 CTAs in 3.88
+    # waves on 132 SMs at the profiled shape = 2 per SM, so 2048 / 264 = 7.76 waves.
+    peer = "flash_peer"
+    cis = {(BEST, FASTEST, CANON[0], "hot"): (1.2, 1.15, 1.22), (BEST, peer, CANON[0], "hot"): (1.3, 1.25, 1.35),
+           (BEST, FASTEST, CANON[1], "hot"): (1.12, 1.06, 1.14), (BEST, FASTEST, CANON[2], "hot"): (1.0, 0.995, 1.02),
+           (BEST, FASTEST, LARGE64, "hot"): (0.98, 0.97, 1.0)}
+    medians = {(BEST, CANON[0], "hot"): 10.0, (FASTEST, CANON[0], "hot"): 12.0, (peer, CANON[0], "hot"): 13.0,
+               (BEST, LARGE64, "hot"): 560.0}
+    profile = {(BEST, LARGE64): dict(local_bytes=0, bank_conflict_pct=0.5, tensor_pipe_active=61.2, grid_size=1024,
+                                     waves=3.88, sm_count=132)}
+    data = FakeData(cis, medians, profile)
+    data.build = {BEST: {"launch": {"64": {"rows_per_block": 128}}}}
+    expected = """\
+| shape | mode | best_step µs | fastest SDPA | its µs | best_step vs fastest [95% CI] | flash_peer µs | \
+best_step vs flash_peer [95% CI] | p90 µs (best_step / fastest) | this row |
+| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |
+| (1, 8, 512, 64) non-causal | hot | 10.00 | sdpa_cudnn | 12.00 | 1.200× [1.150, 1.220] | 13.00 | \
+1.300× [1.250, 1.350] | — / — | ≥ 1.10× |
+| (4, 16, 512, 64) non-causal | hot | — | sdpa_cudnn | — | 1.120× [1.060, 1.140] | — | — | — / — | ≥ 1.10× |
+| (8, 16, 512, 64) non-causal | hot | — | sdpa_cudnn | — | 1.000× [0.995, 1.020] | — | — | — / — | ≥ 1.0× |
+| (4, 16, 4096, 64) non-causal | hot | 560.00 | sdpa_cudnn | — | 0.980× [0.970, 1.000] | — | — | — / — | \
+below 1.0× |
+
+TFLOP/s targets (hot):
+
+- (1, 16, 16384, 128) non-causal: ≥ 620 TFLOP/s: not measured in this run.
+- (4, 16, 4096, 128) non-causal: ≥ 600 TFLOP/s: not measured in this run.
+- (4, 16, 4096, 64) non-causal: ≥ 490 TFLOP/s: **met**, 490.9 TFLOP/s (560.00 µs, hot median).
+
+Profile of best_step: (4, 16, 4096, 64) non-causal: local-memory (spill) traffic 0 bytes, bank conflicts 0.5 % \
+of shared wavefronts, tensor pipe active 61.2 % (meets 0 spills, < 1 % conflicts, ≥ 50 % tensor pipe).
+
+**Verdict:** 6 of 7 parts of the bar met. Missed:
+
+- (4, 16, 4096, 64) non-causal, hot, vs sdpa_cudnn: 0.980× [0.970, 1.000] (launch: (4, 16, 4096, 64) \
+non-causal: 2048 CTAs of 128 rows, 2 per SM: 7.76 waves).
+"""
+    assert "\n".join(bar.success_bar(data, BEST, peer)) == expected
+
+
+def test_bar_parts_without_rows_and_at_the_tflops_target_exactly(monkeypatch):
+    data = _bar_data({}, medians={(BEST, LARGE64, "hot"): 560.0})
+    parts = bar.bar_verdicts(data, BEST, pd.DataFrame())  # no speedup row: the TFLOP/s target alone
+    assert [(p[0], p[1], p[2]) for p in parts] == [
+        ("TFLOP/s at (4, 16, 4096, 64) non-causal, hot: ≥ 490", True, "490.9 TFLOP/s measured (met)")]
+    missed = bar.bar_verdicts(_bar_data({}, medians={(BEST, LARGE64, "hot"): 562.0}), BEST, pd.DataFrame())
+    assert missed[0][1:3] == (False, "489.1 TFLOP/s measured (missed)")
+    monkeypatch.setattr(bar.stats, "tflops", lambda *a: 490.0)  # exactly the target: "at least" is met
+    assert bar.bar_verdicts(data, BEST, pd.DataFrame())[0][1] is True
+    assert "**met**, 490.0 TFLOP/s" in bar.bar_tflops_lines(data, BEST)[2]
+
+
+def test_profile_parts_read_each_large_shape_and_the_spill_bytes():
+    # only the second large shape has a profile; the older split of local loads and stores is summed
+    row = dict(local_bytes_ld=4, local_bytes_st=0, bank_conflict_pct=0.25, tensor_pipe_active=70.0)
+    lines, parts = bar._profile_verdicts(_bar_data({}, profile={(BEST, LARGE128): row}), BEST)
+    assert lines == ["(4, 16, 4096, 128) non-causal: local-memory (spill) traffic 4 bytes, bank conflicts 0.25 % of "
+                     "shared wavefronts, tensor pipe active 70 % (misses 0 spills, < 1 % conflicts, ≥ 50 % tensor "
+                     "pipe)"]
+    assert parts == [("profile at (4, 16, 4096, 128) non-causal", False, lines[0].split(": ", 1)[1], [LARGE128])]
+    row = dict(local_bytes_ld=0, local_bytes_st=8, bank_conflict_pct=0.0, tensor_pipe_active=70.0)
+    lines, _ = bar._profile_verdicts(_bar_data({}, profile={(BEST, LARGE128): row}), BEST)
+    assert "traffic 8 bytes" in lines[0]
+
+
+def test_portable_rows_carry_the_medians_and_every_mode():
+    sh = run.shape_set("canonical")[0]
+    data = FakeData({("end", PEER, sh, "cold"): (1.05, 1.01, 1.09)}, medians={("end", sh, "cold"): 20.0,
+                                                                            (PEER, sh, "cold"): 21.0},
+                    modes=("hot", "cold"))  # no hot interval at this shape: the cold row still counts
+    rows = bar.portable_bar_rows(data, "end", PEER)
+    assert [(r.mode, r.ratio, r.lo, r.hi, r.step_us, r.peer_us) for r in rows.itertuples()] == [
+        ("cold", 1.05, 1.01, 1.09, 20.0, 21.0)]
 
 
 def test_bar_shapes_are_canonical_then_large_then_long_where_measured():

@@ -52,6 +52,8 @@ def test_p_values_of_exactly_0_and_1_are_valid():
 def test_relative_halfwidth_of_a_non_positive_median_is_infinite():
     assert stats.relative_ci_halfwidth([-1.0, 0.0, 1.0]) == math.inf
     assert stats.relative_ci_halfwidth([-3.0, -2.0, -1.0]) == math.inf
+    # a sub-microsecond median is a median like any other: n = 5 < 6, so the interval is the range
+    assert stats.relative_ci_halfwidth([0.4, 0.45, 0.5, 0.55, 0.7]) == pytest.approx(0.2 / 0.5)
 
 
 def test_median_interval_of_tiny_samples():
@@ -136,6 +138,21 @@ def test_degenerate_data_warnings_fall_back_and_do_not_leak():
     assert ci.ratio == 2.0 and ci.lo <= 2.0 <= ci.hi
 
 
+def test_mann_whitney_silences_only_runtime_warnings(monkeypatch):
+    real = stats._st.mannwhitneyu
+
+    def noisy(*a, **k):
+        warnings.warn("0/0 in the variance", RuntimeWarning)
+        warnings.warn("something else", UserWarning)
+        return real(*a, **k)
+
+    monkeypatch.setattr(stats._st, "mannwhitneyu", noisy)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        stats.mann_whitney_p(GOOD, [4.0, 5.0, 6.0])
+    assert [w.category for w in seen] == [UserWarning]
+
+
 def test_mann_whitney_nan_means_no_evidence(monkeypatch):
     class Res:
         pvalue = math.nan
@@ -174,9 +191,12 @@ def test_compare_passes_its_band_alpha_and_seed_through(monkeypatch):
     rows = stats.compare_rows([(a, b)], noise_band=0.03, alpha=0.1)
     assert (rows[0].noise_band, rows[0].alpha) == (0.03, 0.1)
     assert rows[0].speedup == stats.speedup_ci(a, b, 0.9, 2000, 0)
-    # the Hodges-Lehmann subsample is seeded too: compare is deterministic for a seed
+    # the Hodges-Lehmann subsample is seeded by compare's seed (and by 0 unless told)
     monkeypatch.setattr(stats, "_HL_MAX_PAIRS", 500)
-    assert stats.compare(a, b, seed=2).hl_log_ratio == stats.compare(a, b, seed=2).hl_log_ratio
+    hl = {s: stats.hodges_lehmann_log_ratio(a, b, seed=s) for s in (0, 2, 3)}
+    assert hl[2] != hl[3] and stats.hodges_lehmann_log_ratio(a, b) == hl[0]
+    assert stats.compare(a, b, seed=2, n_resamples=100).hl_log_ratio == hl[2]
+    assert stats.compare(a, b, seed=3, n_resamples=100).hl_log_ratio == hl[3]
 
 
 def test_throughput_by_hand_to_the_last_digit():

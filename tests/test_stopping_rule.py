@@ -149,6 +149,13 @@ def test_the_same_seed_gives_the_same_order(fake_time):
 
     assert order(1) == order(1) and order(1) != order(2)
 
+    def default_order():
+        log = []
+        interleave({n: FakeTimer(fake_time, log=log, name=n) for n in "abcde"}, TIGHT)
+        return log
+
+    assert default_order() == order(0)  # seed 0 unless told
+
 
 def test_each_block_runs_in_its_rows_context(fake_time):
     entered, seen = [], []

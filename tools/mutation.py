@@ -55,15 +55,25 @@ FULL = {
 SCOPES = {"fast": FAST, "full": FULL}
 
 # The tests each scope is judged by: the decision-rule tests with independent expectations, and
-# for "full" the existing unit tests of these modules too (not the report's end-to-end tests on
-# committed runs: minutes a mutant, and they check a rendering, not a rule).
+# for "full" the existing unit tests of these modules too, by node id where a file also holds slow
+# tests of other code (the tuning search, flex_attention's compiles, the factorial): each mutant
+# runs every selected test that calls its function, so a slow test there costs minutes a function.
+# The report's end-to-end tests on committed runs are left out (minutes a mutant; they check a
+# rendering of one run, and the bar's rules are tested here on synthetic rows).
 DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py"]
-TESTS = {
-    "fast": DECISION_TESTS,
-    "full": DECISION_TESTS + ["tests/test_properties.py", "tests/test_stats_edges.py", "tests/test_stats.py",
-                              "tests/test_records_and_runs.py", "tests/test_tuning.py", "tests/test_peers.py",
-                              "tests/test_knockouts.py"],
-}
+UNIT_TESTS = ["tests/test_properties.py", "tests/test_stats_edges.py", "tests/test_stats.py",
+              "tests/test_records_and_runs.py",
+              *(f"tests/test_tuning.py::{t}" for t in (
+                  "test_shape_class_rule", "test_dispatch_picks_the_kernel_of_the_shape_class",
+                  "test_committed_dispatch_table_is_readable_and_names_legal_configurations",
+                  "test_choose_table_from_a_synthetic_tuning_table", "test_heldout_verdicts_flag_overfitting")),
+              *(f"tests/test_peers.py::{t}" for t in (
+                  "test_measure_shape_records_a_raising_peer_and_times_the_others",
+                  "test_registered_external_layouts_match_the_reference",
+                  "test_a_peer_output_of_the_wrong_layout_fails_instead_of_broadcasting",
+                  "test_peers_failing_correctness_are_excluded_from_timing")),
+              "tests/test_knockouts.py::test_timing_times_a_knockout_only_where_its_switch_applies"]
+TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
 # What the tests read besides lab/ and tests/.
@@ -123,7 +133,7 @@ also_copy = {_toml_list(ALSO)}
 do_not_mutate_patterns = {_toml_list(DO_NOT_MUTATE)}
 pytest_add_cli_args = ["-m", "not gpu", "-p", "no:cacheprovider", "--deselect",
                        "tests/test_stats.py::test_no_torch_import"]
-pytest_add_cli_args_test_selection = {_toml_list([t for t in tests if (REPO / t).exists()])}
+pytest_add_cli_args_test_selection = {_toml_list([t for t in tests if (REPO / t.split("::")[0]).exists()])}
 process_isolation = "forkserver"
 timeout_multiplier = {timeout[0]}
 timeout_constant = {timeout[1]}
