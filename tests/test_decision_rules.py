@@ -105,7 +105,7 @@ class FakeData:
         self.build, self.env = {}, {}
 
     def fastest_sdpa(self, shape, mode):
-        return FASTEST if shape in self.measured_shapes else None
+        return FASTEST if shape in self.measured_shapes and mode in self.modes else None
 
     def speedup(self, impl, base, shape, mode):
         c = self.cis.get((impl, base, shape, mode))
@@ -288,7 +288,7 @@ def test_bar_parts_without_rows_and_at_the_tflops_target_exactly(monkeypatch):
     missed = bar.bar_verdicts(_bar_data({}, medians={(BEST, LARGE64, "hot"): 562.0}), BEST, pd.DataFrame())
     assert missed[0][1:3] == (False, "489.1 TFLOP/s measured (missed)")
     monkeypatch.setattr(bar.stats, "tflops", lambda *a: 490.0)  # exactly the target: "at least" is met
-    assert bar.bar_verdicts(data, BEST, pd.DataFrame())[0][1] is True
+    assert bar.bar_verdicts(data, BEST, pd.DataFrame())[0][1:3] == (True, "490.0 TFLOP/s measured (met)")
     assert "**met**, 490.0 TFLOP/s" in bar.bar_tflops_lines(data, BEST)[2]
 
 
@@ -303,6 +303,18 @@ def test_profile_parts_read_each_large_shape_and_the_spill_bytes():
     row = dict(local_bytes_ld=0, local_bytes_st=8, bank_conflict_pct=0.0, tensor_pipe_active=70.0)
     lines, _ = bar._profile_verdicts(_bar_data({}, profile={(BEST, LARGE128): row}), BEST)
     assert "traffic 8 bytes" in lines[0]
+
+
+def test_bar_rows_take_every_mode_a_shape_has_and_the_profile_line_joins_the_shapes():
+    # no hot interval at the first shape: its cold row still counts, and the next shape's rows too
+    data = FakeData({(BEST, FASTEST, CANON[0], "cold"): (1.2, 1.1, 1.3), (BEST, FASTEST, CANON[1], "hot"):
+                     (1.0, 0.995, 1.01)}, modes=("hot", "cold"))
+    rows = bar.bar_rows(data, BEST)
+    assert [(r.shape, r.mode) for r in rows.itertuples()] == [(CANON[0], "cold"), (CANON[1], "hot")]
+    good = dict(local_bytes=0, bank_conflict_pct=0.0, tensor_pipe_active=60.0)
+    data.profile = {(BEST, LARGE64): good, (BEST, LARGE128): good}
+    (line,) = [ln for ln in bar.success_bar(data, BEST) if ln.startswith("Profile of")]
+    assert line.count("; (4, 16, 4096, 128) non-causal: local-memory") == 1 and line.endswith("tensor pipe).")
 
 
 def test_portable_rows_carry_the_medians_and_every_mode():

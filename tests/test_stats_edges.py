@@ -67,6 +67,14 @@ def test_median_interval_of_tiny_samples():
     assert stats.median_ci([5.0, 1.0, 3.0], 0.01) == (1.0, 5.0)
 
 
+def test_median_interval_keeps_a_pair_whose_coverage_equals_the_confidence_exactly():
+    # n = 6: P(Bin(6, 1/2) <= 1) = 7/64, so the pair (x_2, x_5) covers 1 - 14/64 = 0.78125 exactly;
+    # asked for 0.78125 (exact in binary) it qualifies ("at least"), though the tail it is compared
+    # with is the same number computed another way
+    assert stats.median_ci(np.arange(1.0, 7.0), 0.78125) == (2.0, 5.0)
+    assert stats.median_ci(np.arange(1.0, 7.0), 0.79) == (1.0, 6.0)
+
+
 def test_one_constant_sample_still_gets_an_interval():
     # only B varies: the ratio's sampling variability is B's median's, so the interval has width
     a = np.full(40, 10.0)
