@@ -14,9 +14,12 @@ import time
 from lab.build import cuda_home
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-# Three small shapes: ragged S (not a multiple of any tile), both head dims, causal and not,
-# and at D = 128 several key tiles (a pipeline that wraps around its stages, causal turns).
-SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True))
+# Small shapes: ragged S (not a multiple of any tile), both head dims, causal and not, at D = 128
+# several key tiles (a pipeline that wraps around its stages, causal turns); and two with more
+# query tiles than an H100/H200 keeps resident (132 SMs), so that a persistent kernel's CTAs each
+# take several work tiles (its ring, Q barriers and ping-pong turns carried from one to the next).
+SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
+          (1, 300, 129, 64, False), (1, 160, 257, 128, True))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"
