@@ -71,6 +71,21 @@ int opt_in_shared_memory(Kernel kernel) {
   return 0;
 }
 
+// Multiprocessors of the current device, read once per device.
+inline int multiprocessor_count(int* count) {
+  static int cached[64] = {};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device));
+  if (!cached[device]) {
+    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) return static_cast<int>(err);
+  }
+  *count = cached[device];
+  return 0;
+}
+
 // Launch one variant's kernel for head dim D with the tile description `Tile`: one CTA per
 // query tile, grid (query tiles, H, B).
 template <class Tile, class... Params, class... Args>

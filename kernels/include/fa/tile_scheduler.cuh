@@ -74,21 +74,6 @@ struct BalancedTileScheduler {
 
 namespace {  // internal linkage, like fa::launch
 
-// Multiprocessors of the current device, read once per device.
-int multiprocessor_count(int* count) {
-  static int cached[64] = {};
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return static_cast<int>(err);
-  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device));
-  if (!cached[device]) {
-    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrMultiProcessorCount, device);
-    if (err != cudaSuccess) return static_cast<int>(err);
-  }
-  *count = cached[device];
-  return 0;
-}
-
 // Launch a persistent kernel: min(work items, SMs x Tile's CTAs per SM) CTAs in one dimension,
 // so that every CTA has at least one item.
 template <class Tile, template <int> class Scheduler, class... Params, class... Args>
