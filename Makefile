@@ -90,7 +90,7 @@ tune: $(TUNE_STAMP)
 		--cap $(TUNE_CAP) --budget $(BUDGET) $(TUNE_FLAGS)
 
 tune-report: $(TUNE_STAMP)
-	$(TUNE_PY) -m lab.tuning_report $(RUN)
+	$(TUNE_PY) -m lab.report.tuning $(RUN)
 
 report: env
 	$(PY) -m lab.report $(RUN)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def _names(arg: str | None) -> list[str]:
-    from lab import variants
+    from lab.kernels import variants
 
     if not arg:
         return variants.names()
@@ -30,7 +30,7 @@ def _require_gpu() -> None:
 
 def _load_built(names: list[str]) -> tuple[dict, dict]:
     """Build (or reuse) the named variants; returns (callables, failures). Never raises."""
-    from lab import build
+    from lab.kernels import build
 
     print(f"building {len(names)} variants ...", flush=True)
     t0 = time.perf_counter()
@@ -47,7 +47,7 @@ def _load_built(names: list[str]) -> tuple[dict, dict]:
 
 
 def cmd_build(args) -> int:
-    from lab import build
+    from lab.kernels import build
 
     if args.arch is None:
         _require_gpu()
@@ -66,7 +66,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from lab import check
+    from lab.measure import check
 
     _require_gpu()
     kernels, failures = _load_built(_names(args.variants))
@@ -93,7 +93,7 @@ def cmd_bench(args) -> int:
     backends, flex_attention, the importable external peers)."""
     import torch
 
-    from lab import peers, stats, timing
+    from lab.measure import peers, stats, timing
 
     _require_gpu()
     B, H, S, D = (int(x) for x in args.shape.split(","))
@@ -129,7 +129,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_sanitize(args) -> int:
-    from lab import sanitize
+    from lab.kernels import sanitize
 
     _require_gpu()
     names = _names(args.variants)
@@ -145,7 +145,7 @@ def cmd_sanitize(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from lab import run
+    from lab.studies import stages as run
 
     _require_gpu()
     rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes),
@@ -166,7 +166,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from lab import records, run
+    from lab.measure import records
+    from lab.studies import stages as run
 
     run_id = args.run or records.latest_run()
     if run_id is None:
@@ -227,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
 
-    from lab import tuning
+    from lab.studies.tuning import run as tuning
 
     p = sub.add_parser("tune", help="search a kernel's tile constants on every GPU -> data/tuning/<run_id>/")
     tuning.add_arguments(p)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lab import records, run
+from lab.measure import records
+from lab.studies import stages as run
 
 
 def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
@@ -120,7 +121,7 @@ def first_screen(rec, reports_dir) -> dict:
     (written by write_report under reports_dir/figures) and the compact ladder table as a DataFrame."""
     import pandas as pd
 
-    from lab.report import hero
+    from lab.report import ladder
     from lab.report.common import FIGURES
     from lab.report.load import _data
     from lab.report.tables import _ablation
@@ -128,6 +129,6 @@ def first_screen(rec, reports_dir) -> dict:
     data = _data(rec)
     head = data.headline()
     abl = _ablation(data, head, "hot")
-    headers, rows = hero.ladder_rows(data, abl, head)
-    return {"sentence": hero.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
+    headers, rows = ladder.ladder_rows(data, abl, head)
+    return {"sentence": ladder.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
             "table": pd.DataFrame(rows, columns=headers)}

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from lab import kernel_ipc
-from lab.variants import REPO
+from lab import jupyter_kernel
+from lab.kernels.variants import REPO
 
 NOTEBOOKS_DIR = REPO / "notebooks"
 MEASURE = ["00_environment.ipynb", "01_build.ipynb", "02_correctness.ipynb", "03_timing.ipynb", "04_profile.ipynb"]
@@ -33,7 +33,7 @@ def execute(name: str, out_dir: Path, parameters: dict) -> float:
     try:
         pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
                             cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=sys.stdout,
-                            stderr_file=sys.stderr, kernel_manager_class=kernel_ipc.MANAGER)
+                            stderr_file=sys.stderr, kernel_manager_class=jupyter_kernel.MANAGER)
     except pm.PapermillExecutionError as exc:
         raise SystemExit(f"\nstage {name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
                          f"read the executed notebook: {out}") from None
@@ -80,7 +80,9 @@ def _names(text: str) -> list[str]:
 
 def validate(args) -> None:
     """Every parameter checked before anything else, GPU or not: ValueError naming the constraint."""
-    from lab import peers, records, run, variants
+    from lab.measure import peers, records
+    from lab.studies import stages as run
+    from lab.kernels import variants
 
     try:
         shapes = run.shapes_from(args.shapes)
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ap.prog}: {exc}", file=sys.stderr)
         return 2
 
-    from lab import records
+    from lab.measure import records
 
     try:
         import torch
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
                       profile_shapes=args.profile_shapes, peers=args.peers, knockouts=bool(args.knockouts))
-        from lab import run
+        from lab.studies import stages as run
 
         rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
                         scopes=run.scopes_from(args.shapes),

@@ -3,7 +3,8 @@ criteria), and through the public API with SDPA's calling conventions."""
 
 import pytest
 
-from lab import check, variants
+from lab.measure import check
+from lab.kernels import variants
 
 pytestmark = pytest.mark.gpu
 
@@ -12,7 +13,7 @@ CASES = check.grid()
 
 @pytest.fixture(scope="session")
 def kernels():
-    from lab import build
+    from lab.kernels import build
 
     results = build.build_all()
     failed = {n: r.log for n, r in results.items() if not r.ok}

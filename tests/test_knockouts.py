@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from lab import factorial, knockout_report, records, run, switches as sw
+from lab.studies import factorial, stages as run
+from lab.report import knockouts
+from lab.measure import records
+from lab.kernels import switches as sw
 
 
 def _switch(**kw):
@@ -159,7 +162,7 @@ def _synthetic_run(root):
                "ftz_exp2~no_tma": 110.0,  # ... knock-out cost 1.1: the largest disagreement
                "ftz_exp2~no_wgmma_overlap": 140.0}
     rows = []
-    for (impl, med), shape in itertools.product(medians.items(), [knockout_report.HEADLINE, knockout_report.CANONICAL,
+    for (impl, med), shape in itertools.product(medians.items(), [knockouts.HEADLINE, knockouts.CANONICAL,
                                                                    (4, 16, 4096, 128, False)]):
         for i, x in enumerate(med * rng.lognormal(0, 0.005, 60)):
             rows.append(dict(run_id=rec.run_id, impl=impl, B=shape[0], H=shape[1], S=shape[2], D=shape[3],
@@ -181,9 +184,9 @@ def _synthetic_run(root):
 
 def test_report_section_from_a_run_folder_alone(tmp_path):
     rec = _synthetic_run(tmp_path / "runs")
-    text = knockout_report.section(rec.dir, tmp_path / "fig")
-    assert (tmp_path / "fig" / knockout_report.FIGURE).stat().st_size > 0
-    tab = knockout_report.table(rec.dir).set_index(["switch", "shape_role"])
+    text = knockouts.section(rec.dir, tmp_path / "fig")
+    assert (tmp_path / "fig" / knockouts.FIGURE).stat().st_size > 0
+    tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
     assert tab.at[("tma", "headline"), "gain"] == pytest.approx(2.0, rel=0.02)
     assert tab.at[("tma", "headline"), "cost"] == pytest.approx(1.1, rel=0.02)
     assert tab.at[("tma", "headline"), "cost_lo"] < 1.1 < tab.at[("tma", "headline"), "cost_hi"]
@@ -208,7 +211,7 @@ def _open_run(root, **params):
 
 
 def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
-    from lab import build
+    from lab.kernels import build
 
     seen = {}
 
@@ -229,7 +232,7 @@ def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
 
 def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeypatch):
 
-    from lab import peers, profile, timing
+    from lab.measure import peers, profile, timing
 
     rec = _open_run(tmp_path)
     impls = ["wmma", "ftz_exp2", *run.knockout_configs(run._params(rec))]

@@ -5,8 +5,8 @@ import re
 import pytest
 import torch
 
-from lab import variants
-from lab.variants import VARIANTS_DIR, check_inputs
+from lab.kernels import variants
+from lab.kernels.variants import VARIANTS_DIR, check_inputs
 
 
 def test_names_in_chain_order():

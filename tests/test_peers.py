@@ -11,7 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import check, peers, records, run
+from lab.measure import check, peers, records
+from lab.studies import stages as run
 
 
 def _sdpa_bshd(q, k, v, softmax_scale=None, causal=False):
@@ -111,7 +112,7 @@ def test_a_peer_that_raises_is_unsupported_with_the_reason(fake_externals):
 
 def _cpu_measure_shape(monkeypatch, peer_list):
     """run.measure_shape on the CPU: inputs on the CPU, timers that launch each closure once."""
-    from lab import timing
+    from lab.measure import timing
 
     real_randn = torch.randn
     monkeypatch.setattr(torch, "randn", lambda *a, device=None, **kw: real_randn(*a, **kw))
@@ -206,7 +207,7 @@ def test_runs_recorded_before_peers_json_time_their_sdpa_backends(tmp_path):
 
 
 def test_profiling_takes_flex_attention_and_names_the_peers_it_leaves_out():
-    from lab import profile
+    from lab.measure import profile
 
     assert "flex_attention" in run.PROFILED_PEERS and "sdpa_flash" in run.PROFILED_PEERS
     assert profile._prebuild("flex_attention") is None and profile._prebuild("sdpa_cudnn") is None
@@ -259,7 +260,7 @@ def test_every_importable_peer_passes_its_grid_on_the_gpu():
 def test_peers_are_timed_through_cuda_graphs_and_cold_launches():
     """What measure_shape does with each peer: the probe (compiling), then a CUDA-graph timer and
     a cold timer over the bound launches inside the peer's context."""
-    from lab import timing
+    from lab.measure import timing
 
     found, _ = peers.resolve(peers.default_names())
     q, k, v = (torch.randn(1, 8, 512, 64, device="cuda", dtype=torch.float16) for _ in range(3))

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import records, run, stats
+from lab.measure import records, stats
+from lab.studies import stages as run
 
 
 def test_shape_sets():
@@ -37,7 +38,7 @@ def test_scopes_take_the_widest_set_a_shape_is_in():
 
 
 def test_branch_ends_are_the_last_step_of_each_arch():
-    from lab.manifest import branch_ends, headline_end, names
+    from lab.kernels.manifest import branch_ends, headline_end, names
 
     assert branch_ends(names()) == ["small_grid_tiles", "ftz_exp2"]
     # the A/A twin and the factorial go to the arch-specific end where a run has it
@@ -186,7 +187,7 @@ def test_profiled_shapes_all_or_one_per_s_and_d():
 
 
 def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
-    from lab import timing
+    from lab.measure import timing
 
     rule = timing.StopRule(rel_ci=0.005, min_samples=50)
     rng = np.random.default_rng(0)
@@ -205,7 +206,7 @@ def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
 
 
 def test_interleave_stops_each_row_by_its_rule_and_records_why():
-    from lab import timing
+    from lab.measure import timing
 
     class FakeTimer:
         def __init__(self, draw):
@@ -228,7 +229,7 @@ def _one_line_exit(cmd, code):
     import subprocess
     import sys
 
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == code, proc.stderr
@@ -273,7 +274,8 @@ def test_pipeline_names_the_broken_constraint_in_one_line(argv, needle, capsys, 
 def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
     import argparse
 
-    from lab import peers, pipeline
+    from lab.measure import peers
+    from lab import pipeline
 
     args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1,
                               cap=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")

@@ -25,7 +25,7 @@ step at the profiled shape matching the headline shape.
 
 from __future__ import annotations
 
-from lab.run import Shape  # noqa: F401  (re-exported: report.Shape)
+from lab.studies.stages import Shape  # noqa: F401  (re-exported: report.Shape)
 from lab.report.common import (DPI, FIGURES, HEADLINE, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
                                fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
 from lab.report.load import RunData, _data  # noqa: F401

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from lab import stats
-from lab.run import Shape, shape_set
+from lab.measure import stats
+from lab.studies.stages import Shape, shape_set
 import numpy as np
 import pandas as pd
 

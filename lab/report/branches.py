@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from lab import manifest
-from lab.manifest import PORTABLE
-from lab.run import Shape
+from lab.kernels import manifest
+from lab.kernels.manifest import PORTABLE
+from lab.studies.stages import Shape
 
 from lab.report.load import RunData, _first_line, _variant
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lab.run import Shape
+from lab.studies.stages import Shape
 import math
 import numpy as np
 

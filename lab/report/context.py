@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-from lab.run import Shape
+from lab.studies.stages import Shape
 from pathlib import Path
 import pandas as pd
 

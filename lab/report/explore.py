@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lab import records, stats
+from lab.measure import records, stats
 
 from lab.report.figures import _figure, _style, peer_colors
 from lab.report.load import RunData, _data
 from lab.report.common import FINDING_METRICS, shape_label
-from lab.run import Shape
+from lab.studies.stages import Shape
 
 
 def open_run(run_id: str) -> RunData:

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from lab.run import Shape
-from lab.run import SET_SCOPES, shapes_from
+from lab.studies.stages import Shape
+from lab.studies.stages import SET_SCOPES, shapes_from
 import difflib
 import pandas as pd
 import re
@@ -27,7 +27,7 @@ def _source_check(data: RunData) -> tuple[list[str], list[str]]:
     """Variants whose working-tree sources hash as the run's build.json says, and those that differ."""
     same, differ = [], []
     try:
-        from lab import build
+        from lab.kernels import build
 
         for name in data.variants:
             v = _variant(name)
@@ -50,7 +50,7 @@ class Report:
 
 
 def _run_path(data: RunData) -> str:
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     try:
         return str(data.rec.dir.resolve().relative_to(REPO)) + "/"

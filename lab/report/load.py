@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-from lab import records
-from lab import stats
-from lab.manifest import branch_order
-from lab.run import AA_SUFFIX, Shape
+from lab.measure import records
+from lab.measure import stats
+from lab.kernels.manifest import branch_order
+from lab.studies.stages import AA_SUFFIX, Shape
 import math
 import numpy as np
 import pandas as pd
@@ -291,7 +291,7 @@ def _first_line(text) -> str:
 
 
 def _manifest():
-    from lab import variants
+    from lab.kernels import variants
 
     try:
         return variants.manifest()

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lab import records
+from lab.measure import records
 from lab.report.helpers import Report
 from lab.report.load import _data
 

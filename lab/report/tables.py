@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from lab import stats
-from lab.run import AA_SUFFIX
-from lab.run import Shape
-from lab.run import shape_set
+from lab.measure import stats
+from lab.studies.stages import AA_SUFFIX
+from lab.studies.stages import Shape
+from lab.studies.stages import shape_set
 import math
 import numpy as np
 import pandas as pd
@@ -146,7 +146,7 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
     """The headline ablation rows, except that a step whose manifest names a `judged_at` shape
     (one that changes, say, only D = 128) is judged there, when the run measured it: its row
     comes from the ablation at that shape, with `judged_at` set to the shape's label."""
-    from lab import variants
+    from lab.kernels import variants
 
     out = abl.copy()
     out["judged_at"] = ""
@@ -167,7 +167,7 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
 
 def _hypothesis_metrics() -> dict:
     try:
-        from lab.profile import HYPOTHESIS_METRICS
+        from lab.measure.profile import HYPOTHESIS_METRICS
 
         return dict(HYPOTHESIS_METRICS)
     except Exception:  # noqa: BLE001

@@ -2,8 +2,9 @@
 autotuning (lab.tuning_report, from the tuning run that chose the committed dispatch table)."""
 from __future__ import annotations
 
-from lab import knockout_report, tuning_dispatch, tuning_report
-from lab.tuning import TUNING_DIR
+from lab.report import knockouts, tuning as tuning_report
+from lab.studies.tuning import dispatch
+from lab.studies.tuning.run import TUNING_DIR
 from lab.report.common import FIGURES
 from lab.report.context import Context
 
@@ -13,7 +14,7 @@ def section_knockouts(ctx: Context) -> list[str]:
     if not ctx.data.params.get("knockouts", False):
         return ["## Ablation by knock-out", "",
                 "This run was recorded without knock-outs (`make ablation KNOCKOUTS=1` measures them).", ""]
-    md = knockout_report.section(ctx.data.rec.dir, ctx.figdir, figure_link=f"figures/{FIGURES['knockouts']}")
+    md = knockouts.section(ctx.data.rec.dir, ctx.figdir, figure_link=f"figures/{FIGURES['knockouts']}")
     if (ctx.figdir / FIGURES["knockouts"]).exists():
         ctx.figs["knockouts"] = ctx.figdir / FIGURES["knockouts"]
     return [*md.rstrip().splitlines(), ""]
@@ -21,7 +22,7 @@ def section_knockouts(ctx: Context) -> list[str]:
 
 def section_tuning(ctx: Context, variant: str = "ftz_exp2") -> list[str]:
     """The tuning run named by the committed dispatch table (kernels/variants/dispatch_<variant>.json)."""
-    table = tuning_dispatch.read_table(variant=variant)
+    table = dispatch.read_table(variant=variant)
     run_id = table.get("run_id")
     run_dir = TUNING_DIR / run_id if run_id else None
     if run_dir is None or not run_dir.is_dir():

@@ -29,8 +29,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from lab import records
-from lab.variants import REPO
+from lab.measure import records
+from lab.kernels.variants import REPO
 
 TUNING_DIR = REPO / "data" / "tuning"
 FAKE_DIR = REPO / "build" / "tuning-fake"  # --fake runs: synthetic numbers never go under data/
@@ -54,7 +54,7 @@ def shapes_named(name: str, sets: dict) -> list[tuple]:
     """A named set, or 'B,H,S,D[,causal];...' (as `python -m lab run --shapes`)."""
     if name in sets:
         return list(sets[name])
-    from lab.run import shape_set
+    from lab.studies.stages import shape_set
 
     try:
         return [(s.B, s.H, s.S, s.D, s.causal) for s in shape_set(name)]
@@ -124,7 +124,7 @@ class Recorder:
     def add(self, rows: list, samples: list) -> None:
         import pandas as pd
 
-        from lab.tuning_dispatch import shape_class
+        from lab.studies.tuning.dispatch import shape_class
 
         touched = set()
         for r in rows:
@@ -161,7 +161,7 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
             res = {"rows": [{**futures[fut], "status": "error", "reason": f"{type(exc).__name__}: {exc}"}],
                    "samples": []}
         recorder.add(res["rows"], res["samples"])
-        from lab.tuning_search import restart_poisoned
+        from lab.studies.tuning.search import restart_poisoned
 
         restart_poisoned(client, res["rows"])
         out.append(res)
@@ -171,7 +171,7 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
 def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress) -> float:
     """Every legal configuration of the searched head dims, compiled in parallel on one worker's
     host (nvcc runs on the CPU): trials then load cached builds. Returns the seconds it took."""
-    from lab.tuning_worker import prebuild
+    from lab.studies.tuning.worker import prebuild
 
     configs = {sp.impl_name(c): sp.defines(c) for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)}
     configs.pop(p.variant, None)
@@ -188,7 +188,7 @@ def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress
 
 def run_aa(client, p: TuneParams, shapes: list, run_id: str, recorder: Recorder, backend) -> None:
     """The default against itself on every worker, one task per head dim, pinned to the worker."""
-    from lab.tuning_worker import Task, run_task
+    from lab.studies.tuning.worker import Task, run_task
 
     per_dim = {}
     for sh in shapes:
@@ -210,7 +210,7 @@ def across_gpu_rows(samples: list, variant: str) -> list:
     > 1 means this GPU ran the default faster)."""
     import pandas as pd
 
-    from lab import stats
+    from lab.measure import stats
 
     df = pd.DataFrame(samples)
     if df.empty:
@@ -230,7 +230,7 @@ def across_gpu_rows(samples: list, variant: str) -> list:
 
 
 def run_heldout(client, p: TuneParams, table: dict, run_id: str, rec, recorder: Recorder, backend) -> None:
-    from lab.tuning_worker import Task, run_task
+    from lab.studies.tuning.worker import Task, run_task
 
     check = Task(kind="check", run_id=run_id, variant=p.variant, dispatch=table)
     try:
@@ -254,9 +254,9 @@ def run_heldout(client, p: TuneParams, table: dict, run_id: str, rec, recorder: 
 
 def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) -> records.RunRecord:
     """One tuning run into a new folder under data/tuning/ (or `root`)."""
-    from lab import tuning_dispatch as td
-    from lab.tuning_search import Search, SearchSettings
-    from lab.tuning_space import space
+    from lab.studies.tuning import dispatch as td
+    from lab.studies.tuning.search import Search, SearchSettings
+    from lab.studies.tuning.space import space
 
     sp = space(p.variant)
     shapes = shapes_named(p.shapes, TUNING_SETS)
@@ -264,8 +264,8 @@ def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) ->
     if overlap := set(shapes) & set(held):
         raise ValueError(f"held-out shapes must not be tuning shapes: {sorted(overlap)}")
     if backend is None:
-        from lab.tuning_fake import FakeBackend
-        from lab.tuning_worker import GpuBackend
+        from lab.studies.tuning.fake import FakeBackend
+        from lab.studies.tuning.worker import GpuBackend
 
         backend = FakeBackend if p.fake else GpuBackend
     root = root or (FAKE_DIR if p.fake else TUNING_DIR)
@@ -326,7 +326,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
 
 
 def _worker_env() -> dict:
-    from lab.tuning_worker import gpu_identity
+    from lab.studies.tuning.worker import gpu_identity
 
     return {**records.environment(), **gpu_identity()}
 
@@ -375,7 +375,7 @@ def params_from(args) -> TuneParams:
 
 
 def cmd_tune(args) -> int:
-    from lab import tuning_report
+    from lab.report import tuning as tuning_report
 
     p = params_from(args)
     rec = tune(p)

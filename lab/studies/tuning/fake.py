@@ -19,7 +19,7 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from lab.build import BuildResult
+from lab.kernels.build import BuildResult
 
 SDPA_FACTOR = 1.05
 NOISE = 0.002  # relative spread of the synthetic samples
@@ -41,7 +41,7 @@ class FakeCase:
 
 
 def _params(defines: dict) -> dict:
-    from lab.tuning_space import space
+    from lab.studies.tuning.space import space
 
     sp = space("ftz_exp2")
     out = {p.short: p.default for p in sp.params}
@@ -62,7 +62,7 @@ class FakeBackend:
         self._n = 0
 
     def gpu(self) -> dict:
-        from lab.tuning_worker import _worker_name
+        from lab.studies.tuning.worker import _worker_name
 
         name = _worker_name()
         digits = "".join(ch for ch in name if ch.isdigit())

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from lab.build import cuda_home
+from lab.kernels.build import cuda_home
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # Three small shapes: ragged S (not a multiple of any tile), both head dims, causal and not,
@@ -26,7 +26,7 @@ UNFILTERED_TOOLS = ("initcheck",)
 def target(names: list[str]) -> None:
     import torch
 
-    from lab import variants
+    from lab.kernels import variants
 
     for name in names:
         attn = variants.load(name)
@@ -49,7 +49,7 @@ def run(names: list[str], tools=TOOLS, progress=print) -> dict[str, dict]:
         t0 = time.perf_counter()
         kernel_filter = [] if tool in UNFILTERED_TOOLS else ["--kernel-name", KERNEL_FILTER]
         cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", *kernel_filter,
-               sys.executable, "-m", "lab.sanitize", "--target", ",".join(names)]
+               sys.executable, "-m", "lab.kernels.sanitize", "--target", ",".join(names)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         log = proc.stdout + proc.stderr
         summary = next((ln for ln in reversed(log.splitlines()) if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln),

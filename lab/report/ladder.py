@@ -7,16 +7,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lab import stats
+from lab.measure import stats
 from lab.report import branches
 from lab.report.branches import branch, label
 from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
 from lab.report.load import RunData, _variant
-from lab.run import Shape
+from lab.studies.stages import Shape
 
 
-def ladder(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
+def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
     """The manifest steps measured at shape, grouped by branch, each branch in manifest order."""
     return [v for v in data.variants if data.kind(v) == "variant" and data.lat(v, shape, mode) is not None]
 
@@ -24,7 +24,7 @@ def ladder(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
 def branch_ends(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
     """The last measured step of each arch branch at shape (portable first)."""
     ends: dict = {}
-    for v in ladder(data, shape, mode):
+    for v in measured_steps(data, shape, mode):
         ends[branch(v)] = v
     return list(ends.values())
 
@@ -42,7 +42,7 @@ def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
 def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:
     """TFLOP/s of every step at shape (bars grouped by branch, each branch in manifest order, 95 % CI
     of the median) and a line per peer."""
-    steps = ladder(data, shape, mode)
+    steps = measured_steps(data, shape, mode)
     if not steps:
         return f"no step measured at {shape_label(shape)} ({mode}): hero figure skipped"
     peers = [p for p in data.peers(shape) if data.lat(p, shape, mode) is not None]
@@ -117,7 +117,7 @@ def _reach(data: RunData, step: str, shape: Shape, mode: str, fast: str | None) 
 def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
     """One sentence stating the finding for the best step (branches.best_step) and, where it is
     another step, the best portable one beside it; every number computed from the run."""
-    steps = ladder(data, shape, mode)
+    steps = measured_steps(data, shape, mode)
     best = branches.best_step(data)
     if best not in steps:
         best = steps[-1] if steps else ""  # the best step was not timed at this shape

@@ -53,7 +53,7 @@ class GpuBackend:
     """Builds, checks and times on the GPU this process sees (device 0 of its CUDA_VISIBLE_DEVICES)."""
 
     def __init__(self):
-        from lab import records
+        from lab.measure import records
 
         self.clocks = records.Clocks()
         self._loaded: dict[str, object] = {}
@@ -62,14 +62,14 @@ class GpuBackend:
         return gpu_identity()
 
     def build(self, variant: str, impl: str, defines: dict):
-        from lab import build, variants
+        from lab.kernels import build, variants
 
         with build_lock(impl):  # two workers building one key must not write one folder at once
             return build.build_variant(variants.get(variant), defines=defines, impl=impl)
 
     def prebuild(self, variant: str, configs: dict) -> dict:
         """Compile the default and every configuration in parallel on this host's cores (cached)."""
-        from lab import build
+        from lab.kernels import build
 
         results = build.build_all([variant], configs={i: (variant, d) for i, d in configs.items()},
                                   jobs=os.cpu_count() or 1, progress=lambda s: None)
@@ -82,13 +82,14 @@ class GpuBackend:
         return self._loaded[result.name]
 
     def check(self, kernels: dict, full: bool = False) -> list:
-        from lab import check
+        from lab.measure import check
 
         return list(check.run_grid(kernels, check.grid() if full else check.small_grid()))
 
     def measure(self, shape: tuple, kernels: dict, peer_backends: tuple, modes, rule: dict, seed: int,
                 run_id: str, aa_impl: str | None):
-        from lab import peers, run, timing
+        from lab.measure import peers, timing
+        from lab.studies import stages as run
 
         sh = run.Shape(*shape)
         return run.measure_shape(sh, kernels, peers.peers(peer_backends), modes, timing.StopRule(**rule),
@@ -126,7 +127,7 @@ def build_lock(impl: str):
     folder is shared on disk by every worker of the host)."""
     import fcntl
 
-    from lab.build import BUILD_ROOT
+    from lab.kernels.build import BUILD_ROOT
 
     lock_dir = BUILD_ROOT / ".locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
@@ -225,7 +226,7 @@ def _failed(base: dict, status: str, reason: str) -> tuple[list, list]:
 
 def _built(backend, variant: str, impl: str, defines: dict):
     """(kernel, None) or (None, (status, reason))."""
-    from lab.tuning_space import spill_reason
+    from lab.studies.tuning.space import spill_reason
 
     result = backend.build(variant, impl, defines)
     if not result.ok:
@@ -273,7 +274,7 @@ def _aa(task: Task, backend, base: dict):
 
 
 def _dispatch(task: Task, backend):
-    from lab.tuning_dispatch import TunedDispatch
+    from lab.studies.tuning.dispatch import TunedDispatch
 
     kernels = {}
     for entry in task.dispatch["classes"].values():
@@ -318,7 +319,7 @@ def _ratio_rows(task: Task, base: dict, samples: list, notes: dict, subject: str
                 peers: bool) -> list:
     """One row per mode: the subject's median and CI, its speedup over the reference and (for
     trials) over the faster SDPA backend, each a ratio of medians with a bootstrap CI."""
-    from lab import stats
+    from lab.measure import stats
 
     rows = []
     for mode in task.modes:

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lab import stats, switches as sw, variants
+from lab.measure import stats
+from lab.kernels import switches as sw, variants
 
 HEADLINE = (4, 16, 4096, 64, False)
 CANONICAL = (4, 16, 512, 64, False)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # lab/kernels/manifest.py -> the repository root
 KERNELS_DIR = REPO / "kernels"
 VARIANTS_DIR = KERNELS_DIR / "variants"
 MANIFEST_PATH = VARIANTS_DIR / "manifest.toml"

@@ -22,8 +22,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from lab.tuning_space import Config, Space
-from lab.tuning_worker import GpuBackend, Task, run_task
+from lab.studies.tuning.space import Config, Space
+from lab.studies.tuning.worker import GpuBackend, Task, run_task
 
 POLL_S = 5.0  # how often the client looks for late tasks while it waits
 SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")  # bruteforce: every combination once (small spaces)
@@ -63,7 +63,7 @@ def distributions(space: Space, head_dim: int) -> dict:
 
 def restart_poisoned(client, rows: list, progress=print) -> None:
     """Restart a worker whose CUDA context a task poisoned (its later tasks would all fail)."""
-    from lab.tuning_worker import poisoned
+    from lab.studies.tuning.worker import poisoned
 
     bad = poisoned(rows)
     if bad:

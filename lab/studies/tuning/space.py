@@ -31,7 +31,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 
-from lab.variants import MANIFEST_PATH
+from lab.kernels.variants import MANIFEST_PATH
 
 HEAD_DIMS = (64, 128)
 _IMPL_RE = re.compile(r"^([a-z0-9_]+)@([a-z0-9]+=-?\d+(?:,[a-z0-9]+=-?\d+)*)$")

@@ -15,8 +15,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from lab import records
-from lab.peers import DEFAULT_BACKENDS  # the SDPA backends a run times by default
+from lab.measure import records
+from lab.measure.peers import DEFAULT_BACKENDS  # the SDPA backends a run times by default
 
 # --- shape sets ----------------------------------------------------------------------------
 
@@ -121,7 +121,7 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
     """Returns (sample rows, summary rows, notes) for one shape; never raises for one impl."""
     import torch
 
-    from lab import stats, timing
+    from lab.measure import stats, timing
 
     notes = {"shape": shape.id, "unsupported": {}, "errors": {}}
     n_sets = input_sets(shape, timing.l2_bytes())
@@ -200,7 +200,8 @@ def start(names: list[str] | None = None, shapes: list[Shape] | None = None, mod
     `scopes`: per shape, what it is measured with (SCOPES; scopes_from(spec)); default "ladder"."""
     import torch
 
-    from lab import peers as peer_mod, timing, variants
+    from lab.measure import peers as peer_mod, timing
+    from lab.kernels import variants
 
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
@@ -251,20 +252,20 @@ def _timed_stage(rec, name, fn, progress):
 def knockout_configs(p: dict) -> dict[str, tuple[str, dict, str]]:
     """The run's knock-out configurations, impl -> (kernel, defines, applies_to); none when the
     run's `knockouts` parameter is off (runs recorded before it existed had none)."""
-    from lab import switches
+    from lab.kernels import switches
 
     return switches.run_configs(p["variants"]) if p.get("knockouts", False) else {}
 
 
 def applies(applies_to: str, shape: Shape) -> bool:
-    from lab import switches
+    from lab.kernels import switches
 
     return switches.applies(applies_to, shape.D)
 
 
 def _kernels(rec):
     """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
-    from lab import build
+    from lab.kernels import build
 
     excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
     p = _params(rec)
@@ -277,7 +278,7 @@ def _kernels(rec):
 def _peers(rec) -> list:
     """The run's peers that are importable and were not excluded by the correctness stage. Runs
     recorded before peers.json timed SDPA under params["backends"] only."""
-    from lab import peers as peer_mod
+    from lab.measure import peers as peer_mod
 
     p = _params(rec)
     if "peers" not in p:
@@ -290,7 +291,7 @@ def _peers(rec) -> list:
 def check_peers(rec, progress=print) -> list:
     """The non-SDPA peers on lab.check.peer_grid(), by the variants' rule; a peer that fails a case
     (or that no case could run) is excluded from timing, with the reason in peers.json."""
-    from lab import check as checks
+    from lab.measure import check as checks
 
     peers = [peer for peer in _peers(rec) if not peer.name.startswith("sdpa_")]
     if not peers:
@@ -316,7 +317,7 @@ def check_peers(rec, progress=print) -> list:
 
 
 def stage_build(rec, progress=print) -> dict:
-    from lab import build
+    from lab.kernels import build
 
     def body():
         p = _params(rec)
@@ -331,7 +332,7 @@ def stage_build(rec, progress=print) -> dict:
 
 
 def stage_correctness(rec, progress=print) -> list:
-    from lab import check as checks
+    from lab.measure import check as checks
 
     def body():
         mode = _params(rec)["check"]
@@ -360,13 +361,13 @@ def stage_timing(rec, progress=print) -> None:
     """Ceilings, then every shape with every implementation, then the cross-validation."""
     import pandas as pd
 
-    from lab import peers as peer_mod, timing
-    from lab.manifest import branch_ends, headline_end
+    from lab.measure import peers as peer_mod, timing
+    from lab.kernels.manifest import branch_ends, headline_end
 
     def body():
         p = _params(rec)
         try:
-            from lab import profile as prof
+            from lab.measure import profile as prof
 
             rec.write_json("ceilings.json", prof.measure_ceilings())
         except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
@@ -415,7 +416,7 @@ def stage_timing(rec, progress=print) -> None:
 
 def factorial_stage(rec, progress=print) -> None:
     """The 2^4 factorial of lab.factorial for the kernel of the run that declares switches."""
-    from lab import factorial
+    from lab.studies import factorial
 
     p = _params(rec)
     with_switches = {k for k, _, _ in knockout_configs(p).values()}
@@ -423,7 +424,7 @@ def factorial_stage(rec, progress=print) -> None:
     if not kernels:
         rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
         return
-    from lab.manifest import headline_end
+    from lab.kernels.manifest import headline_end
 
     factorial.run(rec, headline_end(kernels), progress)  # ftz_exp2 on Hopper, else the portable end
 
@@ -484,7 +485,7 @@ def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
 
     import torch
 
-    from lab import timing
+    from lab.measure import timing
 
     out = {"shape": shape.id, "impl": peer.name}
     try:
@@ -548,7 +549,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     import pandas as pd
 
     try:
-        from lab import profile as prof
+        from lab.measure import profile as prof
     except ImportError as exc:
         rec.write_json("profile_status.json", {"ok": False, "reason": f"lab.profile unavailable: {exc}"})
         return
@@ -585,7 +586,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
 
 def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_flash") -> str:
     """Per shape: each impl's median, TFLOP/s, and speedup over `peer` with its 95% interval."""
-    from lab import stats
+    from lab.measure import stats
 
     summ = rec.read_table("summary.csv")
     samples = rec.read_table("samples.parquet")
@@ -638,7 +639,7 @@ def best_base(run_id: str) -> str | None:
 def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, progress=print) -> int:
     """Speedups of RUN over BASE per (impl, shape, mode), with intervals; returns the exit code:
     1 when a variant failed correctness in RUN or is significantly slower by more than threshold."""
-    from lab import peers as peer_mod, stats
+    from lab.measure import peers as peer_mod, stats
 
     rec = records.RunRecord.open(run_id)
     failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
-from lab.kernel import KernelAttention
-from lab.manifest import KERNELS_DIR, REPO, Variant, get, manifest
+from lab.kernels.attention import KernelAttention
+from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest
 
 INCLUDE_DIR = KERNELS_DIR / "include"
 BUILD_ROOT = REPO / "build" / "kernels"
@@ -293,7 +293,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
     if cuda_home():
         env["CUDA_HOME"] = cuda_home()
     proc = subprocess.run(
-        [sys.executable, "-m", "lab.build", "--one", variant.name, "--key", key, "--dir", str(bdir),
+        [sys.executable, "-m", "lab.kernels.build", "--one", variant.name, "--key", key, "--dir", str(bdir),
          *(f"--define={flag[2:]}" for flag in define_flags(defines))],
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-MANAGER = "lab.kernel_ipc.IPCKernelManager"  # papermill: execute_notebook(..., kernel_manager_class=MANAGER)
+MANAGER = "lab.jupyter_kernel.IPCKernelManager"  # papermill: execute_notebook(..., kernel_manager_class=MANAGER)
 
 
 class IPCKernelManager(KernelManager):

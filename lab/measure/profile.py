@@ -333,7 +333,7 @@ def attention_flops(B: int, H: int, S: int, D: int, causal: bool) -> float:
 def achieved_tflops(B: int, H: int, S: int, D: int, causal: bool, duration_us: float | None) -> float | None:
     if _num(duration_us) is None or duration_us <= 0:
         return None
-    from lab.stats import tflops
+    from lab.measure.stats import tflops
 
     return tflops(B, H, S, D, causal, duration_us)
 
@@ -447,7 +447,7 @@ def find_ncu() -> str | None:
     found = shutil.which("ncu")
     if found:
         return found
-    from lab.build import cuda_home
+    from lab.kernels.build import cuda_home
 
     home = cuda_home()
     if home:
@@ -462,7 +462,7 @@ def ncu_command(ncu: str, impl: str, shape, causal: bool, metrics: dict[str, str
     metric_names = ",".join(dict.fromkeys((metrics or METRICS).values()))
     cmd = [ncu, "--clock-control", "none", "--print-units", "base", "--nvtx", "--nvtx-include", f"{PROFILE_RANGE}/",
            "--csv", "--page", "raw", "--metrics", metric_names,
-           sys.executable, "-m", "lab.profile", "--target", impl, "--shape", f"{B},{H},{S},{D}"]
+           sys.executable, "-m", "lab.measure.profile", "--target", impl, "--shape", f"{B},{H},{S},{D}"]
     if causal:
         cmd.append("--causal")
     return cmd
@@ -508,14 +508,15 @@ def _run(cmd: list[str], timeout: float) -> tuple[int, str, str]:
 
 
 def _repo() -> Path:
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     return REPO
 
 
 def _prebuild(impl: str) -> str | None:
     """Build a variant here (not under ncu); None if fine or not a variant, else why not."""
-    from lab import peers, switches
+    from lab.measure import peers
+    from lab.kernels import switches
 
     if peers.is_peer(impl):
         return None
@@ -663,7 +664,7 @@ def target(impl: str, shape, causal: bool) -> None:
     B, H, S, D = shape
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
     if "," in impl:
-        from lab import switches, variants
+        from lab.kernels import switches, variants
 
         names = impl.split(",")
         unknown = [n for n in names if not switches.is_impl(n)]
@@ -675,7 +676,7 @@ def target(impl: str, shape, causal: bool) -> None:
             attn = switches.build_impl(name).load()
             _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
         return
-    from lab import peers
+    from lab.measure import peers
 
     if peers.is_peer(impl):
         try:
@@ -692,7 +693,7 @@ def target(impl: str, shape, causal: bool) -> None:
             # the warm-up launches compile where the peer compiles (flex_attention), outside the range
             _launch_once(peer.bind(q, k, v, causal, None))
     else:
-        from lab import switches, variants
+        from lab.kernels import switches, variants
 
         if not switches.is_impl(impl):
             raise SystemExit(f"unknown implementation {impl!r}; known: {', '.join(variants.names())}, "

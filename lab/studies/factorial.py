@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from lab import switches as sw
+from lab.kernels import switches as sw
 
 HEADLINE = (4, 16, 4096, 64, False)
 JUDGED = (4, 16, 4096, 128, False)
@@ -135,7 +135,9 @@ def run(rec, kernel: str = "ftz_exp2", progress=print) -> None:
 
 
 def _run(rec, kernel: str, progress) -> None:
-    from lab import build, check, records, run as run_mod, timing
+    from lab.kernels import build
+    from lab.measure import check, records, timing
+    from lab.studies import stages as run_mod
 
     p = run_mod._params(rec)
     switches = sw.load()[0]

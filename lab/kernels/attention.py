@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 
-from lab.manifest import MAX_GRID_YZ, SUPPORTED_HEAD_DIMS
+from lab.kernels.manifest import MAX_GRID_YZ, SUPPORTED_HEAD_DIMS
 
 def check_inputs(q, k, v, scale=None) -> None:
     """Raise ValueError naming the violated constraint, if the inputs are not supported.

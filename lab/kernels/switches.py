@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab import variants
+from lab.kernels import variants
 
 APPLIES = ("all", "D=64", "D=128")
 _MACRO = re.compile(r"^FA_[A-Z0-9_]+$")
@@ -186,7 +186,7 @@ def cuobjdump_path() -> str:
     import sys
 
     candidates = [shutil.which("cuobjdump")]
-    from lab.build import cuda_home
+    from lab.kernels.build import cuda_home
 
     if cuda_home():
         candidates.append(str(Path(cuda_home()) / "bin" / "cuobjdump"))
@@ -204,7 +204,7 @@ SASS_CACHE = variants.REPO / "build" / "sass"
 
 def sass(variant_name: str, arch: str, defines: dict | None = None) -> str:
     """SASS text of a configuration's cubin, cached under build/sass by its build key."""
-    from lab import build
+    from lab.kernels import build
 
     v = variants.get(variant_name)
     arch = build.variant_arch(v, arch)  # sm_90 and sm_90a name one build of an sm_90a variant
@@ -264,7 +264,7 @@ def impl_config(impl: str) -> tuple[str, dict]:
 
 def build_impl(impl: str, arch: str | None = None):
     """build.build_variant for a variant or a knock-out impl (cached like any build)."""
-    from lab import build
+    from lab.kernels import build
 
     kernel, defines = impl_config(impl)
     return build.build_variant(variants.get(kernel), arch=arch, defines=defines, impl=impl)

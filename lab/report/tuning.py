@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from lab.variants import REPO
+from lab.kernels.variants import REPO
 
 REPORT_DIR = REPO / "reports" / "tuning"
 TOP = 5
@@ -55,7 +55,7 @@ def verdict(lo: float, hi: float) -> str:
 
 def leaderboard(tuning, top: int = TOP, mode: str = "hot"):
     """Top configurations per shape class (lab.tuning_dispatch.class_scores), best first."""
-    from lab.tuning_dispatch import class_scores
+    from lab.studies.tuning.dispatch import class_scores
 
     scores = class_scores(tuning, mode)
     return scores.groupby("shape_class", group_keys=False).head(top)
@@ -247,8 +247,8 @@ def write(run_dir: Path, out_dir: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lab import records
-    from lab.tuning import TUNING_DIR
+    from lab.measure import records
+    from lab.studies.tuning.run import TUNING_DIR
 
     argv = sys.argv[1:] if argv is None else argv
     run_id = argv[0] if argv else records.latest_run(TUNING_DIR)

@@ -18,7 +18,7 @@ import json
 import math
 from pathlib import Path
 
-from lab.variants import VARIANTS_DIR, check_inputs
+from lab.kernels.variants import VARIANTS_DIR, check_inputs
 
 S_SPLIT = 1024  # S <= S_SPLIT is "short"
 RULE = f"class = (D, causal, S <= {S_SPLIT} 'short' else 'long')"
@@ -92,7 +92,7 @@ def class_scores(tuning, mode: str = "hot"):
 
 def choose_table(tuning, run_id: str, variant: str = "ftz_exp2", mode: str = "hot") -> dict:
     """The dispatch table a tuning run implies (see the module doc for the rule)."""
-    from lab.tuning_space import space
+    from lab.studies.tuning.space import space
 
     sp = space(variant)
     table = empty_table(variant)
@@ -156,7 +156,7 @@ class TunedDispatch:
 
 def load(path: Path | None = None, variant: str = "ftz_exp2", **build_options) -> TunedDispatch:
     """Build (cached) and load every configuration of the committed table."""
-    from lab import build, variants
+    from lab.kernels import build, variants
 
     table = read_table(path, variant)
     v = variants.get(table["variant"])

@@ -27,7 +27,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from lab.variants import REPO
+from lab.kernels.variants import REPO
 
 RUNS_DIR = REPO / "data" / "runs"
 
@@ -82,7 +82,7 @@ def environment() -> dict:
         "git_dirty": git_dirty(),
     }
     try:
-        from lab.build import nvcc_version
+        from lab.kernels.build import nvcc_version
 
         env["nvcc"] = nvcc_version()
     except Exception as exc:  # noqa: BLE001 - recorded, not fatal

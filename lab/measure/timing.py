@@ -161,7 +161,7 @@ class StopRule:
     guard_factor: float = 2.0
 
     def met_by(self, samples) -> bool:
-        from lab.stats import relative_ci_halfwidth
+        from lab.measure.stats import relative_ci_halfwidth
 
         if len(samples) < self.min_samples or relative_ci_halfwidth(samples) > self.rel_ci:
             return False
