@@ -145,17 +145,19 @@ def cmd_sanitize(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from lab.report.console import summary_table
     from lab.studies import stages as run
+    from lab.studies.shapes import scopes_from, shapes_from
 
     _require_gpu()
-    rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes),
-                  scopes=run.scopes_from(args.shapes), modes=args.modes.split(","),
+    rec = run.run(names=_names(args.variants), shapes=shapes_from(args.shapes),
+                  scopes=scopes_from(args.shapes), modes=args.modes.split(","),
                   cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
                   check=args.check, profile_shapes=args.profile_shapes,
                   backends=tuple(args.backends.split(",")), seed=args.seed,
                   peers=[x for x in args.peers.split(",") if x] or None)
     for mode in args.modes.split(","):
-        print(run.summary_table(rec, mode=mode))
+        print(summary_table(rec, mode=mode))
     stages = rec.status.get("stages", {})
     print("\nstages: " + ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()))
     print(f"run record: {rec.dir}")
@@ -165,9 +167,21 @@ def cmd_run(args) -> int:
     return 1 if excluded else 0
 
 
+def cmd_tune(args) -> int:
+    """A tuning run (lab.studies.tuning), then its report section (lab.report.tuning)."""
+    from lab.report import tuning as tuning_report
+    from lab.studies.tuning import run as tuning
+
+    p = tuning.params_from(args)
+    rec = tuning.tune(p)
+    out = tuning_report.write(rec.dir, tuning.FAKE_DIR / "reports" / rec.run_id if p.fake else None)
+    print(f"tuning run record: {rec.dir}\nreport section: {out}")
+    return 0
+
+
 def cmd_compare(args) -> int:
     from lab.measure import records
-    from lab.studies import stages as run
+    from lab.studies.compare import compare
 
     run_id = args.run or records.latest_run()
     if run_id is None:
@@ -177,7 +191,7 @@ def cmd_compare(args) -> int:
         if rid and rid not in records.list_runs():  # one line, as `make report RUN=nope` says it
             print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
             return 1
-    return run.compare(run_id, args.base, threshold=args.threshold)
+    return compare(run_id, args.base, threshold=args.threshold)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--check", choices=("full", "quick", "none"), default="full")
     p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")
-    p.add_argument("--peers", default="", help="peers to time (lab.peers.known_names()), wins over --backends; "
+    p.add_argument("--peers", default="", help="peers to time (lab.measure.peers.known_names()), wins over --backends; "
                    "default: SDPA under --backends, flex_attention and every importable external peer")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_run)
@@ -232,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("tune", help="search a kernel's tile constants on every GPU -> data/tuning/<run_id>/")
     tuning.add_arguments(p)
-    p.set_defaults(func=tuning.cmd_tune)
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("compare", help="speedups between two runs; non-zero exit on a regression")
     p.add_argument("run", nargs="?", help="run id (default: the latest complete run)")

@@ -1,5 +1,5 @@
 """What the notebooks call: open a run, run one stage, show its tables. Display only; the logic
-is in lab.run, lab.stats and lab.report."""
+is in lab.studies.stages, lab.measure.stats and lab.report."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from lab.measure import records
-from lab.studies import stages as run
+from lab.studies import stages
+from lab.studies.shapes import scopes_from, shapes_from
 
 
 def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
@@ -16,7 +17,7 @@ def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical
     if run_id:
         return records.RunRecord.open(run_id)
     names = [v for v in variants.split(",") if v] or None
-    return run.start(names=names, shapes=run.shapes_from(shapes), scopes=run.scopes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
+    return stages.start(names=names, shapes=shapes_from(shapes), scopes=scopes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
                      rel_ci=rel_ci, min_samples=min_samples, profile=profile, check=check,
                      profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None, knockouts=knockouts)
 
@@ -39,7 +40,7 @@ def open_for_report(run_id: str = ""):
         raise RuntimeError("no complete run under data/runs to report on")
     rec = records.RunRecord.open(rid)
     if rec.status.get("state") == "running" and rec.has("stages.json"):
-        run.finish(rec)
+        stages.finish(rec)
     return rec
 
 
@@ -49,8 +50,8 @@ def stage(rec, name: str) -> None:
     if f"{name}_s" in done:
         print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
         return
-    {"build": run.stage_build, "correctness": run.stage_correctness, "timing": run.stage_timing,
-     "profile": run.stage_profile}[name](rec)
+    {"build": stages.stage_build, "correctness": stages.stage_correctness, "timing": stages.stage_timing,
+     "profile": stages.stage_profile}[name](rec)
 
 
 def show_json(rec, name: str):
@@ -94,7 +95,9 @@ def correctness_table(rec):
 
 
 def summary_table(rec):
-    print(run.summary_table(rec, mode="hot"))
+    from lab.report.console import summary_table as text
+
+    print(text(rec, mode="hot"))
     return rec.read_table("summary.csv")
 
 

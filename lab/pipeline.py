@@ -80,12 +80,12 @@ def _names(text: str) -> list[str]:
 
 def validate(args) -> None:
     """Every parameter checked before anything else, GPU or not: ValueError naming the constraint."""
-    from lab.measure import peers, records
-    from lab.studies import stages as run
     from lab.kernels import variants
+    from lab.measure import peers, records
+    from lab.studies.shapes import shapes_from
 
     try:
-        shapes = run.shapes_from(args.shapes)
+        shapes = shapes_from(args.shapes)
     except ValueError as exc:
         raise ValueError(f"--shapes / SHAPES={args.shapes!r}: {exc}") from None
     for s in shapes:
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="profile every shape, or one per distinct (S, D)")
     ap.add_argument("--profile", type=int, default=1)
     ap.add_argument("--check", default="full", help="correctness grid: " + " | ".join(CHECKS))
-    ap.add_argument("--peers", default="", help="comma-separated peers (lab.peers.known_names()); default: "
+    ap.add_argument("--peers", default="", help="comma-separated peers (lab.measure.peers.known_names()); default: "
                     "SDPA's backends, flex_attention and every registered external peer that imports")
     ap.add_argument("--knockouts", type=int, choices=[0, 1], default=1,
                     help="1: also time the last steps with one optimization off, and the 2^4 factorial")
@@ -174,10 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
                       rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
                       profile_shapes=args.profile_shapes, peers=args.peers, knockouts=bool(args.knockouts))
-        from lab.studies import stages as run
+        from lab.studies import stages
+        from lab.studies.shapes import scopes_from, shapes_from
 
-        rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
-                        scopes=run.scopes_from(args.shapes),
+        rec = stages.start(names=_names(args.variants) or None, shapes=shapes_from(args.shapes),
+                           scopes=scopes_from(args.shapes),
                         modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
                         min_samples=args.min_samples,
                         profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,

@@ -1,4 +1,4 @@
-"""GPU tests: every variant against the fp32 reference on the full grid (lab.check explains the
+"""GPU tests: every variant against the fp32 reference on the full grid (lab.measure.check explains the
 criteria), and through the public API with SDPA's calling conventions."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""lab.profile on the CPU: parsing ncu's raw CSV, derived fields, and the paths where ncu cannot run."""
+"""lab.measure.profile on the CPU: parsing ncu's raw CSV, derived fields, and the paths where ncu cannot run."""
 
 import csv
 import io
@@ -132,7 +132,7 @@ def test_derived_fields():
     assert all(r != "selected" for r, _ in k1["top_stalls"])
     assert k2["bank_conflict_pct"] == 0.0  # no shared traffic, no conflicts
     assert k2["global_sectors_per_request"] == pytest.approx(8.0)
-    # the names a manifest hypothesis uses (lab.variants.METRICS) are all present
+    # the names a manifest hypothesis uses (lab.kernels.manifest.METRICS) are all present
     from lab.kernels.variants import METRICS as HYPOTHESIS
 
     for name in HYPOTHESIS:

@@ -223,7 +223,7 @@ def test_missing_profile_and_excluded_variant_are_reported(tmp_path, capsys):
 
 def test_a_bare_run_with_an_s_sweep(tmp_path):
     """Only params.json and samples.parquet: the report says what is missing and draws the sweep."""
-    from lab.studies.stages import shape_set
+    from lab.studies.shapes import shape_set
 
     rec = records.RunRecord("20990101T000000Z-sweep00", root=tmp_path)
     shapes = [s for s in shape_set("sweep") if s.D == 64 and not s.causal]

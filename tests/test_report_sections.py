@@ -16,7 +16,7 @@ from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
 from lab.report.tables import _ablation
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 
 RUN_ID = "20261122T023222Z-793d6a3"
 HEAD = Shape(4, 16, 4096, 64, False)

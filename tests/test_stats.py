@@ -1,4 +1,4 @@
-"""Known-answer tests for lab.stats (CPU only, fast)."""
+"""Known-answer tests for lab.measure.stats (CPU only, fast)."""
 
 import ast
 import math

@@ -10,7 +10,7 @@ The ptxas resource report (registers, spills, stack) is captured from the real b
 next to it as `build.json`, so later runs and the report read it without recompiling.
 
 Command line (used by `build_all` to build variants in parallel subprocesses):
-    python -m lab.build [--variants a,b] [--arch 9.0]
+    python -m lab.kernels.build [--variants a,b] [--arch 9.0]
 """
 
 from __future__ import annotations

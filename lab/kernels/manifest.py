@@ -1,6 +1,6 @@
 """The kernel ladder's manifest (`kernels/variants/manifest.toml`) and the repository's paths.
 
-Imported by `lab.build` and `lab.variants` alike; it imports neither, so building and loading
+Imported by `lab.kernels.build` and `lab.variants` alike; it imports neither, so building and loading
 do not import each other in a circle.
 """
 
@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from lab.kernels.shape import Shape, is_spec
+
 REPO = Path(__file__).resolve().parents[2]  # lab/kernels/manifest.py -> the repository root
 KERNELS_DIR = REPO / "kernels"
 VARIANTS_DIR = KERNELS_DIR / "variants"
@@ -19,7 +21,7 @@ MANIFEST_PATH = VARIANTS_DIR / "manifest.toml"
 SUPPORTED_HEAD_DIMS = (64, 128)
 MAX_GRID_YZ = 65535  # heads go to gridDim.y, batch to gridDim.z
 
-# Profiler quantities a hypothesis may name (lab.profile maps them onto Nsight Compute metrics).
+# Profiler quantities a hypothesis may name (lab.measure.profile maps them onto Nsight Compute metrics).
 METRICS = {
     "global_load_sectors_per_request": "global-load sectors per request",
     "shared_bank_conflicts": "shared-memory bank conflicts (loads + stores)",
@@ -56,17 +58,9 @@ class Variant:
         return VARIANTS_DIR / self.file
 
 
-def _is_shape_spec(spec: str) -> bool:
-    parts = [p.strip() for p in spec.split(",")]
-    return len(parts) in (4, 5) and all(p.isdigit() for p in parts[:4]) and (len(parts) == 4 or parts[4] == "causal")
-
-
-def judged_shape(v: Variant) -> tuple[int, int, int, int, bool] | None:
-    """(B, H, S, D, causal) of the manifest's judged_at, or None for the headline shape."""
-    if not v.judged_at:
-        return None
-    parts = [p.strip() for p in v.judged_at.split(",")]
-    return (*(int(p) for p in parts[:4]), len(parts) == 5)
+def judged_shape(v: Variant) -> Shape | None:
+    """The shape of the manifest's judged_at, or None for the headline shape."""
+    return Shape.parse(v.judged_at) if v.judged_at else None
 
 
 PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
@@ -86,7 +80,7 @@ def manifest() -> tuple[Variant, ...]:
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
         if v.metric not in METRICS:
             raise ValueError(f"manifest: {v.name!r} names unknown metric {v.metric!r} (known: {sorted(METRICS)})")
-        if v.judged_at and not _is_shape_spec(v.judged_at):
+        if v.judged_at and not is_spec(v.judged_at):
             raise ValueError(f"manifest: {v.name!r} judged_at must be 'B,H,S,D' or 'B,H,S,D,causal', "
                              f"not {v.judged_at!r}")
         if v.direction not in ("up", "down"):

@@ -7,7 +7,7 @@ at most 2x SDPA's plus 1e-3, with no NaN or Inf, its output buffer having been f
 before the call (so an element it fails to write cannot pass), the inputs left untouched, and a
 second call giving a bit-identical result.
 
-The peers other than SDPA (lab.peers) are judged by the same rule through `peer_as_attn`, on
+The peers other than SDPA (lab.measure.peers) are judged by the same rule through `peer_as_attn`, on
 `peer_grid()`: they take no output buffer, so their own output, every element of it, is copied
 into the NaN-filled one; a case a peer cannot take is recorded as unsupported, not as a failure.
 """
@@ -208,7 +208,7 @@ class Unsupported(Exception):
 
 
 def peer_as_attn(peer) -> Callable:
-    """A peer (lab.peers) with the variants' interface, `attn(q, k, v, is_causal=, scale=, out=)`,
+    """A peer (lab.measure.peers) with the variants' interface, `attn(q, k, v, is_causal=, scale=, out=)`,
     so that check_case and run_grid judge it by the same rule. A peer takes no `out`: its own
     output is converted to (B, H, S, D) and copied into the NaN-filled `out` (the same elements,
     all of them, so NaN/Inf and the error are checked on every element); a shape mismatch is an

@@ -10,14 +10,14 @@ Host side (needs ncu and a GPU; never raises where profiling is impossible):
 It runs, in the repository root,
 
     ncu --clock-control none --print-units base --nvtx --nvtx-include profile/ --csv --page raw \
-        --metrics <METRICS> python -m lab.profile --target IMPL --shape B,H,S,D [--causal]
+        --metrics <METRICS> python -m lab.measure.profile --target IMPL --shape B,H,S,D [--causal]
 
 Target side (inside ncu): builds nothing new for a variant that profile_impl has built, makes fp16
 inputs, runs two warm-up launches, then exactly one launch inside the NVTX push/pop range
-`profile`, which is all that ncu profiles. IMPL is a variant name or a peer's (lab.peers).
+`profile`, which is all that ncu profiles. IMPL is a variant name or a peer's (lab.measure.peers).
 
 Clocks are left alone (`--clock-control none`, never `base`): ncu's default locks the SM clock to
-base, which would make its durations disagree with lab.timing's. Caches are flushed between
+base, which would make its durations disagree with lab.measure.timing's. Caches are flushed between
 replay passes (ncu's default `--cache-control all`), so `duration` is a cold-cache time.
 
 Roofline helpers: `achieved_tflops`, `arithmetic_intensity`, `attainable_tflops`, and
@@ -116,7 +116,7 @@ OPTIONAL_METRICS: dict[str, str] = {
 OCCUPANCY_LIMITS = ("occupancy_limit_registers", "occupancy_limit_shared_mem", "occupancy_limit_warps",
                     "occupancy_limit_blocks", "occupancy_limit_barriers")
 
-# lab.variants.METRICS (what a hypothesis in the manifest names) -> the key of a parsed kernel.
+# lab.kernels.manifest.METRICS (what a hypothesis in the manifest names) -> the key of a parsed kernel.
 HYPOTHESIS_METRICS = {
     "global_load_sectors_per_request": "global_sectors_per_request",
     "shared_bank_conflicts": "bank_conflicts",
@@ -325,7 +325,7 @@ def main_kernel(kernels: list[dict]) -> dict | None:
 # ---------------------------------------------------------------------------------------------
 
 def attention_flops(B: int, H: int, S: int, D: int, causal: bool) -> float:
-    """4*B*H*S*S*D (QK^T and PV), halved for causal: lab.stats.tflops' count."""
+    """4*B*H*S*S*D (QK^T and PV), halved for causal: lab.measure.stats.tflops' count."""
     flops = 4.0 * B * H * S * S * D
     return flops / 2.0 if causal else flops
 
@@ -725,7 +725,7 @@ def _shape(text: str) -> tuple[int, int, int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lab.profile", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m lab.measure.profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
     p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
                    "flex_attention, ...)")

@@ -7,7 +7,7 @@
     correctness.json   per variant and case: errors, tolerance, verdict
     peers.json         per peer asked for: available (imported) or not and why; after the
                        correctness stage, its result and, where it failed, why it is excluded
-    peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.check.peer_grid)
+    peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
     shapes.json        the shapes measured, with unsupported peers and why
     samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS)
     summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS)
@@ -27,9 +27,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from lab.kernels.variants import REPO
+from lab.kernels.manifest import REPO
+from lab.measure.clocks import Clocks
 
 RUNS_DIR = REPO / "data" / "runs"
+TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one folder each, as RUNS_DIR
 
 SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "dtype", "mode", "sample", "latency_us",
                   "sm_clock_mhz", "throttled"]
@@ -101,64 +103,6 @@ def environment() -> dict:
         env["torch"] = None
     env.update(Clocks().static_info())
     return env
-
-
-class Clocks:
-    """SM clock and throttle reasons through NVML (nvidia-ml-py); inert where NVML is missing."""
-
-    # Slowdowns that make a sample unrepresentative. The power cap (SW_POWER_CAP) is left out: a
-    # GPU at full load sits at it routinely, and dropping those samples would drop everything.
-    THROTTLE_MASK_NAMES = ("HW_SLOWDOWN", "HW_THERMAL_SLOWDOWN", "SW_THERMAL_SLOWDOWN", "HW_POWER_BRAKE_SLOWDOWN")
-
-    def __init__(self, device_index: int | None = None):
-        self.handle = None
-        try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            if device_index is None:
-                device_index = int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0)
-            self.nvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
-            self.mask = 0
-            for name in self.THROTTLE_MASK_NAMES:
-                self.mask |= getattr(pynvml, f"nvmlClocksThrottleReason{_camel(name)}", 0) or getattr(
-                    pynvml, f"nvmlClocksEventReason{_camel(name)}", 0)
-        except Exception:  # noqa: BLE001 - no NVML: clocks are recorded as missing
-            self.handle = None
-
-    def static_info(self) -> dict:
-        if self.handle is None:
-            return {"nvml": False}
-        n = self.nvml
-        info = {"nvml": True}
-        for key, fn in (("driver", lambda: n.nvmlSystemGetDriverVersion()),
-                        ("sm_clock_max_mhz", lambda: n.nvmlDeviceGetMaxClockInfo(self.handle, n.NVML_CLOCK_SM)),
-                        ("mem_clock_max_mhz", lambda: n.nvmlDeviceGetMaxClockInfo(self.handle, n.NVML_CLOCK_MEM)),
-                        ("sm_clock_now_mhz", lambda: n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM)),
-                        ("power_limit_w", lambda: n.nvmlDeviceGetPowerManagementLimit(self.handle) / 1000)):
-            try:
-                v = fn()
-                info[key] = v.decode() if isinstance(v, bytes) else v
-            except Exception:  # noqa: BLE001
-                info[key] = None
-        return info
-
-    def read(self) -> tuple[float | None, bool]:
-        """(current SM clock in MHz, whether a thermal/hardware slowdown is active)."""
-        if self.handle is None:
-            return None, False
-        n = self.nvml
-        try:
-            clock = float(n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM))
-            get = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
-            return clock, bool(get(self.handle) & self.mask)
-        except Exception:  # noqa: BLE001
-            return None, False
-
-
-def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in name.lower().split("_"))  # HW_SLOWDOWN -> HwSlowdown
 
 
 class RunRecord:

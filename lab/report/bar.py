@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from lab.measure import stats
-from lab.studies.stages import Shape, shape_set
+from lab.kernels.shape import Shape
+from lab.studies.shapes import shape_set
 import numpy as np
 import pandas as pd
 
@@ -225,7 +226,7 @@ PORTABLE_PROFILE_SHAPE = Shape(4, 16, 4096, 128, False)
 
 
 def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
-    """One row per canonical and large shape (lab.run's shape sets) and mode: `step` against `peer`."""
+    """One row per canonical and large shape (lab.studies.shapes' sets) and mode: `step` against `peer`."""
     rows = []
     wanted = shape_set("canonical") + shape_set("large")
     for sh in [s for s in dict.fromkeys(wanted) if s in set(data.measured_shapes)]:

@@ -1,8 +1,8 @@
 """The ladder's branches in a run: which steps ran on the measured GPU (and why the others did
 not), the best portable step and the best step overall, and how to name them in a sentence.
 
-The ladder is a tree (lab.manifest): a branch is the steps of one `arch`, and the report shows
-each branch in its own order (RunData.variants is in lab.manifest.branch_order). The best step
+The ladder is a tree (lab.kernels.manifest): a branch is the steps of one `arch`, and the report shows
+each branch in its own order (RunData.variants is in lab.kernels.manifest.branch_order). The best step
 overall is the end of an arch-specific branch (sm_90a) when the run measured that branch, that is
 on a GPU that builds it; otherwise it is the best portable step, the fastest portable step at the
 headline shape in hot mode. Everything here comes from the run's files and the manifest.
@@ -14,7 +14,7 @@ import re
 
 from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 
 from lab.report.load import RunData, _first_line, _variant
 
@@ -139,7 +139,7 @@ def summary(names: list[str]) -> str:
 
 
 def lineage(name: str) -> list[str]:
-    """The steps from the ladder's root to `name` (lab.manifest.lineage); [name] for a step the
+    """The steps from the ladder's root to `name` (lab.kernels.manifest.lineage); [name] for a step the
     manifest lacks."""
     return manifest.lineage(name) if _variant(name) else [name]
 

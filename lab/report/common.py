@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 import math
 import numpy as np
 

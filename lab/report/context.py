@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 from pathlib import Path
 import pandas as pd
 

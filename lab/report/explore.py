@@ -16,7 +16,7 @@ from lab.measure import records, stats
 from lab.report.figures import _figure, _style, peer_colors
 from lab.report.load import RunData, _data
 from lab.report.common import FINDING_METRICS, shape_label
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 
 
 def open_run(run_id: str) -> RunData:

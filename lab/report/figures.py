@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from lab.measure import stats
-from lab.studies.stages import AA_SUFFIX
-from lab.studies.stages import Shape
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.kernels.shape import Shape
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -231,7 +231,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
 def sweep_groups(data: RunData) -> dict:
     """(D, causal) -> shapes, where at least three sequence lengths were measured: the `sweep`
     set's shapes (B * S = SWEEP_TOKENS, H = 16) where the run has them, else every shape."""
-    from lab.studies.stages import SWEEP_TOKENS
+    from lab.studies.shapes import SWEEP_TOKENS
 
     def groups_of(shapes) -> dict:
         groups: dict = {}

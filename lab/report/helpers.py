@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from lab.studies.stages import Shape
-from lab.studies.stages import SET_SCOPES, shapes_from
+from lab.kernels.shape import Shape
+from lab.studies.shapes import SET_SCOPES, shapes_from
 import difflib
 import pandas as pd
 import re

@@ -3,7 +3,7 @@
 Per optimization that the last step of a branch can switch off: its ladder gain (the step that
 introduced it against its parent) beside its knock-out cost (the last step against the last step
 without it), both as speedups of medians (>1: the optimization helps) with 95 % bootstrap
-intervals (lab.stats.speedup_ci), at the step's judged shape, the headline shape and the
+intervals (lab.measure.stats.speedup_ci), at the step's judged shape, the headline shape and the
 canonical shape. Then a figure (one row per optimization, sorted by knock-out cost), the
 interaction table of the 2^4 factorial (factorial.csv), the dependencies and structural ideas,
 and text naming the optimizations whose two numbers disagree most with what the profile says.
@@ -22,9 +22,9 @@ import pandas as pd
 
 from lab.measure import stats
 from lab.kernels import switches as sw, variants
+from lab.kernels.shape import Shape
+from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL
 
-HEADLINE = (4, 16, 4096, 64, False)
-CANONICAL = (4, 16, 512, 64, False)
 FIGURE = "knockouts.png"
 PROFILE_METRICS = ("duration_us", "tensor_pipe_active", "achieved_occupancy", "stall_long_scoreboard", "stall_wait")
 
@@ -33,21 +33,17 @@ def _dir(run) -> Path:
     return Path(getattr(run, "dir", run))
 
 
-def _shape_str(s) -> str:
-    return f"({s[0]}, {s[1]}, {s[2]}, {s[3]}{', causal' if s[4] else ''})"
-
-
 def _samples(run_dir: Path, mode: str = "hot") -> dict:
     """(impl, B, H, S, D, causal) -> latencies (throttled samples dropped, as the summary does)."""
     df = pd.read_parquet(run_dir / "samples.parquet")
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
-    return {(i, int(B), int(H), int(S), int(D), bool(c)): g["latency_us"].to_numpy(float)
+    return {(i, Shape(int(B), int(H), int(S), int(D), bool(c))): g["latency_us"].to_numpy(float)
             for (i, B, H, S, D, c), g in df.groupby(["impl", "B", "H", "S", "D", "causal"])}
 
 
 def _speedup(samples: dict, faster: str, slower: str, shape) -> stats.SpeedupCI | None:
     """Speedup of `faster` over `slower` (median(slower) / median(faster)) at shape, if both timed."""
-    a, b = samples.get((faster, *shape)), samples.get((slower, *shape))
+    a, b = samples.get((faster, shape)), samples.get((slower, shape))
     if a is None or b is None or not len(a) or not len(b):
         return None
     return stats.speedup_ci(a, b)
@@ -66,13 +62,13 @@ def table(run) -> pd.DataFrame:
         step = variants.get(s.introduced_by)
         judged = variants.judged_shape(step) or HEADLINE
         roles = [("judged", judged)] if judged != HEADLINE else []  # judged at the headline: one row
-        for label, shape in [*roles, ("headline", HEADLINE), ("canonical", CANONICAL)]:
+        for label, shape in [*roles, ("headline", HEADLINE), ("canonical", HEADLINE_CANONICAL)]:
             gain = _speedup(samples, step.name, step.parent, shape) if step.parent else None
-            cost = _speedup(samples, s.kernel, s.impl, shape) if s.applies(shape[3]) else None
+            cost = _speedup(samples, s.kernel, s.impl, shape) if s.applies(shape.D) else None
             dep_off = [d for d in sw.configuration(s.kernel, [s.name], {x.name: x for x in all_switches}).off
                        if d != s.name]
             rows.append(dict(switch=s.name, kernel=s.kernel, step=step.name, parent=step.parent, shape_role=label,
-                             shape=_shape_str(shape), applies=s.applies(shape[3]), with_off=", ".join(dep_off),
+                             shape=shape.tuple_label, applies=s.applies(shape.D), with_off=", ".join(dep_off),
                              **_ci("gain", gain), **_ci("cost", cost)))
     return pd.DataFrame(rows)
 
@@ -146,7 +142,7 @@ def interactions(run) -> str:
     lines += ["", "| shape | term | kind | ratio | 95 % interval | applies |", "|---|---|---|---|---|---|"]
     for r in eff.itertuples():
         sig = "" if r.ratio_lo <= 1 <= r.ratio_hi else " *"
-        lines.append(f"| {_shape_str((r.B, r.H, r.S, r.D, bool(r.causal)))} | {r.term} | {r.kind} | "
+        lines.append(f"| {Shape(r.B, r.H, r.S, r.D, bool(r.causal)).tuple_label} | {r.term} | {r.kind} | "
                      f"{r.ratio:.4f}{sig} | [{r.ratio_lo:.4f}, {r.ratio_hi:.4f}] | {'yes' if r.applies else 'no'} |")
     lines.append("\n`*`: the interval excludes 1.")
     return "\n".join(lines) + "\n"
@@ -157,7 +153,7 @@ def _profile_note(run_dir: Path, kernel: str, impl: str, shape_str: str) -> str:
     if not path.exists():
         return "not profiled in this run"
     prof = pd.read_csv(path)
-    prof["shape"] = [_shape_str((r.B, r.H, r.S, r.D, bool(r.causal))) for r in prof.itertuples()]
+    prof["shape"] = [Shape(r.B, r.H, r.S, r.D, bool(r.causal)).tuple_label for r in prof.itertuples()]
     rows = prof[(prof["shape"] == shape_str) & prof["ok"].astype(bool)].set_index("impl")
     if kernel not in rows.index or impl not in rows.index:
         return f"no profile of both {kernel} and {impl} at {shape_str}"

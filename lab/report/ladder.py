@@ -13,7 +13,7 @@ from lab.report.branches import branch, label
 from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
 from lab.report.load import RunData, _variant
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 
 
 def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:

@@ -5,7 +5,8 @@ from dataclasses import field
 from lab.measure import records
 from lab.measure import stats
 from lab.kernels.manifest import branch_order
-from lab.studies.stages import AA_SUFFIX, Shape
+from lab.kernels.shape import Shape
+from lab.studies.measure_shape import AA_SUFFIX
 import math
 import numpy as np
 import pandas as pd
@@ -76,7 +77,7 @@ class RunData:
             prof = prof.reset_index(drop=True)
             if "global_load_requests" in prof.columns:
                 # No global load instructions (every load by TMA): sectors per request is undefined,
-                # not the 0 that runs recorded before lab.profile said so.
+                # not the 0 that runs recorded before lab.measure.profile said so.
                 none = pd.to_numeric(prof["global_load_requests"], errors="coerce") == 0
                 for col in ("global_sectors_per_request", "global_load_sectors_per_request"):
                     if col in prof.columns:
@@ -118,7 +119,7 @@ class RunData:
     @property
     def variants(self) -> list[str]:
         """The run's variants grouped by branch, each branch in manifest order (the portable steps,
-        then the sm_90a ones: lab.manifest.branch_order); ones the manifest lacks go last."""
+        then the sm_90a ones: lab.kernels.manifest.branch_order); ones the manifest lacks go last."""
         run_names = list(self.params.get("variants") or [])
         ladder = [v.name for v in _manifest()]
         if not run_names:
@@ -246,7 +247,7 @@ class RunData:
 
     def profile_shape_for(self, shape: Shape) -> Shape | None:
         """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
-        B*H, as lab.run.profile_shapes picks), else same S and D causal."""
+        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal."""
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile

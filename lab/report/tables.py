@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from lab.measure import stats
-from lab.studies.stages import AA_SUFFIX
-from lab.studies.stages import Shape
-from lab.studies.stages import shape_set
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.kernels.shape import Shape
+from lab.studies.shapes import shape_set
 import math
 import numpy as np
 import pandas as pd
@@ -333,7 +333,7 @@ NCU_XVAL_MIN_US = 100.0
 # ---------------------------------------------------------------------------------------------
 
 
-# lab.variants.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best
+# lab.kernels.manifest.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best
 FINDING_FOR_HYPOTHESIS = {
     "global_load_sectors_per_request": "global_sectors_per_request",
     "shared_bank_conflicts": "bank_conflict_pct",

@@ -1,6 +1,6 @@
 """The tuning section of the report, from a tuning run folder alone (data/tuning/<run_id>/).
 
-    python -m lab.tuning_report [RUN_ID]    # writes reports/tuning/<run_id>/tuning.md and trials.png
+    python -m lab.report.tuning [RUN_ID]    # writes reports/tuning/<run_id>/tuning.md and trials.png
 
 `section(run_dir)` returns the Markdown: the search (size, sampler, workers, wall time; one
 against several GPUs where sibling runs of the same search with another worker count exist), the
@@ -54,7 +54,7 @@ def verdict(lo: float, hi: float) -> str:
 
 
 def leaderboard(tuning, top: int = TOP, mode: str = "hot"):
-    """Top configurations per shape class (lab.tuning_dispatch.class_scores), best first."""
+    """Top configurations per shape class (lab.studies.tuning.dispatch.class_scores), best first."""
     from lab.studies.tuning.dispatch import class_scores
 
     scores = class_scores(tuning, mode)
@@ -248,7 +248,7 @@ def write(run_dir: Path, out_dir: Path | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     from lab.measure import records
-    from lab.studies.tuning.run import TUNING_DIR
+    from lab.measure.records import TUNING_DIR
 
     argv = sys.argv[1:] if argv is None else argv
     run_id = argv[0] if argv else records.latest_run(TUNING_DIR)

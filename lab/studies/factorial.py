@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 
 from lab.kernels import switches as sw
+from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 
-HEADLINE = (4, 16, 4096, 64, False)
-JUDGED = (4, 16, 4096, 128, False)
-CANONICAL = (4, 16, 512, 64, False)
+SHAPES = (HEADLINE, HEADLINE_CANONICAL)  # where the factorial is timed: both D = 64
 N_FACTORS = 4
 N_BOOT = 1000
 
@@ -36,20 +35,20 @@ def knockout_costs(summary: pd.DataFrame, kernel: str, switches: list[sw.Switch]
     rows = []
     hot = summary[summary["mode"] == mode]
     for s in (s for s in switches if s.kernel == kernel):
-        shape = HEADLINE if s.applies(HEADLINE[3]) else JUDGED
-        at = hot[(hot.B == shape[0]) & (hot.H == shape[1]) & (hot.S == shape[2]) & (hot.D == shape[3])
-                 & (hot.causal.astype(bool) == shape[4])].set_index("impl")["median_us"]
+        shape = HEADLINE if s.applies(HEADLINE.D) else HEADLINE_D128
+        at = hot[(hot.B == shape.B) & (hot.H == shape.H) & (hot.S == shape.S) & (hot.D == shape.D)
+                 & (hot.causal.astype(bool) == shape.causal)].set_index("impl")["median_us"]
         if kernel in at and s.impl in at:
-            rows.append(dict(switch=s.name, shape=shape, cost=at[s.impl] / at[kernel]))
+            rows.append(dict(switch=s.name, shape=shape.astuple(), cost=at[s.impl] / at[kernel]))
     return pd.DataFrame(rows, columns=["switch", "shape", "cost"]).sort_values("cost", ascending=False)
 
 
 def choose(costs: pd.DataFrame, n: int = N_FACTORS) -> list[str]:
     """The n costliest switches that change the kernel at the factorial's shapes (the headline and
     the canonical shape, both D = 64): a D = 128-only switch would be a factor without an effect."""
-    here = costs[[tuple(shape) == HEADLINE for shape in costs["shape"]]]
+    here = costs[[tuple(shape) == HEADLINE.astuple() for shape in costs["shape"]]]
     if len(here) < n:
-        raise ValueError(f"the factorial needs {n} switches with a measured knock-out cost at {HEADLINE}; "
+        raise ValueError(f"the factorial needs {n} switches with a measured knock-out cost at {HEADLINE.astuple()}; "
                          f"the run has {len(here)}")
     return list(here["switch"][:n])
 
@@ -136,10 +135,12 @@ def run(rec, kernel: str = "ftz_exp2", progress=print) -> None:
 
 def _run(rec, kernel: str, progress) -> None:
     from lab.kernels import build
-    from lab.measure import check, records, timing
-    from lab.studies import stages as run_mod
+    from lab.measure import check, timing
+    from lab.measure.clocks import Clocks
+    from lab.studies.measure_shape import measure_shape
+    from lab.studies.params import read
 
-    p = run_mod._params(rec)
+    p = read(rec)
     switches = sw.load()[0]
     costs = knockout_costs(rec.read_table("summary.csv"), kernel, switches)
     factors = choose(costs)
@@ -155,9 +156,9 @@ def _run(rec, kernel: str, progress) -> None:
             excluded[n] = f"failed {len(failed)} quick-grid cases, e.g. {failed[0].explain()}"
             kernels.pop(n)
     rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 50))
-    clocks, rows = records.Clocks(), []
-    for i, shape in enumerate([run_mod.Shape(*HEADLINE), run_mod.Shape(*CANONICAL)]):
-        s_rows, _, _ = run_mod.measure_shape(shape, kernels, [], ("hot",), rule, clocks, rec.run_id, None,
+    clocks, rows = Clocks(), []
+    for i, shape in enumerate(SHAPES):
+        s_rows, _, _ = measure_shape(shape, kernels, [], ("hot",), rule, clocks, rec.run_id, None,
                                              p["seed"] + 1000 + i, progress)
         rows += s_rows
     samples = pd.DataFrame(rows)
@@ -175,4 +176,4 @@ def _run(rec, kernel: str, progress) -> None:
                                       "not_estimable": drop,
                                       "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),
                                       "cells": cells, "skipped": skipped, "excluded": excluded,
-                                      "shapes": [list(HEADLINE), list(CANONICAL)], "mode": "hot"})
+                                      "shapes": [list(s.astuple()) for s in SHAPES], "mode": "hot"})

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lab.studies.stages import AA_SUFFIX
+from lab.studies.measure_shape import AA_SUFFIX
 
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, capped_rows, clock_summary,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from lab.studies.stages import Shape
+from lab.kernels.shape import Shape
 
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
 from lab.report.load import _manifest

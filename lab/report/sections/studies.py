@@ -1,10 +1,10 @@
-"""The two studies beside the ladder: knock-outs (lab.knockout_report, from the run folder) and
-autotuning (lab.tuning_report, from the tuning run that chose the committed dispatch table)."""
+"""The two studies beside the ladder: knock-outs (lab.report.knockouts, from the run folder) and
+autotuning (lab.report.tuning, from the tuning run that chose the committed dispatch table)."""
 from __future__ import annotations
 
 from lab.report import knockouts, tuning as tuning_report
 from lab.studies.tuning import dispatch
-from lab.studies.tuning.run import TUNING_DIR
+from lab.measure.records import TUNING_DIR
 from lab.report.common import FIGURES
 from lab.report.context import Context
 

@@ -10,8 +10,8 @@ own CUDA_VISIBLE_DEVICES):
      the search times GPU work and a one-GPU and a several-GPU search compare like with like;
   1. A/A: the default configuration against itself on every GPU (one task pinned to each worker
      per head dim), giving the within-GPU noise floor and the GPU-to-GPU spread;
-  2. the search (lab.tuning_search);
-  3. the dispatch table chosen from the trials (lab.tuning_dispatch), written to the run folder
+  2. the search (lab.studies.tuning.search);
+  3. the dispatch table chosen from the trials (lab.studies.tuning.dispatch), written to the run folder
      and to kernels/variants/dispatch_<variant>.json;
   4. held-out validation: the tuned dispatch on the full correctness grid, then timed against the
      default, interleaved, hot, on shapes the search never saw.
@@ -30,12 +30,12 @@ import time
 from dataclasses import asdict, dataclass
 
 from lab.measure import records
+from lab.studies.shapes import shape_set
 from lab.kernels.variants import REPO
 
-TUNING_DIR = REPO / "data" / "tuning"
 FAKE_DIR = REPO / "build" / "tuning-fake"  # --fake runs: synthetic numbers never go under data/
 
-# Tuning shapes: one per shape class covered (see lab.tuning_dispatch for the class rule).
+# Tuning shapes: one per shape class covered (see lab.studies.tuning.dispatch for the class rule).
 TUNING_SETS = {
     "tune": [(8, 16, 512, 64, False), (4, 16, 4096, 64, True), (8, 16, 512, 128, True), (4, 16, 4096, 128, False)],
     "tune-wide": [(8, 16, 512, 64, False), (8, 16, 512, 64, True), (4, 16, 4096, 64, False), (4, 16, 4096, 64, True),
@@ -54,10 +54,8 @@ def shapes_named(name: str, sets: dict) -> list[tuple]:
     """A named set, or 'B,H,S,D[,causal];...' (as `python -m lab run --shapes`)."""
     if name in sets:
         return list(sets[name])
-    from lab.studies.stages import shape_set
-
     try:
-        return [(s.B, s.H, s.S, s.D, s.causal) for s in shape_set(name)]
+        return [s.astuple() for s in shape_set(name)]
     except ValueError as exc:
         raise ValueError(f"{exc}; named sets here: {', '.join(sets)}") from None
 
@@ -84,7 +82,7 @@ class TuneParams:
     update_dispatch: bool = True
 
     def rule(self) -> dict:
-        """The runs' StopRule (lab.timing), with this search's cap per (impl, shape, mode)."""
+        """The runs' StopRule (lab.measure.timing), with this search's cap per (impl, shape, mode)."""
         return {"rel_ci": self.rel_ci, "cap_s": self.cap_s, "min_samples": self.min_samples}
 
 
@@ -268,7 +266,7 @@ def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) ->
         from lab.studies.tuning.worker import GpuBackend
 
         backend = FakeBackend if p.fake else GpuBackend
-    root = root or (FAKE_DIR if p.fake else TUNING_DIR)
+    root = root or (FAKE_DIR if p.fake else records.TUNING_DIR)
     root.mkdir(parents=True, exist_ok=True)
     rec = records.RunRecord(root=root)
     recorder = Recorder(rec)
@@ -372,24 +370,3 @@ def params_from(args) -> TuneParams:
                       rel_ci=args.rel_ci, min_samples=args.min_samples, budget_s=args.budget, task_timeout_s=args.task_timeout,
                       prune=not args.no_prune, prebuild=not args.no_prebuild, heldout=not args.no_heldout, fake=args.fake,
                       update_dispatch=not args.no_dispatch_update)
-
-
-def cmd_tune(args) -> int:
-    from lab.report import tuning as tuning_report
-
-    p = params_from(args)
-    rec = tune(p)
-    out = tuning_report.write(rec.dir, FAKE_DIR / "reports" / rec.run_id if p.fake else None)
-    print(f"tuning run record: {rec.dir}\nreport section: {out}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.tuning", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(ap)
-    return cmd_tune(ap.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

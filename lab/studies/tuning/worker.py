@@ -1,10 +1,10 @@
 """The worker side of a tuning search: one task = one configuration on one shape, on this GPU.
 
-A task (`Task`) is built by the client (lab.tuning_search) and run by `run_task` on a dask
+A task (`Task`) is built by the client (lab.studies.tuning.search) and run by `run_task` on a dask
 worker that owns one GPU (dask-cuda sets its CUDA_VISIBLE_DEVICES). `run_task` never raises: a
 constraint it finds, a failed build, register spills, a failed correctness check, a launch
 error or any exception becomes a row with a status and a reason. The GPU work goes through a
-backend (`GpuBackend` here; `lab.tuning_fake.FakeBackend` on a CPU), so the logic around it
+backend (`GpuBackend` here; `lab.studies.tuning.fake.FakeBackend` on a CPU), so the logic around it
 (what is checked in which order, how ratios are formed) is the same code under test and on a GPU.
 
 Kinds of task:
@@ -53,9 +53,9 @@ class GpuBackend:
     """Builds, checks and times on the GPU this process sees (device 0 of its CUDA_VISIBLE_DEVICES)."""
 
     def __init__(self):
-        from lab.measure import records
+        from lab.measure.clocks import Clocks
 
-        self.clocks = records.Clocks()
+        self.clocks = Clocks()
         self._loaded: dict[str, object] = {}
 
     def gpu(self) -> dict:
@@ -88,12 +88,12 @@ class GpuBackend:
 
     def measure(self, shape: tuple, kernels: dict, peer_backends: tuple, modes, rule: dict, seed: int,
                 run_id: str, aa_impl: str | None):
+        from lab.kernels.shape import Shape
         from lab.measure import peers, timing
-        from lab.studies import stages as run
+        from lab.studies.measure_shape import measure_shape
 
-        sh = run.Shape(*shape)
-        return run.measure_shape(sh, kernels, peers.peers(peer_backends), modes, timing.StopRule(**rule),
-                                 self.clocks, run_id, aa_impl, seed, progress=lambda s: None)
+        return measure_shape(Shape(*shape), kernels, peers.peers(peer_backends), modes, timing.StopRule(**rule),
+                             self.clocks, run_id, aa_impl, seed, progress=lambda s: None)
 
 
 def gpu_identity() -> dict:
@@ -153,7 +153,7 @@ def _backend(factory):
 
 
 # CUDA errors that poison the process's context: every later call on that GPU fails too, so the
-# client restarts the worker (lab.tuning_search.restart_poisoned).
+# client restarts the worker (lab.studies.tuning.search.restart_poisoned).
 STICKY_CUDA_ERRORS = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
                       "illegal instruction", "hardware stack error", "device-side assert")
 
