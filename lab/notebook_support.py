@@ -8,18 +8,15 @@ from pathlib import Path
 
 from lab.measure import records
 from lab.studies import stages
-from lab.studies.shapes import scopes_from, shapes_from
+from lab.studies.params import RunParams
 
 
-def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
-                  cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-                  min_samples: int = 50, profile_shapes: str = "distinct", peers: str = "", knockouts: bool = True):
+def start_or_open(run_id: str = "", **params):
+    """The run `run_id`, or a new one started with `params` (lab.studies.params.RUN_OPTIONS' names,
+    as typed; one that is missing or None takes RunParams' default)."""
     if run_id:
         return records.RunRecord.open(run_id)
-    names = [v for v in variants.split(",") if v] or None
-    return stages.start(names=names, shapes=shapes_from(shapes), scopes=scopes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
-                     rel_ci=rel_ci, min_samples=min_samples, profile=profile, check=check,
-                     profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None, knockouts=knockouts)
+    return stages.start(RunParams.from_text(**params))
 
 
 def open_run(run_id: str = ""):

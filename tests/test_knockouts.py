@@ -1,7 +1,6 @@
 """Knock-outs on the CPU: switch validation, SASS identity, configurations, the factorial, the report section."""
 
 import itertools
-import json
 import shutil
 
 import numpy as np
@@ -9,7 +8,8 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from lab.studies import factorial, params, stages
+from lab.studies import factorial, stages
+from lab.studies.params import RunParams
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 from lab.report import knockouts
 from lab.measure import records
@@ -34,11 +34,11 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert sw.impl_config("ftz_exp2~no_wgmma_overlap") == ("ftz_exp2", overlap.defines)
     assert sw.impl_config("wmma") == ("wmma", {})
     assert sw.parse_impl("ftz_exp2~no_tma+ftz_exp2") == ("ftz_exp2", "tma+ftz_exp2")
-    assert set(stages.knockout_configs({"variants": ["wmma", "ftz_exp2"], "knockouts": True})) == set(kos)
-    assert set(stages.knockout_configs({"variants": ["async_pipeline"], "knockouts": True})) == {
+    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["wmma", "ftz_exp2"], "knockouts": True}))) == set(kos)
+    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["async_pipeline"], "knockouts": True}))) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
-    assert stages.knockout_configs({"variants": ["ftz_exp2"], "knockouts": False}) == {}
-    assert stages.knockout_configs({"variants": ["ftz_exp2"]}) == {}  # runs recorded before knock-outs
+    assert stages.knockout_configs(RunParams.from_json({"variants": ["ftz_exp2"], "knockouts": False})) == {}
+    assert stages.knockout_configs(RunParams.from_json({"variants": ["ftz_exp2"]})) == {}  # runs recorded before knock-outs
 
 
 @pytest.mark.parametrize("switches, message", [
@@ -232,10 +232,10 @@ def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
 
 def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeypatch):
 
-    from lab.measure import peers, profile, timing
+    from lab.measure import peers, profile
 
     rec = _open_run(tmp_path)
-    impls = ["wmma", "ftz_exp2", *stages.knockout_configs(params.read(rec))]
+    impls = ["wmma", "ftz_exp2", *stages.knockout_configs(RunParams.read(rec))]
     monkeypatch.setattr(stages, "_kernels", lambda rec: {n: object() for n in impls})
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
     monkeypatch.setattr(peers, "peers", lambda backends: [])

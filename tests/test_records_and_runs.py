@@ -1,8 +1,6 @@
 """CPU tests: shape sets, run records (never overwritten, status), and the regression gate on
 synthetic runs with known answers."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -190,7 +188,7 @@ def test_profiled_shapes_all_or_one_per_s_and_d():
 def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
     from lab.measure import timing
 
-    rule = timing.StopRule(rel_ci=0.005, min_samples=50)
+    rule = timing.StopRule(rel_ci=0.005, cap_s=5.0, min_samples=50)
     rng = np.random.default_rng(0)
     unimodal = rng.lognormal(np.log(100.0), 0.01, 400)
     assert rule.met_by(unimodal)
@@ -202,7 +200,7 @@ def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
     assert stats.relative_ci_halfwidth(comb) <= 0.005
     assert stats.relative_ci_halfwidth(comb, 0.99) > 0.01
     assert not rule.met_by(comb)
-    assert timing.StopRule(rel_ci=0.005, min_samples=50, guard_confidence=None).met_by(comb)  # old rule
+    assert timing.StopRule(rel_ci=0.005, cap_s=5.0, min_samples=50, guard_confidence=None).met_by(comb)  # old rule
     assert not rule.met_by(unimodal[:40])  # the minimum count still holds
 
 
@@ -279,7 +277,7 @@ def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
     from lab import pipeline
 
     args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1,
-                              cap=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
+                              cap_s=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
     pipeline.validate(args)  # raises on a bad parameter
 
 

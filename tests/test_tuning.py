@@ -11,6 +11,7 @@ import pytest
 
 from lab.studies.tuning import dispatch as td
 from lab.report import tuning as tuning_report
+from lab.studies.params import TuneParams
 from lab.studies.tuning.space import space, spill_reason
 
 SP = space("ftz_exp2")
@@ -208,7 +209,7 @@ def fake_run(tmp_path_factory):
     from lab.studies.tuning.fake import FakeBackend
 
     root = tmp_path_factory.mktemp("tuning")
-    params = tuning.TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
+    params = TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
                                budget_s=0)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
@@ -287,7 +288,7 @@ def test_report_compares_one_and_several_workers(tmp_path):
 
     runs = []
     for n in (1, 2):
-        params = tuning.TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
+        params = TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             runs.append(tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path))
@@ -313,7 +314,7 @@ def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
     from lab.studies.tuning import run as tuning
     from lab.studies.tuning.fake import FakeBackend
 
-    params = tuning.TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
+    params = TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path)
@@ -340,7 +341,7 @@ def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
                 _time.sleep(3)  # a kernel that never finishes, as far as the client can tell
             return super().measure(shape, kernels, *args)
 
-    params = tuning.TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
+    params = TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
                                prune=False, fake=True, min_samples=20, budget_s=0, heldout=False, task_timeout_s=1.0)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:

@@ -144,7 +144,9 @@ class ColdTimer:
 
 @dataclass
 class StopRule:
-    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap.
+    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap; never stop
+    before min_samples. A run's values come from lab.studies.params.RunParams, a tuning run's from
+    TuneParams.
 
     A guard goes with it: the 99% CI must also lie within +-2 rel_ci. Latencies can be
     multimodal (a comb of modes a tile's time apart, where unequal CTAs finish in varying
@@ -153,9 +155,9 @@ class StopRule:
     later. The guard keeps such a row sampling; a unimodal row passes both tests together.
     """
 
-    rel_ci: float = 0.005
-    cap_s: float = 5.0  # wall time per (implementation, shape, mode)
-    min_samples: int = 20
+    rel_ci: float
+    cap_s: float  # wall time per (implementation, shape, mode)
+    min_samples: int
     block: int = 10  # samples per turn of the round robin
     guard_confidence: float | None = 0.99  # None: no guard (runs recorded before it existed)
     guard_factor: float = 2.0

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from lab.kernels.shape import Shape
-from lab.studies.shapes import SET_SCOPES, shapes_from
 import difflib
 import pandas as pd
 import re
@@ -10,17 +9,6 @@ import re
 from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
 from lab.report.load import RunData, _bool, _first_line, _variant
 from lab.report.tables import _clock_range
-
-
-def _shapes_spec(shapes: list[Shape]) -> str:
-    from itertools import combinations
-
-    sets = list(SET_SCOPES)
-    for n in range(1, len(sets) + 1):
-        for combo in combinations(sets, n):
-            if shapes == shapes_from(",".join(combo)):
-                return ",".join(combo)
-    return ";".join(f"{s.B},{s.H},{s.S},{s.D}" + (",causal" if s.causal else "") for s in shapes)
 
 
 def _source_check(data: RunData) -> tuple[list[str], list[str]]:
@@ -154,7 +142,7 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
     if cap_rows:
         t.append(f"{len(cap_rows)} row(s) hit the time cap before the CI target: " + "; ".join(cap_rows) + ".")
     if data.summary is not None and "n" in data.summary:
-        floor = int(data.params.get("min_samples", 20))  # runs before the parameter used 20
+        floor = data.run_params.min_samples
         small = int((data.summary["n"] <= floor).sum())
         if small:
             t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "

@@ -7,6 +7,7 @@ from lab.measure import stats
 from lab.kernels.manifest import branch_order
 from lab.kernels.shape import Shape
 from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.params import RunParams
 import math
 import numpy as np
 import pandas as pd
@@ -113,6 +114,17 @@ class RunData:
 
     def _table(self, name, quiet=False):
         return self._read(name, self.rec.read_table, None, quiet)
+
+    @property
+    def run_params(self) -> RunParams:
+        """params.json as RunParams: fields a run recorded before they existed filled in with what
+        that run did (lab.studies.params); the defaults where params.json is missing or broken."""
+        if not hasattr(self, "_run_params"):
+            try:
+                self._run_params = RunParams.from_json(self.params if isinstance(self.params, dict) else {})
+            except (TypeError, ValueError):
+                self._run_params = RunParams.from_json({})
+        return self._run_params
 
     # -- identities ------------------------------------------------------------------------
 

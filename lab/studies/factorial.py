@@ -16,7 +16,6 @@ skipped or excluded).
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pandas as pd
@@ -135,12 +134,12 @@ def run(rec, kernel: str = "ftz_exp2", progress=print) -> None:
 
 def _run(rec, kernel: str, progress) -> None:
     from lab.kernels import build
-    from lab.measure import check, timing
+    from lab.measure import check
     from lab.measure.clocks import Clocks
     from lab.studies.measure_shape import measure_shape
-    from lab.studies.params import read
+    from lab.studies.params import RunParams
 
-    p = read(rec)
+    p = RunParams.read(rec)
     switches = sw.load()[0]
     costs = knockout_costs(rec.read_table("summary.csv"), kernel, switches)
     factors = choose(costs)
@@ -155,11 +154,11 @@ def _run(rec, kernel: str, progress) -> None:
         if failed := [r for r in results if r.variant == n and not r.passed]:
             excluded[n] = f"failed {len(failed)} quick-grid cases, e.g. {failed[0].explain()}"
             kernels.pop(n)
-    rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 50))
+    rule = p.stop_rule()
     clocks, rows = Clocks(), []
     for i, shape in enumerate(SHAPES):
         s_rows, _, _ = measure_shape(shape, kernels, [], ("hot",), rule, clocks, rec.run_id, None,
-                                             p["seed"] + 1000 + i, progress)
+                                             p.seed + 1000 + i, progress)
         rows += s_rows
     samples = pd.DataFrame(rows)
     levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in cells])
@@ -167,7 +166,7 @@ def _run(rec, kernel: str, progress) -> None:
     rec.write_table("factorial.parquet", samples)
     effects = []
     for (B, H, S, D, causal), one in samples.groupby(["B", "H", "S", "D", "causal"]):
-        est = estimate(one, factors, seed=p["seed"], drop=drop)
+        est = estimate(one, factors, seed=p.seed, drop=drop)
         applies = {f: next(s for s in switches if s.name == f).applies(D) for f in factors}
         est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
         effects.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))

@@ -81,3 +81,16 @@ def shape_scopes(p: dict) -> dict[Shape, str]:
     """A run's shape -> scope (runs recorded before scopes measured every shape as "ladder")."""
     shapes = [s if isinstance(s, Shape) else Shape(*s) for s in p["shapes"]]
     return dict(zip(shapes, p.get("shape_scopes") or ["ladder"] * len(shapes)))
+
+
+def spec_of(shapes: list[Shape]) -> str:
+    """A spec that gives `shapes`: set names where some sets together give exactly them (in
+    order), else the shapes themselves joined by ';'."""
+    from itertools import combinations
+
+    sets = list(SET_SCOPES)
+    for n in range(1, len(sets) + 1):
+        for combo in combinations(sets, n):
+            if list(shapes) == shapes_from(",".join(combo)):
+                return ",".join(combo)
+    return ";".join(s.spec for s in shapes)

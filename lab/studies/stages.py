@@ -1,7 +1,7 @@
 """A measurement run: its stages in order (build, correctness, timing with the factorial after it,
 profile), each reading the run's parameters back from its record and writing into it.
 
-    python -m lab run --shapes canonical,large --modes hot,cold --cap 3 [--no-profile]
+    python -m lab run --shapes canonical,large --modes hot --profile 0   # options: lab.studies.params
 
 A variant that fails to build or fails correctness is recorded and left out of timing; the
 others go on. Samples are written after every shape, so a run stopped midway keeps what it
@@ -17,52 +17,34 @@ from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.measure.clocks import Clocks
 from lab.measure.crossval import cross_validate
-from lab.measure.peers import DEFAULT_BACKENDS  # the SDPA backends a run times by default
 from lab.studies.measure_shape import measure_shape
-from lab.studies.params import read as _params
+from lab.studies.params import RunParams
 from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_s_and_d, profile_run,
                                    select_profile_shapes)
-from lab.studies.shapes import SCOPES, shape_scopes, shape_set
 
 STAGES = ("build", "correctness", "timing", "profile")
 
 
-def start(names: list[str] | None = None, shapes: list[Shape] | None = None, modes=("hot", "cold"),
-          cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-          backends=DEFAULT_BACKENDS, seed: int = 0, min_samples: int = 50, profile_shapes: str = "distinct",
-          peers: list[str] | None = None, knockouts: bool = True, scopes: list[str] | None = None,
-          progress=print) -> records.RunRecord:
-    """Open a new run record with its environment and parameters; the stages read them back.
-    `peers`: peer names (lab.measure.peers.known_names()); default: SDPA under `backends`, flex_attention
-    and every registered external peer. Which of them are absent, and why, goes to peers.json.
-    `scopes`: per shape, what it is measured with (SCOPES; scopes_from(spec)); default "ladder"."""
+def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
+    """Open a new run record with its environment and parameters (RunParams; default: the
+    defaults); the stages read them back. Which peers are absent, and why, goes to peers.json."""
     import torch
 
-    from lab.measure import peers as peer_mod, timing
-    from lab.kernels import variants
+    from lab.measure import peers as peer_mod
 
+    params = (params or RunParams()).resolved()
+    params.validate()
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
-    peer_names = peer_mod.validate_names(peers or peer_mod.default_names(backends))
     rec = records.RunRecord()
     progress(f"run {rec.run_id} -> {rec.dir}")
     rec.write_json("env.json", records.environment())
-    _, availability = peer_mod.resolve(peer_names)
+    _, availability = peer_mod.resolve(list(params.peers))
     rec.write_json("peers.json", availability)
     for name, st in availability.items():
         if not st["available"]:
             progress(f"  peer {name} absent: {st['reason']}")
-    shapes = shapes or shape_set("canonical")
-    scopes = list(scopes or ["ladder"] * len(shapes))
-    if len(scopes) != len(shapes) or not set(scopes) <= set(SCOPES):
-        raise ValueError(f"scopes must give one of {SCOPES} per shape ({len(shapes)}), not {scopes!r}")
-    rec.write_json("params.json", dict(variants=names or variants.names(),
-                                       shapes=[[s.B, s.H, s.S, s.D, s.causal] for s in shapes], shape_scopes=scopes,
-                                       modes=list(modes), cap_s=cap_s, rel_ci=rel_ci, min_samples=min_samples,
-                                       profile=profile, profile_shapes=profile_shapes, check=check,
-                                       backends=peer_mod.sdpa_backends(peer_names), peers=peer_names, seed=seed,
-                                       knockouts=bool(knockouts),
-                                       stop_guard=[timing.StopRule.guard_confidence, timing.StopRule.guard_factor]))
+    rec.write_json("params.json", params.to_json())
     rec.write_json("stages.json", {})
     return rec
 
@@ -81,12 +63,12 @@ def _timed_stage(rec, name, fn, progress):
         rec.write_json("stages.json", stages)
 
 
-def knockout_configs(p: dict) -> dict[str, tuple[str, dict, str]]:
+def knockout_configs(p: RunParams) -> dict[str, tuple[str, dict, str]]:
     """The run's knock-out configurations, impl -> (kernel, defines, applies_to); none when the
     run's `knockouts` parameter is off (runs recorded before it existed had none)."""
     from lab.kernels import switches
 
-    return switches.run_configs(p["variants"]) if p.get("knockouts", False) else {}
+    return switches.run_configs(list(p.variants)) if p.knockouts else {}
 
 
 def applies(applies_to: str, shape: Shape) -> bool:
@@ -100,8 +82,8 @@ def _kernels(rec):
     from lab.kernels import build
 
     excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
-    p = _params(rec)
-    names = [n for n in p["variants"] if n not in excluded]
+    p = RunParams.read(rec)
+    names = [n for n in p.variants if n not in excluded]
     configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items() if i not in excluded}
     built = build.build_all(names, progress=lambda s: None, configs=configs)
     return {n: r.load() for n, r in built.items() if r.ok}
@@ -109,14 +91,14 @@ def _kernels(rec):
 
 def _peers(rec) -> list:
     """The run's peers that are importable and were not excluded by the correctness stage. Runs
-    recorded before peers.json timed SDPA under params["backends"] only."""
+    recorded before peers.json timed SDPA under their `backends` only."""
     from lab.measure import peers as peer_mod
 
-    p = _params(rec)
-    if "peers" not in p:
-        return peer_mod.peers(p["backends"])
+    p = RunParams.read(rec)
+    if p.peers is None:
+        return peer_mod.peers(p.backends)
     status = rec.read_json("peers.json") if rec.has("peers.json") else {}
-    found, _ = peer_mod.resolve(p["peers"])
+    found, _ = peer_mod.resolve(list(p.peers))
     return [peer for peer in found if not status.get(peer.name, {}).get("excluded")]
 
 
@@ -152,9 +134,9 @@ def stage_build(rec, progress=print) -> dict:
     from lab.kernels import build
 
     def body():
-        p = _params(rec)
+        p = RunParams.read(rec)
         configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
-        built = build.build_all(p["variants"], progress=progress, configs=configs)
+        built = build.build_all(list(p.variants), progress=progress, configs=configs)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
@@ -167,7 +149,7 @@ def stage_correctness(rec, progress=print) -> list:
     from lab.measure import check as checks
 
     def body():
-        mode = _params(rec)["check"]
+        mode = RunParams.read(rec).check
         excluded = rec.read_json("excluded.json")
         if mode == "none":
             if rec.has("peers.json"):  # said, not silent: the peers are timed unchecked too
@@ -194,10 +176,10 @@ def stage_timing(rec, progress=print) -> None:
     import pandas as pd
 
     from lab.kernels.manifest import branch_ends, headline_end
-    from lab.measure import peers as peer_mod, timing
+    from lab.measure import peers as peer_mod
 
     def body():
-        p = _params(rec)
+        p = RunParams.read(rec)
         try:
             from lab.measure import profile as prof
 
@@ -205,21 +187,17 @@ def stage_timing(rec, progress=print) -> None:
         except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
             rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
         kernels = _kernels(rec)
-        shapes, modes = p["shapes"], p["modes"]
+        shapes, modes = p.shapes, p.modes
         peers = _peers(rec)
         progress(f"  {len(shapes)} shapes x {len(kernels)} variants + peers {[peer.name for peer in peers]}, "
                  f"modes {modes}")
-        # Runs recorded before min_samples was a parameter used StopRule's old minimum, 20, and
-        # before stop_guard, no guard.
-        guard_confidence, guard_factor = p.get("stop_guard") or (None, 2.0)
-        rule = timing.StopRule(rel_ci=p["rel_ci"], cap_s=p["cap_s"], min_samples=p.get("min_samples", 20),
-                               guard_confidence=guard_confidence, guard_factor=guard_factor)
+        rule = p.stop_rule()
         clocks = Clocks()
-        variant_names = [n for n in kernels if n in p["variants"]]
+        variant_names = [n for n in kernels if n in p.variants]
         aa = headline_end(variant_names) or None
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         all_samples, all_summary, notes = [], [], []
-        scopes = shape_scopes(p)
+        scopes = p.scopes
         tails = set(branch_ends(variant_names))
         for i, shape in enumerate(shapes, 1):
             scope = scopes[shape]
@@ -230,7 +208,7 @@ def stage_timing(rec, progress=print) -> None:
                 here = {n: k for n, k in kernels.items() if n in tails}
             s_rows, m_rows, note = measure_shape(shape, here, peers, ["hot"] if scope == "tails-hot" else modes,
                                                  rule, clocks, rec.run_id, aa if scope == "ladder" else None,
-                                                 p["seed"] + i, progress)
+                                                 p.seed + i, progress)
             note["scope"] = scope
             all_samples += s_rows
             all_summary += m_rows
@@ -242,7 +220,7 @@ def stage_timing(rec, progress=print) -> None:
                                           if scopes[shape] == "ladder"])
 
     _timed_stage(rec, "timing", body, progress)
-    if _params(rec).get("knockouts", False):
+    if RunParams.read(rec).knockouts:
         _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress), progress)
 
 
@@ -250,9 +228,9 @@ def factorial_stage(rec, progress=print) -> None:
     """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches."""
     from lab.studies import factorial
 
-    p = _params(rec)
+    p = RunParams.read(rec)
     with_switches = {k for k, _, _ in knockout_configs(p).values()}
-    kernels = [v for v in p["variants"] if v in with_switches]
+    kernels = [v for v in p.variants if v in with_switches]
     if not kernels:
         rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
         return
@@ -263,14 +241,14 @@ def factorial_stage(rec, progress=print) -> None:
 
 def stage_profile(rec, progress=print) -> None:
     def body():
-        p = _params(rec)
-        if not p["profile"]:
+        p = RunParams.read(rec)
+        if not p.profile:
             rec.write_json("profile_status.json", {"ok": False, "reason": "profiling turned off for this run"})
             progress("  skipped (profile off)")
             return
         # the ladder's shapes: the long and sweep shapes are timed for the bar and the figure only
-        ladder = [s for s, scope in shape_scopes(p).items() if scope == "ladder"]
-        shapes = select_profile_shapes(ladder, p.get("profile_shapes", "distinct"))
+        ladder = [s for s, scope in p.scopes.items() if scope == "ladder"]
+        shapes = select_profile_shapes(ladder, p.profile_shapes)
         timed = [peer.name for peer in _peers(rec)]
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
@@ -294,9 +272,9 @@ def finish(rec) -> None:
     rec.finish("complete", stages=stages)
 
 
-def run(progress=print, **params) -> records.RunRecord:
+def run(params: RunParams | None = None, progress=print) -> records.RunRecord:
     """Every stage in order (what the notebooks do one by one)."""
-    rec = start(progress=progress, **params)
+    rec = start(params, progress)
     stage_build(rec, progress)
     stage_correctness(rec, progress)
     stage_timing(rec, progress)

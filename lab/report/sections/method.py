@@ -42,13 +42,14 @@ def _sampling(ctx: Context) -> list[str]:
     counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
     cap_rows = capped_rows(data)
     rel_ci, cap_s = params.get("rel_ci"), params.get("cap_s")
+    guard = data.run_params.stop_guard  # (confidence, factor); (None, f): recorded before the guard
     add("**Sampling and stopping.** Every implementation at a shape is sampled in blocks of 10 in a randomized "
         f"round-robin (seed {params.get('seed', MISSING)} + shape index), so drifts hit all of them alike. A row "
         f"stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
-        f"of the median (at least {int(params.get('min_samples', 20))} samples)"
-        + (f" and its {fmt(params['stop_guard'][0] * 100, 0)} % CI within ±"
-           f"{fmt(params['stop_guard'][1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
-           "that sits between two modes of a multimodal latency distribution)" if params.get("stop_guard") else "")
+        f"of the median (at least {data.run_params.min_samples} samples)"
+        + (f" and its {fmt(guard[0] * 100, 0)} % CI within ±"
+           f"{fmt(guard[1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
+           "that sits between two modes of a multimodal latency distribution)" if guard[0] is not None else "")
         + f", or after {fmt(cap_s, 1)} s of sampling. "
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
@@ -129,7 +130,6 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
 
 def _ncu_and_profiling(ctx: Context) -> list[str]:
     data = ctx.data
-    params = ctx.data.params
     L: list[str] = []
     add = L.append
     nrows = ncu_crossval_table(data)
@@ -146,7 +146,7 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
         add("")
         add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
         add("")
-    if params.get("profile_shapes", "distinct") == "all":
+    if ctx.data.run_params.profile_shapes == "all":
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
             "per implementation at every timed shape; each table says which shape its profile columns come from.")
     else:

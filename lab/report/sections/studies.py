@@ -11,7 +11,7 @@ from lab.report.context import Context
 
 def section_knockouts(ctx: Context) -> list[str]:
     """Ladder gain beside knock-out cost per optimization of the last step; the 2^4 factorial."""
-    if not ctx.data.params.get("knockouts", False):
+    if not ctx.data.run_params.knockouts:
         return ["## Ablation by knock-out", "",
                 "This run was recorded without knock-outs (`make ablation KNOCKOUTS=1` measures them).", ""]
     md = knockouts.section(ctx.data.rec.dir, ctx.figdir, figure_link=f"figures/{FIGURES['knockouts']}")

@@ -23,13 +23,13 @@ heldout_check.json, heldout.parquet, prebuild.json and study.journal (Optuna's j
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from lab.measure import records
+from lab.studies.params import TuneParams
 from lab.studies.shapes import shape_set
 from lab.kernels.variants import REPO
 
@@ -58,32 +58,6 @@ def shapes_named(name: str, sets: dict) -> list[tuple]:
         return [s.astuple() for s in shape_set(name)]
     except ValueError as exc:
         raise ValueError(f"{exc}; named sets here: {', '.join(sets)}") from None
-
-
-@dataclass
-class TuneParams:
-    variant: str = "ftz_exp2"
-    shapes: str = "tune"
-    heldout_shapes: str = "heldout"
-    trials: int = 16
-    sampler: str = "tpe"
-    gpus: str = "all"
-    seed: int = 0
-    modes: str = "hot"
-    cap_s: float = 1.0
-    rel_ci: float = 0.005
-    min_samples: int = 50
-    budget_s: float = 300.0
-    prune: bool = True
-    prebuild: bool = True
-    task_timeout_s: float = 180.0  # one trial on one shape; past it the worker is restarted
-    heldout: bool = True
-    fake: bool = False
-    update_dispatch: bool = True
-
-    def rule(self) -> dict:
-        """The runs' StopRule (lab.measure.timing), with this search's cap per (impl, shape, mode)."""
-        return {"rel_ci": self.rel_ci, "cap_s": self.cap_s, "min_samples": self.min_samples}
 
 
 # --- the cluster ----------------------------------------------------------------------------
@@ -332,41 +306,3 @@ def _worker_env() -> dict:
 def _client_env() -> dict:
     return {"git_sha": records.git_sha(), "git_dirty": records.git_dirty(), "python": sys.version.split()[0],
             "host": os.uname().nodename}
-
-
-# --- command line ---------------------------------------------------------------------------
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    d = TuneParams()
-    ap.add_argument("--variant", default=d.variant)
-    ap.add_argument("--shapes", default=d.shapes, help=f"tuning shapes: {', '.join(TUNING_SETS)} or 'B,H,S,D[,causal];...'")
-    ap.add_argument("--heldout-shapes", default=d.heldout_shapes, help=f"held-out shapes: {', '.join(HELDOUT_SETS)}")
-    ap.add_argument("--trials", type=int, default=d.trials, help="configurations measured (invalid ones not counted)")
-    ap.add_argument("--sampler", default=d.sampler, choices=("tpe", "cmaes", "random", "bruteforce"))
-    ap.add_argument("--gpus", default=d.gpus, help="all, or N (the first N GPUs; one worker each)")
-    ap.add_argument("--seed", type=int, default=d.seed)
-    ap.add_argument("--modes", default=d.modes, help="hot, cold or hot,cold (the first one is the objective)")
-    ap.add_argument("--cap", type=float, default=d.cap_s, help="time cap in s per (impl, shape, mode)")
-    ap.add_argument("--rel-ci", type=float, default=d.rel_ci)
-    ap.add_argument("--min-samples", type=int, default=d.min_samples)
-    ap.add_argument("--budget", type=float, default=d.budget_s, help="no new trial after this many s (0: none)")
-    ap.add_argument("--task-timeout", type=float, default=d.task_timeout_s,
-                    help="s one trial may take on one shape before its worker is restarted (0: no limit)")
-    ap.add_argument("--no-prune", action="store_true", help="measure every trial on every shape")
-    ap.add_argument("--no-prebuild", action="store_true", help="let each trial build its own configuration")
-    ap.add_argument("--no-heldout", action="store_true", help="skip the held-out validation")
-    ap.add_argument("--no-dispatch-update", action="store_true",
-                    help="leave kernels/variants/dispatch_<variant>.json as it is")
-    ap.add_argument("--fake", action="store_true", help="CPU dry run: LocalCluster and synthetic latencies")
-
-
-def params_from(args) -> TuneParams:
-    gpus = str(args.gpus)
-    if gpus != "all" and not (gpus.isdigit() and int(gpus) >= 1):
-        raise SystemExit(f"--gpus must be 'all' or a positive count, got {gpus!r}")
-    return TuneParams(variant=args.variant, shapes=args.shapes, heldout_shapes=args.heldout_shapes, trials=args.trials,
-                      sampler=args.sampler, gpus=gpus, seed=args.seed, modes=args.modes, cap_s=args.cap,
-                      rel_ci=args.rel_ci, min_samples=args.min_samples, budget_s=args.budget, task_timeout_s=args.task_timeout,
-                      prune=not args.no_prune, prebuild=not args.no_prebuild, heldout=not args.no_heldout, fake=args.fake,
-                      update_dispatch=not args.no_dispatch_update)
