@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 from lab import jupyter_kernel
+from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.pipeline import MEASURE, NOTEBOOKS_DIR, REPORT
 
@@ -72,7 +73,7 @@ def test_explore_notebook_compares_two_steps_from_the_run_folder(tmp_path):
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(pngs) == 1 and "tensor_pipe_active" in html
     data = explore.open_run(EXPLORE_RUN)
-    sh = explore.parse_shape(params["shape"])
+    sh = Shape.parse(params["shape"])
     c = stats.speedup_ci(data.lat("tma", sh, "hot"), data.lat("mma_sync", sh, "hot"), seed=0)
     df = explore.compare(data, sh, "mma_sync", "tma")
     assert (df.iloc[0]["speedup"], df.iloc[0]["ci_lo"], df.iloc[0]["ci_hi"]) == (c.ratio, c.lo, c.hi)

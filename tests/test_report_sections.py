@@ -76,7 +76,7 @@ def test_first_screen_sentence_is_computed_from_the_samples(ctx, sections):
 def test_hero_figure_groups_the_branches_and_draws_every_peer(ctx, tmp_path):
     steps = ladder.measured_steps(ctx.data, HEAD)
     assert [ladder.branch(v) for v in steps] == ["portable"] * 8 + ["sm_90a"] * 10
-    assert ladder.branch_ends(ctx.data, HEAD) == ["async_pipeline", "ftz_exp2"]
+    assert branches.ends(ctx.data, HEAD) == ["async_pipeline", "ftz_exp2"]
     assert ctx.data.peers(HEAD) == ["sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default"]
     assert ladder.figure_hero(ctx.data, HEAD, tmp_path / "h.png") is None
     assert ladder.figure_hero(ctx.data, Shape(3, 3, 333, 64, False), tmp_path / "x.png").startswith("no step")

@@ -7,6 +7,7 @@ import math
 
 from lab.kernels.manifest import MAX_GRID_YZ, SUPPORTED_HEAD_DIMS
 
+
 def check_inputs(q, k, v, scale=None) -> None:
     """Raise ValueError naming the violated constraint, if the inputs are not supported.
 

@@ -1,7 +1,9 @@
 """The kernel ladder's manifest (`kernels/variants/manifest.toml`) and the repository's paths.
 
-Imported by `lab.kernels.build` and `lab.variants` alike; it imports neither, so building and loading
-do not import each other in a circle.
+The ladder as a tree (`manifest()`, `branches`, `branch_order`, `branch_ends`, `lineage`) and the
+manifest's other tables, parsed in one place (`tables()`). Imported by `lab.kernels.build` and
+`lab.kernels.variants` alike; it imports neither, so building and loading do not import each other
+in a circle.
 """
 
 from __future__ import annotations
@@ -66,12 +68,18 @@ def judged_shape(v: Variant) -> Shape | None:
 PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
 
 
+def tables(text: str | None = None) -> dict:
+    """The manifest's TOML (or `text`) parsed: its [[variant]] tables (read by manifest() below),
+    [[switch]] and [[structural]] (lab.kernels.switches), [[tunable]] and [[tunable_limits]]
+    (lab.studies.tuning.space). The one place the file is read."""
+    return tomllib.loads(text if text is not None else MANIFEST_PATH.read_text())
+
+
 @cache
 def manifest() -> tuple[Variant, ...]:
     """All variants in manifest order, validated: names unique, the first step has no parent and
     every other names an earlier step (the ladder is a tree), files exist, fields are known."""
-    raw = tomllib.loads(MANIFEST_PATH.read_text())
-    entries = raw["variant"]
+    entries = tables()["variant"]
     out: list[Variant] = []
     for i, entry in enumerate(entries, start=1):
         v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"])})

@@ -16,12 +16,11 @@ import os
 import re
 import shutil
 import subprocess
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.kernels import variants
+from lab.kernels import manifest, variants
 
 APPLIES = ("all", "D=64", "D=128")
 _MACRO = re.compile(r"^FA_[A-Z0-9_]+$")
@@ -84,7 +83,7 @@ def parse_impl(impl: str) -> tuple[str, str] | None:
 
 def load(text: str | None = None) -> tuple[list[Switch], list[Structural]]:
     """Switches and structural ideas from the manifest (or TOML `text`), validated."""
-    raw = tomllib.loads(text if text is not None else variants.MANIFEST_PATH.read_text())
+    raw = manifest.tables(text)
     known = {"name", "introduced_by", "kernel", "defines", "off", "depends_on", "applies_to"}
     switches = []
     for entry in raw.get("switch", []):

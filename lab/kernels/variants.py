@@ -1,8 +1,9 @@
-"""The kernel ladder: its manifest, input validation, and callables with SDPA's semantics.
+"""The public face of the kernel ladder: its steps (the manifest's names, in order), input
+validation, and a callable per step with SDPA's semantics.
 
     >>> from lab import variants
-    >>> variants.names()
-    ['baseline', 'restrict', 'coalesced', 'padded', 'warp_specialized', 'wmma']
+    >>> variants.names()                        # every step of kernels/variants/manifest.toml
+    ['baseline', 'restrict', 'coalesced', ..., 'ftz_exp2', 'consumer_copies', ..., 'small_grid_tiles']
     >>> attn = variants.load("wmma")            # builds (or reuses the cached build)
     >>> out = attn(q, k, v, is_causal=True)     # like F.scaled_dot_product_attention
 
@@ -16,8 +17,8 @@ from __future__ import annotations
 from lab.kernels import build
 from lab.kernels.attention import KernelAttention, check_inputs, cuda_error_name  # noqa: F401  (the public API)
 from lab.kernels.manifest import (KERNELS_DIR, MANIFEST_PATH, MAX_GRID_YZ, METRICS, PORTABLE, REPO,  # noqa: F401
-                          SUPPORTED_HEAD_DIMS, VARIANTS_DIR, Variant, branch, branch_ends,
-                          branch_order, branches, get, judged_shape, lineage, manifest, names)
+                                  SUPPORTED_HEAD_DIMS, VARIANTS_DIR, Variant, branch, branch_ends, branch_order,
+                                  branches, get, judged_shape, lineage, manifest, names)
 
 
 def load(name: str, **build_options) -> KernelAttention:

@@ -19,7 +19,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-HEAD_DIMS = (64, 128)
+from lab.kernels.manifest import SUPPORTED_HEAD_DIMS as HEAD_DIMS  # the grid covers every head dim the kernels take
+
 SEQ_LENS = (1, 17, 64, 127, 128, 129, 512, 1000, 2048)
 BATCH_HEADS = ((1, 1), (2, 3), (4, 16))
 CUSTOM_SCALE = 0.3  # a scale far from 1/sqrt(D), on a few cases

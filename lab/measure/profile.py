@@ -32,12 +32,15 @@ import csv
 import json
 import math
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from lab.kernels.shape import Shape
+from lab.measure.stats import attention_flops, tflops
 
 PROFILE_RANGE = "profile"
 DEFAULT_TIMEOUT_S = 300.0
@@ -321,20 +324,13 @@ def main_kernel(kernels: list[dict]) -> dict | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Roofline
+# Roofline (the FLOP count is lab.measure.stats.attention_flops, the timing's own)
 # ---------------------------------------------------------------------------------------------
-
-def attention_flops(B: int, H: int, S: int, D: int, causal: bool) -> float:
-    """4*B*H*S*S*D (QK^T and PV), halved for causal: lab.measure.stats.tflops' count."""
-    flops = 4.0 * B * H * S * S * D
-    return flops / 2.0 if causal else flops
 
 
 def achieved_tflops(B: int, H: int, S: int, D: int, causal: bool, duration_us: float | None) -> float | None:
     if _num(duration_us) is None or duration_us <= 0:
         return None
-    from lab.measure.stats import tflops
-
     return tflops(B, H, S, D, causal, duration_us)
 
 
@@ -515,8 +511,8 @@ def _repo() -> Path:
 
 def _prebuild(impl: str) -> str | None:
     """Build a variant here (not under ncu); None if fine or not a variant, else why not."""
-    from lab.measure import peers
     from lab.kernels import switches
+    from lab.measure import peers
 
     if peers.is_peer(impl):
         return None
@@ -717,33 +713,26 @@ def _launch_once(launch) -> None:
     torch.cuda.synchronize()
 
 
-def _shape(text: str) -> tuple[int, int, int, int]:
-    parts = tuple(int(x) for x in text.split(","))
-    if len(parts) != 4:
-        raise argparse.ArgumentTypeError("shape must be B,H,S,D")
-    return parts
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lab.measure.profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
     p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
                    "flex_attention, ...)")
-    p.add_argument("--shape", type=_shape, default=(4, 16, 4096, 64), help="B,H,S,D")
-    p.add_argument("--causal", action="store_true")
+    p.add_argument("--shape", type=Shape.parse, default=Shape(4, 16, 4096, 64, False), help="B,H,S,D[,causal]")
+    p.add_argument("--causal", action="store_true", help="causal (as ',causal' in --shape)")
     p.add_argument("--out", default="data/profile", help="host side: folder for CSVs and records.json")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
     p.add_argument("--ceilings", action="store_true", help="measure and print the GPU's roofline ceilings")
     args = p.parse_args(argv)
+    dims, causal = args.shape.dims, args.causal or args.shape.causal
     if args.target:
-        target(args.target, args.shape, args.causal)
+        target(args.target, dims, causal)
         return 0
     if args.ceilings:
         print(json.dumps(measure_ceilings(), indent=1))
     if args.impls:
-        results = profile_all(args.impls.split(","), [args.shape], args.out, causal_flags=(args.causal,),
-                              timeout=args.timeout)
-        path = Path(args.out) / f"records_{shape_id(args.shape, args.causal)}.json"
+        results = profile_all(args.impls.split(","), [dims], args.out, causal_flags=(causal,), timeout=args.timeout)
+        path = Path(args.out) / f"records_{shape_id(dims, causal)}.json"
         path.write_text(json.dumps([r.to_record() for r in results], indent=1, default=str))
         print(f"records: {path}")
     return 0

@@ -20,7 +20,7 @@ Public API
 ----------
 summarize, median_ci, relative_ci_halfwidth, speedup_ci, SpeedupCI,
 cliffs_delta, mann_whitney_p, hodges_lehmann_log_ratio, benjamini_hochberg,
-compare, Comparison, compare_rows, tflops, effective_gbps.
+compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ __all__ = [
     "Comparison",
     "compare",
     "compare_rows",
+    "attention_flops",
     "tflops",
     "effective_gbps",
 ]
@@ -453,18 +454,19 @@ def compare_rows(
 # --------------------------------------------------------------------------
 
 
-def tflops(B: int, H: int, S: int, D: int, causal: bool, median_us: float) -> float:
-    """Attention forward throughput in TFLOP/s.
+def attention_flops(B: int, H: int, S: int, D: int, causal: bool) -> float:
+    """The FLOP count of an attention forward pass, the study's one: 4*B*H*S*S*D (two matmuls,
+    QK^T and PV, 2 FLOPs per MAC), halved for causal masking since only the lower triangle is
+    computed."""
+    flops = 4.0 * B * H * S * S * D
+    return flops / 2.0 if causal else flops
 
-    FLOPs = 4*B*H*S*S*D (two matmuls, QK^T and PV, 2 FLOPs per MAC), halved
-    for causal masking since only the lower triangle is computed.
-    """
+
+def tflops(B: int, H: int, S: int, D: int, causal: bool, median_us: float) -> float:
+    """Attention forward throughput in TFLOP/s (attention_flops over the latency)."""
     if median_us <= 0:
         raise ValueError("median_us must be positive")
-    flops = 4.0 * B * H * S * S * D
-    if causal:
-        flops /= 2.0
-    return flops / (median_us * 1e-6) / 1e12
+    return attention_flops(B, H, S, D, causal) / (median_us * 1e-6) / 1e12
 
 
 def effective_gbps(

@@ -26,7 +26,8 @@ step at the profiled shape matching the headline shape.
 from __future__ import annotations
 
 from lab.kernels.shape import Shape  # noqa: F401  (re-exported: report.Shape)
-from lab.report.common import (DPI, FIGURES, HEADLINE, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
+from lab.studies.shapes import HEADLINE  # noqa: F401  (the headline shape, lab.studies.shapes)
+from lab.report.common import (DPI, FIGURES, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
                                fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
 from lab.report.load import RunData, _data  # noqa: F401
 from lab.report.tables import (FINDING_FOR_HYPOTHESIS, NCU_XVAL_MIN_US, PRECISION_BAND, _ablation,  # noqa: F401

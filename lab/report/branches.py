@@ -15,7 +15,6 @@ import re
 from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE
 from lab.kernels.shape import Shape
-
 from lab.report.load import RunData, _first_line, _variant
 
 
@@ -77,21 +76,23 @@ def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") 
     return _fastest(data, portable, shape, mode) or portable_end(data)
 
 
-def _last_timed(data: RunData, portable: bool) -> str:
-    steps = [v for v in ran(data) if (branch(v) == PORTABLE) == portable]
-    return steps[-1] if steps else ""
+def ends(data: RunData, shape: Shape | None = None, mode: str = "hot") -> list[str]:
+    """The last timed step of each branch, in branch order: lab.kernels.manifest.branch_ends of the
+    steps with samples (anywhere, or at `shape` in `mode`)."""
+    timed = ran(data) if shape is None else [v for v in steps(data) if data.lat(v, shape, mode) is not None]
+    return manifest.branch_ends(timed)
 
 
 def portable_end(data: RunData) -> str:
     """The last timed step of the portable branch ('' where none was timed): the portable kernel a
     user would pick, judged against FlashAttention-2 in the report."""
-    return _last_timed(data, portable=True)
+    return next((v for v in ends(data) if branch(v) == PORTABLE), "")
 
 
 def arch_specific_end(data: RunData) -> str:
     """The last timed step of the run's arch-specific branch ('' where none of its steps was
     timed, as on a GPU that cannot build them); of several such branches, the last one."""
-    return _last_timed(data, portable=False)
+    return next((v for v in reversed(ends(data)) if branch(v) != PORTABLE), "")
 
 
 def best_step(data: RunData) -> str:

@@ -1,11 +1,15 @@
+"""What several sections share: the `Report` they build, figure links, per-shape notes, the threats
+to validity, the check of the kernel sources against the run's build, and the code diffs."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from lab.kernels.shape import Shape
 import difflib
-import pandas as pd
 import re
+from dataclasses import dataclass
 
+import pandas as pd
+
+from lab.kernels.shape import Shape
 from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
 from lab.report.load import RunData, _bool, _first_line, _variant
 from lab.report.tables import _clock_range
@@ -48,11 +52,6 @@ def _run_path(data: RunData) -> str:
 
 def _step(r) -> str:
     return str(int(r.step)) if _isnum(r.step) else MISSING
-
-
-def _shape_tuple(key) -> str:
-    B, H, S, D, causal = key
-    return f"({B}, {H}, {S}, {D}{', causal' if _bool(causal) else ''})"
 
 
 def _figure_md(add, figs, notes, key, caption, figdir):

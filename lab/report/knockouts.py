@@ -20,9 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lab.measure import stats
-from lab.kernels import switches as sw, variants
+from lab.kernels import switches as sw
+from lab.kernels import variants
 from lab.kernels.shape import Shape
+from lab.measure import stats
+from lab.report.common import fmt_ci, md_table
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL
 
 FIGURE = "knockouts.png"
@@ -119,10 +121,8 @@ def figure(prim: pd.DataFrame, out_dir: Path) -> Path:
 
 
 def _fmt(r, col) -> str:
-    v = getattr(r, col)
-    if isinstance(v, float) and math.isnan(v):
-        return "n/a"
-    return f"{v:.3f}x [{getattr(r, col + '_lo'):.3f}, {getattr(r, col + '_hi'):.3f}]"
+    """Column `col` of a table row with its interval: '1.234x [1.200, 1.270]', 'n/a' where not measured."""
+    return fmt_ci(getattr(r, col), getattr(r, col + "_lo"), getattr(r, col + "_hi"), mark="x", missing="n/a")
 
 
 def interactions(run) -> str:
@@ -139,11 +139,10 @@ def interactions(run) -> str:
         lines.append(f"- skipped cell: {cell['reason']}")
     for term in meta.get("not_estimable", []):
         lines.append(f"- {term}: not estimable (a switch and its dependency: the skipped cells alias it)")
-    lines += ["", "| shape | term | kind | ratio | 95 % interval | applies |", "|---|---|---|---|---|---|"]
-    for r in eff.itertuples():
-        sig = "" if r.ratio_lo <= 1 <= r.ratio_hi else " *"
-        lines.append(f"| {Shape(r.B, r.H, r.S, r.D, bool(r.causal)).tuple_label} | {r.term} | {r.kind} | "
-                     f"{r.ratio:.4f}{sig} | [{r.ratio_lo:.4f}, {r.ratio_hi:.4f}] | {'yes' if r.applies else 'no'} |")
+    rows = [[Shape(r.B, r.H, r.S, r.D, bool(r.causal)).tuple_label, r.term, r.kind,
+             f"{r.ratio:.4f}" + ("" if r.ratio_lo <= 1 <= r.ratio_hi else " *"), f"[{r.ratio_lo:.4f}, {r.ratio_hi:.4f}]",
+             "yes" if r.applies else "no"] for r in eff.itertuples()]
+    lines += ["", md_table(["shape", "term", "kind", "ratio", "95 % interval", "applies"], rows, compact=True)]
     lines.append("\n`*`: the interval excludes 1.")
     return "\n".join(lines) + "\n"
 
@@ -179,14 +178,15 @@ def section(run, figures_dir, figure_link: str | None = None) -> str:
            "against its parent) beside its **knock-out cost** (the last step against the last step without it). "
            "Both are speedups of medians, > 1 when the optimization makes the kernel faster, hot mode, with 95 % "
            "bootstrap intervals. A switch whose removal needs another off too is measured with both off "
-           "and shown as a dependency.", "", f"![knock-outs]({figure_link or fig.name})", "",
-           "| optimization | shape | ladder gain | knock-out cost | note |", "|---|---|---|---|---|"]
+           "and shown as a dependency.", "", f"![knock-outs]({figure_link or fig.name})", ""]
+    rows = []
     for r in tab.itertuples():
         note = f"measured with {r.with_off} off too (dependency)" if r.with_off else ""
         if not r.applies:
             note = "the switch does not change this shape's kernel"
-        out.append(f"| {r.switch} (step {r.step}, in {r.kernel}) | {r.shape} ({r.shape_role}) | {_fmt(r, 'gain')} | "
-                   f"{_fmt(r, 'cost')} | {note} |")
+        rows.append([f"{r.switch} (step {r.step}, in {r.kernel})", f"{r.shape} ({r.shape_role})", _fmt(r, "gain"),
+                     _fmt(r, "cost"), note])
+    out.append(md_table(["optimization", "shape", "ladder gain", "knock-out cost", "note"], rows, compact=True))
     out += ["", _disagreement(run_dir, prim), "", "### Interactions", "", interactions(run_dir),
             "### Not removable", ""]
     for st in sw.load()[1]:

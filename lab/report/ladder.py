@@ -1,4 +1,6 @@
-"""The first screen: the steps' branches, the hero figure and the compact ladder table."""
+"""The ladder at one shape: the hero figure (TFLOP/s of every step, branch by branch, a line per
+peer), the compact ladder table and the sentence that states the finding. The first screen
+(sections/first_screen.py) lays them out; notebook 05 shows them inline."""
 
 from __future__ import annotations
 
@@ -7,26 +9,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.branches import branch, label
 from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
 from lab.report.load import RunData, _variant
-from lab.kernels.shape import Shape
 
 
 def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
     """The manifest steps measured at shape, grouped by branch, each branch in manifest order."""
     return [v for v in data.variants if data.kind(v) == "variant" and data.lat(v, shape, mode) is not None]
-
-
-def branch_ends(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
-    """The last measured step of each arch branch at shape (portable first)."""
-    ends: dict = {}
-    for v in measured_steps(data, shape, mode):
-        ends[branch(v)] = v
-    return list(ends.values())
 
 
 def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):

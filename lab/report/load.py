@@ -1,20 +1,22 @@
+"""One run folder read once (`RunData`): its files, its samples by (impl, shape, mode), the kind
+of every implementation, speedups with their intervals, and the profile row standing for a shape."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
-from lab.measure import records
-from lab.measure import stats
-from lab.kernels.manifest import branch_order
-from lab.kernels.shape import Shape
-from lab.studies.measure_shape import AA_SUFFIX
-from lab.studies.params import RunParams
-import math
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
-from lab.report.common import HEADLINE, KEYS, _isnum
-
-KNOCKOUT_MARK, TUNING_MARK = "~no_", "@"  # `<variant>~no_<switch>`, `<variant>@<tuning>`
+from lab.kernels.manifest import branch_order
+from lab.kernels.shape import Shape
+from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
+from lab.measure import records, stats
+from lab.report.common import KEYS, _isnum
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.params import RunParams
+from lab.studies.shapes import HEADLINE
+from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
 
 
 @dataclass
@@ -165,9 +167,9 @@ class RunData:
         sdpa (`sdpa_<backend>`) | peer (any other implementation: an external kernel)."""
         if impl.endswith(AA_SUFFIX):
             return "aa"
-        if KNOCKOUT_MARK in impl:
+        if KNOCKOUT_SEP in impl:
             return "knockout"
-        if TUNING_MARK in impl:
+        if CONFIG_SEP in impl:
             return "tuning"
         if impl in self.variants:
             return "variant"
@@ -330,25 +332,3 @@ def _data(rec) -> RunData:
 
 def _num(x):
     return float(x) if _isnum(x) else None
-
-
-# ---------------------------------------------------------------------------------------------
-# The ablation table
-# ---------------------------------------------------------------------------------------------
-
-
-def _smem_per_block(row: dict | None):
-    if row is None:
-        return None
-    if _isnum(row.get("smem_per_block")):
-        return float(row["smem_per_block"])
-    parts = [row.get("smem_dynamic"), row.get("smem_static")]
-    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
-
-
-def _rel_change(old, new):
-    if not (_isnum(old) and _isnum(new)):
-        return None
-    if old == 0:
-        return 0.0 if new == 0 else math.copysign(math.inf, new)
-    return (new - old) / abs(old)

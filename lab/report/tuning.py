@@ -18,7 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from lab.kernels.variants import REPO
+from lab.kernels.manifest import REPO
+from lab.kernels.shape import Shape
+from lab.report.common import fmt_ci, md_table
 
 REPORT_DIR = REPO / "reports" / "tuning"
 TOP = 5
@@ -34,16 +36,12 @@ def _read(run_dir: Path, name: str):
 
 
 def _md(headers: list, rows: list) -> str:
-    def cell(x):
-        return f"{x:.3f}" if isinstance(x, float) else str(x).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
-    return "\n".join(lines)
+    """The section's tables: floats to three decimals (lab.report.common.md_table, compact rule)."""
+    return md_table(headers, [[f"{x:.3f}" if isinstance(x, float) else x for x in r] for r in rows], compact=True)
 
 
 def _ci(r, lo, hi) -> str:
-    return f"{r:.3f} [{lo:.3f}, {hi:.3f}]"
+    return fmt_ci(r, lo, hi, mark="")
 
 
 def verdict(lo: float, hi: float) -> str:
@@ -79,16 +77,20 @@ def heldout_verdicts(heldout, dispatch: dict):
     return ok, classes
 
 
+def outcomes(tuning) -> dict[str, int]:
+    """Trials per outcome (a trial's outcome: its first row that is not ok, else ok), sorted by name."""
+    if tuning.empty:
+        return {}
+    per_trial = {}
+    for t, g in tuning.groupby("trial"):
+        bad = g[g["status"] != "ok"]
+        per_trial[t] = bad["status"].iloc[0] if not bad.empty else "ok"
+    return {k: list(per_trial.values()).count(k) for k in sorted(set(per_trial.values()))}
+
+
 def search_summary(run_dir: Path) -> list[str]:
     params, wall, status = _read(run_dir, "params.json"), _read(run_dir, "wall.json"), _read(run_dir, "status.json")
-    tuning = _read(run_dir, "tuning.parquet")
-    counts = tuning.drop_duplicates("trial")["status"].value_counts().to_dict() if not tuning.empty else {}
-    per_trial = {}
-    if not tuning.empty:  # a trial's outcome: its first row that is not ok, else ok
-        for t, g in tuning.groupby("trial"):
-            bad = g[g["status"] != "ok"]
-            per_trial[t] = bad["status"].iloc[0] if not bad.empty else "ok"
-        counts = {k: list(per_trial.values()).count(k) for k in sorted(set(per_trial.values()))}
+    counts = outcomes(_read(run_dir, "tuning.parquet"))
     lines = [f"Run `{Path(run_dir).name}` ({status.get('state', '?')}): variant `{params.get('variant')}`, "
              f"sampler {params.get('sampler')}, seed {params.get('seed')}, tuning shapes `{params.get('shapes')}` "
              f"({len(params.get('shape_list', []))}), modes {params.get('modes')}, stop rule {params.get('stop_rule')}."]
@@ -100,9 +102,9 @@ def search_summary(run_dir: Path) -> list[str]:
     return lines
 
 
-def scaling(run_dir: Path) -> str:
-    """One against several GPUs: sibling runs of the same search (same variant, shapes, trials,
-    sampler, seed, stop rule) with another worker count."""
+def siblings(run_dir: Path) -> list[tuple]:
+    """The runs of the same search as `run_dir` (same variant, shapes, trials, sampler, seed, stop
+    rule), itself included: (run id, workers, configurations measured, search s, per minute)."""
     run_dir = Path(run_dir)
     me = _read(run_dir, "params.json")
     key = {k: me.get(k) for k in ("variant", "shapes", "trials", "sampler", "seed", "modes", "stop_rule", "fake")}
@@ -111,6 +113,12 @@ def scaling(run_dir: Path) -> str:
         p, w = _read(other, "params.json"), _read(other, "wall.json")
         if isinstance(p, dict) and p and w and all(p.get(k) == v for k, v in key.items()):
             rows.append((other.name, w["workers"], w["submitted"], w["search_s"], w["trials_per_min"]))
+    return rows
+
+
+def scaling(run_dir: Path) -> str:
+    """One against several GPUs: sibling runs of the same search with another worker count."""
+    rows = siblings(run_dir)
     if len({r[1] for r in rows}) < 2:
         return ""
     base = min((r for r in rows), key=lambda r: r[1])
@@ -127,7 +135,7 @@ def aa_table(aa) -> str:
     for _, r in aa[aa["status"] == "ok"].iterrows():
         kind = r.get("comparison") if isinstance(r.get("comparison"), str) else "within"
         ref = "its twin on the same GPU" if kind == "within" else f"GPU {int(r['ref_gpu_index'])}"
-        rows.append([f"{int(r['B'])},{int(r['H'])},{int(r['S'])},{int(r['D'])}{',causal' if r['causal'] else ''}",
+        rows.append([Shape(int(r["B"]), int(r["H"]), int(r["S"]), int(r["D"]), bool(r["causal"])).spec,
                      r["mode"], f"{int(r['gpu_index'])} {r['gpu_name']}", ref, round(float(r["median_us"]), 2),
                      _ci(r["ratio_to_default"], r["ratio_to_default_lo"], r["ratio_to_default_hi"])])
     return _md(["shape", "mode", "GPU", "against", "median µs", "speedup [95 % CI]"], rows)
@@ -170,7 +178,7 @@ def held_out_part(run_dir: Path, heldout, dispatch: dict) -> list[str]:
     if heldout.empty:
         return out + ["Not measured."]
     ok, classes = heldout_verdicts(heldout, dispatch)
-    rows = [[f"{r.B},{r.H},{r.S},{r.D}{',causal' if r.causal else ''}", r.shape_class, f"`{r.config}`",
+    rows = [[Shape(r.B, r.H, r.S, r.D, bool(r.causal)).spec, r.shape_class, f"`{r.config}`",
              round(float(r.default_median_us), 2), round(float(r.median_us), 2),
              _ci(r.ratio_to_default, r.ratio_to_default_lo, r.ratio_to_default_hi), r.verdict,
              f"{int(r.gpu_index)}"] for r in ok.itertuples()]

@@ -37,7 +37,8 @@ def best_base(run_id: str) -> str | None:
 def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, progress=print) -> int:
     """Speedups of RUN over BASE per (impl, shape, mode), with intervals; returns the exit code:
     1 when a variant failed correctness in RUN or is significantly slower by more than threshold."""
-    from lab.measure import peers as peer_mod, stats
+    from lab.measure import peers as peer_mod
+    from lab.measure import stats
 
     rec = records.RunRecord.open(run_id)
     failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])

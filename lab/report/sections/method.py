@@ -1,12 +1,15 @@
+"""The methodology section: timing, sampling and stopping, statistics, noise and precision, clocks
+and cross-validation, Nsight Compute."""
+
 from __future__ import annotations
 
-from lab.studies.measure_shape import AA_SUFFIX
-
+from lab.kernels.shape import Shape
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
+from lab.report.context import Context
+from lab.report.load import _bool
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, capped_rows, clock_summary,
                                crossval_table, ncu_crossval_table, noise_floor, precision_summary)
-from lab.report.helpers import _shape_tuple
-from lab.report.context import Context
+from lab.studies.measure_shape import AA_SUFFIX
 
 
 def _timing(ctx: Context) -> list[str]:
@@ -20,7 +23,7 @@ def _timing(ctx: Context) -> list[str]:
         hot = summ[summ["mode"] == "hot"]
         if len(hot):
             per_shape = hot.groupby(KEYS, sort=False)["input_sets"].max()
-            rot = [f"{_shape_tuple(k)}: {int(v)}" for k, v in per_shape.items()]
+            rot = [f"{Shape(*k[:4], causal=_bool(k[4])).tuple_label}: {int(v)}" for k, v in per_shape.items()]
             sets_txt = "; ".join(rot)
     l2 = env.get("l2_bytes")
     add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "

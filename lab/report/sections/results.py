@@ -1,14 +1,16 @@
+"""Per-shape results, the TFLOP/s-vs-S sweep, the profiler's findings, what is missing, the
+threats to validity and how to reproduce the run."""
+
 from __future__ import annotations
 
-from lab.studies.shapes import spec_of
-
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
-from lab.report.load import _manifest
-from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor,
-                               profiler_findings, shape_group)
+from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
 from lab.report.helpers import _figure_md, _shape_notes, _threats
-from lab.report.context import Context
+from lab.report.load import _manifest
+from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor, profiler_findings,
+                               shape_group)
+from lab.studies.shapes import spec_of
 
 
 def section_per_shape(ctx: Context) -> list[str]:

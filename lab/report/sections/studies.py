@@ -2,11 +2,12 @@
 autotuning (lab.report.tuning, from the tuning run that chose the committed dispatch table)."""
 from __future__ import annotations
 
-from lab.report import knockouts, tuning as tuning_report
-from lab.studies.tuning import dispatch
 from lab.measure.records import TUNING_DIR
+from lab.report import knockouts
+from lab.report import tuning as tuning_report
 from lab.report.common import FIGURES
 from lab.report.context import Context
+from lab.studies.tuning import dispatch
 
 
 def section_knockouts(ctx: Context) -> list[str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from lab.kernels.variants import VARIANTS_DIR, check_inputs
 
 S_SPLIT = 1024  # S <= S_SPLIT is "short"
+TUNED_SUFFIX = "+tuned"  # the tuned dispatch's impl name: `<variant>+tuned`
 RULE = f"class = (D, causal, S <= {S_SPLIT} 'short' else 'long')"
 Z95 = 1.959963984540054
 
@@ -129,7 +130,7 @@ class TunedDispatch:
 
     def __init__(self, table: dict, kernels: dict, default):
         self.table = table
-        self.name = f"{table['variant']}+tuned"
+        self.name = f"{table['variant']}{TUNED_SUFFIX}"
         self._kernels = dict(kernels)
         self._default = default
         missing = {e["impl"] for e in table.get("classes", {}).values()} - set(self._kernels) - {table["variant"]}

@@ -28,10 +28,10 @@ import sys
 import time
 from dataclasses import asdict
 
+from lab.kernels.variants import REPO
 from lab.measure import records
 from lab.studies.params import TuneParams
 from lab.studies.shapes import shape_set
-from lab.kernels.variants import REPO
 
 FAKE_DIR = REPO / "build" / "tuning-fake"  # --fake runs: synthetic numbers never go under data/
 

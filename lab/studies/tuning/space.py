@@ -27,14 +27,14 @@ A configuration whose build shows register spills is rejected after the build (`
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 
-from lab.kernels.variants import MANIFEST_PATH
+from lab.kernels import manifest
+from lab.kernels.manifest import SUPPORTED_HEAD_DIMS
 
-HEAD_DIMS = (64, 128)
-_IMPL_RE = re.compile(r"^([a-z0-9_]+)@([a-z0-9]+=-?\d+(?:,[a-z0-9]+=-?\d+)*)$")
+CONFIG_SEP = "@"  # a configuration's impl name: `<variant>@<short>=<value>,...`
+_IMPL_RE = re.compile(rf"^([a-z0-9_]+){CONFIG_SEP}([a-z0-9]+=-?\d+(?:,[a-z0-9]+=-?\d+)*)$")
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,8 @@ class Space:
     # --- the parameters -----------------------------------------------------------------
     def of_head_dim(self, head_dim: int) -> list[Param]:
         """The parameters a configuration for `head_dim` sets (its own and the shared ones)."""
-        if head_dim not in HEAD_DIMS:
-            raise ValueError(f"head dim must be one of {HEAD_DIMS}, got {head_dim}")
+        if head_dim not in SUPPORTED_HEAD_DIMS:
+            raise ValueError(f"head dim must be one of {SUPPORTED_HEAD_DIMS}, got {head_dim}")
         return [p for p in self.params if p.head_dim in (0, head_dim)]
 
     def searched(self, head_dim: int) -> list[Param]:
@@ -181,7 +181,7 @@ class Space:
         """'variant@short=value,...' with only the non-default values; the variant's own name
         for the default. Stable: parameters in sorted order."""
         changed = [f"{s}={v}" for s, v in cfg.values if v != self.param(s).default]
-        return f"{self.variant}@{','.join(changed)}" if changed else self.variant
+        return f"{self.variant}{CONFIG_SEP}{','.join(changed)}" if changed else self.variant
 
     def parse_impl(self, impl: str, head_dim: int | None = None) -> Config:
         """The inverse of impl_name. The variant's bare name is its default (give head_dim)."""
@@ -218,7 +218,7 @@ def _shorts(cfg: Config) -> dict[str, int]:
 @cache
 def space(variant: str = "ftz_exp2") -> Space:
     """The variant's tunable space from the manifest; a ValueError names what is malformed."""
-    raw = tomllib.loads(MANIFEST_PATH.read_text())
+    raw = manifest.tables()
     params = []
     for t in raw.get("tunable", []):
         if t.get("variant") != variant:

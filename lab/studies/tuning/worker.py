@@ -23,10 +23,9 @@ import os
 import re
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 SDPA_PEERS = ("flash", "cudnn")  # the faster of the two is the trial's SDPA reference
-TUNED_SUFFIX = "+tuned"
 
 
 @dataclass
@@ -354,6 +353,3 @@ def _median(xs) -> float:
 
     return statistics.median(xs)
 
-
-def task_dict(task: Task) -> dict:
-    return asdict(task)
