@@ -284,3 +284,19 @@ def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
 def test_compare_of_an_unknown_run_is_one_line():
     line = _one_line_exit(["-m", "lab", "compare", "nope"], 1)
     assert line.startswith("no run 'nope' under")
+
+
+def test_a_block_of_samples_waits_behind_the_gpu_sleep_or_fails_loudly(monkeypatch):
+    """timed_blocks enqueues its launches behind torch.cuda._sleep; without it, it refuses to time."""
+    import torch
+
+    from lab.measure import timing
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: calls.append(cycles), raising=False)
+    timing._gpu_sleep()()
+    assert calls == [timing.SLEEP_CYCLES]
+    monkeypatch.delattr(torch.cuda, "_sleep")
+    with pytest.raises(RuntimeError, match="torch.cuda._sleep"):
+        timing.timed_blocks(3, lambda: calls.append("launch"))
+    assert calls == [timing.SLEEP_CYCLES], "nothing was launched or timed"

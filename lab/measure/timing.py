@@ -44,19 +44,25 @@ class L2Flusher:
         self.buffer.fill_(1)
 
 
-def _gpu_sleep() -> None:
+def _gpu_sleep():
+    """torch.cuda._sleep, which enqueues GPU spinning ahead of a block of samples (SLEEP_CYCLES).
+    Without it the host could fall behind the GPU inside a timed region, so its absence is an
+    error, never a silent skip."""
     torch = _torch()
     sleep = getattr(torch.cuda, "_sleep", None)
-    if sleep is not None:
-        sleep(SLEEP_CYCLES)
+    if sleep is None:
+        raise RuntimeError(f"torch {torch.__version__} has no torch.cuda._sleep: lab.measure.timing needs it to "
+                           "keep the host out of timed regions (a block's launches are enqueued behind a GPU sleep)")
+    return lambda: sleep(SLEEP_CYCLES)
 
 
 def timed_blocks(n: int, body: Launch, before: Launch | None = None) -> list[float]:
     """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
     Everything is enqueued behind a GPU sleep before the first result is read back."""
     torch = _torch()
+    sleep = _gpu_sleep()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-    _gpu_sleep()
+    sleep()
     for start, end in events:
         if before is not None:
             before()
@@ -73,7 +79,7 @@ def estimate_us(launch: Launch, launches: int = 5) -> float:
     launch()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    _gpu_sleep()
+    _gpu_sleep()()
     start.record()
     for _ in range(launches):
         launch()
