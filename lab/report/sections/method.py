@@ -57,7 +57,7 @@ def _sampling(ctx: Context) -> list[str]:
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
     add("")
-    add("**Statistics** (`lab.stats`, recomputed here from samples.parquet with throttled samples dropped). "
+    add("**Statistics** (`lab.measure.stats`, recomputed here from samples.parquet with throttled samples dropped). "
         "Each number is a median; a speedup is a ratio of medians, `median(other) / median(this)` (> 1: this is "
         "faster), with a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0). Effect size is Cliff's δ "
         "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
@@ -154,7 +154,7 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
             "per implementation at every timed shape; each table says which shape its profile columns come from.")
     else:
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-            "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
+            "per implementation for each distinct (S, D), non-causal where there is one (`lab.studies.profiling.one_per_s_and_d`). "
             "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
             "different B and H than the timed shape; each table says which.")
     add("")
