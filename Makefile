@@ -37,12 +37,13 @@ given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | 
 RUN ?=
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
+.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
-	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
+	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed), and the generated parts of README.md and docs/"
+	@echo "make docs        only those generated parts (from RUN or the committed report's run)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
 	@echo
@@ -69,6 +70,11 @@ tune-report: $(TUNE_STAMP)
 
 report: env
 	$(PY) -m lab.report $(RUN)
+
+# The generated parts of README.md and docs/ (the ladder, the parameters, a run's numbers), from
+# RUN or the run of the committed report; `make report` writes them too.
+docs: env
+	$(PY) -m lab.report.docs $(RUN)
 
 notebooks: env
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q jupyterlab

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lab.kernels.manifest import REPO
 from lab.measure import records
 from lab.studies import stages
 from lab.studies.params import RunParams
@@ -105,9 +106,15 @@ def profile_table(rec):
 
 
 def write_report(rec, reports_dir):
+    """The report under reports_dir; where that is the repository's reports/, README.md's and docs/'s
+    generated parts too (lab.report.docs), so that they quote the run the report comes from."""
     from lab import report
+    from lab.report import docs
 
-    return report.write(rec, reports_dir)
+    path = report.write(rec, reports_dir)
+    if Path(reports_dir).resolve() == (REPO / "reports").resolve():
+        docs.write(rec)
+    return path
 
 
 def ablation_table(rec):
