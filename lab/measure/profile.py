@@ -2,7 +2,7 @@
 
 Host side (needs ncu and a GPU; never raises where profiling is impossible):
 
-    >>> from lab import profile
+    >>> from lab.measure import profile
     >>> r = profile.profile_impl("wmma", (4, 16, 4096, 64), causal=False, out_dir=Path("data/prof"))
     >>> r.ok, r.reason, r.main["duration"], r.main["top_stalls"]
     >>> r.to_record()                       # one flat dict, a pandas row

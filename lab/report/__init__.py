@@ -9,7 +9,8 @@ predictions come from `kernels/variants/manifest.toml` and the code diffs from t
 samples with `lab.measure.stats` (throttled samples dropped, bootstrap seed 0), so the output is
 deterministic: writing twice gives byte-identical Markdown and HTML.
 
-    >>> from lab import records, report
+    >>> from lab import report
+    >>> from lab.measure import records
     >>> rec = records.RunRecord.open("20261121T232749Z-c1f7639")
     >>> report.ablation_table(rec)           # one row per variant, branch by branch
     >>> report.write(rec, "reports")         # -> reports/OPTIMIZATION_REPORT.md (+ html, figures/)

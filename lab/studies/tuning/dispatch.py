@@ -7,7 +7,7 @@ speedup over the default across that class's tuning shapes, and only when the lo
 default. The table is a small JSON file committed beside the kernel
 (`kernels/variants/dispatch_ftz_exp2.json`), naming the run id that chose it.
 
-    >>> from lab import tuning_dispatch as td
+    >>> from lab.studies.tuning import dispatch as td
     >>> attn = td.load()                    # builds the table's configurations (cached)
     >>> attn(q, k, v, is_causal=True)       # like the variant: picks the kernel by the launch shape
 """

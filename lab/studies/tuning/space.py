@@ -1,6 +1,6 @@
 """A kernel's tunable compile-time parameters: declared in the manifest, checked before building.
 
-    >>> from lab import tuning_space as ts
+    >>> from lab.studies.tuning import space as ts
     >>> space = ts.space("ftz_exp2")
     >>> cfg = space.config(64, {"bc64": 64, "st64": 4})
     >>> space.violations(cfg)          # [] when legal, else one reason per broken constraint
