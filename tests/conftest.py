@@ -66,9 +66,9 @@ def _first_18(text: str) -> str:
 @pytest.fixture
 def tree_manifest(tmp_path, monkeypatch):
     """`write(extra)` makes the real manifest plus `extra` (TOML, or (name, file, parent[, arch])
-    tuples) the one lab.manifest reads, with every kernel file beside it (new ones copied from
+    tuples) the one lab.kernels.manifest reads, with every kernel file beside it (new ones copied from
     step 8); the cached manifest is cleared before and after. Returns write."""
-    from lab import manifest
+    from lab.kernels import manifest
 
     real_dir, real_text = manifest.VARIANTS_DIR, _first_18(manifest.MANIFEST_PATH.read_text())
     vdir = tmp_path / "variants"

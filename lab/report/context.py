@@ -1,11 +1,13 @@
+"""What every section reads (`Context`): the run, the headline shape's ablation, where figures go."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
-from lab.run import Shape
+from dataclasses import dataclass, field
 from pathlib import Path
+
 import pandas as pd
 
+from lab.kernels.shape import Shape
 from lab.report.common import FIGURES
 from lab.report.load import RunData
 from lab.report.tables import _ablation

@@ -11,24 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lab import records, stats
-
+from lab.kernels.shape import Shape
+from lab.measure import records, stats
+from lab.report.common import FINDING_METRICS, shape_label
 from lab.report.figures import _figure, _style, peer_colors
 from lab.report.load import RunData, _data
-from lab.report.common import FINDING_METRICS, shape_label
-from lab.run import Shape
 
 
 def open_run(run_id: str) -> RunData:
     return _data(records.RunRecord.open(run_id))
-
-
-def parse_shape(spec: str) -> Shape:
-    """'B,H,S,D' or 'B,H,S,D,causal' -> Shape; anything else raises naming the form."""
-    parts = [p.strip() for p in str(spec).split(",")]
-    if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4]) or (len(parts) == 5 and parts[4] != "causal"):
-        raise ValueError(f"shape must be 'B,H,S,D' or 'B,H,S,D,causal', not {spec!r}")
-    return Shape(*(int(p) for p in parts[:4]), len(parts) == 5)
 
 
 def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> None:
@@ -45,7 +36,7 @@ def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None 
     """One row per mode: both medians (µs, with n), TFLOP/s, and step_b's speedup over step_a
     (median(a) / median(b), > 1: b is faster) with its 95 % BCa interval, Cliff's delta and p."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     rows = []
     for mode in modes or data.modes:
         if data.lat(step_a, shape, mode) is None and data.lat(step_b, shape, mode) is None:
@@ -67,7 +58,7 @@ def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None 
 def figure_distributions(run, shape, step_a: str, step_b: str, mode: str = "hot"):
     """Histogram and ECDF of both steps' samples (throttled ones dropped); returns the Figure."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     _checked(data, shape, (step_a, step_b), mode)
     col = peer_colors([step_a, step_b])
     with _style():
@@ -89,7 +80,7 @@ def figure_distributions(run, shape, step_a: str, step_b: str, mode: str = "hot"
 def profile_side_by_side(run, shape, step_a: str, step_b: str) -> pd.DataFrame:
     """The profiler metrics of both steps at the profiled shape standing for `shape` (empty if none)."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     pshape = data.profile_shape_for(shape)
     ra, rb = data.profile_row(step_a, pshape), data.profile_row(step_b, pshape)
     if pshape is None or (ra is None and rb is None):

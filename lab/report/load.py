@@ -1,18 +1,22 @@
+"""One run folder read once (`RunData`): its files, its samples by (impl, shape, mode), the kind
+of every implementation, speedups with their intervals, and the profile row standing for a shape."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
-from lab import records
-from lab import stats
-from lab.manifest import branch_order
-from lab.run import AA_SUFFIX, Shape
-import math
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
-from lab.report.common import HEADLINE, KEYS, _isnum
-
-KNOCKOUT_MARK, TUNING_MARK = "~no_", "@"  # `<variant>~no_<switch>`, `<variant>@<tuning>`
+from lab.kernels.manifest import branch_order
+from lab.kernels.shape import Shape
+from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
+from lab.measure import records, stats
+from lab.report.common import KEYS, _isnum
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.params import RunParams
+from lab.studies.shapes import HEADLINE
+from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
 
 
 @dataclass
@@ -76,7 +80,7 @@ class RunData:
             prof = prof.reset_index(drop=True)
             if "global_load_requests" in prof.columns:
                 # No global load instructions (every load by TMA): sectors per request is undefined,
-                # not the 0 that runs recorded before lab.profile said so.
+                # not the 0 that runs recorded before lab.measure.profile said so.
                 none = pd.to_numeric(prof["global_load_requests"], errors="coerce") == 0
                 for col in ("global_sectors_per_request", "global_load_sectors_per_request"):
                     if col in prof.columns:
@@ -113,12 +117,23 @@ class RunData:
     def _table(self, name, quiet=False):
         return self._read(name, self.rec.read_table, None, quiet)
 
+    @property
+    def run_params(self) -> RunParams:
+        """params.json as RunParams: fields a run recorded before they existed filled in with what
+        that run did (lab.studies.params); the defaults where params.json is missing or broken."""
+        if not hasattr(self, "_run_params"):
+            try:
+                self._run_params = RunParams.from_json(self.params if isinstance(self.params, dict) else {})
+            except (TypeError, ValueError):
+                self._run_params = RunParams.from_json({})
+        return self._run_params
+
     # -- identities ------------------------------------------------------------------------
 
     @property
     def variants(self) -> list[str]:
         """The run's variants grouped by branch, each branch in manifest order (the portable steps,
-        then the sm_90a ones: lab.manifest.branch_order); ones the manifest lacks go last."""
+        then the sm_90a ones: lab.kernels.manifest.branch_order); ones the manifest lacks go last."""
         run_names = list(self.params.get("variants") or [])
         ladder = [v.name for v in _manifest()]
         if not run_names:
@@ -152,9 +167,9 @@ class RunData:
         sdpa (`sdpa_<backend>`) | peer (any other implementation: an external kernel)."""
         if impl.endswith(AA_SUFFIX):
             return "aa"
-        if KNOCKOUT_MARK in impl:
+        if KNOCKOUT_SEP in impl:
             return "knockout"
-        if TUNING_MARK in impl:
+        if CONFIG_SEP in impl:
             return "tuning"
         if impl in self.variants:
             return "variant"
@@ -246,7 +261,7 @@ class RunData:
 
     def profile_shape_for(self, shape: Shape) -> Shape | None:
         """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
-        B*H, as lab.run.profile_shapes picks), else same S and D causal."""
+        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal."""
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile
@@ -291,7 +306,7 @@ def _first_line(text) -> str:
 
 
 def _manifest():
-    from lab import variants
+    from lab.kernels import variants
 
     try:
         return variants.manifest()
@@ -317,25 +332,3 @@ def _data(rec) -> RunData:
 
 def _num(x):
     return float(x) if _isnum(x) else None
-
-
-# ---------------------------------------------------------------------------------------------
-# The ablation table
-# ---------------------------------------------------------------------------------------------
-
-
-def _smem_per_block(row: dict | None):
-    if row is None:
-        return None
-    if _isnum(row.get("smem_per_block")):
-        return float(row["smem_per_block"])
-    parts = [row.get("smem_dynamic"), row.get("smem_static")]
-    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
-
-
-def _rel_change(old, new):
-    if not (_isnum(old) and _isnum(new)):
-        return None
-    if old == 0:
-        return 0.0 if new == 0 else math.copysign(math.inf, new)
-    return (new - old) / abs(old)

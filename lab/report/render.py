@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lab import records
+from lab.kernels.manifest import REPO
+from lab.measure import records
 from lab.report.helpers import Report
 from lab.report.load import _data
 
@@ -171,4 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: run {run_id} is '{state}', not complete; the report says so", file=sys.stderr)
     path = write(rec, args.reports_dir)
     print(f"{path}\n{Path(args.reports_dir) / 'ablation.html'}")
+    if Path(args.reports_dir).resolve() == (REPO / "reports").resolve() and root is None:
+        from lab.report import docs  # the committed report's run is the one README.md and docs/ quote
+
+        for changed in docs.write(rec):
+            print(changed.relative_to(REPO))
     return 0

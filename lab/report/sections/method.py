@@ -1,12 +1,15 @@
+"""The methodology section: timing, sampling and stopping, statistics, noise and precision, clocks
+and cross-validation, Nsight Compute."""
+
 from __future__ import annotations
 
-from lab.run import AA_SUFFIX
-
+from lab.kernels.shape import Shape
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
+from lab.report.context import Context
+from lab.report.load import _bool
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, capped_rows, clock_summary,
                                crossval_table, ncu_crossval_table, noise_floor, precision_summary)
-from lab.report.helpers import _shape_tuple
-from lab.report.context import Context
+from lab.studies.measure_shape import AA_SUFFIX
 
 
 def _timing(ctx: Context) -> list[str]:
@@ -20,7 +23,7 @@ def _timing(ctx: Context) -> list[str]:
         hot = summ[summ["mode"] == "hot"]
         if len(hot):
             per_shape = hot.groupby(KEYS, sort=False)["input_sets"].max()
-            rot = [f"{_shape_tuple(k)}: {int(v)}" for k, v in per_shape.items()]
+            rot = [f"{Shape(*k[:4], causal=_bool(k[4])).tuple_label}: {int(v)}" for k, v in per_shape.items()]
             sets_txt = "; ".join(rot)
     l2 = env.get("l2_bytes")
     add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "
@@ -42,18 +45,19 @@ def _sampling(ctx: Context) -> list[str]:
     counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
     cap_rows = capped_rows(data)
     rel_ci, cap_s = params.get("rel_ci"), params.get("cap_s")
+    guard = data.run_params.stop_guard  # (confidence, factor); (None, f): recorded before the guard
     add("**Sampling and stopping.** Every implementation at a shape is sampled in blocks of 10 in a randomized "
         f"round-robin (seed {params.get('seed', MISSING)} + shape index), so drifts hit all of them alike. A row "
         f"stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
-        f"of the median (at least {int(params.get('min_samples', 20))} samples)"
-        + (f" and its {fmt(params['stop_guard'][0] * 100, 0)} % CI within ±"
-           f"{fmt(params['stop_guard'][1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
-           "that sits between two modes of a multimodal latency distribution)" if params.get("stop_guard") else "")
+        f"of the median (at least {data.run_params.min_samples} samples)"
+        + (f" and its {fmt(guard[0] * 100, 0)} % CI within ±"
+           f"{fmt(guard[1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
+           "that sits between two modes of a multimodal latency distribution)" if guard[0] is not None else "")
         + f", or after {fmt(cap_s, 1)} s of sampling. "
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
     add("")
-    add("**Statistics** (`lab.stats`, recomputed here from samples.parquet with throttled samples dropped). "
+    add("**Statistics** (`lab.measure.stats`, recomputed here from samples.parquet with throttled samples dropped). "
         "Each number is a median; a speedup is a ratio of medians, `median(other) / median(this)` (> 1: this is "
         "faster), with a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0). Effect size is Cliff's δ "
         "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
@@ -129,7 +133,6 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
 
 def _ncu_and_profiling(ctx: Context) -> list[str]:
     data = ctx.data
-    params = ctx.data.params
     L: list[str] = []
     add = L.append
     nrows = ncu_crossval_table(data)
@@ -146,12 +149,12 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
         add("")
         add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
         add("")
-    if params.get("profile_shapes", "distinct") == "all":
+    if ctx.data.run_params.profile_shapes == "all":
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
             "per implementation at every timed shape; each table says which shape its profile columns come from.")
     else:
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-            "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
+            "per implementation for each distinct (S, D), non-causal where there is one (`lab.studies.profiling.one_per_s_and_d`). "
             "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
             "different B and H than the timed shape; each table says which.")
     add("")

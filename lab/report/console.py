@@ -1,0 +1,32 @@
+"""A run as plain text, for the terminal (`python -m lab run`) and the timing notebook."""
+
+from __future__ import annotations
+
+from lab.measure import records
+
+
+def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_flash") -> str:
+    """Per shape: each impl's median, TFLOP/s, and speedup over `peer` with its 95% interval."""
+    from lab.measure import stats
+
+    summ = rec.read_table("summary.csv")
+    samples = rec.read_table("samples.parquet")
+    samples = samples[~samples["throttled"].astype(bool)]
+    lines = []
+    keys = ["B", "H", "S", "D", "causal"]
+    for shape_key, block in summ[summ["mode"] == mode].groupby(keys, sort=False):
+        lines.append(f"\n({', '.join(str(v) for v in shape_key[:4])}) {'causal' if shape_key[4] else 'non-causal'}"
+                     f" [{mode}]")
+        lines.append(f"  {'impl':<24} {'median us':>10} {'p10-p90 us':>18} {'TFLOP/s':>8} {'vs ' + peer:>28}")
+        sel = samples[(samples["mode"] == mode)]
+        for col, val in zip(keys, shape_key):
+            sel = sel[sel[col] == val]
+        base = sel[sel["impl"] == peer]["latency_us"].to_numpy()
+        for _, row in block.iterrows():
+            rel = ""
+            if len(base) and row["impl"] != peer:
+                ci = stats.speedup_ci(sel[sel["impl"] == row["impl"]]["latency_us"].to_numpy(), base)
+                rel = f"{ci.ratio:6.3f}x [{ci.lo:.3f}, {ci.hi:.3f}]"
+            lines.append(f"  {row['impl']:<24} {row['median_us']:>10.2f} {row['p10_us']:>8.2f}-{row['p90_us']:<9.2f}"
+                         f" {row['tflops']:>8.1f} {rel:>28}")
+    return "\n".join(lines)
