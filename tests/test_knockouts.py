@@ -13,7 +13,7 @@ from lab.studies.params import RunParams
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 from lab.report import knockouts
 from lab.measure import records
-from lab.kernels import switches as sw
+from lab.kernels import switches as sw, variants
 
 
 def _switch(**kw):
@@ -44,7 +44,7 @@ def test_manifest_switches_load_and_expand_dependencies():
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in 18_ftz_exp2.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/18_ftz_exp2.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -77,11 +77,25 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     assert set(sw.sass_differences("async_pipeline", switches=switches)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128}
-    assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {})
+    assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {}, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
     with pytest.raises(ValueError, match="identical to the default"):
         sw.sass_differences("ftz_exp2", switches=[same])
+
+
+@needs_cuobjdump
+@pytest.mark.parametrize("kernel, arch", [("ftz_exp2", "sm_90a"), ("small_grid_tiles", "sm_80"),
+                                          ("async_pipeline", "sm_80")])
+def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
+    """A branch end's file holds its one idea; its twin under kernels/knockouts/ adds the switches
+    and must compile to the same instructions. The comparison must see a real difference: the
+    twin with one switch off is not the step."""
+    v = variants.get(kernel)
+    assert v.twin and v.source({"FA_X": 0}) != v.path and v.source({}) == v.path
+    assert sw.twin_matches_step(kernel, arch)
+    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on)
+    assert not sw.same_code(sw.sass(kernel, arch, one_off.defines), sw.sass(kernel, arch, {}, twin=False))
 
 
 def test_factorial_design_skips_combinations_that_break_depends_on():

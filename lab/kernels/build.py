@@ -148,7 +148,8 @@ def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
     import torch
 
     h = hashlib.sha256()
-    for path in [variant.path, *included_headers(variant.path)]:
+    source = variant.source(defines)
+    for path in [source, *included_headers(source)]:
         h.update(str(path.relative_to(KERNELS_DIR)).encode())
         h.update(path.read_bytes())
     for item in [*NVCC_FLAGS, *TORCH_NVCC_FLAGS, arch, nvcc_version(), torch.__version__, *define_flags(defines)]:
@@ -156,10 +157,12 @@ def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
     return h.hexdigest()
 
 
-def source_hash(variant: Variant) -> str:
-    """Hash of the variant's source and headers alone (what a run records per variant)."""
+def source_hash(variant: Variant, defines: dict | None = None, twin: bool | None = None) -> str:
+    """Hash of the source a build compiles (Variant.source) and its headers alone (what a run
+    records per implementation)."""
     h = hashlib.sha256()
-    for path in [variant.path, *included_headers(variant.path)]:
+    source = variant.source(defines, twin)
+    for path in [source, *included_headers(source)]:
         h.update(path.read_bytes())
     return h.hexdigest()
 
@@ -308,7 +311,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         name=impl,
         ok=proc.returncode == 0 and Path(library).is_file(),
         key=key,
-        source_hash=source_hash(variant),
+        source_hash=source_hash(variant, defines),
         arch=arch,
         library=library,
         seconds=round(seconds, 2),
@@ -330,7 +333,7 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: lis
     variant = get(name)
     lib_path = cpp_extension.load(
         name=f"fa_{variant.name}_{key[:16]}",
-        sources=[str(variant.path)],
+        sources=[str(variant.source(twin=bool(define_args)))],
         extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}", *(f"-D{d}" for d in define_args)],
         extra_include_paths=[str(INCLUDE_DIR)],
         build_directory=str(bdir),
@@ -368,15 +371,17 @@ def build_all(names: list[str] | None = None, arch: str | None = None, force: bo
 
 
 def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None,
-                  defines: dict | None = None) -> tuple[bool, str, list[dict]]:
+                  defines: dict | None = None, twin: bool | None = None) -> tuple[bool, str, list[dict]]:
     """Compile the variant's device code alone with plain nvcc (-cubin), with the real build's
-    flags (and a configuration's defines); return (ok, compiler output, ptxas records)."""
+    flags (and a configuration's defines, from its twin: Variant.source); return (ok, compiler
+    output, ptxas records)."""
     arch = variant_arch(variant, arch)  # the arch-specific target (sm_90a), as the real build uses
-    tag = "".join(f"-{k}={v}" for k, v in sorted((defines or {}).items()))
+    source = variant.source(defines, twin)
+    tag = "".join(f"-{k}={v}" for k, v in sorted((defines or {}).items())) + ("-twin" if source != variant.path else "")
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(out_dir or tmp) / f"{variant.name}{tag}.{arch}.cubin"
         cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS, *define_flags(defines),
-               f"-I{INCLUDE_DIR}", "-o", str(cubin), str(variant.path)]
+               f"-I{INCLUDE_DIR}", "-o", str(cubin), str(source)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     return proc.returncode == 0, log, parse_ptxas(log)

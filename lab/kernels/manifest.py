@@ -54,10 +54,24 @@ class Variant:
     # The shape its hypothesis is judged at, "B,H,S,D" or "B,H,S,D,causal", for a step that
     # changes only some shapes (say, only D = 128); "" = the report's headline shape.
     judged_at: str = ""
+    # The switchable twin (a branch end's source with knock-out switches, under kernels/): what a
+    # configuration of this step (defines: a knock-out, a tuning trial) is built from, so that the
+    # step's own file holds its one idea. "" = configurations build from the step's file.
+    twin: str = ""
 
     @property
     def path(self) -> Path:
         return VARIANTS_DIR / self.file
+
+    def source(self, defines: dict | None = None, twin: bool | None = None) -> Path:
+        """The file a build of this step compiles: the twin for a configuration (non-empty defines)
+        where the step has one, else the step's file. twin=True/False forces the choice."""
+        use_twin = bool(defines) if twin is None else twin
+        if use_twin and not self.twin:
+            if twin:
+                raise ValueError(f"{self.name} has no switchable twin")
+            return self.path
+        return KERNELS_DIR / self.twin if use_twin else self.path
 
 
 def judged_shape(v: Variant) -> Shape | None:
@@ -86,6 +100,8 @@ def manifest() -> tuple[Variant, ...]:
         _check_parent(v, earlier={u.name for u in out}, later={e.get("name") for e in entries[i:]})
         if not v.path.is_file():
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
+        if v.twin and not (KERNELS_DIR / v.twin).is_file():
+            raise ValueError(f"manifest: {v.name!r} names the twin kernels/{v.twin}, which does not exist")
         if v.metric not in METRICS:
             raise ValueError(f"manifest: {v.name!r} names unknown metric {v.metric!r} (known: {sorted(METRICS)})")
         if v.judged_at and not is_spec(v.judged_at):

@@ -116,12 +116,14 @@ def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
             raise ValueError(f"switch {s.name!r}: applies_to must be one of {APPLIES}, not {s.applies_to!r}")
         if not s.defines:
             raise ValueError(f"switch {s.name!r}: defines is empty")
-        source = variants.get(s.kernel).path.read_text()
+        kernel = variants.get(s.kernel)
+        source = kernel.source(s.defines).read_text()
         for macro in s.defines:
             if not _MACRO.match(macro):
                 raise ValueError(f"switch {s.name!r}: macro {macro!r} is not named FA_<UPPER_CASE>")
             if not re.search(rf"\b{re.escape(macro)}\b", source):
-                raise ValueError(f"switch {s.name!r}: macro {macro} does not appear in {variants.get(s.kernel).file}")
+                raise ValueError(f"switch {s.name!r}: macro {macro} does not appear in "
+                                 f"{kernel.source(s.defines).relative_to(variants.REPO)}")
     for s in switches:
         for dep in s.depends_on:
             if dep not in by_name:
@@ -201,13 +203,15 @@ def cuobjdump_path() -> str:
 SASS_CACHE = variants.REPO / "build" / "sass"
 
 
-def sass(variant_name: str, arch: str, defines: dict | None = None) -> str:
-    """SASS text of a configuration's cubin, cached under build/sass by its build key."""
+def sass(variant_name: str, arch: str, defines: dict | None = None, twin: bool | None = None) -> str:
+    """SASS text of a configuration's cubin (from the step's twin where it has one, or as `twin`
+    forces: Variant.source), cached under build/sass by its build key."""
     from lab.kernels import build
 
     v = variants.get(variant_name)
     arch = build.variant_arch(v, arch)  # sm_90 and sm_90a name one build of an sm_90a variant
-    key = [build.source_hash(v), arch, build.nvcc_version(), *build.NVCC_FLAGS, *build.define_flags(defines)]
+    key = [build.source_hash(v, defines, twin), arch, build.nvcc_version(), *build.NVCC_FLAGS,
+           *build.define_flags(defines)]
     tag = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
     cached = SASS_CACHE / f"{variant_name}-{tag}.sass"
     if cached.exists():
@@ -215,7 +219,7 @@ def sass(variant_name: str, arch: str, defines: dict | None = None) -> str:
     SASS_CACHE.mkdir(parents=True, exist_ok=True)
     out = SASS_CACHE / f"{variant_name}-{tag}.tmp"
     out.mkdir(exist_ok=True)
-    ok, log, _ = build.compile_check(v, arch, out_dir=out, defines=defines)
+    ok, log, _ = build.compile_check(v, arch, out_dir=out, defines=defines, twin=twin)
     if not ok:
         raise RuntimeError(f"{variant_name} {defines} does not compile for {arch}:\n{log[-2000:]}")
     cubin = next(out.glob("*.cubin"))
@@ -235,13 +239,30 @@ def sass_differences(kernel: str, arch: str = "sm_90", switches: list[Switch] | 
     """Per knock-out impl: whether its SASS differs from the default build's. Raises ValueError
     naming every knock-out whose "off" build is byte-identical to the default."""
     kos = knockouts(kernel, switches)
+    has_twin = bool(variants.get(kernel).twin)  # the default from the same file as the "off" builds
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        texts = list(pool.map(lambda d: sass(kernel, arch, d), [{}, *[k.defines for k in kos]]))
+        texts = list(pool.map(lambda d: sass(kernel, arch, d, twin=has_twin or None),
+                              [{}, *[k.defines for k in kos]]))
     differs = {k.impl: t != texts[0] for k, t in zip(kos, texts[1:])}
     if same := [i for i, d in differs.items() if not d]:
         raise ValueError(f"knock-out(s) {same}: the 'off' build's SASS is identical to the default "
                          "(the switch changes nothing; list the idea as structural instead)")
     return differs
+
+
+# Kernel names in SASS carry the source file's anonymous-namespace tag (_GLOBAL__N__<hash>_<len>_
+# <file>_cu_<hash>), which differs between a step and its twin for the same code.
+_ANONYMOUS_NAMESPACE = re.compile(r"_ZN\d+_GLOBAL__N__\w+?_cu_[0-9a-f]{8}")
+
+
+def same_code(sass_a: str, sass_b: str) -> bool:
+    """Whether two SASS texts are the same instructions, kernel names' file tags aside."""
+    return _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_a) == _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_b)
+
+
+def twin_matches_step(kernel: str, arch: str) -> bool:
+    """Whether the kernel's switchable twin at its defaults compiles to the step's own SASS."""
+    return same_code(sass(kernel, arch, {}, twin=True), sass(kernel, arch, {}, twin=False))
 
 
 # --- implementations by name (variants and configurations) ---------------------------------
