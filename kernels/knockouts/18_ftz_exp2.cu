@@ -17,6 +17,7 @@
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
+#include "fa/tile_size.cuh"
 #include "fa/tma.cuh"
 #include "fa/wgmma_attention.cuh"
 
@@ -40,28 +41,6 @@
 #ifndef FA_WGMMA_OVERLAP  // step 11: 0 -> S_j, its softmax, then P_j V_j, each waited on in series
 #define FA_WGMMA_OVERLAP 1
 #endif
-// Tile constants (manifest [[tunable]]; steps 13 and 16 are knock-outs through them).
-#ifndef FA_TILE_BC_D64  // keys per K/V tile
-#define FA_TILE_BC_D64 128
-#endif
-#ifndef FA_TILE_STAGES_D64  // K/V ring depth
-#define FA_TILE_STAGES_D64 3
-#endif
-#ifndef FA_TILE_WGS_D64  // consumer warpgroups of 64 query rows (1: two CTAs per SM)
-#define FA_TILE_WGS_D64 1
-#endif
-#ifndef FA_TILE_BC_D128
-#define FA_TILE_BC_D128 128
-#endif
-#ifndef FA_TILE_STAGES_D128
-#define FA_TILE_STAGES_D128 3
-#endif
-#ifndef FA_TILE_WGS_D128
-#define FA_TILE_WGS_D128 2
-#endif
-#ifndef FA_TILE_PRODUCER_WARPS
-#define FA_TILE_PRODUCER_WARPS 4
-#endif
 // Without TMA for Q or K/V the kernel also takes the raw pointers (after the tensor maps, so the
 // default's parameter layout is step 18's).
 #if FA_TMA_Q && FA_TMA_KV
@@ -80,12 +59,7 @@ constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OV
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 template <int D>
-using Tile = fa::WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
-                            /*KV_STAGES=*/D == 64 ? FA_TILE_STAGES_D64 : FA_TILE_STAGES_D128,
-                            /*PRODUCER_WARPS=*/FA_TILE_PRODUCER_WARPS,
-                            /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
-                            /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
-                            /*PRODUCER_REGISTERS=*/kTmaKv && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 24 : 40>;
+using Tile = fa::HopperTile<D, kTmaKv>;  // its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs
 
 template <int D>
 __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)

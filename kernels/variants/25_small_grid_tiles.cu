@@ -10,17 +10,16 @@
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
 #include "fa/tile_io.cuh"
+#include "fa/tile_size.cuh"
 
 #include <type_traits>
 
 namespace {
 
-// D = 128 takes 32 keys a tile (three stages: still 64 keys in flight ahead, as in step 19): with
-// 64, S (64 registers) beside O (128) and the Q fragments spills. MT: m-tiles per warp, 2 unless
-// the grid is small (see launch_for_grid).
+// MT: m-tiles per warp, 2 unless the grid is small (see launch_for_grid); fa::PortableTile gives
+// D = 128 32-key tiles at two m-tiles.
 template <int D, int MT = 2>
-using Tile = fa::MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 3, /*PRODUCER_WARPS=*/0, /*ASYNC_ARRIVE=*/false,
-                         /*M_TILES=*/MT, /*CTAS_PER_SM=*/1, /*BC=*/D == 64 || MT == 1 ? 64 : 32>;
+using Tile = fa::PortableTile<D, MT>;
 
 template <int D, int MT>
 __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)

@@ -11,14 +11,14 @@
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
 #include "fa/tile_scheduler.cuh"
+#include "fa/tile_size.cuh"
 #include "fa/tma.cuh"
 #include "fa/wgmma_attention.cuh"
 
 namespace {
 
 template <int D>
-using Tile = fa::WgmmaTile<D, /*BC=*/128, /*KV_STAGES=*/3, /*PRODUCER_WARPS=*/4,
-                            /*CONSUMER_WARPGROUPS=*/D == 64 ? 1 : 2>;
+using Tile = fa::HopperTile<D>;
 
 template <int D>
 __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)

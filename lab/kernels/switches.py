@@ -100,6 +100,13 @@ def load(text: str | None = None) -> tuple[list[Switch], list[Structural]]:
     return switches, structural
 
 
+def _source_text(path: Path) -> str:
+    """A kernel source and the project headers it includes (fa/tile_size.cuh holds tile macros)."""
+    from lab.kernels.build import included_headers
+
+    return "\n".join(p.read_text() for p in [path, *included_headers(path)])
+
+
 def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
     """Raise ValueError naming the first broken rule (no compiler needed)."""
     names = {v.name for v in variants.manifest()}
@@ -117,13 +124,13 @@ def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
         if not s.defines:
             raise ValueError(f"switch {s.name!r}: defines is empty")
         kernel = variants.get(s.kernel)
-        source = kernel.source(s.defines).read_text()
+        source = _source_text(kernel.source(s.defines))
         for macro in s.defines:
             if not _MACRO.match(macro):
                 raise ValueError(f"switch {s.name!r}: macro {macro!r} is not named FA_<UPPER_CASE>")
             if not re.search(rf"\b{re.escape(macro)}\b", source):
                 raise ValueError(f"switch {s.name!r}: macro {macro} does not appear in "
-                                 f"{kernel.source(s.defines).relative_to(variants.REPO)}")
+                                 f"{kernel.source(s.defines).relative_to(variants.REPO)} or its headers")
     for s in switches:
         for dep in s.depends_on:
             if dep not in by_name:
