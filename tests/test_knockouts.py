@@ -234,12 +234,14 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
 
     from lab.measure import peers, profile
 
+    from lab.studies import replicates
+
     rec = _open_run(tmp_path)
     impls = ["wmma", "ftz_exp2", *stages.knockout_configs(RunParams.read(rec))]
-    monkeypatch.setattr(stages, "_kernels", lambda rec: {n: object() for n in impls})
+    monkeypatch.setattr(stages, "_built", lambda rec: {n: type("Built", (), {"summary": lambda self: {}})()
+                                                       for n in impls})
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
     monkeypatch.setattr(peers, "peers", lambda backends: [])
-    monkeypatch.setattr(stages, "Clocks", lambda: None)
     monkeypatch.setattr(stages, "cross_validate", lambda shape, peer: {})
     monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
     calls, aa_seen = {}, []
@@ -249,10 +251,9 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
         aa_seen.append(aa)
         return [], [], {"shape": shape.id}
 
-    monkeypatch.setattr(stages, "measure_shape", fake_measure)
     factorial_runs = []
-    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress: factorial_runs.append(rec.run_id))
-    stages.stage_timing(rec, progress=lambda s: None)
+    monkeypatch.setattr(stages, "factorial_stage", lambda rec, *a: factorial_runs.append(rec.run_id))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(fake_measure))
     assert "ftz_exp2~no_two_ctas_per_sm" in calls[64] and "ftz_exp2~no_two_ctas_per_sm" not in calls[128]
     assert "ftz_exp2~no_ping_pong_d128" in calls[128] and "ftz_exp2~no_ping_pong_d128" not in calls[64]
     assert "ftz_exp2~no_tma" in calls[64] and "ftz_exp2~no_tma" in calls[128]

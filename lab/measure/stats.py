@@ -23,7 +23,8 @@ Design choices (the "why"):
 Public API
 ----------
 summarize, median_ci, relative_ci_halfwidth, speedup_ci, SpeedupCI,
-replicated_speedup_ci, replicated_median, variance_split, VarianceSplit,
+replicated_speedup_ci, replicated_median, replicated_median_ci, random_effects,
+t_interval, variance_split, VarianceSplit,
 leave_one_out, pooled, by_replicate,
 cliffs_delta, mann_whitney_p, hodges_lehmann_log_ratio, benjamini_hochberg,
 compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
@@ -53,6 +54,9 @@ __all__ = [
     "pooled",
     "by_replicate",
     "replicated_median",
+    "replicated_median_ci",
+    "random_effects",
+    "t_interval",
     "cliffs_delta",
     "mann_whitney_p",
     "hodges_lehmann_log_ratio",
@@ -344,7 +348,27 @@ def _t_quantile(confidence: float, df: float) -> float:
     return float(_st.norm.ppf(q)) if not np.isfinite(df) else float(_st.t.ppf(q, df))
 
 
-def _random_effects(per_replicate: np.ndarray, within: np.ndarray) -> Tuple[float, float]:
+def t_interval(estimate: float, var: float, df: float, confidence: float = 0.95) -> Tuple[float, float]:
+    """estimate -+ t_df sqrt(var) (df = inf: the normal quantile)."""
+    half = _t_quantile(confidence, df) * math.sqrt(max(var, 0.0))
+    return estimate - half, estimate + half
+
+
+def replicated_median_ci(x: Samples, confidence: float = 0.95, n_resamples: int = 2000,
+                         seed: int = 0) -> Tuple[float, float]:
+    """CI of replicated_median: median_ci's order statistics for one replicate; over R >= 2, the
+    random-effects t interval of the mean log median (random_effects), exponentiated."""
+    reps = by_replicate(x)
+    if len(reps) == 1:
+        return median_ci(next(iter(reps.values())), confidence)
+    rng = np.random.default_rng(seed)
+    logs = [math.log(float(np.median(v))) for v in reps.values()]
+    var, df = random_effects(logs, [_log_median_var(v, n_resamples, rng) for v in reps.values()])
+    lo, hi = t_interval(float(np.mean(logs)), var, df, confidence)
+    return math.exp(lo), math.exp(hi)
+
+
+def random_effects(per_replicate, within) -> Tuple[float, float]:
     """(variance, degrees of freedom) of the mean of R replicates' estimates.
 
     ``per_replicate``: the R estimates; ``within``: each one's sampling variance (bootstrap).
@@ -352,7 +376,10 @@ def _random_effects(per_replicate: np.ndarray, within: np.ndarray) -> Tuple[floa
     known precisely) and S^2 / R, S^2 the estimates' sample variance (it holds the
     between-replicate variance and their sampling error alike: unbiased for the whole variance,
     with R - 1 degrees of freedom). Satterthwaite's df, (R - 1) (var / (S^2 / R))^2, is R - 1
-    where the replicates' spread decides and grows without bound as it falls below V_within."""
+    where the replicates' spread decides and grows without bound as it falls below V_within.
+    Used for speedups (replicated_speedup_ci), medians (replicated_median_ci) and the factorial's
+    effects (lab.studies.factorial)."""
+    per_replicate, within = np.asarray(per_replicate, dtype=np.float64), np.asarray(within, dtype=np.float64)
     R = per_replicate.size
     between = float(np.var(per_replicate, ddof=1)) / R
     var = max(float(np.sum(within)) / R ** 2, between)
@@ -381,7 +408,7 @@ def replicated_speedup_ci(
 
         SE^2 = max(sum(w_r) / R^2, S^2 / R)
 
-    and the interval is log ratio +- t_df SE with Satterthwaite's df (_random_effects): a t
+    and the interval is log ratio +- t_df SE with Satterthwaite's df (random_effects): a t
     interval over the replicates (Kalibera and Jones 2013), never narrower than the interval the
     within-replicate sampling alone supports.
 
@@ -409,14 +436,14 @@ def replicated_speedup_ci(
         per_rep = np.array([np.log(np.median(b[k]) / np.median(a[k])) for k in keys])
         within = np.array([_log_median_var(a[k], n_resamples, rng) + _log_median_var(b[k], n_resamples, rng)
                            for k in keys])
-        var, df = _random_effects(per_rep, within)
+        var, df = random_effects(per_rep, within)
         log_ratio, replicates = float(np.mean(per_rep)), len(keys)
     else:
         sides = []
         for reps in (a, b):
             per_rep = np.array([np.log(np.median(x)) for x in reps.values()])
             within = np.array([_log_median_var(x, n_resamples, rng) for x in reps.values()])
-            sides.append(_random_effects(per_rep, within) if per_rep.size >= 2 else (float(within[0]), math.inf))
+            sides.append(random_effects(per_rep, within) if per_rep.size >= 2 else (float(within[0]), math.inf))
         var = sides[0][0] + sides[1][0]
         den = sum(v * v / d for v, d in sides if np.isfinite(d) and v > 0)
         df = var * var / den if den > 0 else math.inf

@@ -4,9 +4,13 @@ The four switches whose knock-out costs most at the headline shape (or, for a sw
 not change the headline shape's kernel, at the judged shape) span 16 configurations of the last
 step; the all-on one is the step itself. Combinations that break a `depends_on` rule are skipped
 (and recorded). Each configuration is checked on the quick correctness grid and timed hot, all
-interleaved, at the headline and one canonical shape. Main effects and two-way interactions on
-log latency come from an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design
-(statsmodels), with 95 % percentile intervals from a bootstrap that resamples each cell's samples.
+interleaved, at the headline and one canonical shape, in each of the run's R replicates (separate
+processes: lab.studies.replicates). Main effects and two-way interactions on log latency come from
+an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design (statsmodels). One replicate:
+95 % percentile intervals from a bootstrap that resamples each cell's samples. R replicates: the
+fit per replicate, the effects averaged over them, with the random-effects t interval of
+lab.measure.stats.random_effects (the replicates' spread, never below the cell bootstrap's
+within-replicate variance), as the speedups have.
 
 Files in the run folder: `factorial.parquet` (every sample, with its configuration's factor
 levels), `factorial.csv` (effects with intervals), `factorial.json` (the design and what was
@@ -87,12 +91,43 @@ def aliased_terms(factors: list[str], switches: list[sw.Switch]) -> list[str]:
 
 def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, seed: int = 0,
              confidence: float = 0.95, drop: list[str] = ()) -> pd.DataFrame:
-    """Effects of one shape's samples (columns latency_us and the +-1 factor columns).
+    """Effects of one shape's samples (columns latency_us, the +-1 factor columns and, where the
+    run has replicates, `replicate`).
 
     `coef` is the OLS coefficient on the +-1 coding; `log_effect` = 2 coef is the change in mean
     log latency from off to on (negative: the switch makes the kernel faster); `ratio` =
-    exp(log_effect) its latency ratio. Intervals: percentiles of the bootstrap refits. `drop`:
-    interaction terms left out of the model (see aliased_terms)."""
+    exp(log_effect) its latency ratio. Intervals, one replicate: percentiles of the bootstrap
+    refits; R replicates: see the module's docstring. `drop`: interaction terms left out of the
+    model (see aliased_terms)."""
+    reps = sorted(samples["replicate"].unique()) if "replicate" in samples.columns else [0]
+    if len(reps) < 2:
+        return _estimate_one(samples, factors, n_boot, seed, confidence, drop)
+    from lab.measure import stats
+
+    fits = [_estimate_one(samples[samples["replicate"] == r], factors, n_boot, seed + i, confidence, drop)
+            for i, r in enumerate(reps)]
+    out = fits[0][["term", "kind"]].copy()
+    coefs = np.stack([f["coef"].to_numpy() for f in fits])  # replicate x term
+    within = np.stack([f["coef_var"].to_numpy() for f in fits])
+    out["coef"] = coefs.mean(axis=0)
+    lo, hi = [], []
+    for t in range(coefs.shape[1]):
+        var, df = stats.random_effects(coefs[:, t], within[:, t])
+        a, b = stats.t_interval(float(out["coef"].iloc[t]), var, df, confidence)
+        lo.append(a)
+        hi.append(b)
+    out["coef_lo"], out["coef_hi"] = lo, hi
+    for col in ("coef", "coef_lo", "coef_hi"):
+        out[col.replace("coef", "log_effect")] = 2 * out[col]
+        out[col.replace("coef", "ratio")] = np.exp(2 * out[col])
+    out["n_boot"] = n_boot
+    out["replicates"] = len(reps)
+    return out
+
+
+def _estimate_one(samples: pd.DataFrame, factors: list[str], n_boot: int, seed: int, confidence: float,
+                  drop) -> pd.DataFrame:
+    """estimate() on one replicate's samples; `coef_var` is the cell bootstrap's variance of each coefficient."""
     import patsy
     import statsmodels.api as sm
 
@@ -112,7 +147,8 @@ def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, se
         boot[b] = sm.OLS(yv[idx], Xv[idx]).fit().params
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
-    out = pd.DataFrame({"term": X.columns, "coef": fit.params.to_numpy(), "coef_lo": lo, "coef_hi": hi})
+    out = pd.DataFrame({"term": X.columns, "coef": fit.params.to_numpy(), "coef_lo": lo, "coef_hi": hi,
+                        "coef_var": boot.var(axis=0, ddof=1)})
     out = out[out.term != "Intercept"].reset_index(drop=True)
     out["kind"] = np.where(out.term.str.contains(":"), "interaction", "main")
     for col in ("coef", "coef_lo", "coef_hi"):
@@ -122,21 +158,21 @@ def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, se
     return out
 
 
-def run(rec, kernel: str = "ftz_exp2", progress=print) -> None:
-    """The factorial stage of a run: choose, build, check, time, estimate, write. Records why
-    where it cannot run (too few knock-outs timed, builds or checks failed), never raises."""
+def run(rec, kernel: str = "ftz_exp2", progress=print, spawn=None) -> None:
+    """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
+    write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
+    never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""
     try:
-        _run(rec, kernel, progress)
+        _run(rec, kernel, progress, spawn)
     except Exception as exc:  # noqa: BLE001 - a failed factorial never takes the run down
         rec.write_json("factorial.json", {"ok": False, "reason": f"{type(exc).__name__}: {exc}"})
         progress(f"  factorial skipped: {exc}")
 
 
-def _run(rec, kernel: str, progress) -> None:
+def _run(rec, kernel: str, progress, spawn=None) -> None:
     from lab.kernels import build
     from lab.measure import check
-    from lab.measure.clocks import Clocks
-    from lab.studies.measure_shape import measure_shape
+    from lab.studies import replicates
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
@@ -154,13 +190,11 @@ def _run(rec, kernel: str, progress) -> None:
         if failed := [r for r in results if r.variant == n and not r.passed]:
             excluded[n] = f"failed {len(failed)} quick-grid cases, e.g. {failed[0].explain()}"
             kernels.pop(n)
-    rule = p.stop_rule()
-    clocks, rows = Clocks(), []
-    for i, shape in enumerate(SHAPES):
-        s_rows, _, _ = measure_shape(shape, kernels, [], ("hot",), rule, clocks, rec.run_id, None,
-                                             p.seed + 1000 + i, progress)
-        rows += s_rows
-    samples = pd.DataFrame(rows)
+    jobs = [replicates.Job(shape, list(kernels), False, ["hot"], None, p.seed + 1000 + i, "factorial")
+            for i, shape in enumerate(SHAPES)]
+    replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
+                          p.replicates, p.seed)
+    samples, _, _ = replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))
     levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in cells])
     samples = samples[~samples.throttled.astype(bool)].merge(levels, on="impl")
     rec.write_table("factorial.parquet", samples)
