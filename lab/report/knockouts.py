@@ -23,7 +23,7 @@ import pandas as pd
 from lab.kernels import switches as sw
 from lab.kernels import variants
 from lab.kernels.shape import Shape
-from lab.measure import stats
+from lab.measure import records, stats
 from lab.report.common import fmt_ci, md_table
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL
 
@@ -36,17 +36,19 @@ def _dir(run) -> Path:
 
 
 def _samples(run_dir: Path, mode: str = "hot") -> dict:
-    """(impl, B, H, S, D, causal) -> latencies (throttled samples dropped, as the summary does)."""
-    df = pd.read_parquet(run_dir / "samples.parquet")
+    """(impl, shape) -> {replicate: latencies} (throttled samples dropped, as the summary does)."""
+    df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
-    return {(i, Shape(int(B), int(H), int(S), int(D), bool(c))): g["latency_us"].to_numpy(float)
-            for (i, B, H, S, D, c), g in df.groupby(["impl", "B", "H", "S", "D", "causal"])}
+    out: dict = {}
+    for (i, B, H, S, D, c, r), g in df.groupby(["impl", "B", "H", "S", "D", "causal", "replicate"]):
+        out.setdefault((i, Shape(int(B), int(H), int(S), int(D), bool(c))), {})[int(r)] = g["latency_us"].to_numpy(float)
+    return out
 
 
 def _speedup(samples: dict, faster: str, slower: str, shape) -> stats.SpeedupCI | None:
     """Speedup of `faster` over `slower` (median(slower) / median(faster)) at shape, if both timed."""
     a, b = samples.get((faster, shape)), samples.get((slower, shape))
-    if a is None or b is None or not len(a) or not len(b):
+    if not a or not b:
         return None
     return stats.speedup_ci(a, b)
 
