@@ -135,8 +135,11 @@ def interactions(run) -> str:
         reason = (meta or {}).get("reason", "this run has no factorial (knockouts off, or recorded before it existed)")
         return f"No interaction table: {reason}.\n"
     eff = pd.read_csv(run_dir / "factorial.csv")
+    reps = int(eff["replicates"].max()) if "replicates" in eff.columns and len(eff) else 1
+    how = ("95 % cell-bootstrap intervals" if reps == 1 else
+           f"95 % intervals over {reps} replicates (OLS per replicate, averaged; random effects, as the speedups)")
     lines = [f"Factorial over {', '.join(meta['factors'])} (`{meta['formula']}`, OLS on the +-1 coding, hot mode); "
-             "ratio = latency with the switch(es) on / off (< 1: faster on), 95 % cell-bootstrap intervals.", ""]
+             f"ratio = latency with the switch(es) on / off (< 1: faster on), {how}.", ""]
     for cell in meta.get("skipped", []):
         lines.append(f"- skipped cell: {cell['reason']}")
     for term in meta.get("not_estimable", []):
@@ -146,6 +149,11 @@ def interactions(run) -> str:
              "yes" if r.applies else "no"] for r in eff.itertuples()]
     lines += ["", md_table(["shape", "term", "kind", "ratio", "95 % interval", "applies"], rows, compact=True)]
     lines.append("\n`*`: the interval excludes 1.")
+    null = eff[~eff["applies"].astype(bool)]
+    if len(null):  # a term whose switch does not change the kernel at that shape: its effect is 0 by construction
+        held = int(((null["ratio_lo"] <= 1) & (null["ratio_hi"] >= 1)).sum())
+        lines.append(f"\nTerms that change nothing at their shape (applies = no, a null factor): {held} of {len(null)} "
+                     "intervals contain 1, as calibrated 95 % intervals should for about 95 % of them.")
     return "\n".join(lines) + "\n"
 
 

@@ -99,63 +99,55 @@ def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, se
     exp(log_effect) its latency ratio. Intervals, one replicate: percentiles of the bootstrap
     refits; R replicates: see the module's docstring. `drop`: interaction terms left out of the
     model (see aliased_terms)."""
-    reps = sorted(samples["replicate"].unique()) if "replicate" in samples.columns else [0]
-    if len(reps) < 2:
-        return _estimate_one(samples, factors, n_boot, seed, confidence, drop)
-    from lab.measure import stats
-
-    fits = [_estimate_one(samples[samples["replicate"] == r], factors, n_boot, seed + i, confidence, drop)
-            for i, r in enumerate(reps)]
-    out = fits[0][["term", "kind"]].copy()
-    coefs = np.stack([f["coef"].to_numpy() for f in fits])  # replicate x term
-    within = np.stack([f["coef_var"].to_numpy() for f in fits])
-    out["coef"] = coefs.mean(axis=0)
-    lo, hi = [], []
-    for t in range(coefs.shape[1]):
-        var, df = stats.random_effects(coefs[:, t], within[:, t])
-        a, b = stats.t_interval(float(out["coef"].iloc[t]), var, df, confidence)
-        lo.append(a)
-        hi.append(b)
-    out["coef_lo"], out["coef_hi"] = lo, hi
-    for col in ("coef", "coef_lo", "coef_hi"):
-        out[col.replace("coef", "log_effect")] = 2 * out[col]
-        out[col.replace("coef", "ratio")] = np.exp(2 * out[col])
-    out["n_boot"] = n_boot
-    out["replicates"] = len(reps)
-    return out
-
-
-def _estimate_one(samples: pd.DataFrame, factors: list[str], n_boot: int, seed: int, confidence: float,
-                  drop) -> pd.DataFrame:
-    """estimate() on one replicate's samples; `coef_var` is the cell bootstrap's variance of each coefficient."""
     import patsy
-    import statsmodels.api as sm
 
     df = samples.assign(log_latency=np.log(samples["latency_us"].to_numpy(float))).reset_index(drop=True)
     y, X = patsy.dmatrices(formula(factors, drop), df, return_type="dataframe")
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
         raise ValueError(f"factorial design is rank-deficient for {formula(factors, drop)}: skipped cells "
                          "alias some terms (leave them out with drop=)")
-    fit = sm.OLS(y, X).fit()
     cell = df.groupby(factors).ngroup().to_numpy()
-    groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
-    rng = np.random.default_rng(seed)
     yv, Xv = y.to_numpy().ravel(), X.to_numpy()
-    boot = np.empty((n_boot, X.shape[1]))
-    for b in range(n_boot):
-        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
-        boot[b] = sm.OLS(yv[idx], Xv[idx]).fit().params
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
-    out = pd.DataFrame({"term": X.columns, "coef": fit.params.to_numpy(), "coef_lo": lo, "coef_hi": hi,
-                        "coef_var": boot.var(axis=0, ddof=1)})
-    out = out[out.term != "Intercept"].reset_index(drop=True)
-    out["kind"] = np.where(out.term.str.contains(":"), "interaction", "main")
+    rep = df["replicate"].to_numpy() if "replicate" in df.columns else np.zeros(len(df), dtype=int)
+    keep = np.asarray(X.columns != "Intercept")
+    out = pd.DataFrame({"term": X.columns[keep]})
+    reps = np.unique(rep)
+    if len(reps) < 2:
+        coef, boot = _fit(yv, Xv, cell, n_boot, seed)
+        alpha = (1 - confidence) / 2
+        lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
+        out = out.assign(coef=coef[keep], coef_lo=lo[keep], coef_hi=hi[keep], coef_var=boot.var(axis=0, ddof=1)[keep])
+    else:
+        from lab.measure import stats
+
+        fits = [_fit(yv[rep == r], Xv[rep == r], cell[rep == r], n_boot, seed + i) for i, r in enumerate(reps)]
+        coefs = np.stack([c[keep] for c, _ in fits])  # replicate x term
+        within = np.stack([b.var(axis=0, ddof=1)[keep] for _, b in fits])
+        mean = coefs.mean(axis=0)
+        bounds = [stats.t_interval(float(m), *stats.random_effects(coefs[:, t], within[:, t]), confidence)
+                  for t, m in enumerate(mean)]
+        out = out.assign(coef=mean, coef_lo=[b[0] for b in bounds], coef_hi=[b[1] for b in bounds],
+                         replicates=len(reps))
+    out.insert(1, "kind", np.where(out.term.str.contains(":"), "interaction", "main"))
     for col in ("coef", "coef_lo", "coef_hi"):
         out[col.replace("coef", "log_effect")] = 2 * out[col]
         out[col.replace("coef", "ratio")] = np.exp(2 * out[col])
     out["n_boot"] = n_boot
     return out
+
+
+def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients of one replicate's samples, and n_boot refits on resamples of each cell's samples."""
+    import statsmodels.api as sm
+
+    coef = sm.OLS(y, X).fit().params
+    groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
+    rng = np.random.default_rng(seed)
+    boot = np.empty((n_boot, X.shape[1]))
+    for b in range(n_boot):
+        idx = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
+        boot[b] = np.linalg.lstsq(X[idx], y[idx], rcond=None)[0]  # the OLS refit (sm.OLS: 20x slower)
+    return np.asarray(coef), boot
 
 
 def run(rec, kernel: str = "ftz_exp2", progress=print, spawn=None) -> None:
