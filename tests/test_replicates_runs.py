@@ -122,7 +122,7 @@ def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
     assert rec.read_json("calibration.json") == {
         "replicates": 1, "confidence": 0.95, "applicable": False,
         "pairs": "every step against its parent, at every ladder shape and mode where both were measured",
-        "reason": "1 replicate(s): leaving one out needs at least 3"}
+        "reason": "this run has 1 replicate; leaving one out needs at least 3"}
 
 
 def test_real_child_processes_fake_timer(tmp_path):

@@ -27,7 +27,7 @@ replicated_speedup_ci, replicated_median, replicated_median_ci, random_effects,
 t_interval, variance_split, VarianceSplit,
 leave_one_out, pooled, by_replicate,
 cliffs_delta, mann_whitney_p, hodges_lehmann_log_ratio, benjamini_hochberg,
-compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
+NOISE_BAND, interval_verdict, compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ __all__ = [
     "mann_whitney_p",
     "hodges_lehmann_log_ratio",
     "benjamini_hochberg",
+    "NOISE_BAND",
+    "interval_verdict",
     "Comparison",
     "compare",
     "compare_rows",
@@ -68,6 +70,9 @@ __all__ = [
     "tflops",
     "effective_gbps",
 ]
+
+# A change smaller than this (relative) is "within noise" whatever its p-value (Comparison.verdict).
+NOISE_BAND = 0.01
 
 # Upper bound on the number of pairwise differences materialised by
 # hodges_lehmann_log_ratio (4e6 float64 = 32 MB).
@@ -652,7 +657,7 @@ class Comparison:
     hl_log_ratio: float
     p_value: float
     p_adjusted: float
-    noise_band: float = 0.01
+    noise_band: float = NOISE_BAND
     alpha: float = 0.05
 
     def verdict(self, p_adjusted: Optional[float] = None) -> str:
@@ -666,18 +671,23 @@ class Comparison:
         p = self.p_adjusted if p_adjusted is None else p_adjusted
         if p is None or np.isnan(p) or not p < self.alpha:
             return "within noise"
-        s = self.speedup
-        if s.lo > 1.0 + self.noise_band:
-            return "faster"
-        if s.hi < 1.0 - self.noise_band:
-            return "slower"
-        return "within noise"
+        return interval_verdict(self.speedup.lo, self.speedup.hi, self.noise_band)
+
+
+def interval_verdict(lo: float, hi: float, noise_band: float = NOISE_BAND) -> str:
+    """A speedup interval's side of the noise band: ``'faster'`` when it lies wholly above
+    ``1 + noise_band``, ``'slower'`` wholly below ``1 - noise_band``, else ``'within noise'``."""
+    if lo > 1.0 + noise_band:
+        return "faster"
+    if hi < 1.0 - noise_band:
+        return "slower"
+    return "within noise"
 
 
 def compare(
     a_us,
     b_us,
-    noise_band: float = 0.01,
+    noise_band: float = NOISE_BAND,
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,
@@ -707,7 +717,7 @@ def compare(
 
 def compare_rows(
     pairs: Iterable[Tuple[Sequence[float], Sequence[float]]],
-    noise_band: float = 0.01,
+    noise_band: float = NOISE_BAND,
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,

@@ -39,6 +39,8 @@ class RunData:
         self.crossval = self._json("crossval.json", [])
         self.shape_notes = self._json("shapes.json", [])
         self.profile_status = self._json("profile_status.json", None)
+        self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
+        self.calibration = self._json("calibration.json", None, quiet=True)
         ceil = self._json("ceilings.json", None)
         self.ceilings_error = None
         if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):
@@ -58,16 +60,18 @@ class RunData:
         self.raw_samples = raw
         thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
         self.samples = raw[~thr.to_numpy()] if len(raw) else raw
-        self._lat: dict = {}
-        self._reps: dict = {}
+        self._lat: dict = {}  # (impl, shape, mode) -> pooled latencies: what was measured
+        self._reps: dict = {}  # the same by replicate, where the run has more than one
         if len(self.samples):
             cols = ["impl", *KEYS, "mode"]
+            several = self.samples["replicate"].nunique() > 1
             for key, grp in self.samples.groupby(cols, sort=False):
                 impl, B, H, S, D, causal, mode = key
                 shape_key = (impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)
                 self._lat[shape_key] = grp["latency_us"].to_numpy(dtype=float)
-                self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
-                                         for r, g in grp.groupby("replicate", sort=True)}
+                if several:
+                    self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
+                                             for r, g in grp.groupby("replicate", sort=True)}
         self.summary = self._table("summary.csv")
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
@@ -233,8 +237,10 @@ class RunData:
         return self._lat.get((impl, shape, mode))
 
     def reps(self, impl: str, shape: Shape, mode: str) -> dict | None:
-        """The same samples by replicate, {replicate: latencies}: what the statistics take."""
-        return self._reps.get((impl, shape, mode))
+        """The same samples by replicate, {replicate: latencies}: what the statistics take (one
+        replicate: {0: lat()})."""
+        x = self.lat(impl, shape, mode)
+        return None if x is None else self._reps.get((impl, shape, mode)) or {0: x}
 
     @property
     def replicates(self) -> int:

@@ -282,6 +282,34 @@ def precision_summary(data: RunData, group: str = "canonical", band: float = PRE
     return {"total": total, "within": total - len(wider), "wider": wider}
 
 
+def variance_split_table(data: RunData) -> list[list]:
+    """Per measured shape with two or more replicates: how many (impl, mode) rows, the median over
+    them of the between- and within-replicate SD of a median (% of it), of the between share, and
+    how many rows vary more between replicates than within (lab.measure.stats.variance_split)."""
+    rows = []
+    for shape in data.measured_shapes:
+        splits = [stats.variance_split(reps, seed=0) for mode in data.modes for impl in data.impls(shape)
+                  if len(reps := data.reps(impl, shape, mode) or {}) >= 2]
+        if not splits:
+            continue
+        between = np.median([math.sqrt(v.between) * 100 for v in splits])
+        within = np.median([math.sqrt(v.within) * 100 for v in splits])
+        rows.append([shape_label(shape), len(splits), fmt(between, 2), fmt(within, 2),
+                     fmt(float(np.median([v.between_share for v in splits])), 2),
+                     f"{sum(v.between > v.within for v in splits)} of {len(splits)}"])
+    return rows
+
+
+def calibration_summary(data: RunData) -> dict:
+    """The run's leave-one-replicate-out calibration: calibration.json as the timing stage wrote
+    it, else (runs recorded before it) computed here from the samples (lab.studies.calibration)."""
+    if isinstance(data.calibration, dict) and "applicable" in data.calibration:
+        return data.calibration
+    from lab.studies import calibration
+
+    return calibration.leave_one_out_run(data.samples, data.run_params)
+
+
 def clock_summary(data: RunData) -> dict:
     raw = data.raw_samples
     out = {"n": int(len(raw)), "throttled": 0, "clock_min": None, "clock_max": None, "clock_median": None}

@@ -45,7 +45,7 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
             "shape and mode where both were measured"}
     if R < MIN_REPLICATES:
         return {**base, "applicable": False,
-                "reason": f"{R} replicate(s): leaving one out needs at least {MIN_REPLICATES}"}
+                "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
     lat = {}
     for (impl, B, H, S, D, causal, mode, rep), g in kept.groupby(["impl", "B", "H", "S", "D", "causal", "mode",
                                                                     "replicate"]):
