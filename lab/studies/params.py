@@ -56,8 +56,8 @@ class Option:
 
     def add_to(self, parser, default_text: str) -> None:
         kw = {"choices": self.choices} if self.choices else {}
-        parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None,
-                            help=f"{self.help} (default: {default_text or 'empty'})", **kw)
+        help_ = f"{self.help} (default: {default_text or 'empty'})".replace("%", "%%")  # argparse %-formats help
+        parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None, help=help_, **kw)
 
 
 def _names(text) -> tuple[str, ...]:
