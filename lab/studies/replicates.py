@@ -231,6 +231,7 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     run stopped midway keeps what it measured). A replicate that fails stops the rest: its exit
     code goes to replicates.json and a RuntimeError names it."""
     p = read_plan(rec.dir, plan)
+    _release_gpu_cache()
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
     merged = None
@@ -250,6 +251,15 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
             raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
                                f"what it measured is in {plan_dir(rec.dir, plan)})")
     return merged
+
+
+def _release_gpu_cache() -> None:
+    """Hand back the memory this process's caching allocator holds (the stage's ceilings, its
+    correctness checks), so that the replicates' processes have the GPU's memory to themselves."""
+    torch = sys.modules.get("torch")  # never imported here just for this
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
 
 
 def _read_child(run_dir: Path, plan: str, i: int) -> dict:
