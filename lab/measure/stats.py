@@ -692,6 +692,7 @@ def compare(
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,
+    paired: bool = True,
 ) -> Comparison:
     """Compare latency samples of A against B (A is the candidate).
 
@@ -701,8 +702,9 @@ def compare(
     rank statistics (Cliff's delta, Hodges-Lehmann, Mann-Whitney) use the
     pooled samples: the verdict's interval criterion carries the variance
     between replicates, the p-value only the variance within them.
+    ``paired=False``: A and B come from different runs (speedup_ci).
     """
-    sp = speedup_ci(a_us, b_us, confidence=1.0 - alpha, n_resamples=n_resamples, seed=seed)
+    sp = speedup_ci(a_us, b_us, confidence=1.0 - alpha, n_resamples=n_resamples, seed=seed, paired=paired)
     a, b = pooled(a_us), pooled(b_us)
     p = mann_whitney_p(a, b)
     return Comparison(
@@ -722,6 +724,7 @@ def compare_rows(
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,
+    paired: bool = True,
 ) -> list:
     """Compare many (a_us, b_us) pairs and BH-adjust their p-values jointly.
 
@@ -732,7 +735,7 @@ def compare_rows(
     """
     rows = [
         compare(a, b, noise_band=noise_band, alpha=alpha, seed=seed,
-                n_resamples=n_resamples)
+                n_resamples=n_resamples, paired=paired)
         for a, b in pairs
     ]
     if rows:
