@@ -52,6 +52,11 @@ def with_replicate(samples):
     return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))
 
 
+def latencies_by_replicate(samples) -> dict:
+    """{replicate: latency_us array} of a samples table's rows (what lab.measure.stats takes)."""
+    return {int(r): g["latency_us"].to_numpy() for r, g in with_replicate(samples).groupby("replicate")}
+
+
 def git(*args: str) -> str:
     try:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()

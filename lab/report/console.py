@@ -12,9 +12,7 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
     summ = rec.read_table("summary.csv")
     samples = rec.read_samples()
     samples = samples[~samples["throttled"].astype(bool)]
-
-    def by_replicate(rows):
-        return {int(r): g["latency_us"].to_numpy() for r, g in rows.groupby("replicate")}
+    by_replicate = records.latencies_by_replicate
 
     lines = []
     keys = ["B", "H", "S", "D", "causal"]

@@ -53,10 +53,7 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
     a, b = rec.read_samples(), base.read_samples()
     a, b = a[~a["throttled"].astype(bool)], b[~b["throttled"].astype(bool)]
     keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
-
-    def by_replicate(rows):
-        return {int(r): g["latency_us"].to_numpy() for r, g in rows.groupby("replicate")}
-
+    by_replicate = records.latencies_by_replicate
     pairs, labels = [], []
     for key, grp in a.groupby(keys):
         other = b
