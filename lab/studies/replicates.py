@@ -132,6 +132,8 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     rule = StopRule(**p["rule"])
     t_ready = time.perf_counter()
     samples, rows, notes = [], [], []
+    record = {"replicate": i, "input_seed": input_seed, "jobs_done": 0, "startup_s": round(t_ready - t_start, 2),
+              "seconds": round(t_ready - t_start, 2)}
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
         progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
         here = {n: kernels[n] for n in job.impls if n in kernels}
