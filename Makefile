@@ -31,21 +31,22 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Parameters: `make ablation SHAPES=large PROFILE=0`, `make tune TRIALS=24`. A variable is passed
 # on only when it is given, as the flag spelled from its name (MIN_SAMPLES=20 -> --min-samples '20');
 # every default lives in lab/studies/params.py (RunParams, TuneParams), and `make help` lists them.
-RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS SEED
+RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
 TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
 given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | tr A-Z a-z)) '$($(v))')))
 RUN ?=
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare test test-cpu test-gpu clean
+.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed), and the generated parts of README.md and docs/"
+	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
-	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
+	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | replicate | test-cpu | test-gpu | clean"
 	@echo
 	@$(PYTHON) -m lab.studies.params 2>/dev/null || echo "(the parameters and their defaults: lab/studies/params.py)"
 
@@ -69,7 +70,7 @@ tune-report: $(TUNE_STAMP)
 	$(TUNE_PY) -m lab.report.tuning $(RUN)
 
 report: env
-	$(PY) -m lab.report $(RUN)
+	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE))
 
 # The generated parts of README.md and docs/ (the ladder, the parameters, a run's numbers), from
 # RUN or the run of the committed report; `make report` writes them too.
@@ -82,6 +83,10 @@ notebooks: env
 
 compare: env
 	$(PY) -m lab compare $(RUN)
+
+# Does it replicate? Every step, knock-out and bar row of RUN beside BASE (another GPU, or the same again).
+replicate: env
+	$(PY) -m lab replicate $(RUN) $(BASE)
 
 build: env
 	$(PY) -m lab build $(if $(VARIANTS),--variants $(VARIANTS))

@@ -7,8 +7,10 @@ The package in layers, each importing only those below it (tests/test_layers.py 
 2. `lab.measure`   the measuring side: correctness, timing, clocks, peers, statistics, the
                    profiler, run records;
 3. `lab.studies`   what is measured: a run's parameters, shape sets and stages, one shape
-                   measured, knock-outs' factorial, the regression gate, tuning (`lab.studies.tuning`);
-4. `lab.report`    the report of a run folder (and the generated parts of README.md and docs/);
+                   measured, its replicates (fresh processes) and their calibration, knock-outs'
+                   factorial, the regression gate, tuning (`lab.studies.tuning`);
+4. `lab.report`    the report of a run folder (and the generated parts of README.md and docs/),
+                   and two runs side by side (does it replicate?);
 5. entry points    `lab.pipeline` (`make ablation`), `python -m lab` (`lab.__main__`),
                    `lab.notebook_support` (what the notebooks call), `lab.jupyter_kernel`.
 

@@ -1,4 +1,4 @@
-"""Command line: python -m lab {build,check,bench,sanitize,run,tune,compare} ..."""
+"""Command line: python -m lab {build,check,bench,sanitize,run,tune,compare,replicate} ..."""
 
 from __future__ import annotations
 
@@ -194,6 +194,18 @@ def cmd_compare(args) -> int:
     return compare(run_id, args.base, threshold=args.threshold)
 
 
+def cmd_replicate(args) -> int:
+    """Every step, knock-out and bar row of RUN beside BASE: effect, interval, verdict in each."""
+    from lab.measure import records
+    from lab.report import replication
+
+    for rid in (args.run, args.base):
+        if rid not in records.list_runs():
+            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
+            return 1
+    return replication.main(args.run, args.base)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m lab", description="FlashAttention kernel ablation study")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -238,6 +250,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("base", nargs="?", help="base run id (default: the best earlier run on the same GPU)")
     p.add_argument("--threshold", type=float, default=0.02)
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("replicate", help="does it replicate? every step, knock-out and bar row of RUN beside BASE "
+                       "(another GPU, or the same again): each run's effect, interval and verdict")
+    p.add_argument("run", help="run id")
+    p.add_argument("base", help="the run to replicate against")
+    p.set_defaults(func=cmd_replicate)
 
     return ap
 

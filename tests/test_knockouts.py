@@ -248,12 +248,14 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
 
     from lab.measure import peers, profile
 
+    from lab.studies import replicates
+
     rec = _open_run(tmp_path)
     impls = ["wmma", "ftz_exp2", *stages.knockout_configs(RunParams.read(rec))]
-    monkeypatch.setattr(stages, "_kernels", lambda rec: {n: object() for n in impls})
+    monkeypatch.setattr(stages, "_built", lambda rec: {n: type("Built", (), {"summary": lambda self: {}})()
+                                                       for n in impls})
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
     monkeypatch.setattr(peers, "peers", lambda backends: [])
-    monkeypatch.setattr(stages, "Clocks", lambda: None)
     monkeypatch.setattr(stages, "cross_validate", lambda shape, peer: {})
     monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
     calls, aa_seen = {}, []
@@ -263,12 +265,38 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
         aa_seen.append(aa)
         return [], [], {"shape": shape.id}
 
-    monkeypatch.setattr(stages, "measure_shape", fake_measure)
     factorial_runs = []
-    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress: factorial_runs.append(rec.run_id))
-    stages.stage_timing(rec, progress=lambda s: None)
+    monkeypatch.setattr(stages, "factorial_stage", lambda rec, *a: factorial_runs.append(rec.run_id))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(fake_measure))
     assert "ftz_exp2~no_two_ctas_per_sm" in calls[64] and "ftz_exp2~no_two_ctas_per_sm" not in calls[128]
     assert "ftz_exp2~no_ping_pong_d128" in calls[128] and "ftz_exp2~no_ping_pong_d128" not in calls[64]
     assert "ftz_exp2~no_tma" in calls[64] and "ftz_exp2~no_tma" in calls[128]
     assert aa_seen == ["ftz_exp2", "ftz_exp2"]  # the noise-floor copy is the last variant, not a knock-out
     assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
+
+
+def test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not():
+    """Three replicates whose effects each carry a replicate-level error (SD tau, as between
+    processes): the null factor d (true effect 0) is inside the replicated interval in most simulated
+    runs, and inside the pooled one-process interval (the replicate column dropped) in few. With one
+    replicate, estimate() is the cell bootstrap as before."""
+    cells = [dict(zip("abcd", lv)) for lv in itertools.product((1, -1), repeat=4)]
+    truth, tau, runs = {"a": 0.10, "b": -0.05}, 0.004, 24
+    hits = pooled_hits = 0
+    for k in range(runs):
+        rng = np.random.default_rng(100 + k)
+        reps = []
+        for r in range(3):
+            eff = {t: c + rng.normal(0, tau) for t, c in {**truth, "d": 0.0}.items()}
+            reps.append(_synthetic(eff, cells, n=12, noise=0.004, seed=1000 * k + r).assign(replicate=r))
+        data = pd.concat(reps, ignore_index=True)
+        est = factorial.estimate(data, list("abcd"), n_boot=25, seed=k).set_index("term")
+        assert set(est["replicates"]) == {3}
+        hits += est.at["d", "coef_lo"] <= 0 <= est.at["d", "coef_hi"]
+        one = factorial.estimate(data.drop(columns="replicate"), list("abcd"), n_boot=25, seed=k).set_index("term")
+        pooled_hits += one.at["d", "coef_lo"] <= 0 <= one.at["d", "coef_hi"]
+    assert hits >= 19 and pooled_hits <= 12, (hits, pooled_hits)  # calibrated: about 23 of 24
+    single = _synthetic(truth, cells, n=20)
+    a = factorial.estimate(single.assign(replicate=0), list("abcd"), n_boot=20, seed=1)
+    b = factorial.estimate(single, list("abcd"), n_boot=20, seed=1)
+    pd.testing.assert_frame_equal(a, b)

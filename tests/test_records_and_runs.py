@@ -98,18 +98,21 @@ def test_env_sha_wins_over_a_stale_git(monkeypatch):
     assert records.git_sha() == "fc41a886298dfe77" and records.git_dirty() is True
 
 
-def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0):
-    """A complete run whose samples are lognormal around the given medians."""
+def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0, shifts=(1.0,)):
+    """A complete run whose samples are lognormal around the given medians; 200 samples split among
+    len(shifts) replicates, replicate r's median multiplied by shifts[r]."""
     rng = np.random.default_rng(seed)
     rec = records.RunRecord(run_id=run_id, root=root)
     rec.write_json("env.json", {"gpu": gpu})
     rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in medians])
     rows, summ = [], []
     for impl, med in medians.items():
-        lat = med * rng.lognormal(0, 0.01, 200)
+        rep = np.arange(200) % len(shifts)
+        lat = med * np.asarray(shifts)[rep] * rng.lognormal(0, 0.01, 200)
         for i, x in enumerate(lat):
             rows.append(dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16",
-                             mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False))
+                             mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False,
+                             replicate=int(rep[i])))
         summ.append(dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot", median_us=float(np.median(lat))))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_table("summary.csv", pd.DataFrame(summ))
@@ -135,6 +138,22 @@ def test_compare_flags_a_significant_regression(runs_dir):
     lines = []
     assert compare.compare("20260102T000000Z-b", progress=lines.append) == 1
     assert any("slower" in line for line in lines)
+
+
+def test_compare_of_runs_with_replicates_counts_their_spread(runs_dir):
+    """Two runs of three replicates whose processes scatter by about 3 %, B's median 4 % above A's:
+    within what three replicates each can tell apart, so not a regression. The same samples
+    without their replicate column (as if from one process each) make it one."""
+    a = _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1, shifts=(0.97, 1.0, 1.03))
+    b = _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.6}, seed=2, shifts=(0.99, 1.03, 1.01))
+    lines = []
+    assert compare.compare(b.run_id, a.run_id, progress=lines.append) == 0
+    assert "within noise" in lines[1]
+    for rec in (a, b):
+        rec.write_table("samples.parquet", rec.read_table("samples.parquet").drop(columns="replicate"))
+    lines = []
+    assert compare.compare(b.run_id, a.run_id, progress=lines.append) == 1
+    assert "slower" in lines[1]
 
 
 def test_compare_ignores_a_slower_peer_and_a_small_change(runs_dir):

@@ -9,8 +9,12 @@
                        correctness stage, its result and, where it failed, why it is excluded
     peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
     shapes.json        the shapes measured, with unsupported peers and why
-    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS)
-    summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS)
+    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process
+    summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS), over every replicate
+    replicates.json    per timing plan (timing, factorial): R, each replicate's stopping rule, seeds,
+                       exit code and seconds; replicates/<plan>/ holds the plan and each replicate's
+                       own samples (lab.studies.replicates)
+    calibration.json   leave-one-replicate-out coverage of the step-vs-parent intervals
     ceilings.json      measured fp16 tensor-core rate and DRAM bandwidth of this GPU
     ncu/, profile.csv  Nsight Compute CSVs and the parsed metrics (when profiling ran)
 
@@ -34,10 +38,23 @@ RUNS_DIR = REPO / "data" / "runs"
 TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one folder each, as RUNS_DIR
 
 SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "dtype", "mode", "sample", "latency_us",
-                  "sm_clock_mhz", "throttled"]
+                  "sm_clock_mhz", "throttled", "replicate"]
 SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "mode", "n", "median_us", "p10_us", "p90_us", "iqr_us",
                    "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by", "dropped_throttled",
                    "input_sets"]
+
+
+def with_replicate(samples):
+    """Samples as every reader takes them: runs recorded before replicates existed have no
+    `replicate` column (or, written by older code, an empty one): their one replicate is 0."""
+    if "replicate" not in samples.columns:
+        return samples.assign(replicate=0)
+    return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))
+
+
+def latencies_by_replicate(samples) -> dict:
+    """{replicate: latency_us array} of a samples table's rows (what lab.measure.stats takes)."""
+    return {int(r): g["latency_us"].to_numpy() for r, g in with_replicate(samples).groupby("replicate")}
 
 
 def git(*args: str) -> str:
@@ -150,6 +167,10 @@ class RunRecord:
         import pandas as pd
 
         return pd.read_parquet(self.path(name)) if name.endswith(".parquet") else pd.read_csv(self.path(name))
+
+    def read_samples(self, name: str = "samples.parquet"):
+        """A samples table (samples.parquet, factorial.parquet) with its `replicate` column (with_replicate)."""
+        return with_replicate(self.read_table(name))
 
     @property
     def status(self) -> dict:

@@ -15,20 +15,28 @@ Design choices (the "why"):
 * Significance needs *both* a (multiple-testing corrected) Mann-Whitney p-value
   and a practical-size criterion (the whole CI outside a noise band), because
   with thousands of samples a 0.1% shift is "significant" yet meaningless.
+* A run may measure R independent replicates (separate processes). Samples
+  given as ``{replicate: latencies}`` get intervals that include the variance
+  between replicates (random effects; see ``replicated_speedup_ci``); one
+  replicate, or a plain array, gives exactly the single-process interval.
 
 Public API
 ----------
 summarize, median_ci, relative_ci_halfwidth, speedup_ci, SpeedupCI,
+replicated_speedup_ci, replicated_median, replicated_median_ci, random_effects,
+t_interval, variance_split, VarianceSplit,
+leave_one_out, pooled, by_replicate,
 cliffs_delta, mann_whitney_p, hodges_lehmann_log_ratio, benjamini_hochberg,
-compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
+NOISE_BAND, interval_verdict, compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from scipy import stats as _st
@@ -39,10 +47,22 @@ __all__ = [
     "relative_ci_halfwidth",
     "SpeedupCI",
     "speedup_ci",
+    "replicated_speedup_ci",
+    "VarianceSplit",
+    "variance_split",
+    "leave_one_out",
+    "pooled",
+    "by_replicate",
+    "replicated_median",
+    "replicated_median_ci",
+    "random_effects",
+    "t_interval",
     "cliffs_delta",
     "mann_whitney_p",
     "hodges_lehmann_log_ratio",
     "benjamini_hochberg",
+    "NOISE_BAND",
+    "interval_verdict",
     "Comparison",
     "compare",
     "compare_rows",
@@ -50,6 +70,9 @@ __all__ = [
     "tflops",
     "effective_gbps",
 ]
+
+# A change smaller than this (relative) is "within noise" whatever its p-value (Comparison.verdict).
+NOISE_BAND = 0.01
 
 # Upper bound on the number of pairwise differences materialised by
 # hodges_lehmann_log_ratio (4e6 float64 = 32 MB).
@@ -163,14 +186,20 @@ class SpeedupCI:
     """Speedup of A over B: ``ratio = median(B) / median(A)``.
 
     ``ratio > 1`` means A is faster ("A is `ratio` times faster than B").
-    ``method`` is one of ``'BCa'``, ``'percentile'``, ``'exact'`` and records
-    which interval construction was actually used.
+    ``method`` is one of ``'BCa'``, ``'percentile'``, ``'exact'`` (one
+    replicate) or ``'replicates'`` (``replicated_speedup_ci``) and records
+    which interval construction was actually used. With replicates,
+    ``se_log`` is the standard error of ``log(ratio)`` and ``df`` the degrees
+    of freedom of its t quantile (``inf``: normal); both are None otherwise.
     """
 
     ratio: float
     lo: float
     hi: float
     method: str
+    replicates: int = 1
+    se_log: Optional[float] = None
+    df: Optional[float] = None
 
 
 def _ratio_of_medians(a, b, axis=-1):
@@ -215,11 +244,19 @@ def speedup_ci(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    paired: bool = True,
 ) -> SpeedupCI:
-    """Bootstrap CI for the speedup of A over B, ``median(B) / median(A)``.
+    """CI for the speedup of A over B, ``median(B) / median(A)``.
 
-    Two independent samples are resampled separately (``paired=False``):
-    iteration *i* of A has nothing to do with iteration *i* of B.
+    ``a_us`` and ``b_us`` are latencies, or ``{replicate: latencies}`` for a
+    run of several replicates. Where both have two or more replicates (in
+    common, when ``paired``), the interval is ``replicated_speedup_ci``'s;
+    otherwise the samples are pooled and the one-replicate bootstrap below is
+    used, so that a plain array or a single replicate gives exactly the
+    interval of a run recorded before replicates existed.
+
+    One replicate: two independent samples are resampled separately (scipy's
+    ``paired=False``): iteration *i* of A has nothing to do with iteration *i* of B.
 
     Strategy (each step recorded in ``SpeedupCI.method``):
 
@@ -234,8 +271,16 @@ def speedup_ci(
 
     Deterministic for a given ``seed``.
     """
-    a = _as_positive_1d(a_us, "a_us")
-    b = _as_positive_1d(b_us, "b_us")
+    a_reps, b_reps = by_replicate(a_us, "a_us"), by_replicate(b_us, "b_us")
+    if paired and len(set(a_reps) & set(b_reps)) >= 2:
+        return replicated_speedup_ci(a_reps, b_reps, confidence, n_resamples, seed, paired=True)
+    if not paired and max(len(a_reps), len(b_reps)) >= 2:
+        return replicated_speedup_ci(a_reps, b_reps, confidence, n_resamples, seed, paired=False)
+    return _one_replicate_ci(pooled(a_reps), pooled(b_reps), confidence, n_resamples, seed)
+
+
+def _one_replicate_ci(a, b, confidence, n_resamples, seed) -> SpeedupCI:
+    """The single-process interval: BCa, else percentile, else exact (speedup_ci's steps 1-3)."""
     ratio = float(np.median(b) / np.median(a))
 
     # All values identical in both samples: every resample gives the same
@@ -253,6 +298,246 @@ def speedup_ci(
 
     # Zero-width or failed percentile interval: no measurable variability.
     return SpeedupCI(ratio, ratio, ratio, "exact")
+
+
+# --------------------------------------------------------------------------
+# Replicates: intervals that include the variance between processes
+# --------------------------------------------------------------------------
+
+Samples = Union[Sequence[float], np.ndarray, Mapping[int, Sequence[float]]]
+
+# Elements of one bootstrap block (resamples x pooled samples): bounds memory at ~32 MB of float64.
+_BOOT_BLOCK = 4_000_000
+
+
+def by_replicate(x: Samples, name: str = "samples") -> dict:
+    """``{replicate: latencies}`` (replicates in ascending order, empty ones left out) from a
+    mapping, or ``{0: latencies}`` from one array: the one replicate of an older run."""
+    if isinstance(x, Mapping):
+        reps = {int(k): _as_positive_1d(v, name) for k, v in sorted(x.items()) if np.size(v)}
+        if not reps:
+            raise ValueError(f"{name} must be non-empty")
+        return reps
+    return {0: _as_positive_1d(x, name)}
+
+
+def pooled(x: Samples) -> np.ndarray:
+    """Every sample of every replicate, in replicate order (a plain array as it is)."""
+    reps = by_replicate(x)
+    return reps[0] if len(reps) == 1 and 0 in reps else np.concatenate(list(reps.values()))
+
+
+def replicated_median(x: Samples) -> float:
+    """The median over replicates: the geometric mean of the replicates' own medians (the median
+    itself for one replicate). Ratios of these are the speedups of replicated_speedup_ci, so that
+    a table's medians and its speedups agree."""
+    reps = by_replicate(x)
+    if len(reps) == 1:
+        return float(np.median(next(iter(reps.values()))))
+    return float(np.exp(np.mean([np.log(np.median(v)) for v in reps.values()])))
+
+
+def _log_median_var(x: np.ndarray, n_resamples: int, rng) -> float:
+    """Bootstrap variance of log(median(x)): x's samples resampled with replacement, in blocks
+    that bound memory (the within-replicate level of a two-level bootstrap)."""
+    draws = np.empty(n_resamples)
+    step = max(1, _BOOT_BLOCK // x.size)
+    for start in range(0, n_resamples, step):
+        m = min(step, n_resamples - start)
+        draws[start:start + m] = np.log(np.median(x[rng.integers(0, x.size, size=(m, x.size))], axis=1))
+    return float(np.var(draws, ddof=1))
+
+
+def _t_quantile(confidence: float, df: float) -> float:
+    q = 0.5 + confidence / 2.0
+    return float(_st.norm.ppf(q)) if not np.isfinite(df) else float(_st.t.ppf(q, df))
+
+
+def t_interval(estimate: float, var: float, df: float, confidence: float = 0.95) -> Tuple[float, float]:
+    """estimate -+ t_df sqrt(var) (df = inf: the normal quantile)."""
+    half = _t_quantile(confidence, df) * math.sqrt(max(var, 0.0))
+    return estimate - half, estimate + half
+
+
+def replicated_median_ci(x: Samples, confidence: float = 0.95, n_resamples: int = 2000,
+                         seed: int = 0) -> Tuple[float, float]:
+    """CI of replicated_median: median_ci's order statistics for one replicate; over R >= 2, the
+    random-effects t interval of the mean log median (random_effects), exponentiated."""
+    reps = by_replicate(x)
+    if len(reps) == 1:
+        return median_ci(next(iter(reps.values())), confidence)
+    rng = np.random.default_rng(seed)
+    logs = [math.log(float(np.median(v))) for v in reps.values()]
+    var, df = random_effects(logs, [_log_median_var(v, n_resamples, rng) for v in reps.values()])
+    lo, hi = t_interval(float(np.mean(logs)), var, df, confidence)
+    return math.exp(lo), math.exp(hi)
+
+
+def random_effects(per_replicate, within) -> Tuple[float, float]:
+    """(variance, degrees of freedom) of the mean of R replicates' estimates.
+
+    ``per_replicate``: the R estimates; ``within``: each one's sampling variance (bootstrap).
+    The variance is the larger of V_within = sum(within) / R^2 (what sampling alone explains,
+    known precisely) and S^2 / R, S^2 the estimates' sample variance (it holds the
+    between-replicate variance and their sampling error alike: unbiased for the whole variance,
+    with R - 1 degrees of freedom). Satterthwaite's df, (R - 1) (var / (S^2 / R))^2, is R - 1
+    where the replicates' spread decides and grows without bound as it falls below V_within.
+    Used for speedups (replicated_speedup_ci), medians (replicated_median_ci) and the factorial's
+    effects (lab.studies.factorial)."""
+    per_replicate, within = np.asarray(per_replicate, dtype=np.float64), np.asarray(within, dtype=np.float64)
+    R = per_replicate.size
+    between = float(np.var(per_replicate, ddof=1)) / R
+    var = max(float(np.sum(within)) / R ** 2, between)
+    df = (R - 1) * (var / between) ** 2 if between > 0 else math.inf
+    return var, df
+
+
+def replicated_speedup_ci(
+    a_reps: Mapping[int, Sequence[float]],
+    b_reps: Mapping[int, Sequence[float]],
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    paired: bool = True,
+) -> SpeedupCI:
+    """Speedup of A over B over R replicates (separate processes: inputs, allocations, clock state
+    and interleaving order drawn anew), ``replicated_median(B) / replicated_median(A)``: the
+    geometric mean of the replicates' own ratios of medians. Its interval includes the variance
+    between replicates.
+
+    Model, on the log scale: replicate r's log ratio theta_r = theta + u_r + e_r, u_r the
+    replicate's random effect (variance tau^2), e_r its sampling error (variance w_r). Two levels
+    of resampling give the two parts: within each replicate its samples are bootstrapped (w_r);
+    across replicates the spread S^2 of the theta_r estimates tau^2 + mean(w_r). The estimate
+    mean(theta_r) has variance
+
+        SE^2 = max(sum(w_r) / R^2, S^2 / R)
+
+    and the interval is log ratio +- t_df SE with Satterthwaite's df (random_effects): a t
+    interval over the replicates (Kalibera and Jones 2013), never narrower than the interval the
+    within-replicate sampling alone supports.
+
+    Why not the plain two-level percentile bootstrap (draw replicates with replacement, then
+    samples within each)? With R = 3 it has ten distinct replicate draws, shrinks the between part
+    by (R - 1) / R and counts the within part twice. In tests/test_replicates_stats.py's
+    simulations (R = 3, between-replicate SD three times one replicate's sampling SE, 200 runs)
+    it covers the true ratio 84 % of the time, the one-process interval of the pooled samples
+    59 %, this interval 97.5 %. The price shows where there is no between variance: it covers
+    all 120 simulated runs at about 1.8 times the one-process interval's width (a t quantile with
+    few df).
+
+    ``paired``: A and B were measured in the same processes (one run: replicate r of A shares its
+    process with replicate r of B, so process-wide effects cancel in theta_r); the replicates in
+    common are used. Unpaired (two runs): each side's log median gets its own SE^2 over its own
+    replicates, the two add, with Welch-Satterthwaite df.
+    """
+    a = by_replicate(a_reps, "a_reps")
+    b = by_replicate(b_reps, "b_reps")
+    rng = np.random.default_rng(seed)
+    if paired:
+        keys = sorted(set(a) & set(b))
+        if len(keys) < 2:
+            raise ValueError("paired replicated_speedup_ci needs at least two replicates in common")
+        a, b = {k: a[k] for k in keys}, {k: b[k] for k in keys}
+        per_rep = np.array([np.log(np.median(b[k]) / np.median(a[k])) for k in keys])
+        within = np.array([_log_median_var(a[k], n_resamples, rng) + _log_median_var(b[k], n_resamples, rng)
+                           for k in keys])
+        var, df = random_effects(per_rep, within)
+        log_ratio, replicates = float(np.mean(per_rep)), len(keys)
+    else:
+        sides = []
+        for reps in (a, b):
+            per_rep = np.array([np.log(np.median(x)) for x in reps.values()])
+            within = np.array([_log_median_var(x, n_resamples, rng) for x in reps.values()])
+            sides.append(random_effects(per_rep, within) if per_rep.size >= 2 else (float(within[0]), math.inf))
+        var = sides[0][0] + sides[1][0]
+        den = sum(v * v / d for v, d in sides if np.isfinite(d) and v > 0)
+        df = var * var / den if den > 0 else math.inf
+        log_ratio = math.log(replicated_median(b)) - math.log(replicated_median(a))
+        replicates = max(len(a), len(b))
+    ratio = math.exp(log_ratio)
+    if var <= 0:
+        return SpeedupCI(ratio, ratio, ratio, "exact", replicates, 0.0, df)
+    se = math.sqrt(var)
+    half = _t_quantile(confidence, df) * se
+    return SpeedupCI(ratio, ratio * math.exp(-half), ratio * math.exp(half), "replicates", replicates, se, df)
+
+
+@dataclass(frozen=True)
+class VarianceSplit:
+    """How the variance of one implementation's log median splits (``variance_split``).
+
+    ``between``: tau^2, the variance of the replicates' log medians beyond what their sampling
+    explains (method of moments, clipped at 0); ``within``: the sampling variance of one
+    replicate's log median (bootstrap, averaged over replicates). Both on the log scale, so
+    ``100 * sqrt(v)`` is about a relative SD in %.
+    """
+
+    replicates: int
+    between: float
+    within: float
+
+    @property
+    def between_share(self) -> float:
+        total = self.between + self.within
+        return self.between / total if total > 0 else 0.0
+
+
+def variance_split(reps: Mapping[int, Sequence[float]], n_resamples: int = 500, seed: int = 0) -> VarianceSplit:
+    """One-way random-effects split of an implementation's log median over R >= 2 replicates:
+    E[S^2] = tau^2 + mean within variance, so tau^2 = max(0, S^2 - mean within)."""
+    r = by_replicate(reps, "reps")
+    if len(r) < 2:
+        raise ValueError("variance_split needs at least two replicates")
+    rng = np.random.default_rng(seed)
+    within = float(np.mean([_log_median_var(x, n_resamples, rng) for x in r.values()]))
+    s2 = float(np.var([np.log(np.median(x)) for x in r.values()], ddof=1))
+    return VarianceSplit(len(r), max(0.0, s2 - within), within)
+
+
+def leave_one_out(
+    a_reps: Mapping[int, Sequence[float]],
+    b_reps: Mapping[int, Sequence[float]],
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> list:
+    """Calibration of the replicated interval on one (A, B) pair of R >= 3 paired replicates.
+
+    For each replicate r left out: its own ratio of medians (the point), the interval that
+    ``replicated_speedup_ci`` gives from the other R - 1 replicates (``lo``, ``hi``, ``covered``),
+    and the prediction interval for one new replicate that the same model implies
+    (``pred_lo``, ``pred_hi``, ``pred_covered``): log ratio +- t_df SE sqrt(m + 1), m = R - 1
+    replicates held in (a new replicate's estimate has m times the variance of their mean).
+
+    A calibrated interval for the mean covers a single new replicate's point less often than its
+    confidence: ``expected_covered`` = P(|T_df| < t_df / sqrt(m + 1)) is that rate under the
+    model (about 91 % at R = 3 where the between part dominates, 74 % where sampling does), while
+    the prediction interval should cover ``confidence`` of the points. With R = 3 (one df held
+    in) it covers about 90 % where the between part dominates: Satterthwaite's df trusts a spread
+    of two replicates that is small by chance (tests/test_replicates_stats.py). Returns one dict
+    per replicate left out.
+    """
+    a, b = by_replicate(a_reps, "a_reps"), by_replicate(b_reps, "b_reps")
+    keys = sorted(set(a) & set(b))
+    if len(keys) < 3:
+        raise ValueError("leave_one_out needs at least three replicates in common")
+    out = []
+    for k in keys:
+        rest = [j for j in keys if j != k]
+        ci = replicated_speedup_ci({j: a[j] for j in rest}, {j: b[j] for j in rest}, confidence, n_resamples, seed)
+        point = float(np.median(b[k]) / np.median(a[k]))
+        m = len(rest)
+        df = ci.df if ci.df is not None else math.inf
+        q = _t_quantile(confidence, df)
+        half = q * (ci.se_log or 0.0) * math.sqrt(m + 1)
+        pred_lo, pred_hi = ci.ratio * math.exp(-half), ci.ratio * math.exp(half)
+        limit = q / math.sqrt(m + 1)
+        expected = float(2 * (_st.norm.cdf(limit) if not np.isfinite(df) else _st.t.cdf(limit, df)) - 1)
+        out.append(dict(left_out=k, point=point, ratio=ci.ratio, lo=ci.lo, hi=ci.hi, covered=ci.lo <= point <= ci.hi,
+                        pred_lo=pred_lo, pred_hi=pred_hi, pred_covered=pred_lo <= point <= pred_hi,
+                        expected_covered=expected, df=df))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -373,7 +658,7 @@ class Comparison:
     hl_log_ratio: float
     p_value: float
     p_adjusted: float
-    noise_band: float = 0.01
+    noise_band: float = NOISE_BAND
     alpha: float = 0.05
 
     def verdict(self, p_adjusted: Optional[float] = None) -> str:
@@ -387,30 +672,40 @@ class Comparison:
         p = self.p_adjusted if p_adjusted is None else p_adjusted
         if p is None or np.isnan(p) or not p < self.alpha:
             return "within noise"
-        s = self.speedup
-        if s.lo > 1.0 + self.noise_band:
-            return "faster"
-        if s.hi < 1.0 - self.noise_band:
-            return "slower"
-        return "within noise"
+        return interval_verdict(self.speedup.lo, self.speedup.hi, self.noise_band)
+
+
+def interval_verdict(lo: float, hi: float, noise_band: float = NOISE_BAND) -> str:
+    """A speedup interval's side of the noise band: ``'faster'`` when it lies wholly above
+    ``1 + noise_band``, ``'slower'`` wholly below ``1 - noise_band``, else ``'within noise'``."""
+    if lo > 1.0 + noise_band:
+        return "faster"
+    if hi < 1.0 - noise_band:
+        return "slower"
+    return "within noise"
 
 
 def compare(
     a_us,
     b_us,
-    noise_band: float = 0.01,
+    noise_band: float = NOISE_BAND,
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,
+    paired: bool = True,
 ) -> Comparison:
     """Compare latency samples of A against B (A is the candidate).
 
     The speedup CI is computed at confidence ``1 - alpha`` so the interval
-    criterion and the test use the same error level.
+    criterion and the test use the same error level. Given ``{replicate:
+    latencies}``, the interval is the replicated one (speedup_ci) and the
+    rank statistics (Cliff's delta, Hodges-Lehmann, Mann-Whitney) use the
+    pooled samples: the verdict's interval criterion carries the variance
+    between replicates, the p-value only the variance within them.
+    ``paired=False``: A and B come from different runs (speedup_ci).
     """
-    a = _as_positive_1d(a_us, "a_us")
-    b = _as_positive_1d(b_us, "b_us")
-    sp = speedup_ci(a, b, confidence=1.0 - alpha, n_resamples=n_resamples, seed=seed)
+    sp = speedup_ci(a_us, b_us, confidence=1.0 - alpha, n_resamples=n_resamples, seed=seed, paired=paired)
+    a, b = pooled(a_us), pooled(b_us)
     p = mann_whitney_p(a, b)
     return Comparison(
         speedup=sp,
@@ -425,10 +720,11 @@ def compare(
 
 def compare_rows(
     pairs: Iterable[Tuple[Sequence[float], Sequence[float]]],
-    noise_band: float = 0.01,
+    noise_band: float = NOISE_BAND,
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 2000,
+    paired: bool = True,
 ) -> list:
     """Compare many (a_us, b_us) pairs and BH-adjust their p-values jointly.
 
@@ -439,7 +735,7 @@ def compare_rows(
     """
     rows = [
         compare(a, b, noise_band=noise_band, alpha=alpha, seed=seed,
-                n_resamples=n_resamples)
+                n_resamples=n_resamples, paired=paired)
         for a, b in pairs
     ]
     if rows:

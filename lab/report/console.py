@@ -10,8 +10,10 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
     from lab.measure import stats
 
     summ = rec.read_table("summary.csv")
-    samples = rec.read_table("samples.parquet")
+    samples = rec.read_samples()
     samples = samples[~samples["throttled"].astype(bool)]
+    by_replicate = records.latencies_by_replicate
+
     lines = []
     keys = ["B", "H", "S", "D", "causal"]
     for shape_key, block in summ[summ["mode"] == mode].groupby(keys, sort=False):
@@ -21,11 +23,11 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
         sel = samples[(samples["mode"] == mode)]
         for col, val in zip(keys, shape_key):
             sel = sel[sel[col] == val]
-        base = sel[sel["impl"] == peer]["latency_us"].to_numpy()
+        base = by_replicate(sel[sel["impl"] == peer])
         for _, row in block.iterrows():
             rel = ""
-            if len(base) and row["impl"] != peer:
-                ci = stats.speedup_ci(sel[sel["impl"] == row["impl"]]["latency_us"].to_numpy(), base)
+            if base and row["impl"] != peer:
+                ci = stats.speedup_ci(by_replicate(sel[sel["impl"] == row["impl"]]), base)
                 rel = f"{ci.ratio:6.3f}x [{ci.lo:.3f}, {ci.hi:.3f}]"
             lines.append(f"  {row['impl']:<24} {row['median_us']:>10.2f} {row['p10_us']:>8.2f}-{row['p90_us']:<9.2f}"
                          f" {row['tflops']:>8.1f} {rel:>28}")

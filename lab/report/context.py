@@ -1,4 +1,5 @@
-"""What every section reads (`Context`): the run, the headline shape's ablation, where figures go."""
+"""What every section reads (`Context`): the run, the headline shape's ablation, where figures go, and
+the run it is replicated against, if any."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ class Context:
     abl: pd.DataFrame = field(default_factory=pd.DataFrame)
     figs: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
+    base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
 
     @classmethod
-    def of(cls, data: RunData, reports_dir: Path) -> "Context":
+    def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None) -> "Context":
         head = data.headline()
         abl = _ablation(data, head, "hot") if head else pd.DataFrame()
-        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl)
+        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base)
 
     @property
     def state(self) -> str:

@@ -1,5 +1,5 @@
 """Two steps (or any two implementations) of one run at one recorded shape, side by side, from the
-run folder alone (no GPU): medians, the speedup with its 95 % BCa interval, the sample
+run folder alone (no GPU): medians, the speedup with its 95 % interval (lab.measure.stats.speedup_ci), the sample
 distributions and the profiler's metrics. `notebooks/06_explore.ipynb` is a thin front end.
 
     >>> from lab.report import explore
@@ -34,7 +34,7 @@ def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> 
 
 def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None = None) -> pd.DataFrame:
     """One row per mode: both medians (µs, with n), TFLOP/s, and step_b's speedup over step_a
-    (median(a) / median(b), > 1: b is faster) with its 95 % BCa interval, Cliff's delta and p."""
+    (median(a) / median(b), > 1: b is faster) with its 95 % interval, Cliff's delta and p."""
     data = run if isinstance(run, RunData) else open_run(run)
     shape = Shape.of(shape)
     rows = []
@@ -43,11 +43,12 @@ def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None 
             continue
         _checked(data, shape, (step_a, step_b), mode)
         a, b = data.lat(step_a, shape, mode), data.lat(step_b, shape, mode)
+        ma, mb = data.median(step_a, shape, mode), data.median(step_b, shape, mode)
         c = data.speedup(step_b, step_a, shape, mode)
-        rows.append({"mode": mode, f"{step_a} µs": float(np.median(a)), f"{step_a} n": len(a),
-                     f"{step_b} µs": float(np.median(b)), f"{step_b} n": len(b),
-                     f"{step_a} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, float(np.median(a))),
-                     f"{step_b} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, float(np.median(b))),
+        rows.append({"mode": mode, f"{step_a} µs": ma, f"{step_a} n": len(a),
+                     f"{step_b} µs": mb, f"{step_b} n": len(b),
+                     f"{step_a} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, ma),
+                     f"{step_b} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, mb),
                      "speedup": c.ratio, "ci_lo": c.lo, "ci_hi": c.hi,
                      "cliffs_delta": stats.cliffs_delta(b, a), "p": stats.mann_whitney_p(b, a)})
     if not rows:

@@ -23,7 +23,7 @@ import pandas as pd
 from lab.kernels import switches as sw
 from lab.kernels import variants
 from lab.kernels.shape import Shape
-from lab.measure import stats
+from lab.measure import records, stats
 from lab.report.common import fmt_ci, md_table
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL
 
@@ -36,17 +36,19 @@ def _dir(run) -> Path:
 
 
 def _samples(run_dir: Path, mode: str = "hot") -> dict:
-    """(impl, B, H, S, D, causal) -> latencies (throttled samples dropped, as the summary does)."""
-    df = pd.read_parquet(run_dir / "samples.parquet")
+    """(impl, shape) -> {replicate: latencies} (throttled samples dropped, as the summary does)."""
+    df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
-    return {(i, Shape(int(B), int(H), int(S), int(D), bool(c))): g["latency_us"].to_numpy(float)
-            for (i, B, H, S, D, c), g in df.groupby(["impl", "B", "H", "S", "D", "causal"])}
+    out: dict = {}
+    for (i, B, H, S, D, c, r), g in df.groupby(["impl", "B", "H", "S", "D", "causal", "replicate"]):
+        out.setdefault((i, Shape(int(B), int(H), int(S), int(D), bool(c))), {})[int(r)] = g["latency_us"].to_numpy(float)
+    return out
 
 
 def _speedup(samples: dict, faster: str, slower: str, shape) -> stats.SpeedupCI | None:
     """Speedup of `faster` over `slower` (median(slower) / median(faster)) at shape, if both timed."""
     a, b = samples.get((faster, shape)), samples.get((slower, shape))
-    if a is None or b is None or not len(a) or not len(b):
+    if not a or not b:
         return None
     return stats.speedup_ci(a, b)
 
@@ -133,8 +135,11 @@ def interactions(run) -> str:
         reason = (meta or {}).get("reason", "this run has no factorial (knockouts off, or recorded before it existed)")
         return f"No interaction table: {reason}.\n"
     eff = pd.read_csv(run_dir / "factorial.csv")
+    reps = int(eff["replicates"].max()) if "replicates" in eff.columns and len(eff) else 1
+    how = ("95 % cell-bootstrap intervals" if reps == 1 else
+           f"95 % intervals over {reps} replicates (OLS per replicate, averaged; random effects, as the speedups)")
     lines = [f"Factorial over {', '.join(meta['factors'])} (`{meta['formula']}`, OLS on the +-1 coding, hot mode); "
-             "ratio = latency with the switch(es) on / off (< 1: faster on), 95 % cell-bootstrap intervals.", ""]
+             f"ratio = latency with the switch(es) on / off (< 1: faster on), {how}.", ""]
     for cell in meta.get("skipped", []):
         lines.append(f"- skipped cell: {cell['reason']}")
     for term in meta.get("not_estimable", []):
@@ -144,6 +149,11 @@ def interactions(run) -> str:
              "yes" if r.applies else "no"] for r in eff.itertuples()]
     lines += ["", md_table(["shape", "term", "kind", "ratio", "95 % interval", "applies"], rows, compact=True)]
     lines.append("\n`*`: the interval excludes 1.")
+    null = eff[~eff["applies"].astype(bool)]
+    if len(null):  # a term whose switch does not change the kernel at that shape: its effect is 0 by construction
+        held = int(((null["ratio_lo"] <= 1) & (null["ratio_hi"] >= 1)).sum())
+        lines.append(f"\nTerms that change nothing at their shape (applies = no, a null factor): {held} of {len(null)} "
+                     "intervals contain 1, as calibrated 95 % intervals should for about 95 % of them.")
     return "\n".join(lines) + "\n"
 
 

@@ -25,12 +25,12 @@ def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
 
 def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
     """(TFLOP/s at the median, at the median CI's upper latency, at its lower latency)."""
-    x = data.lat(impl, shape, mode)
-    if x is None or not len(x):
+    med = data.median(impl, shape, mode)
+    if med is None:
         return None
-    lo_us, hi_us = stats.median_ci(x)
+    lo_us, hi_us = data.median_ci(impl, shape, mode)
     f = lambda us: stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, us)  # noqa: E731
-    return f(float(np.median(x))), f(hi_us), f(lo_us)
+    return f(med), f(hi_us), f(lo_us)
 
 
 def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:

@@ -39,6 +39,8 @@ class RunData:
         self.crossval = self._json("crossval.json", [])
         self.shape_notes = self._json("shapes.json", [])
         self.profile_status = self._json("profile_status.json", None)
+        self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
+        self.calibration = self._json("calibration.json", None, quiet=True)
         ceil = self._json("ceilings.json", None)
         self.ceilings_error = None
         if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):
@@ -54,16 +56,22 @@ class RunData:
         raw = self._table("samples.parquet")
         if raw is None:
             raw = pd.DataFrame(columns=records.SAMPLE_COLUMNS)
+        raw = records.with_replicate(raw)  # runs recorded before replicates: one, replicate 0
         self.raw_samples = raw
         thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
         self.samples = raw[~thr.to_numpy()] if len(raw) else raw
-        self._lat: dict = {}
+        self._lat: dict = {}  # (impl, shape, mode) -> pooled latencies: what was measured
+        self._reps: dict = {}  # the same by replicate, where the run has more than one
         if len(self.samples):
             cols = ["impl", *KEYS, "mode"]
+            several = self.samples["replicate"].nunique() > 1
             for key, grp in self.samples.groupby(cols, sort=False):
                 impl, B, H, S, D, causal, mode = key
-                self._lat[(impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)] = \
-                    grp["latency_us"].to_numpy(dtype=float)
+                shape_key = (impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)
+                self._lat[shape_key] = grp["latency_us"].to_numpy(dtype=float)
+                if several:
+                    self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
+                                             for r, g in grp.groupby("replicate", sort=True)}
         self.summary = self._table("summary.csv")
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
@@ -225,15 +233,35 @@ class RunData:
     # -- statistics ------------------------------------------------------------------------
 
     def lat(self, impl: str, shape: Shape, mode: str) -> np.ndarray | None:
+        """Every unthrottled sample of (impl, shape, mode), replicates pooled."""
         return self._lat.get((impl, shape, mode))
 
-    def median(self, impl, shape, mode):
+    def reps(self, impl: str, shape: Shape, mode: str) -> dict | None:
+        """The same samples by replicate, {replicate: latencies}: what the statistics take (one
+        replicate: {0: lat()})."""
         x = self.lat(impl, shape, mode)
-        return float(np.median(x)) if x is not None and len(x) else None
+        return None if x is None else self._reps.get((impl, shape, mode)) or {0: x}
+
+    @property
+    def replicates(self) -> int:
+        """How many replicates (separate processes) the run's samples come from: 1 for runs
+        recorded before replicates existed."""
+        return max(1, int(self.samples["replicate"].nunique())) if len(self.samples) else 1
+
+    def median(self, impl, shape, mode):
+        """The median over replicates (lab.measure.stats.replicated_median; one replicate: the median)."""
+        x = self.reps(impl, shape, mode)
+        return stats.replicated_median(x) if x else None
+
+    def median_ci(self, impl, shape, mode):
+        """95 % CI of median() (order statistics; over replicates, their random-effects interval)."""
+        x = self.reps(impl, shape, mode)
+        return stats.replicated_median_ci(x) if x else None
 
     def speedup(self, impl, base, shape, mode) -> stats.SpeedupCI | None:
-        """Speedup of impl over base (median(base)/median(impl)) with its 95 % BCa CI, seed 0."""
-        a, b = self.lat(impl, shape, mode), self.lat(base, shape, mode)
+        """Speedup of impl over base (median(base)/median(impl)) with its 95 % CI, seed 0: BCa for one
+        replicate, the random-effects interval over replicates otherwise (stats.speedup_ci)."""
+        a, b = self.reps(impl, shape, mode), self.reps(base, shape, mode)
         if a is None or b is None:
             return None
         key = (impl, base, shape, mode)

@@ -86,7 +86,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         parent = v.parent if v else ""
         if shape is None or not parent:
             continue
-        a, b = data.lat(name, shape, mode), data.lat(parent, shape, mode)
+        a, b = data.reps(name, shape, mode), data.reps(parent, shape, mode)
         if a is not None and b is not None:
             pair_idx[name] = len(pairs)
             pairs.append((a, b))
@@ -107,7 +107,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         else:
             r["status"] = "measured"
         r["n"] = int(len(lat)) if lat is not None else 0
-        med = float(np.median(lat)) if lat is not None else None
+        med = data.median(name, shape, mode) if lat is not None else None
         r["median_us"] = med
         r["tflops"] = stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, med) if med else None
         r["pct_tensor_peak"] = r["tflops"] / tensor_peak * 100 if r["tflops"] and tensor_peak else None
@@ -240,7 +240,7 @@ def noise_floor(rec) -> pd.DataFrame:
                 if not impl.endswith(AA_SUFFIX):
                     continue
                 base = impl[: -len(AA_SUFFIX)]
-                a, b = data.lat(impl, shape, mode), data.lat(base, shape, mode)
+                a, b = data.reps(impl, shape, mode), data.reps(base, shape, mode)
                 if a is not None and b is not None:
                     keys.append((shape, mode, impl, base))
                     pairs.append((a, b))
@@ -280,6 +280,34 @@ def precision_summary(data: RunData, group: str = "canonical", band: float = PRE
                     wider.append(dict(impl=impl, shape=shape_label(shape), mode=mode, half_pct=half * 100,
                                       n=row.get("n"), stopped_by=row.get("stopped_by"), near_median_pct=near))
     return {"total": total, "within": total - len(wider), "wider": wider}
+
+
+def variance_split_table(data: RunData) -> list[list]:
+    """Per measured shape with two or more replicates: how many (impl, mode) rows, the median over
+    them of the between- and within-replicate SD of a median (% of it), of the between share, and
+    how many rows vary more between replicates than within (lab.measure.stats.variance_split)."""
+    rows = []
+    for shape in data.measured_shapes:
+        splits = [stats.variance_split(reps, seed=0) for mode in data.modes for impl in data.impls(shape)
+                  if len(reps := data.reps(impl, shape, mode) or {}) >= 2]
+        if not splits:
+            continue
+        between = np.median([math.sqrt(v.between) * 100 for v in splits])
+        within = np.median([math.sqrt(v.within) * 100 for v in splits])
+        rows.append([shape_label(shape), len(splits), fmt(between, 2), fmt(within, 2),
+                     fmt(float(np.median([v.between_share for v in splits])), 2),
+                     f"{sum(v.between > v.within for v in splits)} of {len(splits)}"])
+    return rows
+
+
+def calibration_summary(data: RunData) -> dict:
+    """The run's leave-one-replicate-out calibration: calibration.json as the timing stage wrote
+    it, else (runs recorded before it) computed here from the samples (lab.studies.calibration)."""
+    if isinstance(data.calibration, dict) and "applicable" in data.calibration:
+        return data.calibration
+    from lab.studies import calibration
+
+    return calibration.leave_one_out_run(data.samples, data.run_params)
 
 
 def clock_summary(data: RunData) -> dict:
@@ -325,12 +353,10 @@ def ncu_crossval_table(data: RunData) -> list[list]:
     for _, p in data.profile.iterrows():
         if not str(p["impl"]).startswith("sdpa_") or not _isnum(p.get("duration_us")):
             continue
-        lat = data._lat.get((p["impl"], Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]),
-                                              bool(p["causal"])), "hot"))
-        if lat is None or not len(lat):
-            continue
-        med = float(np.median(lat))
         shape = Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]), bool(p["causal"]))
+        med = data.median(p["impl"], shape, "hot")
+        if med is None:
+            continue
         rows.append([shape_label(shape), p["impl"], fmt_us(med), fmt_us(p["duration_us"]),
                      fmt(med / p["duration_us"], 3)])
     return rows

@@ -4,9 +4,13 @@ The four switches whose knock-out costs most at the headline shape (or, for a sw
 not change the headline shape's kernel, at the judged shape) span 16 configurations of the last
 step; the all-on one is the step itself. Combinations that break a `depends_on` rule are skipped
 (and recorded). Each configuration is checked on the quick correctness grid and timed hot, all
-interleaved, at the headline and one canonical shape. Main effects and two-way interactions on
-log latency come from an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design
-(statsmodels), with 95 % percentile intervals from a bootstrap that resamples each cell's samples.
+interleaved, at the headline and one canonical shape, in each of the run's R replicates (separate
+processes: lab.studies.replicates). Main effects and two-way interactions on log latency come from
+an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design (statsmodels). One replicate:
+95 % percentile intervals from a bootstrap that resamples each cell's samples. R replicates: the
+fit per replicate, the effects averaged over them, with the random-effects t interval of
+lab.measure.stats.random_effects (the replicates' spread, never below the cell bootstrap's
+within-replicate variance), as the speedups have.
 
 Files in the run folder: `factorial.parquet` (every sample, with its configuration's factor
 levels), `factorial.csv` (effects with intervals), `factorial.json` (the design and what was
@@ -87,34 +91,44 @@ def aliased_terms(factors: list[str], switches: list[sw.Switch]) -> list[str]:
 
 def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, seed: int = 0,
              confidence: float = 0.95, drop: list[str] = ()) -> pd.DataFrame:
-    """Effects of one shape's samples (columns latency_us and the +-1 factor columns).
+    """Effects of one shape's samples (columns latency_us, the +-1 factor columns and, where the
+    run has replicates, `replicate`).
 
     `coef` is the OLS coefficient on the +-1 coding; `log_effect` = 2 coef is the change in mean
     log latency from off to on (negative: the switch makes the kernel faster); `ratio` =
-    exp(log_effect) its latency ratio. Intervals: percentiles of the bootstrap refits. `drop`:
-    interaction terms left out of the model (see aliased_terms)."""
+    exp(log_effect) its latency ratio. Intervals, one replicate: percentiles of the bootstrap
+    refits; R replicates: see the module's docstring. `drop`: interaction terms left out of the
+    model (see aliased_terms)."""
     import patsy
-    import statsmodels.api as sm
 
     df = samples.assign(log_latency=np.log(samples["latency_us"].to_numpy(float))).reset_index(drop=True)
     y, X = patsy.dmatrices(formula(factors, drop), df, return_type="dataframe")
     if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
         raise ValueError(f"factorial design is rank-deficient for {formula(factors, drop)}: skipped cells "
                          "alias some terms (leave them out with drop=)")
-    fit = sm.OLS(y, X).fit()
     cell = df.groupby(factors).ngroup().to_numpy()
-    groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
-    rng = np.random.default_rng(seed)
     yv, Xv = y.to_numpy().ravel(), X.to_numpy()
-    boot = np.empty((n_boot, X.shape[1]))
-    for b in range(n_boot):
-        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
-        boot[b] = sm.OLS(yv[idx], Xv[idx]).fit().params
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
-    out = pd.DataFrame({"term": X.columns, "coef": fit.params.to_numpy(), "coef_lo": lo, "coef_hi": hi})
-    out = out[out.term != "Intercept"].reset_index(drop=True)
-    out["kind"] = np.where(out.term.str.contains(":"), "interaction", "main")
+    rep = df["replicate"].to_numpy() if "replicate" in df.columns else np.zeros(len(df), dtype=int)
+    keep = np.asarray(X.columns != "Intercept")
+    out = pd.DataFrame({"term": X.columns[keep]})
+    reps = np.unique(rep)
+    if len(reps) < 2:
+        coef, boot = _fit(yv, Xv, cell, n_boot, seed)
+        alpha = (1 - confidence) / 2
+        lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
+        out = out.assign(coef=coef[keep], coef_lo=lo[keep], coef_hi=hi[keep], coef_var=boot.var(axis=0, ddof=1)[keep])
+    else:
+        from lab.measure import stats
+
+        fits = [_fit(yv[rep == r], Xv[rep == r], cell[rep == r], n_boot, seed + i) for i, r in enumerate(reps)]
+        coefs = np.stack([c[keep] for c, _ in fits])  # replicate x term
+        within = np.stack([b.var(axis=0, ddof=1)[keep] for _, b in fits])
+        mean = coefs.mean(axis=0)
+        bounds = [stats.t_interval(float(m), *stats.random_effects(coefs[:, t], within[:, t]), confidence)
+                  for t, m in enumerate(mean)]
+        out = out.assign(coef=mean, coef_lo=[b[0] for b in bounds], coef_hi=[b[1] for b in bounds],
+                         replicates=len(reps))
+    out.insert(1, "kind", np.where(out.term.str.contains(":"), "interaction", "main"))
     for col in ("coef", "coef_lo", "coef_hi"):
         out[col.replace("coef", "log_effect")] = 2 * out[col]
         out[col.replace("coef", "ratio")] = np.exp(2 * out[col])
@@ -122,21 +136,35 @@ def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, se
     return out
 
 
-def run(rec, kernel: str = "ftz_exp2", progress=print) -> None:
-    """The factorial stage of a run: choose, build, check, time, estimate, write. Records why
-    where it cannot run (too few knock-outs timed, builds or checks failed), never raises."""
+def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients of one replicate's samples, and n_boot refits on resamples of each cell's samples."""
+    import statsmodels.api as sm
+
+    coef = sm.OLS(y, X).fit().params
+    groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
+    rng = np.random.default_rng(seed)
+    boot = np.empty((n_boot, X.shape[1]))
+    for b in range(n_boot):
+        idx = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
+        boot[b] = np.linalg.lstsq(X[idx], y[idx], rcond=None)[0]  # the OLS refit (sm.OLS: 20x slower)
+    return np.asarray(coef), boot
+
+
+def run(rec, kernel: str = "ftz_exp2", progress=print, spawn=None) -> None:
+    """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
+    write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
+    never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""
     try:
-        _run(rec, kernel, progress)
+        _run(rec, kernel, progress, spawn)
     except Exception as exc:  # noqa: BLE001 - a failed factorial never takes the run down
         rec.write_json("factorial.json", {"ok": False, "reason": f"{type(exc).__name__}: {exc}"})
         progress(f"  factorial skipped: {exc}")
 
 
-def _run(rec, kernel: str, progress) -> None:
+def _run(rec, kernel: str, progress, spawn=None) -> None:
     from lab.kernels import build
     from lab.measure import check
-    from lab.measure.clocks import Clocks
-    from lab.studies.measure_shape import measure_shape
+    from lab.studies import replicates
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
@@ -154,13 +182,11 @@ def _run(rec, kernel: str, progress) -> None:
         if failed := [r for r in results if r.variant == n and not r.passed]:
             excluded[n] = f"failed {len(failed)} quick-grid cases, e.g. {failed[0].explain()}"
             kernels.pop(n)
-    rule = p.stop_rule()
-    clocks, rows = Clocks(), []
-    for i, shape in enumerate(SHAPES):
-        s_rows, _, _ = measure_shape(shape, kernels, [], ("hot",), rule, clocks, rec.run_id, None,
-                                             p.seed + 1000 + i, progress)
-        rows += s_rows
-    samples = pd.DataFrame(rows)
+    jobs = [replicates.Job(shape, list(kernels), False, ["hot"], None, p.seed + 1000 + i, "factorial")
+            for i, shape in enumerate(SHAPES)]
+    replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
+                          p.replicates, p.seed)
+    samples, _, _ = replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))
     levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in cells])
     samples = samples[~samples.throttled.astype(bool)].merge(levels, on="impl")
     rec.write_table("factorial.parquet", samples)

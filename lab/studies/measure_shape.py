@@ -21,12 +21,31 @@ def input_sets(shape: Shape, l2_bytes: int) -> int:
     return 1 if set_bytes >= l2_bytes else min(32, math.ceil(2 * l2_bytes / set_bytes))
 
 
+def summary_row(shape: Shape, impl: str, mode: str, kept: dict, stopped_by: str, dropped_throttled: int,
+                input_sets: int) -> dict:
+    """summary.csv's row of one (impl, shape, mode) from its unthrottled samples by replicate
+    ({replicate: latencies}): percentiles, mean and min of every sample; the median and its CI
+    over the replicates (lab.measure.stats.replicated_median; one replicate: the median and its
+    order-statistic CI)."""
+    from lab.measure import stats
+
+    summ = stats.summarize(stats.pooled(kept))
+    if len(kept) > 1:
+        summ["median_us"] = stats.replicated_median(kept)
+    lo, hi = stats.replicated_median_ci(kept)
+    dims = (shape.B, shape.H, shape.S, shape.D)
+    return dict(impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, mode=mode, **summ,
+                ci_lo_us=lo, ci_hi_us=hi, tflops=stats.tflops(*dims, shape.causal, summ["median_us"]),
+                gbps=stats.effective_gbps(*dims, summ["median_us"]), stopped_by=stopped_by,
+                dropped_throttled=dropped_throttled, input_sets=input_sets)
+
+
 def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
                   aa_impl: str | None, seed: int, progress=print):
     """Returns (sample rows, summary rows, notes) for one shape; never raises for one impl."""
     import torch
 
-    from lab.measure import stats, timing
+    from lab.measure import timing
 
     notes = {"shape": shape.id, "unsupported": {}, "errors": {}}
     n_sets = input_sets(shape, timing.l2_bytes())
@@ -73,14 +92,8 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
                 continue
-            summ = stats.summarize(kept)
-            lo, hi = stats.median_ci(kept)
-            summary_rows.append(dict(impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal,
-                                     mode=mode, **summ, ci_lo_us=lo, ci_hi_us=hi,
-                                     tflops=stats.tflops(*dims, shape.causal, summ["median_us"]),
-                                     gbps=stats.effective_gbps(*dims, summ["median_us"]),
-                                     stopped_by=st["stopped_by"], dropped_throttled=len(st["samples"]) - len(kept),
-                                     input_sets=n_sets if mode == "hot" else 1))
+            summary_rows.append(summary_row(shape, name, mode, {0: kept}, st["stopped_by"],
+                                            len(st["samples"]) - len(kept), n_sets if mode == "hot" else 1))
         progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")
         del timers
         torch.cuda.synchronize()

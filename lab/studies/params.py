@@ -16,6 +16,7 @@ only the variables given to it (so that every default is the one here), and `mak
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -55,8 +56,8 @@ class Option:
 
     def add_to(self, parser, default_text: str) -> None:
         kw = {"choices": self.choices} if self.choices else {}
-        parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None,
-                            help=f"{self.help} (default: {default_text or 'empty'})", **kw)
+        help_ = f"{self.help} (default: {default_text or 'empty'})".replace("%", "%%")  # argparse %-formats help
+        parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None, help=help_, **kw)
 
 
 def _names(text) -> tuple[str, ...]:
@@ -84,8 +85,13 @@ RUN_OPTIONS = (
     Option("peers", "--peers", "PEERS", "comma-separated peers (lab.measure.peers.known_names()); empty: SDPA under "
            "--backends, flex_attention and every importable external peer"),
     Option("backends", "--backends", "BACKENDS", "the SDPA backends timed where PEERS is empty"),
+    Option("replicates", "--replicates", "REPLICATES", "independent replicates of the timing, each its own process "
+           "(fresh inputs, allocations and interleaving order); CAP, MIN_SAMPLES and the CI target are shared out "
+           "among them", int),
     Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
 )
+
+REPLICATE_SEED_STRIDE = 100_000  # replicate r's seeds: the run's + r * this (replicate 0: the run's own)
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,7 @@ class RunParams:
     # names them); None = a run recorded before peers.json, which timed SDPA under `backends` only.
     peers: tuple[str, ...] | None = ()
     backends: tuple[str, ...] = DEFAULT_BACKENDS
+    replicates: int = 3  # runs recorded before replicates existed: 1
     seed: int = 0
     stop_guard: tuple = (StopRule.guard_confidence, StopRule.guard_factor)  # (None, f): no guard
 
@@ -191,6 +198,8 @@ class RunParams:
                              "(0.005 = +-0.5%)")
         if self.min_samples < 1:
             raise ValueError(f"{opts['min_samples'].label}={self.min_samples}: at least 1")
+        if self.replicates < 1:
+            raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
         if any(b not in BACKENDS for b in self.backends):
             raise ValueError(f"{said('backends')}: a comma-separated subset of {', '.join(BACKENDS)}")
         if self.peers:
@@ -205,7 +214,8 @@ class RunParams:
                 "modes": ",".join(self.modes), "cap_s": f"{self.cap_s:g}", "rel_ci": f"{self.rel_ci:g}",
                 "min_samples": str(self.min_samples), "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
-                "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends), "seed": str(self.seed)}
+                "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
+                "replicates": str(self.replicates), "seed": str(self.seed)}
 
     # --- the run's record ----------------------------------------------------------------------
 
@@ -232,14 +242,15 @@ class RunParams:
         """A run's params.json read back. Runs recorded before a field existed lack it; it is
         filled in with what those runs did: min_samples 20 (StopRule's minimum then), no stop
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
-        and SDPA under `backends` as the only peers."""
+        SDPA under `backends` as the only peers, and one replicate."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
         raw.update(shapes=shapes, shape_scopes=raw.get("shape_scopes") or ["ladder"] * len(shapes),
                    min_samples=raw.get("min_samples", 20), knockouts=bool(raw.get("knockouts", False)),
                    profile_shapes=raw.get("profile_shapes", "distinct"),
-                   stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"))
+                   stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
+                   replicates=int(raw.get("replicates", 1)))
         return cls(**raw)
 
     @classmethod
@@ -255,10 +266,30 @@ class RunParams:
         return dict(zip(self.shapes, self.shape_scopes))
 
     def stop_rule(self) -> StopRule:
-        """The stopping rule every row of the run's timing follows."""
+        """The stopping rule of the run as a whole (one replicate: what every row follows)."""
         confidence, factor = self.stop_guard
         return StopRule(rel_ci=self.rel_ci, cap_s=self.cap_s, min_samples=self.min_samples,
                         guard_confidence=confidence, guard_factor=factor)
+
+    def replicate_rule(self) -> StopRule:
+        """The stopping rule of each of the R replicates: the run's sample budget shared out, not
+        multiplied. Each replicate stops at +-rel_ci * sqrt(R) (the mean of R replicates then has
+        about the run's +-rel_ci of sampling error), after at least ceil(min_samples / R) samples
+        taken in at least two interleaved blocks (of at most the run's 10), or after cap_s / R
+        seconds. The CI test is each replicate's own, not the pooled samples': pooled, it would
+        keep sampling to shrink a difference between replicates that more samples within them
+        cannot shrink. One replicate: stop_rule() itself."""
+        rule = self.stop_rule()
+        R = self.replicates
+        if R == 1:
+            return rule
+        minimum = math.ceil(self.min_samples / R)
+        return replace(rule, rel_ci=self.rel_ci * math.sqrt(R), cap_s=self.cap_s / R, min_samples=minimum,
+                       block=max(1, min(rule.block, math.ceil(minimum / 2))))
+
+    def replicate_seed(self, replicate: int) -> int:
+        """The seed of replicate r (its inputs; its interleave adds the shape's index)."""
+        return self.seed + REPLICATE_SEED_STRIDE * replicate
 
 
 def add_run_options(parser) -> None:

@@ -17,7 +17,6 @@ from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.measure.clocks import Clocks
 from lab.measure.crossval import cross_validate
-from lab.studies.measure_shape import measure_shape
 from lab.studies.params import RunParams
 from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_s_and_d, profile_run,
                                    select_profile_shapes)
@@ -77,8 +76,9 @@ def applies(applies_to: str, shape: Shape) -> bool:
     return switches.applies(applies_to, shape.D)
 
 
-def _kernels(rec):
-    """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
+def _built(rec) -> dict:
+    """The variants and knock-outs that built and passed correctness: their cached builds
+    (lab.kernels.build.BuildResult), not loaded."""
     from lab.kernels import build
 
     excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
@@ -86,7 +86,12 @@ def _kernels(rec):
     names = [n for n in p.variants if n not in excluded]
     configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items() if i not in excluded}
     built = build.build_all(names, progress=lambda s: None, configs=configs)
-    return {n: r.load() for n, r in built.items() if r.ok}
+    return {n: r for n, r in built.items() if r.ok}
+
+
+def _kernels(rec):
+    """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
+    return {n: r.load() for n, r in _built(rec).items()}
 
 
 def _peers(rec) -> list:
@@ -171,12 +176,37 @@ def stage_correctness(rec, progress=print) -> list:
     return _timed_stage(rec, "correctness", body, progress)
 
 
-def stage_timing(rec, progress=print) -> None:
-    """Ceilings, then every shape with every implementation, then the cross-validation."""
-    import pandas as pd
-
+def timing_jobs(p: RunParams, kernels: list[str]) -> list:
+    """What each replicate of the timing measures, shape by shape (lab.studies.replicates.Job): at a
+    ladder shape every kernel (a knock-out only where its switch changes the kernel) and the A/A
+    twin of the headline branch's end; at the long and sweep shapes the branch ends; the peers
+    everywhere; the sweep hot only. Each shape's interleave seed is the run's plus its index."""
     from lab.kernels.manifest import branch_ends, headline_end
+    from lab.studies.replicates import Job
+
+    variant_names = [n for n in kernels if n in p.variants]
+    aa = headline_end(variant_names) or None
+    ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+    tails = set(branch_ends(variant_names))
+    jobs = []
+    for i, shape in enumerate(p.shapes, 1):
+        scope = p.scopes[shape]
+        if scope == "ladder":
+            here = [n for n in kernels if n not in ko_applies or applies(ko_applies[n], shape)]
+        else:
+            here = [n for n in kernels if n in tails]
+        jobs.append(Job(shape, here, True, ["hot"] if scope == "tails-hot" else list(p.modes),
+                        aa if scope == "ladder" else None, p.seed + i, scope))
+    return jobs
+
+
+def stage_timing(rec, progress=print, spawn=None) -> None:
+    """Ceilings, then the run's R replicates of every shape with every implementation (each a
+    fresh process: lab.studies.replicates), then the cross-validation and the calibration.
+    `spawn`: how a replicate is run (default: a child process on this GPU)."""
+
     from lab.measure import peers as peer_mod
+    from lab.studies import calibration, replicates
 
     def body():
         p = RunParams.read(rec)
@@ -186,45 +216,29 @@ def stage_timing(rec, progress=print) -> None:
             rec.write_json("ceilings.json", prof.measure_ceilings())
         except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
             rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
-        kernels = _kernels(rec)
-        shapes, modes = p.shapes, p.modes
-        peers = _peers(rec)
-        progress(f"  {len(shapes)} shapes x {len(kernels)} variants + peers {[peer.name for peer in peers]}, "
-                 f"modes {modes}")
-        rule = p.stop_rule()
-        clocks = Clocks()
-        variant_names = [n for n in kernels if n in p.variants]
-        aa = headline_end(variant_names) or None
-        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
-        all_samples, all_summary, notes = [], [], []
-        scopes = p.scopes
-        tails = set(branch_ends(variant_names))
-        for i, shape in enumerate(shapes, 1):
-            scope = scopes[shape]
-            progress(f"  shape {i}/{len(shapes)} {shape} ({scope})")
-            if scope == "ladder":  # a knock-out only where its switch changes the kernel (applies_to)
-                here = {n: k for n, k in kernels.items() if n not in ko_applies or applies(ko_applies[n], shape)}
-            else:
-                here = {n: k for n, k in kernels.items() if n in tails}
-            s_rows, m_rows, note = measure_shape(shape, here, peers, ["hot"] if scope == "tails-hot" else modes,
-                                                 rule, clocks, rec.run_id, aa if scope == "ladder" else None,
-                                                 p.seed + i, progress)
-            note["scope"] = scope
-            all_samples += s_rows
-            all_summary += m_rows
-            notes.append(note)
-            rec.write_table("samples.parquet", pd.DataFrame(all_samples, columns=records.SAMPLE_COLUMNS))
-            rec.write_table("summary.csv", pd.DataFrame(all_summary, columns=records.SUMMARY_COLUMNS))
+        built = _built(rec)
+        peers = [peer.name for peer in _peers(rec)]
+        progress(f"  {len(p.shapes)} shapes x {len(built)} variants + peers {peers}, modes {p.modes}, "
+                 f"{p.replicates} replicate(s)")
+        replicates.write_plan(rec, "timing", timing_jobs(p, list(built)), {n: r.summary() for n, r in built.items()},
+                              peers, p.replicate_rule(), p.replicates, p.seed)
+
+        def write(samples, summary, notes):
+            rec.write_table("samples.parquet", samples[records.SAMPLE_COLUMNS])
+            rec.write_table("summary.csv", summary)
             rec.write_json("shapes.json", notes)
-        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in shapes
-                                          if scopes[shape] == "ladder"])
+
+        replicates.run(rec, "timing", progress, after_each=write, **({"spawn": spawn} if spawn else {}))
+        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
+                                          if p.scopes[shape] == "ladder"])
+        rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
 
     _timed_stage(rec, "timing", body, progress)
     if RunParams.read(rec).knockouts:
-        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress), progress)
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress)
 
 
-def factorial_stage(rec, progress=print) -> None:
+def factorial_stage(rec, progress=print, spawn=None) -> None:
     """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches."""
     from lab.studies import factorial
 
@@ -236,7 +250,7 @@ def factorial_stage(rec, progress=print) -> None:
         return
     from lab.kernels.manifest import headline_end
 
-    factorial.run(rec, headline_end(kernels), progress)  # ftz_exp2 on Hopper, else the portable end
+    factorial.run(rec, headline_end(kernels), progress, spawn)  # ftz_exp2 on Hopper, else the portable end
 
 
 def stage_profile(rec, progress=print) -> None:

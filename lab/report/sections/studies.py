@@ -1,9 +1,10 @@
-"""The two studies beside the ladder: knock-outs (lab.report.knockouts, from the run folder) and
-autotuning (lab.report.tuning, from the tuning run that chose the committed dispatch table)."""
+"""The studies beside the ladder: knock-outs (lab.report.knockouts, from the run folder), replication
+against a second run (lab.report.replication) and autotuning (lab.report.tuning, from the tuning run
+that chose the committed dispatch table)."""
 from __future__ import annotations
 
 from lab.measure.records import TUNING_DIR
-from lab.report import knockouts
+from lab.report import knockouts, replication
 from lab.report import tuning as tuning_report
 from lab.report.common import FIGURES
 from lab.report.context import Context
@@ -38,3 +39,9 @@ def section_tuning(ctx: Context, variant: str = "ftz_exp2") -> list[str]:
         lines += ["", f"![Every measured trial of tuning run {run_id}: speedup over the default against the trial "
                       f"number, per head dim, coloured by GPU](figures/{FIGURES['tuning']})"]
     return [*lines, ""]
+
+
+def section_replication(ctx: Context) -> list[str]:
+    """"Does it replicate?": the run against ctx.base (given, or the latest complete run on another GPU
+    model beside it); nothing when there is no such run."""
+    return replication.section(ctx.data, ctx.base) if ctx.base is not None else []
