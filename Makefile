@@ -28,47 +28,28 @@ HAVE_NVIDIA_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 TORCH_SPEC := $(if $(HAVE_NVIDIA_GPU),torch,torch==2.13.0)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# Parameters (override on the command line, e.g. `make ablation SHAPES=large PROFILE=0`)
-VARIANTS ?=
-SHAPES ?= canonical,large,long,sweep
-MODES ?= hot,cold
-CAP ?= 3
-MIN_SAMPLES ?= 50
-PROFILE_SHAPES ?= distinct
-KNOCKOUTS ?= 1
-PROFILE ?= 1
-CHECK ?= full
-PEERS ?=
+# Parameters: `make ablation SHAPES=large PROFILE=0`, `make tune TRIALS=24`. A variable is passed
+# on only when it is given, as the flag spelled from its name (MIN_SAMPLES=20 -> --min-samples '20');
+# every default lives in lab/studies/params.py (RunParams, TuneParams), and `make help` lists them.
+RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
+TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
+given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | tr A-Z a-z)) '$($(v))')))
 RUN ?=
-SHAPE ?= 4,16,4096,64
-# make tune: SHAPES, MODES and CAP given on make's command line apply to it too; otherwise it
-# takes its own defaults (the ablation's would be the wrong shapes and a longer cap).
-cmdline_or = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
-VARIANT ?= ftz_exp2
-TUNE_SHAPES ?= $(call cmdline_or,SHAPES,tune)
-HELDOUT ?= heldout
-TRIALS ?= 16
-SAMPLER ?= tpe
-GPUS ?= all
-SEED ?= 0
-TUNE_MODES ?= $(call cmdline_or,MODES,hot)
-TUNE_CAP ?= $(call cmdline_or,CAP,1)
-BUDGET ?= 300
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report notebooks build check check-quick bench sanitize compare test test-cpu test-gpu mutation clean
+.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
-	@echo "                 (SHAPES=canonical,large,long,sweep MODES=hot,cold CAP=3 MIN_SAMPLES=50 PROFILE=1 PROFILE_SHAPES=distinct|all KNOCKOUTS=1 CHECK=full VARIANTS=a,b"
-	@echo "                 PEERS=sdpa_flash,flex_attention,...: default SDPA's backends, flex_attention, importable externals)"
-	@echo "make tune        search $(VARIANT)'s tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
-	@echo "                 (VARIANT=ftz_exp2 SHAPES=tune|tune-wide HELDOUT=heldout TRIALS=16 SAMPLER=tpe|cmaes|random|bruteforce"
-	@echo "                  GPUS=all|N SEED=0 MODES=hot|hot,cold CAP=1 BUDGET=300 TUNE_FLAGS='--no-heldout --fake ...')"
-	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed)"
+	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
+	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed), and the generated parts of README.md and docs/"
+	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
+	@echo "make docs        only those generated parts (from RUN or the committed report's run)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
-	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | test-cpu | test-gpu | clean"
+	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | replicate | test-cpu | test-gpu | clean"
+	@echo
+	@$(PYTHON) -m lab.studies.params 2>/dev/null || echo "(the parameters and their defaults: lab/studies/params.py)"
 
 env: $(ENV_STAMP)
 
@@ -81,20 +62,21 @@ $(VENV)/.installed: requirements.txt
 # The main job: on a GPU, measure a new run and write the report from it; without one, say so
 # and rebuild the report from the latest recorded run.
 ablation: env
-	$(PY) -m lab.pipeline --shapes $(SHAPES) --modes $(MODES) --cap $(CAP) --min-samples $(MIN_SAMPLES) --profile $(PROFILE) \
-		--profile-shapes $(PROFILE_SHAPES) --knockouts $(KNOCKOUTS) \
-		--check $(CHECK) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(PEERS),--peers $(PEERS))
+	$(PY) -m lab.pipeline $(call given,$(RUN_VARS))
 
 tune: $(TUNE_STAMP)
-	$(TUNE_PY) -m lab tune --variant $(VARIANT) --shapes '$(TUNE_SHAPES)' --heldout-shapes '$(HELDOUT)' \
-		--trials $(TRIALS) --sampler $(SAMPLER) --gpus $(GPUS) --seed $(SEED) --modes $(TUNE_MODES) \
-		--cap $(TUNE_CAP) --budget $(BUDGET) $(TUNE_FLAGS)
+	$(TUNE_PY) -m lab tune $(call given,$(TUNE_VARS)) $(TUNE_FLAGS)
 
 tune-report: $(TUNE_STAMP)
-	$(TUNE_PY) -m lab.tuning_report $(RUN)
+	$(TUNE_PY) -m lab.report.tuning $(RUN)
 
 report: env
-	$(PY) -m lab.report $(RUN)
+	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE))
+
+# The generated parts of README.md and docs/ (the ladder, the parameters, a run's numbers), from
+# RUN or the run of the committed report; `make report` writes them too.
+docs: env
+	$(PY) -m lab.report.docs $(RUN)
 
 notebooks: env
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q jupyterlab
@@ -102,6 +84,10 @@ notebooks: env
 
 compare: env
 	$(PY) -m lab compare $(RUN)
+
+# Does it replicate? Every step, knock-out and bar row of RUN beside BASE (another GPU, or the same again).
+replicate: env
+	$(PY) -m lab replicate $(RUN) $(BASE)
 
 build: env
 	$(PY) -m lab build $(if $(VARIANTS),--variants $(VARIANTS))
@@ -113,7 +99,7 @@ check-quick: env
 	$(PY) -m lab check --quick $(if $(VARIANTS),--variants $(VARIANTS))
 
 bench: env
-	$(PY) -m lab bench --shape $(SHAPE) $(if $(VARIANTS),--variants $(VARIANTS))
+	$(PY) -m lab bench $(call given,SHAPE VARIANTS)
 
 sanitize: env
 	$(PY) -m lab sanitize $(if $(VARIANTS),--variants $(VARIANTS))
@@ -134,12 +120,13 @@ test-cpu: env
 test-gpu: env
 	$(PY) -m pytest -q -m gpu
 
-# Mutation testing of the decision code (issue 20): mutmut in a copy of the tree under build/mutation/;
-# SCOPE=full (minutes; writes reports/mutation/MUTATION.md) or fast (the decision rules alone).
+# Mutation testing of the decision code (issue 20; docs/methodology.md, Tests): mutmut in a copy of
+# the tree under build/mutation/. SCOPE=full (the default; writes
+# reports/mutation/MUTATION.md) or fast (the decision rules alone, the part CI runs).
 SCOPE ?= full
 mutation: env
 	@$(PY) -c "import mutmut, hypothesis" 2>/dev/null || $(PY) -m pip install -q "mutmut>=3.3" "hypothesis>=6.100"
-	$(PY) tools/mutation.py --scope $(SCOPE)
+	$(PY) tests/mutation/run.py --scope $(SCOPE)
 
 # Build outputs and caches only: data/ (the measurements) and reports/ are never cleaned.
 clean:

@@ -1,6 +1,31 @@
-"""Ablation-study pipeline for hand-written FlashAttention forward kernels.
+"""Ablation study of hand-written FlashAttention forward kernels.
 
-One module per concern: `variants` (the ladder and its callables), `build` (nvcc through
-torch.utils.cpp_extension + ninja, ptxas reports), `check` (the fp32 reference and the
-correctness grid), `stats` (numpy/scipy only).
+The package in layers, each importing only those below it (tests/test_layers.py checks this):
+
+1. `lab.kernels`   the kernel side: the manifest (the ladder as a tree, switches, tunables), the
+                   problem shape, builds, the callable, knock-out switches, the sanitizer;
+2. `lab.measure`   the measuring side: correctness, timing, clocks, peers, statistics, the
+                   profiler, run records;
+3. `lab.studies`   what is measured: a run's parameters, shape sets and stages, one shape
+                   measured, its replicates (fresh processes) and their calibration, knock-outs'
+                   factorial, the regression gate, tuning (`lab.studies.tuning`);
+4. `lab.report`    the report of a run folder (and the generated parts of README.md and docs/),
+                   and two runs side by side (does it replicate?);
+5. entry points    `lab.pipeline` (`make ablation`), `python -m lab` (`lab.__main__`),
+                   `lab.notebook_support` (what the notebooks call), `lab.jupyter_kernel`.
+
+The public face is `lab.variants`:
+
+    >>> from lab import variants
+    >>> attn = variants.load("wmma")            # builds (or reuses the cached build)
 """
+
+
+def __getattr__(name: str):
+    # `from lab import variants` (the public API) without importing the kernel side with every
+    # `import lab.measure.stats`: the module is loaded on first use.
+    if name == "variants":
+        from lab.kernels import variants
+
+        return variants
+    raise AttributeError(f"module 'lab' has no attribute {name!r}")

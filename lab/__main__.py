@@ -1,17 +1,20 @@
-"""Command line: python -m lab {build,check,bench,sanitize,run,tune,compare} ..."""
+"""Command line: python -m lab {build,check,bench,sanitize,run,tune,compare,replicate} ..."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
+from lab.kernels.shape import Shape
+from lab.studies.params import RunParams, TuneParams, add_run_options, add_tune_options
+from lab.studies.shapes import HEADLINE
+
 
 def _names(arg: str | None) -> list[str]:
-    from lab import variants
+    from lab.kernels import variants
 
     if not arg:
         return variants.names()
@@ -30,7 +33,7 @@ def _require_gpu() -> None:
 
 def _load_built(names: list[str]) -> tuple[dict, dict]:
     """Build (or reuse) the named variants; returns (callables, failures). Never raises."""
-    from lab import build
+    from lab.kernels import build
 
     print(f"building {len(names)} variants ...", flush=True)
     t0 = time.perf_counter()
@@ -47,7 +50,7 @@ def _load_built(names: list[str]) -> tuple[dict, dict]:
 
 
 def cmd_build(args) -> int:
-    from lab import build
+    from lab.kernels import build
 
     if args.arch is None:
         _require_gpu()
@@ -66,7 +69,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from lab import check
+    from lab.measure import check
 
     _require_gpu()
     kernels, failures = _load_built(_names(args.variants))
@@ -89,47 +92,43 @@ def cmd_check(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    """A first read of speed: hot-mode (CUDA graph) median per variant next to the peers (SDPA's
-    backends, flex_attention, the importable external peers)."""
+    """A first read of speed: the variants next to the peers (SDPA's backends, flex_attention, the
+    importable external peers) at one shape, hot, through the run's own timing path
+    (lab.studies.measure_shape) with a short stopping rule."""
     import torch
 
-    from lab import peers, stats, timing
+    from lab.measure import peers, timing
+    from lab.measure.clocks import Clocks
+    from lab.studies.measure_shape import measure_shape
 
     _require_gpu()
-    B, H, S, D = (int(x) for x in args.shape.split(","))
+    try:
+        shape = Shape.parse(args.shape)
+    except ValueError as exc:
+        sys.exit(f"--shape: {exc}")
     kernels, _ = _load_built(_names(args.variants))
-    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
-    out = torch.empty_like(q)
-    rows = []
-    for name, attn in kernels.items():
-        t = timing.HotTimer(lambda attn=attn: attn.launch(q, k, v, out, args.causal))
-        rows.append((name, t.samples(args.samples)))
     found, status = peers.resolve(peers.default_names())
-    rows += [(name, "absent: " + st["reason"]) for name, st in status.items() if not st["available"]]
-    for peer in found:
-        reason = peer.unsupported_reason(q, k, v, args.causal, None)
-        if reason:
-            rows.append((peer.name, reason))
-            continue
-        with peer.context():
-            t = timing.HotTimer(peer.bind(q, k, v, args.causal, None))
-            rows.append((peer.name, t.samples(args.samples)))
-    print(f"\n(B, H, S, D) = ({B}, {H}, {S}, {D}) {'causal' if args.causal else 'non-causal'}, hot (CUDA graph), "
-          f"median of {args.samples} samples, {torch.cuda.get_device_name()}")
-    print(f"{'impl':<18} {'median us':>10} {'TFLOP/s':>8}")
-    for name, samples in rows:
-        if isinstance(samples, str):
-            print(f"{name:<18} {samples if samples.startswith('absent: ') else 'unsupported: ' + samples}")
-            continue
-        med = statistics.median(samples)
-        print(f"{name:<18} {med:>10.1f} {stats.tflops(B, H, S, D, args.causal, med):>8.1f}")
+    rule = timing.StopRule(rel_ci=0.005, cap_s=args.cap, min_samples=args.samples)
+    samples, summary, notes = measure_shape(shape, kernels, found, ("hot",), rule, Clocks(), "bench", None, 0,
+                                            progress=lambda s: None)
+    print(f"\n{shape}, hot (CUDA graph), {torch.cuda.get_device_name()}; each row stopped by the run's rule "
+          f"(at least {args.samples} samples, at most {args.cap:g} s)")
+    print(f"{'impl':<18} {'median us':>10} {'TFLOP/s':>8} {'n':>6}")
+    for row in summary:
+        print(f"{row['impl']:<18} {row['median_us']:>10.1f} {row['tflops']:>8.1f} {row['n']:>6}")
+    for name, st in status.items():
+        if not st["available"]:
+            print(f"{name:<18} absent: {st['reason']}")
+    for name, why in {**notes["unsupported"], **notes["errors"]}.items():
+        print(f"{name:<18} unsupported: {why}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"shape": [B, H, S, D], "causal": args.causal, "samples": dict(rows)}))
+        Path(args.out).write_text(json.dumps({"shape": shape.astuple(), "summary": summary, "samples": samples},
+                                             default=str))
     return 0
 
 
 def cmd_sanitize(args) -> int:
-    from lab import sanitize
+    from lab.kernels import sanitize
 
     _require_gpu()
     names = _names(args.variants)
@@ -145,19 +144,19 @@ def cmd_sanitize(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from lab import run
+    from lab.report.console import summary_table
+    from lab.studies import stages
 
+    try:
+        params = RunParams.from_args(args)
+    except ValueError as exc:
+        sys.exit(str(exc))
     _require_gpu()
-    rec = run.run(names=_names(args.variants), shapes=run.shapes_from(args.shapes),
-                  scopes=run.scopes_from(args.shapes), modes=args.modes.split(","),
-                  cap_s=args.cap, rel_ci=args.rel_ci, min_samples=args.min_samples, profile=not args.no_profile,
-                  check=args.check, profile_shapes=args.profile_shapes,
-                  backends=tuple(args.backends.split(",")), seed=args.seed,
-                  peers=[x for x in args.peers.split(",") if x] or None)
-    for mode in args.modes.split(","):
-        print(run.summary_table(rec, mode=mode))
-    stages = rec.status.get("stages", {})
-    print("\nstages: " + ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()))
+    rec = stages.run(params)
+    for mode in params.modes:
+        print(summary_table(rec, mode=mode))
+    times = rec.status.get("stages", {})
+    print("\nstages: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
     print(f"run record: {rec.dir}")
     excluded = rec.read_json("excluded.json")
     for name, why in excluded.items():
@@ -165,8 +164,24 @@ def cmd_run(args) -> int:
     return 1 if excluded else 0
 
 
+def cmd_tune(args) -> int:
+    """A tuning run (lab.studies.tuning), then its report section (lab.report.tuning)."""
+    from lab.report import tuning as tuning_report
+    from lab.studies.tuning import run as tuning
+
+    try:
+        p = TuneParams.from_args(args)
+    except ValueError as exc:
+        sys.exit(str(exc))
+    rec = tuning.tune(p)
+    out = tuning_report.write(rec.dir, tuning.FAKE_DIR / "reports" / rec.run_id if p.fake else None)
+    print(f"tuning run record: {rec.dir}\nreport section: {out}")
+    return 0
+
+
 def cmd_compare(args) -> int:
-    from lab import records, run
+    from lab.measure import records
+    from lab.studies.compare import compare
 
     run_id = args.run or records.latest_run()
     if run_id is None:
@@ -176,10 +191,22 @@ def cmd_compare(args) -> int:
         if rid and rid not in records.list_runs():  # one line, as `make report RUN=nope` says it
             print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
             return 1
-    return run.compare(run_id, args.base, threshold=args.threshold)
+    return compare(run_id, args.base, threshold=args.threshold)
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_replicate(args) -> int:
+    """Every step, knock-out and bar row of RUN beside BASE: effect, interval, verdict in each."""
+    from lab.measure import records
+    from lab.report import replication
+
+    for rid in (args.run, args.base):
+        if rid not in records.list_runs():
+            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
+            return 1
+    return replication.main(args.run, args.base)
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m lab", description="FlashAttention kernel ablation study")
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -195,12 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write every case's result as JSON here")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to the peers")
+    p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to the peers at one shape")
     p.add_argument("--variants")
-    p.add_argument("--shape", default="4,16,4096,64", help="B,H,S,D (default 4,16,4096,64)")
-    p.add_argument("--causal", action="store_true")
-    p.add_argument("--samples", type=int, default=30)
-    p.add_argument("--out", help="write the raw samples as JSON here")
+    p.add_argument("--shape", default=HEADLINE.spec, help=f"B,H,S,D[,causal] (default {HEADLINE.spec}: the headline)")
+    p.add_argument("--samples", type=int, default=30, help="at least this many samples per implementation")
+    p.add_argument("--cap", type=float, default=1.0, help="at most this many s per implementation")
+    p.add_argument("--out", help="write the summary and the raw samples as JSON here")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("sanitize", help="compute-sanitizer over every variant on three small shapes")
@@ -209,29 +236,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="write the sanitizer logs as JSON here")
     p.set_defaults(func=cmd_sanitize)
 
-    p = sub.add_parser("run", help="a measurement run: build, check, time, profile -> data/runs/<run_id>/")
-    p.add_argument("--variants")
-    p.add_argument("--shapes", default="canonical", help="canonical, large, long, sweep (combine with ','), "
-                   "or 'B,H,S,D[,causal];...'")
-    p.add_argument("--modes", default="hot,cold")
-    p.add_argument("--cap", type=float, default=3.0, help="time cap in s per (impl, shape, mode)")
-    p.add_argument("--rel-ci", type=float, default=0.005, help="stop when the median's 95%% CI is within +-this")
-    p.add_argument("--min-samples", type=int, default=50, help="... but not before this many samples")
-    p.add_argument("--profile-shapes", choices=["all", "distinct"], default="distinct",
-                   help="profile every shape, or one per distinct (S, D)")
-    p.add_argument("--no-profile", action="store_true")
-    p.add_argument("--check", choices=("full", "quick", "none"), default="full")
-    p.add_argument("--backends", default="flash,efficient,cudnn,default", help="SDPA backends to time")
-    p.add_argument("--peers", default="", help="peers to time (lab.peers.known_names()), wins over --backends; "
-                   "default: SDPA under --backends, flex_attention and every importable external peer")
-    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("run", help="a measurement run: build, check, time, profile -> data/runs/<run_id>/ "
+                       "(the options and defaults of make ablation: lab.studies.params)")
+    add_run_options(p)
     p.set_defaults(func=cmd_run)
 
-    from lab import tuning
-
     p = sub.add_parser("tune", help="search a kernel's tile constants on every GPU -> data/tuning/<run_id>/")
-    tuning.add_arguments(p)
-    p.set_defaults(func=tuning.cmd_tune)
+    add_tune_options(p)
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("compare", help="speedups between two runs; non-zero exit on a regression")
     p.add_argument("run", nargs="?", help="run id (default: the latest complete run)")
@@ -239,6 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threshold", type=float, default=0.02)
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser("replicate", help="does it replicate? every step, knock-out and bar row of RUN beside BASE "
+                       "(another GPU, or the same again): each run's effect, interval and verdict")
+    p.add_argument("run", help="run id")
+    p.add_argument("base", help="the run to replicate against")
+    p.set_defaults(func=cmd_replicate)
+
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
     return args.func(args)
 

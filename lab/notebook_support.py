@@ -1,23 +1,23 @@
 """What the notebooks call: open a run, run one stage, show its tables. Display only; the logic
-is in lab.run, lab.stats and lab.report."""
+is in lab.studies.stages, lab.measure.stats and lab.report."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from lab import records, run
+from lab.kernels.manifest import REPO
+from lab.measure import records
+from lab.studies import stages
+from lab.studies.params import RunParams
 
 
-def start_or_open(run_id: str = "", variants: str = "", shapes: str = "canonical", modes: str = "hot,cold",
-                  cap_s: float = 3.0, rel_ci: float = 0.005, profile: bool = True, check: str = "full",
-                  min_samples: int = 50, profile_shapes: str = "distinct", peers: str = "", knockouts: bool = True):
+def start_or_open(run_id: str = "", **params):
+    """The run `run_id`, or a new one started with `params` (lab.studies.params.RUN_OPTIONS' names,
+    as typed; one that is missing or None takes RunParams' default)."""
     if run_id:
         return records.RunRecord.open(run_id)
-    names = [v for v in variants.split(",") if v] or None
-    return run.start(names=names, shapes=run.shapes_from(shapes), scopes=run.scopes_from(shapes), modes=tuple(modes.split(",")), cap_s=cap_s,
-                     rel_ci=rel_ci, min_samples=min_samples, profile=profile, check=check,
-                     profile_shapes=profile_shapes, peers=[p for p in peers.split(",") if p] or None, knockouts=knockouts)
+    return stages.start(RunParams.from_text(**params))
 
 
 def open_run(run_id: str = ""):
@@ -38,7 +38,7 @@ def open_for_report(run_id: str = ""):
         raise RuntimeError("no complete run under data/runs to report on")
     rec = records.RunRecord.open(rid)
     if rec.status.get("state") == "running" and rec.has("stages.json"):
-        run.finish(rec)
+        stages.finish(rec)
     return rec
 
 
@@ -48,8 +48,8 @@ def stage(rec, name: str) -> None:
     if f"{name}_s" in done:
         print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
         return
-    {"build": run.stage_build, "correctness": run.stage_correctness, "timing": run.stage_timing,
-     "profile": run.stage_profile}[name](rec)
+    {"build": stages.stage_build, "correctness": stages.stage_correctness, "timing": stages.stage_timing,
+     "profile": stages.stage_profile}[name](rec)
 
 
 def show_json(rec, name: str):
@@ -93,7 +93,9 @@ def correctness_table(rec):
 
 
 def summary_table(rec):
-    print(run.summary_table(rec, mode="hot"))
+    from lab.report.console import summary_table as text
+
+    print(text(rec, mode="hot"))
     return rec.read_table("summary.csv")
 
 
@@ -104,9 +106,15 @@ def profile_table(rec):
 
 
 def write_report(rec, reports_dir):
+    """The report under reports_dir; where that is the repository's reports/, README.md's and docs/'s
+    generated parts too (lab.report.docs), so that they quote the run the report comes from."""
     from lab import report
+    from lab.report import docs
 
-    return report.write(rec, reports_dir)
+    path = report.write(rec, reports_dir)
+    if Path(reports_dir).resolve() == (REPO / "reports").resolve():
+        docs.write(rec)
+    return path
 
 
 def ablation_table(rec):
@@ -120,7 +128,7 @@ def first_screen(rec, reports_dir) -> dict:
     (written by write_report under reports_dir/figures) and the compact ladder table as a DataFrame."""
     import pandas as pd
 
-    from lab.report import hero
+    from lab.report import ladder
     from lab.report.common import FIGURES
     from lab.report.load import _data
     from lab.report.tables import _ablation
@@ -128,6 +136,6 @@ def first_screen(rec, reports_dir) -> dict:
     data = _data(rec)
     head = data.headline()
     abl = _ablation(data, head, "hot")
-    headers, rows = hero.ladder_rows(data, abl, head)
-    return {"sentence": hero.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
+    headers, rows = ladder.ladder_rows(data, abl, head)
+    return {"sentence": ladder.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
             "table": pd.DataFrame(rows, columns=headers)}

@@ -14,8 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from lab import kernel_ipc
-from lab.variants import REPO
+from lab import jupyter_kernel
+from lab.kernels.manifest import REPO
+from lab.studies.params import RunParams, add_run_options
 
 NOTEBOOKS_DIR = REPO / "notebooks"
 MEASURE = ["00_environment.ipynb", "01_build.ipynb", "02_correctness.ipynb", "03_timing.ipynb", "04_profile.ipynb"]
@@ -33,7 +34,7 @@ def execute(name: str, out_dir: Path, parameters: dict) -> float:
     try:
         pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
                             cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=sys.stdout,
-                            stderr_file=sys.stderr, kernel_manager_class=kernel_ipc.MANAGER)
+                            stderr_file=sys.stderr, kernel_manager_class=jupyter_kernel.MANAGER)
     except pm.PapermillExecutionError as exc:
         raise SystemExit(f"\nstage {name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
                          f"read the executed notebook: {out}") from None
@@ -70,83 +71,40 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-MODES = ("hot", "cold")
-CHECKS = ("full", "quick", "none")
+def validate(args) -> RunParams:
+    """Every parameter checked before anything else, GPU or not: the run's RunParams, or a
+    ValueError naming the constraint."""
+    from lab.measure import records
 
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def validate(args) -> None:
-    """Every parameter checked before anything else, GPU or not: ValueError naming the constraint."""
-    from lab import peers, records, run, variants
-
-    try:
-        shapes = run.shapes_from(args.shapes)
-    except ValueError as exc:
-        raise ValueError(f"--shapes / SHAPES={args.shapes!r}: {exc}") from None
-    for s in shapes:
-        if min(s.B, s.H, s.S) < 1 or s.D not in variants.SUPPORTED_HEAD_DIMS:
-            raise ValueError(f"--shapes / SHAPES: shape {s}: B, H and S must be at least 1 and D one of "
-                             f"{variants.SUPPORTED_HEAD_DIMS}")
-    unknown = [v for v in _names(args.variants) if v not in variants.names()]
-    if unknown:
-        raise ValueError(f"--variants / VARIANTS: unknown variant(s) {', '.join(unknown)}; known: "
-                         f"{', '.join(variants.names())}")
-    modes = _names(args.modes)
-    if not modes or any(m not in MODES for m in modes):
-        raise ValueError(f"--modes / MODES={args.modes!r}: a comma-separated subset of {', '.join(MODES)}")
-    if args.check not in CHECKS:
-        raise ValueError(f"--check / CHECK={args.check!r}: one of {', '.join(CHECKS)}")
-    if args.profile not in (0, 1):
-        raise ValueError(f"--profile / PROFILE={args.profile}: 0 or 1")
-    if not args.cap > 0:
-        raise ValueError(f"--cap / CAP={args.cap:g}: seconds per (implementation, shape, mode), more than 0")
-    if not 0 < args.rel_ci < 1:
-        raise ValueError(f"--rel-ci={args.rel_ci:g}: a relative CI half-width between 0 and 1 (0.005 = +-0.5%)")
-    if args.min_samples < 1:
-        raise ValueError(f"--min-samples / MIN_SAMPLES={args.min_samples}: at least 1")
-    if args.peers:
-        try:
-            peers.validate_names(_names(args.peers))
-        except ValueError as exc:
-            raise ValueError(f"--peers / PEERS={args.peers!r}: {exc}") from None
-    if args.resume and args.resume not in records.list_runs():
+    params = RunParams.from_args(args)
+    if getattr(args, "resume", "") and args.resume not in records.list_runs():
         raise ValueError(f"--resume {args.resume}: no such run under data/runs")
+    return params
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The pipeline's options: the run's (lab.studies.params.RUN_OPTIONS) and how far to go."""
     ap = OneLineParser(prog="python -m lab.pipeline")
-    ap.add_argument("--variants", default="")
-    ap.add_argument("--shapes", default="canonical,large,long,sweep",
-                    help="set names (canonical, large, long, sweep; comma-joined) or B,H,S,D[,causal] joined by ;")
-    ap.add_argument("--modes", default="hot,cold")
-    ap.add_argument("--cap", type=float, default=3.0)
-    ap.add_argument("--rel-ci", type=float, default=0.005)
-    ap.add_argument("--min-samples", type=int, default=50, help="no row stops before this many samples")
-    ap.add_argument("--profile-shapes", choices=["all", "distinct"], default="distinct",
-                    help="profile every shape, or one per distinct (S, D)")
-    ap.add_argument("--profile", type=int, default=1)
-    ap.add_argument("--check", default="full", help="correctness grid: " + " | ".join(CHECKS))
-    ap.add_argument("--peers", default="", help="comma-separated peers (lab.peers.known_names()); default: "
-                    "SDPA's backends, flex_attention and every registered external peer that imports")
-    ap.add_argument("--knockouts", type=int, choices=[0, 1], default=1,
-                    help="1: also time the last steps with one optimization off, and the 2^4 factorial")
+    add_run_options(ap)  # the run's parameters, their defaults from lab.studies.params.RunParams
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--no-report", action="store_true", help="stop after the measuring notebooks")
     ap.add_argument("--stop-after", choices=[stage_name(nb) for nb in MEASURE], default="",
                     help="stop after this stage (no report); go on later with --resume RUN_ID")
     ap.add_argument("--resume", metavar="RUN_ID", default="",
                     help="go on with a recorded run: run the stages it has not done yet, then the report")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
     try:
-        validate(args)
+        params = validate(args)
     except ValueError as exc:
         print(f"{ap.prog}: {exc}", file=sys.stderr)
         return 2
 
-    from lab import records
+    from lab.measure import records
 
     try:
         import torch
@@ -169,19 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in remaining(rec, args.stop_after):
             timings[name] = execute(name, out_dir, {"run_id": run_id})
     else:
-        params = dict(variants=args.variants, shapes=args.shapes, modes=args.modes, cap_s=args.cap,
-                      rel_ci=args.rel_ci, min_samples=args.min_samples, profile=bool(args.profile), check=args.check,
-                      profile_shapes=args.profile_shapes, peers=args.peers, knockouts=bool(args.knockouts))
-        from lab import run
+        from lab.studies import stages
 
-        rec = run.start(names=_names(args.variants) or None, shapes=run.shapes_from(args.shapes),
-                        scopes=run.scopes_from(args.shapes),
-                        modes=tuple(_names(args.modes)), cap_s=args.cap, rel_ci=args.rel_ci,
-                        min_samples=args.min_samples,
-                        profile=bool(args.profile), check=args.check, profile_shapes=args.profile_shapes,
-                        peers=_names(args.peers) or None, knockouts=bool(args.knockouts))
+        rec = stages.start(params)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params, "run_id": run_id})
+        # 00 opens the run just started; the parameters go with it as the executed notebook's record
+        timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params.as_text(), "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):
             for name in remaining(rec, args.stop_after):
                 timings[name] = execute(name, out_dir, {"run_id": run_id})

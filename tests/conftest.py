@@ -66,9 +66,9 @@ def _first_18(text: str) -> str:
 @pytest.fixture
 def tree_manifest(tmp_path, monkeypatch):
     """`write(extra)` makes the real manifest plus `extra` (TOML, or (name, file, parent[, arch])
-    tuples) the one lab.manifest reads, with every kernel file beside it (new ones copied from
+    tuples) the one lab.kernels.manifest reads, with every kernel file beside it (new ones copied from
     step 8); the cached manifest is cleared before and after. Returns write."""
-    from lab import manifest
+    from lab.kernels import manifest
 
     real_dir, real_text = manifest.VARIANTS_DIR, _first_18(manifest.MANIFEST_PATH.read_text())
     vdir = tmp_path / "variants"
@@ -92,3 +92,56 @@ def tree_manifest(tmp_path, monkeypatch):
     manifest.manifest.cache_clear()
     yield write
     manifest.manifest.cache_clear()
+
+
+# --- synthetic run folders with replicates (no GPU) ----------------------------------------------
+
+SYNTH_STEPS = ("wgmma_overlap", "tma", "two_ctas_per_sm", "tma_q_first", "unmasked_interior", "ftz_exp2")
+# true medians (us) at the headline shape: each step's speedup over its parent is fixed by these
+SYNTH_MEDIANS = {"wgmma_overlap": 200.0, "tma": 160.0, "two_ctas_per_sm": 150.0, "tma_q_first": 148.0,
+                 "unmasked_interior": 132.0, "ftz_exp2": 120.0, "ftz_exp2__aa": 120.0,
+                 "ftz_exp2~no_tma": 140.0, "ftz_exp2~no_ftz_exp2": 132.0,
+                 "sdpa_flash": 130.0, "sdpa_cudnn": 125.0}
+
+
+def make_replicated_run(root, run_id, gpu="NVIDIA H200", replicates=3, tau=0.003, n=20, seed=0, medians=None,
+                        modes=("hot",)):
+    """A complete run folder at the headline shape: SYNTH_STEPS, two knock-outs, the A/A twin and two
+    SDPA peers, `replicates` replicates of `n` samples each per (impl, mode). Each replicate shifts
+    every impl's log latency by its own N(0, tau) (the between-replicate variance) and all of them
+    by a shared process shift; samples scatter by 0.3 % within."""
+    import numpy as np
+    import pandas as pd
+
+    from lab.measure import records
+    from lab.studies.shapes import HEADLINE
+
+    rng = np.random.default_rng(seed)
+    medians = {**SYNTH_MEDIANS, **(medians or {})}
+    rec = records.RunRecord(run_id=run_id, root=root)
+    rec.write_json("env.json", {"gpu": gpu, "utc": "2099-01-01T00:00:00+00:00"})
+    rec.write_json("params.json", {"variants": list(SYNTH_STEPS), "shapes": [list(HEADLINE.astuple())],
+                                   "shape_scopes": ["ladder"], "modes": list(modes), "cap_s": 3.0, "rel_ci": 0.005,
+                                   "min_samples": 50, "profile": False, "check": "none", "knockouts": True,
+                                   "peers": ["sdpa_flash", "sdpa_cudnn"], "backends": ["flash", "cudnn"],
+                                   "replicates": replicates, "seed": 0, "stop_guard": [0.99, 2.0]})
+    rec.write_json("build.json", {s: {"source_hash": "h-" + s} for s in SYNTH_STEPS})
+    rows = []
+    for r in range(replicates):
+        shift = rng.normal(0, 0.01)
+        for mode in modes:
+            for impl, med in medians.items():
+                u = rng.normal(0, tau)
+                for i, x in enumerate(med * np.exp(shift + u + rng.normal(0, 0.003, n))):
+                    rows.append(dict(run_id=run_id, impl=impl, B=HEADLINE.B, H=HEADLINE.H, S=HEADLINE.S,
+                                     D=HEADLINE.D, causal=HEADLINE.causal, dtype="float16", mode=mode, sample=i,
+                                     latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r))
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    rec.write_json("stages.json", {"timing_s": 1.0})
+    rec.finish("complete")
+    return rec
+
+
+@pytest.fixture
+def replicated_run():
+    return make_replicated_run

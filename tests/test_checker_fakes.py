@@ -1,6 +1,6 @@
-"""The correctness checker (lab.check) against fake kernels on the CPU (issue 20).
+"""The correctness checker (lab.measure.check) against fake kernels on the CPU (issue 20).
 
-Each fake breaks one of the checker's rules (module docstring of lab.check): it leaves an element
+Each fake breaks one of the checker's rules (module docstring of lab.measure.check): it leaves an element
 unwritten, writes its inputs, gives a different result on its second call, puts a NaN or an Inf
 in its output, ignores `out`, is just over the tolerance, raises. The checker must fail each, for
 the right reason, and pass the fakes that are correct; the tolerance (2 x SDPA's error + 1e-3)
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from lab import check
+from lab.measure import check
 
 CASE = check.Case(2, 3, 17, 64, True)
 SCALED = check.Case(2, 3, 17, 128, False, check.CUSTOM_SCALE)
@@ -24,7 +24,7 @@ def refs():
 
 
 def _attention64(q, k, v, causal, scale):
-    """Attention in float64 with an explicit softmax: a different computation from lab.check's."""
+    """Attention in float64 with an explicit softmax: a different computation from lab.measure.check's."""
     q, k, v = (t.double() for t in (q, k, v))
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ k.transpose(-1, -2) * scale

@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 
-from lab import build, manifest, variants
+from lab.kernels import build, manifest, variants
 
 # sm_86 and sm_89 (RTX 30xx/A10, RTX 40xx/L4/L40) build portable steps only: build.unsupported_reason
 # refuses the sm_90a ones there before any compiler runs, so they cost CI no compile time.

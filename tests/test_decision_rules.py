@@ -3,17 +3,17 @@
 Each rule is fed synthetic inputs just above and just below each of its thresholds, and the
 expected outcome is derived by hand from the rule as the docstrings and the report state it,
 never from the code under test:
-- lab.stats.Comparison.verdict: p < alpha AND the whole interval outside [1 - band, 1 + band];
+- lab.measure.stats.Comparison.verdict: p < alpha AND the whole interval outside [1 - band, 1 + band];
 - the bar (lab.report.bar): parity = ratio >= 1.0 and lower end > 0.99; 1.10x = ratio >= 1.10 and
   lower end > 1.05, on two of the three canonical non-causal shapes; TFLOP/s targets (>=); the
   profile at the large shapes (0 spill bytes, bank conflicts < 1 %, tensor pipe >= 50 %);
 - the hypothesis verdict and the prediction check of the ablation table (lab.report.tables);
-- the regression gate (lab.run.compare): exit 1 when a variant is "slower" with a ratio below
+- the regression gate (lab.studies.compare.compare): exit 1 when a variant is "slower" with a ratio below
   1 - threshold, or failed correctness; peers and the A/A twin never fail it;
-- the stop rule a run's parameters give (lab.run.stop_rule);
-- the tuned dispatch's choice (lab.tuning_dispatch): a class takes the configuration with the
+- the stop rule a run's parameters give (lab.studies.params.RunParams.stop_rule, .replicate_rule);
+- the tuned dispatch's choice (lab.studies.tuning.dispatch): a class takes the configuration with the
   best geometric-mean speedup only when its interval's lower end is above 1;
-- lab.stats.speedup_ci on samples of unequal sizes whose medians are known by construction.
+- lab.measure.stats.speedup_ci on samples of unequal sizes whose medians are known by construction.
 """
 
 import math
@@ -22,12 +22,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import records, run, stats, timing
-from lab import tuning_dispatch as td
+from lab.measure import records, stats, timing
+from lab.studies import compare as gate
+from lab.studies.params import RunParams
+from lab.studies.shapes import shape_set
+from lab.studies.tuning import dispatch as td
 from lab.report import bar
 from lab.report.tables import _vs_prediction, hypothesis_verdict
-from lab.run import Shape
-from lab.stats import Comparison, SpeedupCI
+from lab.kernels.shape import Shape
+from lab.measure.stats import Comparison, SpeedupCI
 
 # --- Comparison.verdict ----------------------------------------------------------------------
 
@@ -154,7 +157,7 @@ def test_bar_rows_judge_parity_and_the_fast_rule_at_their_edges():
 
 
 def test_portable_bar_rows_use_the_same_rule_against_flashattention2():
-    shapes = run.shape_set("canonical")[:len(EDGES)]
+    shapes = shape_set("canonical")[:len(EDGES)]
     data = FakeData({("end", PEER, sh, "hot"): (r, lo, r + 0.02) for sh, ((r, lo), _) in zip(shapes, EDGES)})
     rows = bar.portable_bar_rows(data, "end", PEER)
     assert len(rows) == 7
@@ -318,7 +321,7 @@ def test_bar_rows_take_every_mode_a_shape_has_and_the_profile_line_joins_the_sha
 
 
 def test_portable_rows_carry_the_medians_and_every_mode():
-    sh = run.shape_set("canonical")[0]
+    sh = shape_set("canonical")[0]
     data = FakeData({("end", PEER, sh, "cold"): (1.05, 1.01, 1.09)}, medians={("end", sh, "cold"): 20.0,
                                                                             (PEER, sh, "cold"): 21.0},
                     modes=("hot", "cold"))  # no hot interval at this shape: the cold row still counts
@@ -375,12 +378,15 @@ def _gate_run(root, run_id, samples: dict, failed=(), gpu="NVIDIA H200", state="
     rec = records.RunRecord(run_id=run_id, root=root)
     rec.write_json("env.json", {"gpu": gpu})
     rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in samples])
+    """samples: impl -> latencies (one replicate) or {replicate: latencies}."""
+    reps = {impl: xs if isinstance(xs, dict) else {0: xs} for impl, xs in samples.items()}
     rows = [dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16", mode="hot",
-                 sample=i, latency_us=float(x), sm_clock_mhz=1980.0, throttled=False)
-            for impl, xs in samples.items() for i, x in enumerate(xs)]
+                 sample=i, latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r)
+            for impl, by_rep in reps.items() for r, xs in by_rep.items() for i, x in enumerate(xs)]
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_table("summary.csv", pd.DataFrame([dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot",
-                                                      median_us=float(np.median(xs))) for impl, xs in samples.items()]))
+                                                      median_us=float(np.median(np.concatenate(list(r.values())))))
+                                                 for impl, r in reps.items()]))
     rec.finish(state)
     return rec
 
@@ -400,7 +406,7 @@ def _gate(runs_dir, ratios: dict, base=TIGHT, failed=(), threshold=0.02):
     _gate_run(runs_dir, BASE_ID, {impl: base for impl in ratios})
     _gate_run(runs_dir, RUN_ID, {impl: base / r for impl, r in ratios.items()}, failed=failed)
     lines = []
-    code = run.compare(RUN_ID, BASE_ID, threshold=threshold, progress=lines.append)
+    code = gate.compare(RUN_ID, BASE_ID, threshold=threshold, progress=lines.append)
     return code, "\n".join(lines)
 
 
@@ -426,7 +432,7 @@ def test_gate_of_a_run_without_correctness_results(runs_dir):
     _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT})
     rec = _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT * 0.9})  # faster
     rec.path("correctness.json").unlink()
-    assert run.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
+    assert gate.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
 
 
 def test_gate_needs_a_significant_slowdown_not_only_a_low_ratio(runs_dir):
@@ -448,9 +454,9 @@ def test_gate_fails_on_a_correctness_failure_even_without_a_slowdown(runs_dir):
 
 def test_gate_without_a_base_run_fails_only_on_correctness(runs_dir):
     _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT})
-    assert run.compare(RUN_ID, progress=lambda s: None) == 0
+    assert gate.compare(RUN_ID, progress=lambda s: None) == 0
     _gate_run(runs_dir, "20260103T000000Z-bad2", {"wmma": TIGHT}, failed=("wmma",), gpu="another GPU")
-    assert run.compare("20260103T000000Z-bad2", progress=lambda s: None) == 1
+    assert gate.compare("20260103T000000Z-bad2", progress=lambda s: None) == 1
 
 
 def test_gate_drops_throttled_samples(runs_dir):
@@ -460,7 +466,7 @@ def test_gate_drops_throttled_samples(runs_dir):
     s.loc[s.index[:150], "latency_us"] *= 1.5  # 150 of 200 samples 50 % slower, but taken while throttled
     s.loc[s.index[:150], "throttled"] = True
     rec.write_table("samples.parquet", s)
-    assert run.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
+    assert gate.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
 
 
 def test_best_base_is_the_fastest_complete_earlier_run_on_the_same_gpu(runs_dir):
@@ -472,9 +478,9 @@ def test_best_base_is_the_fastest_complete_earlier_run_on_the_same_gpu(runs_dir)
     _gate_run(runs_dir, "20260105T000000Z-b", {"wmma": TIGHT * 1.1})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT})
     _gate_run(runs_dir, "20260107T000000Z-g", {"wmma": TIGHT * 0.7})  # later than the run compared
-    assert run.best_base("20260106T000000Z-f") == "20260105T000000Z-b"
-    assert run.best_base("20260105T000000Z-b") == "20260104T000000Z-a"
-    assert run.best_base("20260104T000000Z-a") is None  # not itself
+    assert gate.best_base("20260106T000000Z-f") == "20260105T000000Z-b"
+    assert gate.best_base("20260105T000000Z-b") == "20260104T000000Z-a"
+    assert gate.best_base("20260104T000000Z-a") is None  # not itself
 
 
 def test_best_base_scores_runs_by_the_geometric_mean_over_shared_rows(runs_dir):
@@ -484,7 +490,7 @@ def test_best_base_scores_runs_by_the_geometric_mean_over_shared_rows(runs_dir):
     _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 2.0, "tma": TIGHT / 3.0})
     _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 0.9, "tma": TIGHT * 0.9})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT, "tma": TIGHT})
-    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
+    assert gate.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
 
 
 def test_best_base_compares_each_run_on_its_own_shared_rows(runs_dir):
@@ -493,24 +499,42 @@ def test_best_base_compares_each_run_on_its_own_shared_rows(runs_dir):
     _gate_run(runs_dir, "20260101T000000Z-x", {"tma": TIGHT * 9.85})
     _gate_run(runs_dir, "20260102T000000Z-y", {"wmma": TIGHT * 0.99})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT, "tma": TIGHT * 10})
-    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-x"
+    assert gate.best_base("20260106T000000Z-f") == "20260101T000000Z-x"
 
 
 def test_best_base_keeps_the_earlier_of_two_equal_runs(runs_dir):
     _gate_run(runs_dir, "20260101T000000Z-a", {"wmma": TIGHT * 0.5})
     _gate_run(runs_dir, "20260102T000000Z-b", {"wmma": TIGHT * 0.5})
     _gate_run(runs_dir, "20260106T000000Z-f", {"wmma": TIGHT})
-    assert run.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
+    assert gate.best_base("20260106T000000Z-f") == "20260101T000000Z-a"
 
 
 # --- the stop rule a run's parameters give ------------------------------------------------------------
 
 def test_stop_rule_from_a_runs_parameters():
-    new = run.stop_rule(dict(rel_ci=0.004, cap_s=2.5, min_samples=50, stop_guard=[0.99, 3.0]))
+    new = RunParams.from_json(dict(rel_ci=0.004, cap_s=2.5, min_samples=50, stop_guard=[0.99, 3.0])).stop_rule()
     assert new == timing.StopRule(rel_ci=0.004, cap_s=2.5, min_samples=50, guard_confidence=0.99, guard_factor=3.0)
-    old = run.stop_rule(dict(rel_ci=0.005, cap_s=3.0))  # recorded before min_samples and the guard
+    old = RunParams.from_json(dict(rel_ci=0.005, cap_s=3.0)).stop_rule()  # recorded before min_samples and the guard
     assert (old.min_samples, old.guard_confidence, old.guard_factor) == (20, None, 2.0)
     assert (old.rel_ci, old.cap_s, old.block) == (0.005, 3.0, 10)
+
+
+@pytest.mark.parametrize("R, min_samples, expected", [
+    # each replicate: rel_ci * sqrt(R), cap_s / R, ceil(min_samples / R) samples in blocks of
+    # min(10, ceil(that / 2)), at least 1
+    (3, 50, (0.004 * math.sqrt(3), 2.5 / 3, 17, 9)),  # ceil(50 / 3) = 17, ceil(17 / 2) = 9
+    (2, 50, (0.004 * math.sqrt(2), 1.25, 25, 10)),  # ceil(25 / 2) = 13 > 10: the run's block
+    (4, 2, (0.008, 0.625, 1, 1)),  # ceil(2 / 4) = 1, ceil(1 / 2) = 1
+    (2, 41, (0.004 * math.sqrt(2), 1.25, 21, 10)),  # ceil(41 / 2) = 21: rounded up, not down
+    (3, 20, (0.004 * math.sqrt(3), 2.5 / 3, 7, 4)),  # ceil(20 / 3) = 7, ceil(7 / 2) = 4
+])
+def test_each_replicate_shares_out_the_runs_budget(R, min_samples, expected):
+    p = RunParams(rel_ci=0.004, cap_s=2.5, min_samples=min_samples, replicates=R, stop_guard=(0.99, 3.0))
+    rule = p.replicate_rule()
+    assert (rule.rel_ci, rule.cap_s, rule.min_samples, rule.block) == pytest.approx(expected, rel=1e-12)
+    assert (rule.guard_confidence, rule.guard_factor) == (0.99, 3.0)  # the guard is the run's
+    one = RunParams(rel_ci=0.004, cap_s=2.5, min_samples=min_samples, replicates=1).replicate_rule()
+    assert (one.rel_ci, one.cap_s, one.min_samples, one.block) == (0.004, 2.5, min_samples, 10)
 
 
 # --- the tuned dispatch's choice -------------------------------------------------------------------
@@ -521,7 +545,7 @@ LONG128 = [(4, 16, 4096, 128, False)]
 
 def _trials(trial, impl, shapes, ratios, log_half=0.01, status="ok", mode="hot"):
     """Trial rows whose interval is ratio * exp(+-log_half): symmetric in log space, so its
-    standard error is log_half / 1.96 (lab.tuning_dispatch._log_se)."""
+    standard error is log_half / 1.96 (lab.studies.tuning.dispatch._log_se)."""
     return [dict(kind="trial", status=status, mode=mode, trial=trial, impl=impl, B=B, H=H, S=S, D=D, causal=c,
                  config="{}", ratio_to_default=r, ratio_to_default_lo=r * math.exp(-log_half),
                  ratio_to_default_hi=r * math.exp(log_half)) for (B, H, S, D, c), r in zip(shapes, ratios)]

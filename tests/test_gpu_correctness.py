@@ -1,9 +1,10 @@
-"""GPU tests: every variant against the fp32 reference on the full grid (lab.check explains the
+"""GPU tests: every variant against the fp32 reference on the full grid (lab.measure.check explains the
 criteria), and through the public API with SDPA's calling conventions."""
 
 import pytest
 
-from lab import check, variants
+from lab.measure import check
+from lab.kernels import variants
 
 pytestmark = pytest.mark.gpu
 
@@ -12,7 +13,7 @@ CASES = check.grid()
 
 @pytest.fixture(scope="session")
 def kernels():
-    from lab import build
+    from lab.kernels import build
 
     results = build.build_all()
     failed = {n: r.log for n, r in results.items() if not r.ok}

@@ -7,15 +7,16 @@ study times besides the ladder's steps, on the full correctness grid.
   capture time and leaves the graph empty, so the replay leaves the NaN-filled output as it was.
 - A launch on a side stream behind a GPU sleep and the copy of its inputs: a launch on another
   stream would run before the copy, on the stale (zero) inputs.
-- The knock-out builds (lab.switches.run_configs: each branch end with one switch off) and the
+- The knock-out builds (lab.kernels.switches.run_configs: each branch end with one switch off) and the
   committed tuned dispatch (kernels/variants/dispatch_ftz_exp2.json), and each configuration the
-  table names, judged by lab.check's rule on lab.check.grid(), as the ladder's steps are.
+  table names, judged by lab.measure.check's rule on lab.measure.check.grid(), as the ladder's steps are.
 """
 
 import pytest
 
-from lab import check, switches, variants
-from lab import tuning_dispatch as td
+from lab.kernels import switches, variants
+from lab.measure import check
+from lab.studies.tuning import dispatch as td
 
 pytestmark = pytest.mark.gpu
 
@@ -31,7 +32,7 @@ GRAPH_CASES = [check.Case(2, 3, 129, 64, True), check.Case(1, 4, 300, 128, False
 def configured():
     """The knock-outs and the tuned table's configurations, built (cached) and loaded, and the
     tuned dispatch itself."""
-    from lab import build
+    from lab.kernels import build
 
     configs = {i: (kernel, defines) for i, (kernel, defines, _) in KNOCKOUTS.items()}
     configs.update({e["impl"]: (TABLE["variant"], e.get("defines", {})) for e in TABLE["classes"].values()})
@@ -69,7 +70,7 @@ def _kernel(name, configured):
 
 
 def _tolerance(q, k, v, case, ref) -> float:
-    """lab.check's rule: 2 x SDPA's max abs error against the fp32 reference, plus 1e-3."""
+    """lab.measure.check's rule: 2 x SDPA's max abs error against the fp32 reference, plus 1e-3."""
     import torch
 
     sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=case.scale)

@@ -1,7 +1,6 @@
 """Knock-outs on the CPU: switch validation, SASS identity, configurations, the factorial, the report section."""
 
 import itertools
-import json
 import shutil
 
 import numpy as np
@@ -9,7 +8,12 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from lab import factorial, knockout_report, records, run, switches as sw
+from lab.studies import factorial, stages
+from lab.studies.params import RunParams
+from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
+from lab.report import knockouts
+from lab.measure import records
+from lab.kernels import switches as sw, variants
 
 
 def _switch(**kw):
@@ -30,17 +34,17 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert sw.impl_config("ftz_exp2~no_wgmma_overlap") == ("ftz_exp2", overlap.defines)
     assert sw.impl_config("wmma") == ("wmma", {})
     assert sw.parse_impl("ftz_exp2~no_tma+ftz_exp2") == ("ftz_exp2", "tma+ftz_exp2")
-    assert set(run.knockout_configs({"variants": ["wmma", "ftz_exp2"], "knockouts": True})) == set(kos)
-    assert set(run.knockout_configs({"variants": ["async_pipeline"], "knockouts": True})) == {
+    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["wmma", "ftz_exp2"], "knockouts": True}))) == set(kos)
+    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["async_pipeline"], "knockouts": True}))) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
-    assert run.knockout_configs({"variants": ["ftz_exp2"], "knockouts": False}) == {}
-    assert run.knockout_configs({"variants": ["ftz_exp2"]}) == {}  # runs recorded before knock-outs
+    assert stages.knockout_configs(RunParams.from_json({"variants": ["ftz_exp2"], "knockouts": False})) == {}
+    assert stages.knockout_configs(RunParams.from_json({"variants": ["ftz_exp2"]})) == {}  # runs recorded before knock-outs
 
 
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in 18_ftz_exp2.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/18_ftz_exp2.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -73,11 +77,25 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     assert set(sw.sass_differences("async_pipeline", switches=switches)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128}
-    assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {})
+    assert sw.sass("ftz_exp2", "sm_90a", defaults) == sw.sass("ftz_exp2", "sm_90a", {}, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
     with pytest.raises(ValueError, match="identical to the default"):
         sw.sass_differences("ftz_exp2", switches=[same])
+
+
+@needs_cuobjdump
+@pytest.mark.parametrize("kernel, arch", [("ftz_exp2", "sm_90a"), ("small_grid_tiles", "sm_80"),
+                                          ("async_pipeline", "sm_80")])
+def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
+    """A branch end's file holds its one idea; its twin under kernels/knockouts/ adds the switches
+    and must compile to the same instructions. The comparison must see a real difference: the
+    twin with one switch off is not the step."""
+    v = variants.get(kernel)
+    assert v.twin and v.source({"FA_X": 0}) != v.path and v.source({}) == v.path
+    assert sw.twin_matches_step(kernel, arch)
+    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on)
+    assert not sw.same_code(sw.sass(kernel, arch, one_off.defines), sw.sass(kernel, arch, {}, twin=False))
 
 
 def test_factorial_design_skips_combinations_that_break_depends_on():
@@ -135,12 +153,12 @@ def test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply(
     rows = []
     for impl, med in {"ftz_exp2": 100, "ftz_exp2~no_tma": 130, "ftz_exp2~no_ftz_exp2": 105,
                       "ftz_exp2~no_ping_pong_d128": 150}.items():
-        for shape in (factorial.HEADLINE, factorial.JUDGED):
-            rows.append(dict(impl=impl, B=shape[0], H=shape[1], S=shape[2], D=shape[3], causal=shape[4], mode="hot",
-                             median_us=med if impl != "ftz_exp2~no_ping_pong_d128" or shape[3] == 128 else 100))
+        for shape in (HEADLINE, HEADLINE_D128):
+            rows.append(dict(impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, mode="hot",
+                             median_us=med if impl != "ftz_exp2~no_ping_pong_d128" or shape.D == 128 else 100))
     costs = factorial.knockout_costs(pd.DataFrame(rows), "ftz_exp2", switches)
     assert list(costs.switch) == ["ping_pong_d128", "tma", "ftz_exp2"]
-    assert costs.iloc[0]["shape"] == factorial.JUDGED and costs.iloc[0]["cost"] == pytest.approx(1.5)
+    assert costs.iloc[0]["shape"] == HEADLINE_D128.astuple() and costs.iloc[0]["cost"] == pytest.approx(1.5)
     with pytest.raises(ValueError, match="needs 4 switches"):
         factorial.choose(costs)
     # ping_pong_d128 (D = 128 only) is the costliest but never a factor at the factorial's D = 64 shapes
@@ -159,11 +177,10 @@ def _synthetic_run(root):
                "ftz_exp2~no_tma": 110.0,  # ... knock-out cost 1.1: the largest disagreement
                "ftz_exp2~no_wgmma_overlap": 140.0}
     rows = []
-    for (impl, med), shape in itertools.product(medians.items(), [knockout_report.HEADLINE, knockout_report.CANONICAL,
-                                                                   (4, 16, 4096, 128, False)]):
+    for (impl, med), shape in itertools.product(medians.items(), [HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128]):
         for i, x in enumerate(med * rng.lognormal(0, 0.005, 60)):
-            rows.append(dict(run_id=rec.run_id, impl=impl, B=shape[0], H=shape[1], S=shape[2], D=shape[3],
-                             causal=shape[4], dtype="float16", mode="hot", sample=i, latency_us=x,
+            rows.append(dict(run_id=rec.run_id, impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
+                             causal=shape.causal, dtype="float16", mode="hot", sample=i, latency_us=x,
                              sm_clock_mhz=1980.0, throttled=False))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     prof = [dict(impl=i, B=4, H=16, S=4096, D=64, causal=False, ok=True, duration_us=d, tensor_pipe_active=t,
@@ -181,9 +198,9 @@ def _synthetic_run(root):
 
 def test_report_section_from_a_run_folder_alone(tmp_path):
     rec = _synthetic_run(tmp_path / "runs")
-    text = knockout_report.section(rec.dir, tmp_path / "fig")
-    assert (tmp_path / "fig" / knockout_report.FIGURE).stat().st_size > 0
-    tab = knockout_report.table(rec.dir).set_index(["switch", "shape_role"])
+    text = knockouts.section(rec.dir, tmp_path / "fig")
+    assert (tmp_path / "fig" / knockouts.FIGURE).stat().st_size > 0
+    tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
     assert tab.at[("tma", "headline"), "gain"] == pytest.approx(2.0, rel=0.02)
     assert tab.at[("tma", "headline"), "cost"] == pytest.approx(1.1, rel=0.02)
     assert tab.at[("tma", "headline"), "cost_lo"] < 1.1 < tab.at[("tma", "headline"), "cost_hi"]
@@ -208,7 +225,7 @@ def _open_run(root, **params):
 
 
 def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
-    from lab import build
+    from lab.kernels import build
 
     seen = {}
 
@@ -218,26 +235,28 @@ def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
 
     monkeypatch.setattr(build, "build_all", fake_build_all)
     rec = _open_run(tmp_path)
-    run.stage_build(rec, progress=lambda s: None)
+    stages.stage_build(rec, progress=lambda s: None)
     assert seen["ftz_exp2~no_wgmma_overlap"] == ("ftz_exp2", {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0})
     assert "ftz_exp2~no_ftz_exp2" in rec.read_json("build.json")
     assert list(rec.read_json("excluded.json")) == ["ftz_exp2~no_tma"]
     seen.clear()
-    run.stage_build(_open_run(tmp_path / "off", knockouts=False), progress=lambda s: None)
+    stages.stage_build(_open_run(tmp_path / "off", knockouts=False), progress=lambda s: None)
     assert seen == {}
 
 
 def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeypatch):
 
-    from lab import peers, profile, timing
+    from lab.measure import peers, profile
+
+    from lab.studies import replicates
 
     rec = _open_run(tmp_path)
-    impls = ["wmma", "ftz_exp2", *run.knockout_configs(run._params(rec))]
-    monkeypatch.setattr(run, "_kernels", lambda rec: {n: object() for n in impls})
+    impls = ["wmma", "ftz_exp2", *stages.knockout_configs(RunParams.read(rec))]
+    monkeypatch.setattr(stages, "_built", lambda rec: {n: type("Built", (), {"summary": lambda self: {}})()
+                                                       for n in impls})
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
     monkeypatch.setattr(peers, "peers", lambda backends: [])
-    monkeypatch.setattr(records, "Clocks", lambda: None)
-    monkeypatch.setattr(run, "cross_validate", lambda shape, peer: {})
+    monkeypatch.setattr(stages, "cross_validate", lambda shape, peer: {})
     monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
     calls, aa_seen = {}, []
 
@@ -246,12 +265,38 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
         aa_seen.append(aa)
         return [], [], {"shape": shape.id}
 
-    monkeypatch.setattr(run, "measure_shape", fake_measure)
     factorial_runs = []
-    monkeypatch.setattr(run, "factorial_stage", lambda rec, progress: factorial_runs.append(rec.run_id))
-    run.stage_timing(rec, progress=lambda s: None)
+    monkeypatch.setattr(stages, "factorial_stage", lambda rec, *a: factorial_runs.append(rec.run_id))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(fake_measure))
     assert "ftz_exp2~no_two_ctas_per_sm" in calls[64] and "ftz_exp2~no_two_ctas_per_sm" not in calls[128]
     assert "ftz_exp2~no_ping_pong_d128" in calls[128] and "ftz_exp2~no_ping_pong_d128" not in calls[64]
     assert "ftz_exp2~no_tma" in calls[64] and "ftz_exp2~no_tma" in calls[128]
     assert aa_seen == ["ftz_exp2", "ftz_exp2"]  # the noise-floor copy is the last variant, not a knock-out
     assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
+
+
+def test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not():
+    """Three replicates whose effects each carry a replicate-level error (SD tau, as between
+    processes): the null factor d (true effect 0) is inside the replicated interval in most simulated
+    runs, and inside the pooled one-process interval (the replicate column dropped) in few. With one
+    replicate, estimate() is the cell bootstrap as before."""
+    cells = [dict(zip("abcd", lv)) for lv in itertools.product((1, -1), repeat=4)]
+    truth, tau, runs = {"a": 0.10, "b": -0.05}, 0.004, 24
+    hits = pooled_hits = 0
+    for k in range(runs):
+        rng = np.random.default_rng(100 + k)
+        reps = []
+        for r in range(3):
+            eff = {t: c + rng.normal(0, tau) for t, c in {**truth, "d": 0.0}.items()}
+            reps.append(_synthetic(eff, cells, n=12, noise=0.004, seed=1000 * k + r).assign(replicate=r))
+        data = pd.concat(reps, ignore_index=True)
+        est = factorial.estimate(data, list("abcd"), n_boot=25, seed=k).set_index("term")
+        assert set(est["replicates"]) == {3}
+        hits += est.at["d", "coef_lo"] <= 0 <= est.at["d", "coef_hi"]
+        one = factorial.estimate(data.drop(columns="replicate"), list("abcd"), n_boot=25, seed=k).set_index("term")
+        pooled_hits += one.at["d", "coef_lo"] <= 0 <= one.at["d", "coef_hi"]
+    assert hits >= 19 and pooled_hits <= 12, (hits, pooled_hits)  # calibrated: about 23 of 24
+    single = _synthetic(truth, cells, n=20)
+    a = factorial.estimate(single.assign(replicate=0), list("abcd"), n_boot=20, seed=1)
+    b = factorial.estimate(single, list("abcd"), n_boot=20, seed=1)
+    pd.testing.assert_frame_equal(a, b)

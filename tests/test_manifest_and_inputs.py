@@ -5,8 +5,8 @@ import re
 import pytest
 import torch
 
-from lab import variants
-from lab.variants import VARIANTS_DIR, check_inputs
+from lab.kernels import variants
+from lab.kernels.variants import VARIANTS_DIR, check_inputs
 
 
 def test_names_in_chain_order():
@@ -154,8 +154,11 @@ def test_callable_validates_before_launching():
 
 
 def test_judged_at_names_a_shape_or_nothing():
-    assert variants._is_shape_spec("4,16,4096,128") and variants._is_shape_spec("1,8,512,64,causal")
-    assert not variants._is_shape_spec("4,16,4096") and not variants._is_shape_spec("4,16,4096,128,1")
+    from lab.kernels.shape import Shape, is_spec
+
+    assert is_spec("4,16,4096,128") and is_spec("1,8,512,64,causal")
+    assert not is_spec("4,16,4096") and not is_spec("4,16,4096,128,1")
+    assert Shape.parse("1,8,512,64,causal") == Shape(1, 8, 512, 64, True)
     for v in variants.manifest():
         shape = variants.judged_shape(v)
-        assert shape is None if not v.judged_at else shape[:4] == tuple(int(p) for p in v.judged_at.split(",")[:4])
+        assert shape is None if not v.judged_at else shape.spec == v.judged_at.replace(" ", "")

@@ -6,7 +6,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lab import kernel_ipc, records
+from lab import jupyter_kernel
+from lab.kernels.shape import Shape
+from lab.measure import records
 from lab.pipeline import MEASURE, NOTEBOOKS_DIR, REPORT
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
@@ -45,7 +47,7 @@ def test_report_notebook_runs_on_the_committed_run(tmp_path):
     out = tmp_path / "05_report.ipynb"
     pm.execute_notebook(str(NOTEBOOKS_DIR / REPORT), str(out), kernel_name="python3",
                         parameters={"run_id": run_id, "reports_dir": str(tmp_path / "reports")},
-                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=kernel_ipc.MANAGER)
+                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=jupyter_kernel.MANAGER)
     md = (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").read_text()
     assert run_id in md
     assert (tmp_path / "reports" / "ablation.html").stat().st_size > 10_000
@@ -59,19 +61,19 @@ def test_report_notebook_runs_on_the_committed_run(tmp_path):
 def test_explore_notebook_compares_two_steps_from_the_run_folder(tmp_path):
     import papermill as pm
 
-    from lab import stats
+    from lab.measure import stats
     from lab.report import explore
 
     out = tmp_path / EXPLORE
     params = {"run_id": EXPLORE_RUN, "shape": "4,16,512,64,causal", "step_a": "mma_sync", "step_b": "tma"}
     pm.execute_notebook(str(NOTEBOOKS_DIR / EXPLORE), str(out), kernel_name="python3", parameters=params,
-                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=kernel_ipc.MANAGER)
+                        cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=jupyter_kernel.MANAGER)
     nb = nbformat.read(out, as_version=4)
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(pngs) == 1 and "tensor_pipe_active" in html
     data = explore.open_run(EXPLORE_RUN)
-    sh = explore.parse_shape(params["shape"])
+    sh = Shape.parse(params["shape"])
     c = stats.speedup_ci(data.lat("tma", sh, "hot"), data.lat("mma_sync", sh, "hot"), seed=0)
     df = explore.compare(data, sh, "mma_sync", "tma")
     assert (df.iloc[0]["speedup"], df.iloc[0]["ci_lo"], df.iloc[0]["ci_hi"]) == (c.ratio, c.lo, c.hi)

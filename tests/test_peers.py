@@ -11,7 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import check, peers, records, run
+from lab.measure import check, peers, records
+from lab.kernels.shape import Shape
+from lab.studies import profiling, stages
+from lab.studies.measure_shape import measure_shape
 
 
 def _sdpa_bshd(q, k, v, softmax_scale=None, causal=False):
@@ -110,8 +113,8 @@ def test_a_peer_that_raises_is_unsupported_with_the_reason(fake_externals):
 
 
 def _cpu_measure_shape(monkeypatch, peer_list):
-    """run.measure_shape on the CPU: inputs on the CPU, timers that launch each closure once."""
-    from lab import timing
+    """measure_shape on the CPU: inputs on the CPU, timers that launch each closure once."""
+    from lab.measure import timing
 
     real_randn = torch.randn
     monkeypatch.setattr(torch, "randn", lambda *a, device=None, **kw: real_randn(*a, **kw))
@@ -130,8 +133,8 @@ def _cpu_measure_shape(monkeypatch, peer_list):
 
     monkeypatch.setattr(timing, "HotTimer", OnceTimer)
     monkeypatch.setattr(timing, "interleave", interleave)
-    shape = run.Shape(1, 2, 32, 64, True)
-    return run.measure_shape(shape, {}, peer_list, ["hot"], rule=None, clocks=None, run_id="r", aa_impl=None,
+    shape = Shape(1, 2, 32, 64, True)
+    return measure_shape(shape, {}, peer_list, ["hot"], rule=None, clocks=None, run_id="r", aa_impl=None,
                              seed=0, progress=lambda s: None)
 
 
@@ -158,7 +161,7 @@ def test_measure_shape_records_a_raising_peer_and_times_the_others(monkeypatch, 
 
 def test_registered_external_layouts_match_the_reference():
     """The registered entries' own prepare/call/to_bhsd, with a stand-in for the library function
-    (its documented signature and layout), judged by lab.check's rule on the CPU."""
+    (its documented signature and layout), judged by lab.measure.check's rule on the CPU."""
     refs = check.ReferenceCache(device="cpu")
     cute = check.peer_as_attn(peers.ExternalPeer(_spec("flash_attn_cute"), _sdpa_bshd))
     flashinfer = check.peer_as_attn(peers.ExternalPeer(_spec("flashinfer"), _sdpa_shd))
@@ -187,7 +190,7 @@ def test_peers_failing_correctness_are_excluded_from_timing(tmp_path, monkeypatc
     real_run_grid = check.run_grid
     monkeypatch.setattr(check, "run_grid", lambda *a, **kw: real_run_grid(*a, device="cpu", **kw))
     monkeypatch.setattr(check, "peer_grid", lambda: [check.Case(2, 3, 17, 64, c) for c in (False, True)])
-    results = run.check_peers(rec, progress=lambda s: None)
+    results = stages.check_peers(rec, progress=lambda s: None)
     assert {r.variant for r in results} == {"fake_good", "fake_wrong", "fake_raises"}  # SDPA is the reference
     status = rec.read_json("peers.json")
     assert "excluded" not in status["fake_good"] and status["fake_good"]["correctness"] == "2/2 passed, 0 unsupported"
@@ -196,22 +199,22 @@ def test_peers_failing_correctness_are_excluded_from_timing(tmp_path, monkeypatc
     assert status["fake_raises"]["excluded"].startswith("no correctness case could run")
     assert status["fake_absent"] == {"available": False, "reason": status["fake_absent"]["reason"]}
     assert len(rec.read_json("peer_correctness.json")) == 6
-    assert [p.name for p in run._peers(rec)] == ["sdpa_flash", "fake_good"]
+    assert [p.name for p in stages._peers(rec)] == ["sdpa_flash", "fake_good"]
 
 
 def test_runs_recorded_before_peers_json_time_their_sdpa_backends(tmp_path):
     rec = records.RunRecord(root=tmp_path)
     rec.write_json("params.json", {"variants": [], "shapes": [], "backends": ["flash", "cudnn"]})
-    assert [p.name for p in run._peers(rec)] == ["sdpa_flash", "sdpa_cudnn"]
+    assert [p.name for p in stages._peers(rec)] == ["sdpa_flash", "sdpa_cudnn"]
 
 
 def test_profiling_takes_flex_attention_and_names_the_peers_it_leaves_out():
-    from lab import profile
+    from lab.measure import profile
 
-    assert "flex_attention" in run.PROFILED_PEERS and "sdpa_flash" in run.PROFILED_PEERS
+    assert "flex_attention" in profiling.PROFILED_PEERS and "sdpa_flash" in profiling.PROFILED_PEERS
     assert profile._prebuild("flex_attention") is None and profile._prebuild("sdpa_cudnn") is None
     assert "unknown implementation" in profile._prebuild("sdpa_nope")
-    assert "flashinfer" not in run.PROFILED_PEERS and "not profiled" in run.NOT_PROFILED_REASON
+    assert "flashinfer" not in profiling.PROFILED_PEERS and "not profiled" in profiling.NOT_PROFILED_REASON
 
 
 def test_flex_attention_block_masks_are_built_once_per_shape():
@@ -234,7 +237,7 @@ def test_flex_attention_never_falls_back_to_eager_after_many_shapes():
 @pytest.mark.skipif(sys.platform != "linux", reason="inductor's CPU backend needs a C++ compiler")
 def test_flex_attention_matches_the_fp32_reference_on_the_cpu():
     """The real compiled flex_attention (inductor's CPU backend in torch 2.13), causal with a custom
-    scale and a ragged S, judged by lab.check's rule: takes ~15 s to compile."""
+    scale and a ragged S, judged by lab.measure.check's rule: takes ~15 s to compile."""
     attn = check.peer_as_attn(peers.FlexAttentionPeer())
     case = check.Case(2, 3, 17, 64, True, check.CUSTOM_SCALE)
     r = check.check_case("flex_attention", attn, case, check.ReferenceCache(device="cpu"))
@@ -259,7 +262,7 @@ def test_every_importable_peer_passes_its_grid_on_the_gpu():
 def test_peers_are_timed_through_cuda_graphs_and_cold_launches():
     """What measure_shape does with each peer: the probe (compiling), then a CUDA-graph timer and
     a cold timer over the bound launches inside the peer's context."""
-    from lab import timing
+    from lab.measure import timing
 
     found, _ = peers.resolve(peers.default_names())
     q, k, v = (torch.randn(1, 8, 512, 64, device="cuda", dtype=torch.float16) for _ in range(3))

@@ -1,4 +1,4 @@
-"""lab.profile on the CPU: parsing ncu's raw CSV, derived fields, and the paths where ncu cannot run."""
+"""lab.measure.profile on the CPU: parsing ncu's raw CSV, derived fields, and the paths where ncu cannot run."""
 
 import csv
 import io
@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from lab import profile
-from lab.profile import METRICS, ProfileResult, parse_ncu_csv
+from lab.measure import profile
+from lab.measure.profile import METRICS, ProfileResult, parse_ncu_csv
 
 HEAD = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
         "Grid Size", "Device", "CC"]
@@ -132,8 +132,8 @@ def test_derived_fields():
     assert all(r != "selected" for r, _ in k1["top_stalls"])
     assert k2["bank_conflict_pct"] == 0.0  # no shared traffic, no conflicts
     assert k2["global_sectors_per_request"] == pytest.approx(8.0)
-    # the names a manifest hypothesis uses (lab.variants.METRICS) are all present
-    from lab.variants import METRICS as HYPOTHESIS
+    # the names a manifest hypothesis uses (lab.kernels.manifest.METRICS) are all present
+    from lab.kernels.variants import METRICS as HYPOTHESIS
 
     for name in HYPOTHESIS:
         assert name in k1, name
@@ -204,10 +204,10 @@ def test_unit_scale():
 
 
 def test_ncu_missing_returns_not_ok(monkeypatch, tmp_path):
-    import lab.build
+    import lab.kernels.build
 
     monkeypatch.setattr(profile.shutil, "which", lambda name: None)
-    monkeypatch.setattr(lab.build, "cuda_home", lambda: None)
+    monkeypatch.setattr(lab.kernels.build, "cuda_home", lambda: None)
 
     def no_run(*a, **k):
         raise AssertionError("nothing must run without ncu")
@@ -217,7 +217,7 @@ def test_ncu_missing_returns_not_ok(monkeypatch, tmp_path):
     assert r.ok is False and "ncu" in r.reason and r.main is None and r.kernels == []
     assert r.to_record()["ok"] is False
     # a cuda_home without ncu in it counts as missing too
-    monkeypatch.setattr(lab.build, "cuda_home", lambda: str(tmp_path))
+    monkeypatch.setattr(lab.kernels.build, "cuda_home", lambda: str(tmp_path))
     assert profile.profile_impl("sdpa_flash", (1, 1, 128, 64), False, tmp_path).ok is False
 
 
@@ -314,14 +314,14 @@ def test_command_line(monkeypatch, tmp_path):
     assert cmd[cmd.index("--page") + 1] == "raw"
     assert cmd[cmd.index("--metrics") + 1].split(",") == list(dict.fromkeys(METRICS.values()))
     i = cmd.index(sys.executable)
-    assert cmd[i:] == [sys.executable, "-m", "lab.profile", "--target", "wmma", "--shape", "4,16,4096,64", "--causal"]
+    assert cmd[i:] == [sys.executable, "-m", "lab.measure.profile", "--target", "wmma", "--shape", "4,16,4096,64", "--causal"]
     # and the command profile_impl actually runs, from the repository root
     _fake_ncu(monkeypatch, tmp_path, rc=0, out=synthetic_csv(), err="")
     profile.profile_impl("sdpa_flash", (1, 1, 64, 64), False, tmp_path / "o")
     ran, kwargs = FakePopen.calls[-1]
     assert "--clock-control" in ran and ran[ran.index("--clock-control") + 1] == "none"
     assert "base" != ran[ran.index("--clock-control") + 1]
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     assert str(kwargs["cwd"]) == str(REPO)
 
@@ -394,7 +394,7 @@ def test_unknown_variant_is_a_reason(monkeypatch, tmp_path):
 def test_sectors_per_request_undefined_without_global_loads():
     # A kernel whose every load goes through TMA issues no global load instructions: its
     # sectors per request is undefined, not 0 (which would read as a perfect improvement).
-    from lab import profile
+    from lab.measure import profile
 
     assert profile._ratio(0, 0, zero_over_zero=None) is None
     assert profile._ratio(0, 0) == 0.0  # a percentage of nothing (bank conflicts) stays 0

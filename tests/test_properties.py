@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import stats
-from lab import tuning_dispatch as td
+from lab.measure import stats
+from lab.studies.tuning import dispatch as td
 from lab.report import bar
-from lab.run import Shape
-from lab.stats import Comparison, SpeedupCI
+from lab.kernels.shape import Shape
+from lab.measure.stats import Comparison, SpeedupCI
 
 pytest.importorskip("hypothesis", reason="hypothesis is not installed (make test installs it)")
 

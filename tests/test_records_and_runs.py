@@ -1,63 +1,64 @@
 """CPU tests: shape sets, run records (never overwritten, status), and the regression gate on
 synthetic runs with known answers."""
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from lab import records, run, stats
+from lab.measure import records, stats
+from lab.kernels.shape import Shape
+from lab.studies import compare, measure_shape, profiling, shapes
 
 
 def test_shape_sets():
-    canonical = run.shape_set("canonical")
-    assert len(canonical) == 7 and run.Shape(32, 8, 512, 64, False) in canonical
+    canonical = shapes.shape_set("canonical")
+    assert len(canonical) == 7 and Shape(32, 8, 512, 64, False) in canonical
     assert {(s.B, s.H) for s in canonical} == {(1, 8), (4, 16), (8, 16), (32, 8)}
-    assert run.shape_set("large") == [run.Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
-    sweep = run.shape_set("sweep")
+    assert shapes.shape_set("large") == [Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
+    sweep = shapes.shape_set("sweep")
     assert {s.S for s in sweep} == {256 << i for i in range(7)} and {s.D for s in sweep} == {64, 128}
-    assert all(s.B * s.S == run.SWEEP_TOKENS and not s.causal for s in sweep)
-    assert run.shape_set("long") == [run.Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024))
+    assert all(s.B * s.S == shapes.SWEEP_TOKENS and not s.causal for s in sweep)
+    assert shapes.shape_set("long") == [Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024))
                                      for c in (False, True)]
-    assert len(run.shapes_from("canonical,large")) == 11
-    assert run.scopes_from("canonical,large") == ["ladder"] * 11
+    assert len(shapes.shapes_from("canonical,large")) == 11
+    assert shapes.scopes_from("canonical,large") == ["ladder"] * 11
 
 
 def test_scopes_take_the_widest_set_a_shape_is_in():
-    scoped = run.scoped_shapes("canonical,large,long,sweep")
+    scoped = shapes.scoped_shapes("canonical,large,long,sweep")
     # (4,16,4096,64) is both large (ladder) and sweep (tails-hot); (1,16,16384,128) both long and sweep
-    assert scoped[run.Shape(4, 16, 4096, 64, False)] == "ladder"
-    assert scoped[run.Shape(1, 16, 16384, 128, False)] == "tails"
-    assert scoped[run.Shape(64, 16, 256, 64, False)] == "tails-hot"
-    assert len(scoped) == 26 and run.shapes_from("canonical,large,long,sweep") == list(scoped)
-    assert run.scoped_shapes("4,16,512,64") == {run.Shape(4, 16, 512, 64, False): "ladder"}
+    assert scoped[Shape(4, 16, 4096, 64, False)] == "ladder"
+    assert scoped[Shape(1, 16, 16384, 128, False)] == "tails"
+    assert scoped[Shape(64, 16, 256, 64, False)] == "tails-hot"
+    assert len(scoped) == 26 and shapes.shapes_from("canonical,large,long,sweep") == list(scoped)
+    assert shapes.scoped_shapes("4,16,512,64") == {Shape(4, 16, 512, 64, False): "ladder"}
     # a run recorded before scopes: every shape is measured as "ladder"
-    assert set(run.shape_scopes({"shapes": [[4, 16, 512, 64, False]]}).values()) == {"ladder"}
+    assert set(shapes.shape_scopes({"shapes": [[4, 16, 512, 64, False]]}).values()) == {"ladder"}
 
 
 def test_branch_ends_are_the_last_step_of_each_arch():
-    from lab.manifest import branch_ends, headline_end, names
+    from lab.kernels.manifest import branch_ends, headline_end, names
 
-    assert branch_ends(names()) == ["small_grid_tiles", "ftz_exp2"]
+    assert branch_ends(names()) == ["small_grid_tiles", "balanced_causal"]
     # the A/A twin and the factorial go to the arch-specific end where a run has it
-    assert headline_end(names()) == "ftz_exp2"
+    assert headline_end(names()) == "balanced_causal"
+    assert headline_end(names()[:18]) == "ftz_exp2"
     assert headline_end(names()[:8] + ["small_grid_tiles"]) == "small_grid_tiles"
     assert branch_ends(["baseline", "wmma", "wgmma"]) == ["wmma", "wgmma"]
-    assert run.shapes_from("4,16,512,64,causal;1,1,8,128") == [run.Shape(4, 16, 512, 64, True),
-                                                              run.Shape(1, 1, 8, 128, False)]
+    assert shapes.shapes_from("4,16,512,64,causal;1,1,8,128") == [Shape(4, 16, 512, 64, True),
+                                                              Shape(1, 1, 8, 128, False)]
     with pytest.raises(ValueError, match="expected B,H,S,D"):
-        run.shapes_from("4,16,512")
+        shapes.shapes_from("4,16,512")
     with pytest.raises(ValueError, match="causal \\(the word\\)"):  # a "1" must not pass as non-causal
-        run.shapes_from("4,16,512,64,1")
+        shapes.shapes_from("4,16,512,64,1")
 
 
 def test_input_sets_rotate_only_when_inputs_fit_in_l2():
     l2 = 50 * 2**20
-    assert run.input_sets(run.Shape(4, 16, 4096, 128, False), l2) == 1
-    small = run.Shape(1, 8, 512, 64, False)  # 2 MiB of Q, K, V, O
-    assert run.input_sets(small, l2) == 32
-    assert run.input_sets(run.Shape(4, 16, 512, 64, False), l2) == 7  # 16 MiB a set: ceil(2 x L2 / 16 MiB)
+    assert measure_shape.input_sets(Shape(4, 16, 4096, 128, False), l2) == 1
+    small = Shape(1, 8, 512, 64, False)  # 2 MiB of Q, K, V, O
+    assert measure_shape.input_sets(small, l2) == 32
+    assert measure_shape.input_sets(Shape(4, 16, 512, 64, False), l2) == 7  # 16 MiB a set: ceil(2 x L2 / 16 MiB)
 
 
 def test_run_ids_never_collide(tmp_path, monkeypatch):
@@ -97,18 +98,21 @@ def test_env_sha_wins_over_a_stale_git(monkeypatch):
     assert records.git_sha() == "fc41a886298dfe77" and records.git_dirty() is True
 
 
-def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0):
-    """A complete run whose samples are lognormal around the given medians."""
+def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0, shifts=(1.0,)):
+    """A complete run whose samples are lognormal around the given medians; 200 samples split among
+    len(shifts) replicates, replicate r's median multiplied by shifts[r]."""
     rng = np.random.default_rng(seed)
     rec = records.RunRecord(run_id=run_id, root=root)
     rec.write_json("env.json", {"gpu": gpu})
     rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in medians])
     rows, summ = [], []
     for impl, med in medians.items():
-        lat = med * rng.lognormal(0, 0.01, 200)
+        rep = np.arange(200) % len(shifts)
+        lat = med * np.asarray(shifts)[rep] * rng.lognormal(0, 0.01, 200)
         for i, x in enumerate(lat):
             rows.append(dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16",
-                             mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False))
+                             mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False,
+                             replicate=int(rep[i])))
         summ.append(dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot", median_us=float(np.median(lat))))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_table("summary.csv", pd.DataFrame(summ))
@@ -125,33 +129,49 @@ def runs_dir(tmp_path, monkeypatch):
 def test_compare_passes_when_nothing_changed(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=2)
-    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+    assert compare.compare("20260102T000000Z-b", progress=lambda s: None) == 0
 
 
 def test_compare_flags_a_significant_regression(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 21.0}, seed=2)  # 5% slower
     lines = []
-    assert run.compare("20260102T000000Z-b", progress=lines.append) == 1
+    assert compare.compare("20260102T000000Z-b", progress=lines.append) == 1
     assert any("slower" in line for line in lines)
+
+
+def test_compare_of_runs_with_replicates_counts_their_spread(runs_dir):
+    """Two runs of three replicates whose processes scatter by about 3 %, B's median 4 % above A's:
+    within what three replicates each can tell apart, so not a regression. The same samples
+    without their replicate column (as if from one process each) make it one."""
+    a = _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1, shifts=(0.97, 1.0, 1.03))
+    b = _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.6}, seed=2, shifts=(0.99, 1.03, 1.01))
+    lines = []
+    assert compare.compare(b.run_id, a.run_id, progress=lines.append) == 0
+    assert "within noise" in lines[1]
+    for rec in (a, b):
+        rec.write_table("samples.parquet", rec.read_table("samples.parquet").drop(columns="replicate"))
+    lines = []
+    assert compare.compare(b.run_id, a.run_id, progress=lines.append) == 1
+    assert "slower" in lines[1]
 
 
 def test_compare_ignores_a_slower_peer_and_a_small_change(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "sdpa_flash": 10.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.2, "sdpa_flash": 12.0}, seed=2)  # wmma 1% slower
-    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+    assert compare.compare("20260102T000000Z-b", progress=lambda s: None) == 0
 
 
 def test_compare_ignores_a_slower_non_sdpa_peer(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0, "flex_attention": 10.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0, "flex_attention": 12.0}, seed=2)
-    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 0
+    assert compare.compare("20260102T000000Z-b", progress=lambda s: None) == 0
 
 
 def test_compare_fails_on_a_correctness_failure(runs_dir):
     _fake_run(runs_dir, "20260101T000000Z-a", {"wmma": 20.0}, seed=1)
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 20.0}, failed=("wmma",), seed=2)
-    assert run.compare("20260102T000000Z-b", progress=lambda s: None) == 1
+    assert compare.compare("20260102T000000Z-b", progress=lambda s: None) == 1
 
 
 def test_best_base_is_the_fastest_earlier_run_on_the_same_gpu(runs_dir):
@@ -159,7 +179,7 @@ def test_best_base_is_the_fastest_earlier_run_on_the_same_gpu(runs_dir):
     _fake_run(runs_dir, "20260102T000000Z-b", {"wmma": 25.0}, seed=2)
     _fake_run(runs_dir, "20260103T000000Z-c", {"wmma": 10.0}, gpu="NVIDIA H100 80GB HBM3", seed=3)
     _fake_run(runs_dir, "20260104T000000Z-d", {"wmma": 20.0}, seed=4)
-    assert run.best_base("20260104T000000Z-d") == "20260101T000000Z-a"
+    assert compare.best_base("20260104T000000Z-d") == "20260101T000000Z-a"
 
 
 def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
@@ -176,19 +196,19 @@ def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
 
 
 def test_profiled_shapes_all_or_one_per_s_and_d():
-    shapes = run.shapes_from("canonical,large")
-    assert run.shapes_to_profile(shapes, "all") == shapes
-    distinct = run.shapes_to_profile(shapes, "distinct")
+    ladder = shapes.shapes_from("canonical,large")
+    assert profiling.select_profile_shapes(ladder, "all") == ladder
+    distinct = profiling.select_profile_shapes(ladder, "distinct")
     assert sorted((s.S, s.D) for s in distinct) == [(512, 64), (4096, 64), (4096, 128)]
     assert all(not s.causal for s in distinct)
     with pytest.raises(ValueError, match="profile_shapes"):
-        run.shapes_to_profile(shapes, "some")
+        profiling.select_profile_shapes(ladder, "some")
 
 
 def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
-    from lab import timing
+    from lab.measure import timing
 
-    rule = timing.StopRule(rel_ci=0.005, min_samples=50)
+    rule = timing.StopRule(rel_ci=0.005, cap_s=5.0, min_samples=50)
     rng = np.random.default_rng(0)
     unimodal = rng.lognormal(np.log(100.0), 0.01, 400)
     assert rule.met_by(unimodal)
@@ -200,14 +220,14 @@ def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
     assert stats.relative_ci_halfwidth(comb) <= 0.005
     assert stats.relative_ci_halfwidth(comb, 0.99) > 0.01
     assert not rule.met_by(comb)
-    assert timing.StopRule(rel_ci=0.005, min_samples=50, guard_confidence=None).met_by(comb)  # old rule
+    assert timing.StopRule(rel_ci=0.005, cap_s=5.0, min_samples=50, guard_confidence=None).met_by(comb)  # old rule
     assert not rule.met_by(unimodal[:40])  # the minimum count still holds
 
 
 def test_interleave_stops_each_row_by_its_rule_and_records_why(monkeypatch):
-    from lab import timing
+    from lab.measure import timing
 
-    class Clock:  # the wall clock of lab.timing: 1 ms a block (a real one made this test take 20 s)
+    class Clock:  # the wall clock of lab.measure.timing: 1 ms a block (a real one made this test take 20 s)
         now = 0.0
 
         @classmethod
@@ -238,7 +258,7 @@ def _one_line_exit(cmd, code):
     import subprocess
     import sys
 
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == code, proc.stderr
@@ -283,13 +303,30 @@ def test_pipeline_names_the_broken_constraint_in_one_line(argv, needle, capsys, 
 def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
     import argparse
 
-    from lab import peers, pipeline
+    from lab.measure import peers
+    from lab import pipeline
 
     args = argparse.Namespace(shapes="canonical,large", variants="", modes="hot,cold", check="quick", profile=1,
-                              cap=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
+                              cap_s=3.0, rel_ci=0.005, min_samples=50, peers=",".join(peers.known_names()), resume="")
     pipeline.validate(args)  # raises on a bad parameter
 
 
 def test_compare_of_an_unknown_run_is_one_line():
     line = _one_line_exit(["-m", "lab", "compare", "nope"], 1)
     assert line.startswith("no run 'nope' under")
+
+
+def test_a_block_of_samples_waits_behind_the_gpu_sleep_or_fails_loudly(monkeypatch):
+    """timed_blocks enqueues its launches behind torch.cuda._sleep; without it, it refuses to time."""
+    import torch
+
+    from lab.measure import timing
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: calls.append(cycles), raising=False)
+    timing._gpu_sleep()()
+    assert calls == [timing.SLEEP_CYCLES]
+    monkeypatch.delattr(torch.cuda, "_sleep")
+    with pytest.raises(RuntimeError, match="torch.cuda._sleep"):
+        timing.timed_blocks(3, lambda: calls.append("launch"))
+    assert calls == [timing.SLEEP_CYCLES], "nothing was launched or timed"

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab import records, report, stats, variants
+from lab.measure import records, stats
+from lab import report
+from lab.kernels import variants
 
 RUN_ID = "20261121T232749Z-c1f7639"
 HEAD = dict(B=4, H=16, S=4096, D=64, causal=False)
@@ -221,7 +223,7 @@ def test_missing_profile_and_excluded_variant_are_reported(tmp_path, capsys):
 
 def test_a_bare_run_with_an_s_sweep(tmp_path):
     """Only params.json and samples.parquet: the report says what is missing and draws the sweep."""
-    from lab.run import shape_set
+    from lab.studies.shapes import shape_set
 
     rec = records.RunRecord("20990101T000000Z-sweep00", root=tmp_path)
     shapes = [s for s in shape_set("sweep") if s.D == 64 and not s.causal]

@@ -9,14 +9,14 @@ import shutil
 import numpy as np
 import pytest
 
-from lab import records, stats
-from lab.report import bar, branches, hero, render
+from lab.measure import records, stats
+from lab.report import bar, branches, ladder, render
 from lab.report.common import fmt_g
 from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
 from lab.report.tables import _ablation
-from lab.run import Shape
+from lab.kernels.shape import Shape
 
 RUN_ID = "20261122T023222Z-793d6a3"
 HEAD = Shape(4, 16, 4096, 64, False)
@@ -74,12 +74,12 @@ def test_first_screen_sentence_is_computed_from_the_samples(ctx, sections):
 
 
 def test_hero_figure_groups_the_branches_and_draws_every_peer(ctx, tmp_path):
-    steps = hero.ladder(ctx.data, HEAD)
-    assert [hero.branch(v) for v in steps] == ["portable"] * 8 + ["sm_90a"] * 10
-    assert hero.branch_ends(ctx.data, HEAD) == ["async_pipeline", "ftz_exp2"]
+    steps = ladder.measured_steps(ctx.data, HEAD)
+    assert [ladder.branch(v) for v in steps] == ["portable"] * 8 + ["sm_90a"] * 10
+    assert branches.ends(ctx.data, HEAD) == ["async_pipeline", "ftz_exp2"]
     assert ctx.data.peers(HEAD) == ["sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default"]
-    assert hero.figure_hero(ctx.data, HEAD, tmp_path / "h.png") is None
-    assert hero.figure_hero(ctx.data, Shape(3, 3, 333, 64, False), tmp_path / "x.png").startswith("no step")
+    assert ladder.figure_hero(ctx.data, HEAD, tmp_path / "h.png") is None
+    assert ladder.figure_hero(ctx.data, Shape(3, 3, 333, 64, False), tmp_path / "x.png").startswith("no step")
 
 
 def test_headline_section(ctx, sections):
@@ -255,14 +255,14 @@ def test_a_tree_ladder_shows_each_branch_in_its_own_order_against_its_own_parent
     # portable_a is faster than its child portable_b: the best portable step is not the branch's end
     data = _tree_run({"portable_a": 0.8, "portable_b": 0.9})
     order = PORTABLE + ["portable_a", "portable_b"] + HOPPER
-    assert data.variants == order and hero.ladder(data, HEAD) == order
+    assert data.variants == order and ladder.measured_steps(data, HEAD) == order
     abl = _ablation(data, HEAD, "hot").set_index("variant", drop=False)
     assert list(abl["variant"]) == order
     med = lambda v: np.median(data.lat(v, HEAD, "hot"))  # noqa: E731
     for step, parent in (("portable_a", "async_pipeline"), ("portable_b", "portable_a"), ("wgmma", "async_pipeline")):
         assert abl.loc[step, "parent"] == parent
         assert abl.loc[step, "vs_parent"] == pytest.approx(med(parent) / med(step))
-    headers, rows = hero.ladder_rows(data, abl, HEAD)
+    headers, rows = ladder.ladder_rows(data, abl, HEAD)
     labels = [r[0] for r in rows]
     assert labels[7:11] == ["8 async_pipeline", "19 portable_a", "20 portable_b", "9 wgmma"]
     assert rows[labels.index("9 wgmma")][1] == "8 async_pipeline"
@@ -272,14 +272,14 @@ def test_a_tree_ladder_shows_each_branch_in_its_own_order_against_its_own_parent
     assert branches.best_portable(data) == "portable_a"
     assert branches.summary(data.variants) == \
         "portable steps 1–8, 19–20, then sm_90a steps 9–18 branching off 8 async_pipeline"
-    assert "; the best portable step, portable_a, reaches" in hero.finding(data, HEAD)
+    assert "; the best portable step, portable_a, reaches" in ladder.finding(data, HEAD)
     c = Context.of(data, tmp_path)
     c.figdir.mkdir(parents=True)
     text = "\n".join(section_headline(c))
     assert "| best step | 18 ftz_exp2 | sm_90a |" in text
     assert "| best portable step | 19 portable_a | portable |" in text
     assert "- Whole ladder, baseline → ftz_exp2 (along steps 1–18)" in text  # step 8's sm_90a child, not 19 or 20
-    assert hero.figure_hero(data, HEAD, tmp_path / "hero.png") is None
+    assert ladder.figure_hero(data, HEAD, tmp_path / "ladder.png") is None
 
 
 def test_without_sm90a_samples_the_best_portable_step_is_the_best_and_the_bar_judges_it(tree_manifest, tmp_path):
@@ -306,7 +306,7 @@ def test_without_sm90a_samples_the_best_portable_step_is_the_best_and_the_bar_ju
             "the step needs sm_90a (arch-specific), this GPU is sm_89).") in head
     assert "| best step, the best portable step | 19 portable_a | portable |" in head
     assert "- Whole ladder, baseline → portable_a (along steps 1–8, 19)" in head
-    sentence = hero.finding(data, HEAD)
+    sentence = ladder.finding(data, HEAD)
     assert sentence.startswith("At (4, 16, 4096, 64) non-causal (hot), the best step, portable_a (the best portable "
                                "step; no sm_90a step ran on this GPU), reaches")
     assert "the best portable step, " not in sentence.split("reaches")[1]  # said once, not twice

@@ -1,4 +1,4 @@
-"""Known-answer tests for lab.stats (CPU only, fast)."""
+"""Known-answer tests for lab.measure.stats (CPU only, fast)."""
 
 import ast
 import math
@@ -14,8 +14,8 @@ _ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from lab import stats  # noqa: E402
-from lab.stats import (  # noqa: E402
+from lab.measure import stats  # noqa: E402
+from lab.measure.stats import (  # noqa: E402
     Comparison,
     SpeedupCI,
     benjamini_hochberg,
@@ -367,4 +367,4 @@ def test_no_torch_import():
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
     assert "torch" not in names
-    assert names <= {"__future__", "inspect", "warnings", "dataclasses", "typing", "numpy", "scipy"}
+    assert names <= {"__future__", "inspect", "math", "warnings", "dataclasses", "typing", "numpy", "scipy"}

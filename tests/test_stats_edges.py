@@ -1,7 +1,7 @@
-"""lab.stats at the edges its known-answer tests (test_stats.py) leave open (issue 20): what each
+"""lab.measure.stats at the edges its known-answer tests (test_stats.py) leave open (issue 20): what each
 function refuses and how it names the argument, degenerate medians and samples, the fallbacks,
 and the defaults the report and the gate rely on (bootstrap seed 0, 2000 resamples, 95 %).
-Expected values by hand or from scipy's own functions, never from lab.stats itself.
+Expected values by hand or from scipy's own functions, never from lab.measure.stats itself.
 """
 
 import math
@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from lab import stats
+from lab.measure import stats
 
 GOOD = [1.0, 2.0, 3.0]
 

@@ -1,7 +1,7 @@
-"""The timing's stopping rule and its interleaving (lab.timing), with fake timers, a fake NVML
+"""The timing's stopping rule and its interleaving (lab.measure.timing), with fake timers, a fake NVML
 clock that marks blocks throttled and a fake wall clock (issue 20). CPU only, no sleeping.
 
-Expected values are derived by hand from the rule as lab.timing states it: sample in randomized
+Expected values are derived by hand from the rule as lab.measure.timing states it: sample in randomized
 round-robin blocks until the 95 % CI of the median of the samples NOT taken while throttled is
 within +-rel_ci of it (and the 99 % one within +-2 rel_ci), with at least min_samples of them, or
 until the time spent in the row's blocks reaches cap_s; a block is throttled when the clock says
@@ -14,14 +14,16 @@ import numpy as np
 import pytest
 import torch
 
-from lab import run, timing
-from lab.timing import StopRule, interleave
+from lab.kernels.shape import Shape
+from lab.measure import timing
+from lab.measure.timing import StopRule, interleave
+from lab.studies.measure_shape import measure_shape
 
 TIGHT = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, block=10)
 
 
 class FakeTime:
-    """time.perf_counter for lab.timing: advances only when a fake timer takes samples."""
+    """time.perf_counter for lab.measure.timing: advances only when a fake timer takes samples."""
 
     def __init__(self):
         self.now = 0.0
@@ -47,7 +49,7 @@ class FakeTimer:
 
 
 class FakeClocks:
-    """records.Clocks.read: (SM clock MHz or None, throttled), two readings per block (before, after)."""
+    """lab.measure.clocks.Clocks.read: (SM clock MHz or None, throttled), two readings per block (before, after)."""
 
     def __init__(self, readings):
         self.readings = list(readings)
@@ -195,7 +197,7 @@ def _ranked(at40: float, at37: float) -> np.ndarray:
 @pytest.mark.parametrize("half, met", [(0.5, True), (0.5001, False), (0.0, True)])
 def test_met_by_at_the_relative_halfwidth(half, met):
     # both intervals +-half: relative half-width half / 100, at most 0.005 <=> half <= 0.5
-    assert StopRule(rel_ci=0.005, min_samples=50).met_by(_ranked(half, half)) is met
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by(_ranked(half, half)) is met
 
 
 @pytest.mark.parametrize("at37, met", [(1.0, True), (1.0001, False)])
@@ -203,20 +205,20 @@ def test_the_guard_at_twice_the_halfwidth(at37, met):
     # the 95 % interval +-0.1 (0.001 relative) meets rel_ci = 0.005 on its own; the 99 % one must be
     # within 2 x 0.005: at37 / 100 <= 0.01 <=> at37 <= 1
     x = _ranked(0.1, at37)
-    assert StopRule(rel_ci=0.005, min_samples=50).met_by(x) is met
-    assert StopRule(rel_ci=0.005, min_samples=50, guard_confidence=None).met_by(x)  # no guard
-    assert StopRule(rel_ci=0.005, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.4999))
-    assert not StopRule(rel_ci=0.005, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.5001))
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by(x) is met
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_confidence=None).met_by(x)  # no guard
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.4999))
+    assert not StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.5001))
     # the guard's confidence is its own: at 95 % it sees only x_40 and x_61
-    assert StopRule(rel_ci=0.005, min_samples=50, guard_confidence=0.95).met_by(_ranked(0.1, 5.0))
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_confidence=0.95).met_by(_ranked(0.1, 5.0))
 
 
 @pytest.mark.parametrize("n, met", [(49, False), (50, True)])
 def test_met_by_needs_min_samples(n, met):
-    assert StopRule(rel_ci=0.005, min_samples=50).met_by([100.0] * n) is met
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by([100.0] * n) is met
 
 
-# --- the throttle filter of a measured shape (lab.run.measure_shape) -----------------------------------
+# --- the throttle filter of a measured shape (lab.studies.measure_shape.measure_shape) -----------------------------------
 
 def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
     real_randn = torch.randn
@@ -238,7 +240,7 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
         def launch(self, *a):
             pass
 
-    rows, summary, notes = run.measure_shape(run.Shape(1, 2, 32, 64, False), {"mixed": Kernel()}, [], ["hot"],
+    rows, summary, notes = measure_shape(Shape(1, 2, 32, 64, False), {"mixed": Kernel()}, [], ["hot"],
                                              rule=None, clocks=None, run_id="r", aa_impl=None, seed=0,
                                              progress=lambda s: None)
     assert len(rows) == 8 and [r["throttled"] for r in rows[:5]] == samples["mixed"][1]

@@ -9,9 +9,10 @@ import math
 import pandas as pd
 import pytest
 
-from lab import tuning_dispatch as td
-from lab import tuning_report
-from lab.tuning_space import space, spill_reason
+from lab.studies.tuning import dispatch as td
+from lab.report import tuning as tuning_report
+from lab.studies.params import TuneParams
+from lab.studies.tuning.space import space, spill_reason
 
 SP = space("ftz_exp2")
 
@@ -184,7 +185,7 @@ def test_heldout_verdicts_flag_overfitting():
 
 
 def test_run_task_records_an_exception_instead_of_raising():
-    from lab.tuning_worker import Task, run_task
+    from lab.studies.tuning.worker import Task, run_task
 
     class Broken:
         def gpu(self):
@@ -204,11 +205,11 @@ def fake_run(tmp_path_factory):
     synthetic latency model; every legal configuration measured (brute force, no pruning)."""
     from distributed import Client, LocalCluster
 
-    from lab import tuning
-    from lab.tuning_fake import FakeBackend
+    from lab.studies.tuning import run as tuning
+    from lab.studies.tuning.fake import FakeBackend
 
     root = tmp_path_factory.mktemp("tuning")
-    params = tuning.TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
+    params = TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
                                budget_s=0)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
@@ -270,7 +271,7 @@ def test_report_section_and_figure_from_the_run_folder(fake_run, tmp_path):
 
 
 def test_sticky_cuda_errors_mark_the_worker_for_a_restart():
-    from lab.tuning_worker import poisoned
+    from lab.studies.tuning.worker import poisoned
 
     rows = [{"worker_address": "tcp://a", "reason": "RuntimeError: CUDA error: an illegal memory access was encountered"},
             {"worker_address": "tcp://b", "reason": "FA_TILE_BC_D64=96 is not a legal value"},
@@ -282,12 +283,12 @@ def test_report_compares_one_and_several_workers(tmp_path):
     """Two runs of the same search, with 1 and 2 workers: the section shows the speedup table."""
     from distributed import Client, LocalCluster
 
-    from lab import tuning
-    from lab.tuning_fake import FakeBackend
+    from lab.studies.tuning import run as tuning
+    from lab.studies.tuning.fake import FakeBackend
 
     runs = []
     for n in (1, 2):
-        params = tuning.TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
+        params = TuneParams(trials=4, gpus=str(n), fake=True, min_samples=20, budget_s=0, heldout=False)
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             runs.append(tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path))
@@ -310,10 +311,10 @@ def test_register_and_thread_budget_mirrors_the_kernel():
 def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
     from distributed import Client, LocalCluster
 
-    from lab import tuning
-    from lab.tuning_fake import FakeBackend
+    from lab.studies.tuning import run as tuning
+    from lab.studies.tuning.fake import FakeBackend
 
-    params = tuning.TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
+    params = TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path)
@@ -331,8 +332,8 @@ def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
 
     from distributed import Client, LocalCluster
 
-    from lab import tuning
-    from lab.tuning_fake import FakeBackend
+    from lab.studies.tuning import run as tuning
+    from lab.studies.tuning.fake import FakeBackend
 
     class Hanging(FakeBackend):
         def measure(self, shape, kernels, *args):
@@ -340,7 +341,7 @@ def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
                 _time.sleep(3)  # a kernel that never finishes, as far as the client can tell
             return super().measure(shape, kernels, *args)
 
-    params = tuning.TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
+    params = TuneParams(shapes="8,16,512,128,causal;4,16,4096,128", trials=7, sampler="bruteforce",
                                prune=False, fake=True, min_samples=20, budget_s=0, heldout=False, task_timeout_s=1.0)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:

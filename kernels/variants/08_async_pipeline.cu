@@ -11,28 +11,15 @@
 #include "fa/softmax.cuh"
 #include "fa/tile_io.cuh"
 
-// Knock-out switches (1 = this step as written; see the manifest's [[switch]] tables).
-#ifndef FA_ASYNC_ARRIVE  // step 8: 0 -> the producer waits for each tile's copies, then arrives
-#define FA_ASYNC_ARRIVE 1
-#endif
-#ifndef FA_RESTRICT  // step 2: 0 -> no __restrict__ on the kernel's pointers
-#define FA_RESTRICT 1
-#endif
-#if FA_RESTRICT
-#define FA_RESTRICT_PTR __restrict__
-#else
-#define FA_RESTRICT_PTR
-#endif
-
 namespace {
 
 template <int D>
-using Tile = fa::MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 2, /*PRODUCER_WARPS=*/1, /*ASYNC_ARRIVE=*/bool(FA_ASYNC_ARRIVE)>;
+using Tile = fa::MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 2, /*PRODUCER_WARPS=*/1, /*ASYNC_ARRIVE=*/true>;
 
 template <int D>
 __global__ void __launch_bounds__(Tile<D>::THREADS, 1)
-    attention_fwd(const half* FA_RESTRICT_PTR q, const half* FA_RESTRICT_PTR k, const half* FA_RESTRICT_PTR v,
-                  half* FA_RESTRICT_PTR o, fa::AttnShape shape) {
+    attention_fwd(const half* __restrict__ q, const half* __restrict__ k, const half* __restrict__ v,
+                  half* __restrict__ o, fa::AttnShape shape) {
   using T = Tile<D>;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const typename T::Smem sm(smem_raw);

@@ -12,81 +12,17 @@
 #include "fa/tma.cuh"
 #include "fa/wgmma_attention.cuh"
 
-// Knock-out switches (manifest [[switch]]): 1, the default, is step 18 as measured; 0 takes one
-// earlier step's idea out of this kernel, for the knock-out half of the ablation. The default
-// build is step 18 byte for byte in SASS (tests/test_switches.py checks it). Step 2's
-// __restrict__ is no switch: without it this kernel compiles to the same SASS (every input is
-// read by TMA, and O is only stored).
-#ifndef FA_FTZ_EXP2  // step 18: 0 -> exp2f, with ptxas's subnormal fix-up
-#define FA_FTZ_EXP2 1
-#endif
-#ifndef FA_PING_PONG  // step 17 (D = 128): 0 -> the two consumer warpgroups issue unordered
-#define FA_PING_PONG 1
-#endif
-#ifndef FA_UNMASKED_INTERIOR  // step 15: 0 -> every key tile runs the visibility test
-#define FA_UNMASKED_INTERIOR 1
-#endif
-#ifndef FA_TMA_Q  // step 14: 0 -> every thread copies Q with cp.async before the roles split
-#define FA_TMA_Q 1
-#endif
-#ifndef FA_TMA_KV  // step 12: 0 -> the producer warps copy K/V with cp.async, arriving on the ring
-#define FA_TMA_KV 1
-#endif
-#ifndef FA_WGMMA_OVERLAP  // step 11: 0 -> S_j, its softmax, then P_j V_j, each waited on in series
-#define FA_WGMMA_OVERLAP 1
-#endif
-// Tile constants (manifest [[tunable]]; steps 13 and 16 are knock-outs through them).
-#ifndef FA_TILE_BC_D64  // keys per K/V tile
-#define FA_TILE_BC_D64 128
-#endif
-#ifndef FA_TILE_STAGES_D64  // K/V ring depth
-#define FA_TILE_STAGES_D64 3
-#endif
-#ifndef FA_TILE_WGS_D64  // consumer warpgroups of 64 query rows (1: two CTAs per SM)
-#define FA_TILE_WGS_D64 1
-#endif
-#ifndef FA_TILE_BC_D128
-#define FA_TILE_BC_D128 128
-#endif
-#ifndef FA_TILE_STAGES_D128
-#define FA_TILE_STAGES_D128 3
-#endif
-#ifndef FA_TILE_WGS_D128
-#define FA_TILE_WGS_D128 2
-#endif
-#ifndef FA_TILE_PRODUCER_WARPS
-#define FA_TILE_PRODUCER_WARPS 4
-#endif
-// Without TMA for Q or K/V the kernel also takes the raw pointers (after the tensor maps, so the
-// default's parameter layout is step 18's).
-#if FA_TMA_Q && FA_TMA_KV
-#define FA_RAW_INPUT_PARAMS
-#define FA_RAW_INPUT_ARGS
-#else
-#define FA_RAW_INPUT_PARAMS \
-  , const half* __restrict__ q, const half* __restrict__ k, const half* __restrict__ v
-#define FA_RAW_INPUT_ARGS , q, k, v
-#endif
-
 namespace {
 
-constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInterior = FA_UNMASKED_INTERIOR;
-constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP;
-static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
-
 template <int D>
-using Tile = fa::WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
-                            /*KV_STAGES=*/D == 64 ? FA_TILE_STAGES_D64 : FA_TILE_STAGES_D128,
-                            /*PRODUCER_WARPS=*/FA_TILE_PRODUCER_WARPS,
-                            /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
-                            /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
-                            /*PRODUCER_REGISTERS=*/kTmaKv && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 24 : 40>;
+using Tile = fa::WgmmaTile<D, /*BC=*/128, /*KV_STAGES=*/3, /*PRODUCER_WARPS=*/4,
+                            /*CONSUMER_WARPGROUPS=*/D == 64 ? 1 : 2>;
 
 template <int D>
 __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
     attention_fwd(half* __restrict__ o, const __grid_constant__ CUtensorMap q_map,
-                  const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
-                  FA_RAW_INPUT_PARAMS, fa::AttnShape shape) {
+                  const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+                  fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = Tile<D>;
   namespace wg = fa::wgmma;
@@ -99,32 +35,20 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
 
   __shared__ fa::KvRing<T::KV_STAGES> ring;
   __shared__ uint64_t q_full;
-  // Producer arrivals per stage: the one TMA thread that also sets the byte count, or every
-  // producer thread's cp.async arrival.
-  ring.init(kTmaKv ? 1 : 32 * T::PRODUCER_WARPS, T::CONSUMER_THREADS);
+  ring.init(/*producer arrivals: the one thread that also sets the byte count*/ 1, T::CONSUMER_THREADS);
   if (tid == 0) {
     fa::mbarrier_init(&q_full, 1);
     fa::tma::fence_barrier_init();
   }
-#if !FA_TMA_Q  // Q by every thread, then made visible to wgmma (async proxy)
-  fa::cp_async_tile_sw128<T::BR, D, T::THREADS>(sm.q, q + head + static_cast<size_t>(q0) * D, shape.S - q0, tid);
-  fa::cp_async_wait_all();
-  wg::fence_proxy_async();
-#endif
   __syncthreads();
   if (tid >= T::CONSUMER_THREADS) {
     wg::set_max_registers<T::PRODUCER_REGISTERS, false>();
     if (tid == T::CONSUMER_THREADS) {
       const int bh = blockIdx.z * shape.H + blockIdx.y;
-      if constexpr (kTmaQ) {
-        fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(half));
-        fa::tma::load_tile<T::BR, D>(sm.q, &q_map, q0, bh, &q_full);
-      }
-      if constexpr (kTmaKv) fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, bh, n_tiles);
+      fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(half));
+      fa::tma::load_tile<T::BR, D>(sm.q, &q_map, q0, bh, &q_full);
+      fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, bh, n_tiles);
     }
-#if !FA_TMA_KV
-    fa::produce_kv_tiles<T>(ring, sm, k + head, v + head, shape, n_tiles, tid - T::CONSUMER_THREADS);
-#endif
     return;
   }
 
@@ -138,7 +62,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
   const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
   // Each warpgroup takes n_tiles + 1 turns (one per issue; empty ones past n_mine). Warpgroup 0
   // goes first; warpgroup 1 skips its last hand-over, which nobody waits for.
-  constexpr bool PING_PONG = kPingPong && T::CONSUMER_WARPGROUPS == 2;
+  constexpr bool PING_PONG = T::CONSUMER_WARPGROUPS == 2;
   if constexpr (PING_PONG)
     if (warpgroup == 1) wg::pass_turn(warpgroup);
   auto my_turn = [&] {
@@ -156,48 +80,17 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
 
   // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test.
   auto softmax_tile = [&](int kv0) {
-    if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
-      fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+    if (kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
+      fa::mma_online_softmax<T, /*MASK=*/false, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                    scale_log2);
     else
-      fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+      fa::mma_online_softmax<T, /*MASK=*/true, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                   scale_log2);
   };
-  // cp.async copies land through the generic proxy: fence before wgmma reads them (TMA needs none).
-  auto acquire = [&](int tile) {
-    const int st = fa::acquire_kv_stage<T>(ring, tile);
-    if constexpr (!kTmaKv) wg::fence_proxy_async();
-    return st;
-  };
-  if constexpr (kTmaQ) fa::mbarrier_wait(&q_full, 0);
-
-  if constexpr (!kWgmmaOverlap) {  // knock-out of step 11: GEMM -> softmax -> GEMM, in series
-    for (int tile = 0; tile < n_mine; ++tile) {
-      const int st = acquire(tile);
-      wg::fence_registers(o_acc);
-      wg::fence();
-      wg::issue_scores<T>(s, q_wg, sm.k_stage(st));
-      wg::wait<0>();
-      wg::fence_registers(s);
-      softmax_tile(tile * T::BC);
-      fa::rescale_rows(o_acc, alpha);
-      fa::pack_p_fragments<T>(p, s);
-      wg::fence_registers(o_acc);
-      wg::fence();
-      wg::issue_pv<T>(o_acc, p, sm.v_stage(st));
-      wg::wait<0>();
-      wg::fence_registers(o_acc);
-      wg::fence_registers(p);
-      fa::release_kv_stage<T>(ring, tile);
-    }
-    for (int tile = n_mine; tile < n_tiles; ++tile) {
-      fa::acquire_kv_stage<T>(ring, tile);
-      fa::release_kv_stage<T>(ring, tile);
-    }
-    fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
-    return;
-  }
 
   // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
-  int stage = acquire(0);
+  fa::mbarrier_wait(&q_full, 0);
+  int stage = fa::acquire_kv_stage<T>(ring, 0);
   wg::fence();
   my_turn();
   wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
@@ -209,7 +102,7 @@ __global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
 
   for (int tile = 1; tile < n_mine; ++tile) {
     const int prev_stage = stage;
-    stage = acquire(tile);
+    stage = fa::acquire_kv_stage<T>(ring, tile);
     wg::fence_registers(o_acc);
     wg::fence();
     my_turn();
@@ -253,7 +146,7 @@ int launch_with_tensor_maps(const half* q, const half* k, const half* v, half* o
   if (int err = fa::tma::make_head_map(&q_map, q, shape, D, Tile<D>::BR)) return err;
   if (int err = fa::tma::make_head_map(&k_map, k, shape, D, Tile<D>::BC)) return err;
   if (int err = fa::tma::make_head_map(&v_map, v, shape, D, Tile<D>::BC)) return err;
-  return fa::launch<Tile<D>>(attention_fwd<D>, shape, stream, o, q_map, k_map, v_map FA_RAW_INPUT_ARGS);
+  return fa::launch<Tile<D>>(attention_fwd<D>, shape, stream, o, q_map, k_map, v_map);
 }
 
 }  // namespace

@@ -10,41 +10,16 @@
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
 #include "fa/tile_io.cuh"
+#include "fa/tile_size.cuh"
 
 #include <type_traits>
 
-// Knock-out switches (manifest [[switch]]): 1, the default, is step 25 as measured; 0 takes one
-// earlier step's idea out of this kernel (the portable branch's knock-outs).
-#ifndef FA_SMALL_GRID_TILES  // step 25: 0 -> every grid takes the 128-row tile
-#define FA_SMALL_GRID_TILES 1
-#endif
-#ifndef FA_LAZY_RESCALE  // step 24: 0 -> every tile updates the running max and rescales O
-#define FA_LAZY_RESCALE 1
-#endif
-#ifndef FA_KK_OUTER  // step 23: 0 -> Q K^T with the key tile outside (dependent mma back to back)
-#define FA_KK_OUTER 1
-#endif
-#ifndef FA_FTZ_EXP2  // step 22: 0 -> exp2f, with ptxas's subnormal fix-up
-#define FA_FTZ_EXP2 1
-#endif
-#ifndef FA_UNMASKED_INTERIOR  // step 21: 0 -> every key tile runs the visibility test
-#define FA_UNMASKED_INTERIOR 1
-#endif
-#ifndef FA_TWO_M_TILES  // step 20: 0 -> every grid takes the 64-row tile (16 query rows a warp)
-#define FA_TWO_M_TILES 1
-#endif
-
 namespace {
 
-constexpr bool kSmallGridTiles = FA_SMALL_GRID_TILES, kLazyRescale = FA_LAZY_RESCALE, kKkOuter = FA_KK_OUTER;
-constexpr bool kFtzExp2 = FA_FTZ_EXP2, kUnmaskedInterior = FA_UNMASKED_INTERIOR, kTwoMTiles = FA_TWO_M_TILES;
-
-// D = 128 takes 32 keys a tile (three stages: still 64 keys in flight ahead, as in step 19): with
-// 64, S (64 registers) beside O (128) and the Q fragments spills. MT: m-tiles per warp, 2 unless
-// the grid is small (see launch_for_grid).
+// MT: m-tiles per warp, 2 unless the grid is small (see launch_for_grid); fa::PortableTile gives
+// D = 128 32-key tiles at two m-tiles.
 template <int D, int MT = 2>
-using Tile = fa::MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 3, /*PRODUCER_WARPS=*/0, /*ASYNC_ARRIVE=*/false,
-                         /*M_TILES=*/MT, /*CTAS_PER_SM=*/1, /*BC=*/D == 64 || MT == 1 ? 64 : 32>;
+using Tile = fa::PortableTile<D, MT>;
 
 template <int D, int MT>
 __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
@@ -92,23 +67,15 @@ __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
     if (shape.causal && kv0 > last_row) continue;
     const int stage = tile % T::KV_STAGES;
     float s[MT][T::BC / 8][4];
-    if constexpr (kKkOuter) fa::mma_scores_tiles_kk_outer<T>(s, q_frag, sm.k_stage(stage), lane);
-    else fa::mma_scores_tiles<T>(s, q_frag, sm.k_stage(stage), lane);
+    fa::mma_scores_tiles_kk_outer<T>(s, q_frag, sm.k_stage(stage), lane);
     float alpha[MT][2];
     auto softmax = [&](auto mask) {  // returns whether O is rescaled for this tile
       constexpr bool MASK = decltype(mask)::value;
-      if constexpr (kLazyRescale) {
-        return fa::mma_online_softmax_lazy<T, MASK, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
-      } else {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          fa::mma_online_softmax<T, MASK, kFtzExp2>(s[mt], rows[mt], alpha[mt], shape, q0 + row0 + mt * 16, kv0, lane,
-                                                    scale_log2);
-        return true;
-      }
+      return fa::mma_online_softmax_lazy<T, MASK, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                     scale_log2);
     };
     // Only tiles crossing the end of the sequence or (causal) this warp's diagonal need the mask.
-    const bool rescale = kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0)
+    const bool rescale = kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0)
                              ? softmax(std::false_type{})
                              : softmax(std::true_type{});
     fa::mma_accumulate_pv_tiles<T>(o_acc, alpha, s, sm.v_stage(tile % T::KV_STAGES), lane, rescale);
@@ -128,28 +95,15 @@ __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
 template <int D>
 int launch_for_grid(const half* q, const half* k, const half* v, half* o, const fa::AttnShape& shape,
                     cudaStream_t stream) {
-  if constexpr (!kTwoMTiles) {
-    return fa::launch<Tile<D, 1>>(attention_fwd<D, 1>, shape, stream, q, k, v, o);
-  } else {
-    if constexpr (kSmallGridTiles) {
-      static int sm_count[64] = {};
-      int device = 0;
-      cudaError_t err = cudaGetDevice(&device);
-      if (err != cudaSuccess) return static_cast<int>(err);
-      if (device < 64 && sm_count[device] == 0) {
-        err = cudaDeviceGetAttribute(&sm_count[device], cudaDevAttrMultiProcessorCount, device);
-        if (err != cudaSuccess) return static_cast<int>(err);
-      }
-      const long long ctas = static_cast<long long>(fa::ceil_div(shape.S, Tile<D, 2>::BR)) * shape.B * shape.H;
-      if (device < 64 && ctas < sm_count[device])
-        return fa::launch<Tile<D, 1>>(attention_fwd<D, 1>, shape, stream, q, k, v, o);
-    }
-    return fa::launch<Tile<D, 2>>(attention_fwd<D, 2>, shape, stream, q, k, v, o);
-  }
+  int sms = 0;
+  if (int err = fa::multiprocessor_count(&sms)) return err;
+  const long long ctas = static_cast<long long>(fa::ceil_div(shape.S, Tile<D, 2>::BR)) * shape.B * shape.H;
+  if (ctas < sms) return fa::launch<Tile<D, 1>>(attention_fwd<D, 1>, shape, stream, q, k, v, o);
+  return fa::launch<Tile<D, 2>>(attention_fwd<D, 2>, shape, stream, q, k, v, o);
 }
 
 template <int D>
-using LargeGridTile = Tile<D, kTwoMTiles ? 2 : 1>;
+using LargeGridTile = Tile<D, 2>;
 
 }  // namespace
 

@@ -2,20 +2,21 @@
 
     python -m lab.report [RUN_ID] [--reports-dir reports] [--runs-root data/runs]
 
-Reads only the run folder (`lab.records.RunRecord`): every number comes from its JSON files,
+Reads only the run folder (`lab.measure.records.RunRecord`): every number comes from its JSON files,
 samples.parquet, summary.csv and profile.csv. The kernel ladder's titles, hypotheses and
 predictions come from `kernels/variants/manifest.toml` and the code diffs from the variant files
 (whose hashes are checked against the run's build.json). Statistics are recomputed from the raw
-samples with `lab.stats` (throttled samples dropped, bootstrap seed 0), so the output is
+samples with `lab.measure.stats` (throttled samples dropped, bootstrap seed 0), so the output is
 deterministic: writing twice gives byte-identical Markdown and HTML.
 
-    >>> from lab import records, report
+    >>> from lab import report
+    >>> from lab.measure import records
     >>> rec = records.RunRecord.open("20261121T232749Z-c1f7639")
     >>> report.ablation_table(rec)           # one row per variant, branch by branch
     >>> report.write(rec, "reports")         # -> reports/OPTIMIZATION_REPORT.md (+ html, figures/)
 
 Hypothesis verdicts (documented in the report as well): the step's profiler metric (manifest
-`metric`, mapped through `lab.profile.HYPOTHESIS_METRICS`) is compared between the parent and the
+`metric`, mapped through `lab.measure.profile.HYPOTHESIS_METRICS`) is compared between the parent and the
 step at the profiled shape matching the headline shape.
   confirmed    the metric moved the predicted way by more than 5 % (relative) AND the speedup over
                the parent is "faster" (or "within noise" where the predicted range includes 1.0);
@@ -25,8 +26,9 @@ step at the profiled shape matching the headline shape.
 
 from __future__ import annotations
 
-from lab.run import Shape  # noqa: F401  (re-exported: report.Shape)
-from lab.report.common import (DPI, FIGURES, HEADLINE, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
+from lab.kernels.shape import Shape  # noqa: F401  (re-exported: report.Shape)
+from lab.studies.shapes import HEADLINE  # noqa: F401  (the headline shape, lab.studies.shapes)
+from lab.report.common import (DPI, FIGURES, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
                                fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
 from lab.report.load import RunData, _data  # noqa: F401
 from lab.report.tables import (FINDING_FOR_HYPOTHESIS, NCU_XVAL_MIN_US, PRECISION_BAND, _ablation,  # noqa: F401

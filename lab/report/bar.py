@@ -1,26 +1,25 @@
+"""The bar: the best step against the fastest SDPA backend at every canonical, large and long shape
+(the success criteria), and the portable branch's end against FlashAttention-2 (sdpa_flash)."""
+
 from __future__ import annotations
 
-from lab import stats
-from lab.run import Shape, shape_set
 import numpy as np
 import pandas as pd
 
+from lab.kernels.shape import Shape
+from lab.measure import stats
 from lab.report import branches
 from lab.report.common import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
 from lab.report.load import RunData, _num, _titled, _variant
 from lab.report.tables import _sdpa_gap
-
+from lab.studies.shapes import HEADLINE_D128, shape_set
 
 # The bar (issues 5 and 10): the best step (bar_step) against the FASTEST SDPA backend measured in the same run at
 # each shape (cuDNN on H100/H200), with SDPA's FlashAttention-2 backend (sdpa_flash) shown beside it.
 BAR_CANONICAL = [Shape(1, 8, 512, 64, False), Shape(4, 16, 512, 64, False), Shape(8, 16, 512, 64, False)]
-BAR_LARGE = [Shape(4, 16, 4096, 64, False), Shape(4, 16, 4096, 64, True), Shape(4, 16, 4096, 128, False),
-             Shape(4, 16, 4096, 128, True)]
-BAR_LONG = [Shape(B, H, S, D, c) for (B, H, S, D) in ((2, 16, 8192, 128), (1, 16, 16384, 128), (16, 16, 1024, 128))
-            for c in (False, True)]  # in the bar when the run has them (`long` shape set)
-BAR_STRETCH = [Shape(4, 16, 4096, 128, False), Shape(4, 16, 4096, 128, True)]  # kept for old callers: now in BAR_LARGE
+BAR_LARGE = shape_set("large")
+BAR_LONG = shape_set("long")  # in the bar when the run has them
 BAR_FAST, BAR_FAST_LO = 1.10, 1.05  # two of the three canonical non-causal shapes: median ratio, lower CI end
-BAR_THIRD = 1.0  # kept for old callers; the third canonical shape now needs parity like every other shape
 BAR_PARITY, BAR_PARITY_LO = 1.0, 0.99  # every canonical, large and long shape: median ratio, lower CI end
 BAR_TFLOPS = {Shape(1, 16, 16384, 128, False): 620.0, Shape(4, 16, 4096, 128, False): 600.0,
               Shape(4, 16, 4096, 64, False): 490.0}  # hot-mode TFLOP/s the best step must reach there
@@ -221,11 +220,11 @@ def success_bar(data: RunData, best: str, peer: str = PEER) -> list[str]:
 # otherwise pick is FlashAttention-2 (SDPA's flash backend, the same mma.sync/ldmatrix/cp.async
 # instruction set). The portable end is judged against it with the bar's parity and 1.10x rules; its
 # profile at (4, 16, 4096, 128) against sdpa_flash's own tensor-pipe activity.
-PORTABLE_PROFILE_SHAPE = Shape(4, 16, 4096, 128, False)
+PORTABLE_PROFILE_SHAPE = HEADLINE_D128
 
 
 def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
-    """One row per canonical and large shape (lab.run's shape sets) and mode: `step` against `peer`."""
+    """One row per canonical and large shape (lab.studies.shapes' sets) and mode: `step` against `peer`."""
     rows = []
     wanted = shape_set("canonical") + shape_set("large")
     for sh in [s for s in dict.fromkeys(wanted) if s in set(data.measured_shapes)]:
@@ -255,11 +254,18 @@ def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
     out.append(f"- Parity (≥ {BAR_PARITY:.1f}×, lower end above {BAR_PARITY_LO}): {int(rows['parity'].sum())} of "
                f"{len(rows)} rows; ≥ {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO}) on the three canonical "
                "non-causal shapes: " + ", ".join(f"{n} of 3 {mode}" for mode, n in fast.items()) + ".")
-    r, p = data.profile_row(step, PORTABLE_PROFILE_SHAPE), data.profile_row(peer, PORTABLE_PROFILE_SHAPE)
-    if r and p:
-        out.append(f"- Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(_local_bytes(r))} "
-                   f"bytes, bank conflicts {fmt_g(_num(r.get('bank_conflict_pct')))} % of shared wavefronts, "
-                   f"tensor pipe active {fmt_g(_num(r.get('tensor_pipe_active')))} % against {peer}'s "
-                   f"{fmt_g(_num(p.get('tensor_pipe_active')))} % (its spill traffic: "
-                   f"{fmt_g(_local_bytes(p))} bytes).")
+    if profile := portable_profile(data, step, peer):
+        out.append(f"- {profile}")
     return out + [""]
+
+
+def portable_profile(data: RunData, step: str, peer: str = PEER) -> str:
+    """The portable step's profile beside the peer's at PORTABLE_PROFILE_SHAPE, in a sentence ('' when
+    the run lacks either)."""
+    r, p = data.profile_row(step, PORTABLE_PROFILE_SHAPE), data.profile_row(peer, PORTABLE_PROFILE_SHAPE)
+    if not (r and p):
+        return ""
+    return (f"Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(_local_bytes(r))} "
+            f"bytes, bank conflicts {fmt_g(_num(r.get('bank_conflict_pct')))} % of shared wavefronts, "
+            f"tensor pipe active {fmt_g(_num(r.get('tensor_pipe_active')))} % against {peer}'s "
+            f"{fmt_g(_num(p.get('tensor_pipe_active')))} % (its spill traffic: {fmt_g(_local_bytes(p))} bytes).")

@@ -1,8 +1,8 @@
 """The ladder's branches in a run: which steps ran on the measured GPU (and why the others did
 not), the best portable step and the best step overall, and how to name them in a sentence.
 
-The ladder is a tree (lab.manifest): a branch is the steps of one `arch`, and the report shows
-each branch in its own order (RunData.variants is in lab.manifest.branch_order). The best step
+The ladder is a tree (lab.kernels.manifest): a branch is the steps of one `arch`, and the report shows
+each branch in its own order (RunData.variants is in lab.kernels.manifest.branch_order). The best step
 overall is the end of an arch-specific branch (sm_90a) when the run measured that branch, that is
 on a GPU that builds it; otherwise it is the best portable step, the fastest portable step at the
 headline shape in hot mode. Everything here comes from the run's files and the manifest.
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 
-from lab import manifest
-from lab.manifest import PORTABLE
-from lab.run import Shape
-
+from lab.kernels import manifest
+from lab.kernels.manifest import PORTABLE
+from lab.kernels.shape import Shape
 from lab.report.load import RunData, _first_line, _variant
 
 
@@ -77,21 +76,23 @@ def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") 
     return _fastest(data, portable, shape, mode) or portable_end(data)
 
 
-def _last_timed(data: RunData, portable: bool) -> str:
-    steps = [v for v in ran(data) if (branch(v) == PORTABLE) == portable]
-    return steps[-1] if steps else ""
+def ends(data: RunData, shape: Shape | None = None, mode: str = "hot") -> list[str]:
+    """The last timed step of each branch, in branch order: lab.kernels.manifest.branch_ends of the
+    steps with samples (anywhere, or at `shape` in `mode`)."""
+    timed = ran(data) if shape is None else [v for v in steps(data) if data.lat(v, shape, mode) is not None]
+    return manifest.branch_ends(timed)
 
 
 def portable_end(data: RunData) -> str:
     """The last timed step of the portable branch ('' where none was timed): the portable kernel a
     user would pick, judged against FlashAttention-2 in the report."""
-    return _last_timed(data, portable=True)
+    return next((v for v in ends(data) if branch(v) == PORTABLE), "")
 
 
 def arch_specific_end(data: RunData) -> str:
     """The last timed step of the run's arch-specific branch ('' where none of its steps was
     timed, as on a GPU that cannot build them); of several such branches, the last one."""
-    return _last_timed(data, portable=False)
+    return next((v for v in reversed(ends(data)) if branch(v) != PORTABLE), "")
 
 
 def best_step(data: RunData) -> str:
@@ -139,7 +140,7 @@ def summary(names: list[str]) -> str:
 
 
 def lineage(name: str) -> list[str]:
-    """The steps from the ladder's root to `name` (lab.manifest.lineage); [name] for a step the
+    """The steps from the ladder's root to `name` (lab.kernels.manifest.lineage); [name] for a step the
     manifest lacks."""
     return manifest.lineage(name) if _variant(name) else [name]
 

@@ -1,12 +1,14 @@
+"""What the report's modules share: its constants, the figures' file names, and how numbers and
+tables are written (the one home for the report's formats)."""
+
 from __future__ import annotations
 
-from lab.run import Shape
 import math
+
 import numpy as np
 
+from lab.kernels.shape import Shape
 
-
-HEADLINE = Shape(4, 16, 4096, 64, False)
 PEER = "sdpa_flash"
 DPI = 110
 METRIC_MOVE = 0.05  # relative move of a hypothesis metric that counts as "moved"
@@ -40,9 +42,7 @@ FINDING_METRICS = (
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# Formatting
-# ---------------------------------------------------------------------------------------------
+# --- how numbers and tables are written: the one home for the report's formats -------------
 
 
 def _isnum(x) -> bool:
@@ -64,10 +64,12 @@ def fmt_ratio(x) -> str:
     return f"{x:.4f}" if abs(x) < 0.1 else f"{x:.3f}"
 
 
-def fmt_ci(ratio, lo, hi) -> str:
+def fmt_ci(ratio, lo, hi, mark: str = "×", missing: str = MISSING) -> str:
+    """A ratio with its interval, '1.234× [1.200, 1.270]' (`mark` after the ratio: '×', 'x' or ''),
+    or `missing` where there is no ratio."""
     if not _isnum(ratio):
-        return MISSING
-    return f"{fmt_ratio(ratio)}× [{fmt_ratio(lo)}, {fmt_ratio(hi)}]"
+        return missing
+    return f"{fmt_ratio(ratio)}{mark} [{fmt_ratio(lo)}, {fmt_ratio(hi)}]"
 
 
 def fmt_p(p) -> str:
@@ -97,21 +99,12 @@ def _md_cell(x) -> str:
     return str(x).replace("\n", " ").replace("|", "\\|")
 
 
-def md_table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+def md_table(headers: list[str], rows: list[list], align: str | None = None, compact: bool = False) -> str:
+    """A Markdown table; `align` one letter a column (l, r, c); `compact`: the rule under the
+    header written `|---|---|` (the studies' sections) rather than `| --- | --- |`."""
     align = align or "l" * len(headers)
     sep = ["---:" if a == "r" else ":---:" if a == "c" else "---" for a in align]
-    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "| " + " | ".join(sep) + " |"]
+    rule = "|" + "|".join(sep) + "|" if compact else "| " + " | ".join(sep) + " |"
+    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", rule]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# The run's data
-# ---------------------------------------------------------------------------------------------
-
-
-def _as_shape(shape) -> Shape:
-    if isinstance(shape, Shape):
-        return shape
-    parts = tuple(shape)
-    return Shape(*(int(p) for p in parts[:4]), causal=bool(parts[4]) if len(parts) > 4 else False)

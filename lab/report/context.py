@@ -1,11 +1,14 @@
+"""What every section reads (`Context`): the run, the headline shape's ablation, where figures go, and
+the run it is replicated against, if any."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
-from lab.run import Shape
+from dataclasses import dataclass, field
 from pathlib import Path
+
 import pandas as pd
 
+from lab.kernels.shape import Shape
 from lab.report.common import FIGURES
 from lab.report.load import RunData
 from lab.report.tables import _ablation
@@ -21,12 +24,13 @@ class Context:
     abl: pd.DataFrame = field(default_factory=pd.DataFrame)
     figs: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
+    base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
 
     @classmethod
-    def of(cls, data: RunData, reports_dir: Path) -> "Context":
+    def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None) -> "Context":
         head = data.headline()
         abl = _ablation(data, head, "hot") if head else pd.DataFrame()
-        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl)
+        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base)
 
     @property
     def state(self) -> str:

@@ -1,5 +1,5 @@
 """Two steps (or any two implementations) of one run at one recorded shape, side by side, from the
-run folder alone (no GPU): medians, the speedup with its 95 % BCa interval, the sample
+run folder alone (no GPU): medians, the speedup with its 95 % interval (lab.measure.stats.speedup_ci), the sample
 distributions and the profiler's metrics. `notebooks/06_explore.ipynb` is a thin front end.
 
     >>> from lab.report import explore
@@ -11,24 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lab import records, stats
-
+from lab.kernels.shape import Shape
+from lab.measure import records, stats
+from lab.report.common import FINDING_METRICS, shape_label
 from lab.report.figures import _figure, _style, peer_colors
 from lab.report.load import RunData, _data
-from lab.report.common import FINDING_METRICS, shape_label
-from lab.run import Shape
 
 
 def open_run(run_id: str) -> RunData:
     return _data(records.RunRecord.open(run_id))
-
-
-def parse_shape(spec: str) -> Shape:
-    """'B,H,S,D' or 'B,H,S,D,causal' -> Shape; anything else raises naming the form."""
-    parts = [p.strip() for p in str(spec).split(",")]
-    if len(parts) not in (4, 5) or not all(p.isdigit() for p in parts[:4]) or (len(parts) == 5 and parts[4] != "causal"):
-        raise ValueError(f"shape must be 'B,H,S,D' or 'B,H,S,D,causal', not {spec!r}")
-    return Shape(*(int(p) for p in parts[:4]), len(parts) == 5)
 
 
 def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> None:
@@ -43,20 +34,21 @@ def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> 
 
 def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None = None) -> pd.DataFrame:
     """One row per mode: both medians (µs, with n), TFLOP/s, and step_b's speedup over step_a
-    (median(a) / median(b), > 1: b is faster) with its 95 % BCa interval, Cliff's delta and p."""
+    (median(a) / median(b), > 1: b is faster) with its 95 % interval, Cliff's delta and p."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     rows = []
     for mode in modes or data.modes:
         if data.lat(step_a, shape, mode) is None and data.lat(step_b, shape, mode) is None:
             continue
         _checked(data, shape, (step_a, step_b), mode)
         a, b = data.lat(step_a, shape, mode), data.lat(step_b, shape, mode)
+        ma, mb = data.median(step_a, shape, mode), data.median(step_b, shape, mode)
         c = data.speedup(step_b, step_a, shape, mode)
-        rows.append({"mode": mode, f"{step_a} µs": float(np.median(a)), f"{step_a} n": len(a),
-                     f"{step_b} µs": float(np.median(b)), f"{step_b} n": len(b),
-                     f"{step_a} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, float(np.median(a))),
-                     f"{step_b} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, float(np.median(b))),
+        rows.append({"mode": mode, f"{step_a} µs": ma, f"{step_a} n": len(a),
+                     f"{step_b} µs": mb, f"{step_b} n": len(b),
+                     f"{step_a} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, ma),
+                     f"{step_b} TFLOP/s": stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, mb),
                      "speedup": c.ratio, "ci_lo": c.lo, "ci_hi": c.hi,
                      "cliffs_delta": stats.cliffs_delta(b, a), "p": stats.mann_whitney_p(b, a)})
     if not rows:
@@ -67,7 +59,7 @@ def compare(run, shape, step_a: str, step_b: str, modes: tuple[str, ...] | None 
 def figure_distributions(run, shape, step_a: str, step_b: str, mode: str = "hot"):
     """Histogram and ECDF of both steps' samples (throttled ones dropped); returns the Figure."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     _checked(data, shape, (step_a, step_b), mode)
     col = peer_colors([step_a, step_b])
     with _style():
@@ -89,7 +81,7 @@ def figure_distributions(run, shape, step_a: str, step_b: str, mode: str = "hot"
 def profile_side_by_side(run, shape, step_a: str, step_b: str) -> pd.DataFrame:
     """The profiler metrics of both steps at the profiled shape standing for `shape` (empty if none)."""
     data = run if isinstance(run, RunData) else open_run(run)
-    shape = shape if isinstance(shape, Shape) else parse_shape(shape)
+    shape = Shape.of(shape)
     pshape = data.profile_shape_for(shape)
     ra, rb = data.profile_row(step_a, pshape), data.profile_row(step_b, pshape)
     if pshape is None or (ra is None and rb is None):

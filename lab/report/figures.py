@@ -1,20 +1,20 @@
+"""The report's figures (matplotlib, written byte-identically twice): latency distributions,
+speedups, the roofline, TFLOP/s against S, warp stalls; and the colours they share."""
+
 from __future__ import annotations
 
-from lab import stats
-from lab.run import AA_SUFFIX
-from lab.run import Shape
 from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from lab.kernels.shape import Shape
+from lab.measure import stats
+from lab.report import branches
 from lab.report.common import DPI, PEER, _isnum, fmt_ratio, shape_label
 from lab.report.load import RunData, _bool, _num, _variant
 from lab.report.tables import _dims, _stall_columns
-
-
-# ---------------------------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------------------------
+from lab.studies.measure_shape import AA_SUFFIX
 
 
 def _figure(figsize):
@@ -86,20 +86,8 @@ def impl_colors(data: RunData, impls: list[str]) -> dict:
 
 
 def highlighted(data: RunData) -> list[str]:
-    """What the summary figures show in colour: the last measured step of each arch branch, then the peers."""
-    ends: dict = {}
-    for v in data.variants:
-        if any(k[0] == v for k in data._lat):
-            var = _variant(v)
-            ends[var.arch if var else ""] = v
-    return list(ends.values()) + data.peers()
-
-
-def _palette(names: list[str]) -> dict:
-    import seaborn as sns
-
-    colors = sns.color_palette("tab10", 10) + sns.color_palette("Set2", 8)
-    return {n: colors[i % len(colors)] for i, n in enumerate(names)}
+    """What the summary figures show in colour: the last timed step of each branch, then the peers."""
+    return branches.ends(data) + data.peers()
 
 
 def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str | None:
@@ -231,7 +219,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
 def sweep_groups(data: RunData) -> dict:
     """(D, causal) -> shapes, where at least three sequence lengths were measured: the `sweep`
     set's shapes (B * S = SWEEP_TOKENS, H = 16) where the run has them, else every shape."""
-    from lab.run import SWEEP_TOKENS
+    from lab.studies.shapes import SWEEP_TOKENS
 
     def groups_of(shapes) -> dict:
         groups: dict = {}
@@ -313,7 +301,3 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
         fig.subplots_adjust(left=0.16, right=0.78, bottom=0.12, top=0.92)
         _save(fig, path)
     return None
-
-
-# ---------------------------------------------------------------------------------------------
-# The Markdown report

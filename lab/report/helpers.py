@@ -1,33 +1,25 @@
+"""What several sections share: the `Report` they build, figure links, per-shape notes, the threats
+to validity, the check of the kernel sources against the run's build, and the code diffs."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from lab.run import Shape
-from lab.run import SET_SCOPES, shapes_from
 import difflib
-import pandas as pd
 import re
+from dataclasses import dataclass
 
+import pandas as pd
+
+from lab.kernels.shape import Shape
 from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
 from lab.report.load import RunData, _bool, _first_line, _variant
 from lab.report.tables import _clock_range
-
-
-def _shapes_spec(shapes: list[Shape]) -> str:
-    from itertools import combinations
-
-    sets = list(SET_SCOPES)
-    for n in range(1, len(sets) + 1):
-        for combo in combinations(sets, n):
-            if shapes == shapes_from(",".join(combo)):
-                return ",".join(combo)
-    return ";".join(f"{s.B},{s.H},{s.S},{s.D}" + (",causal" if s.causal else "") for s in shapes)
 
 
 def _source_check(data: RunData) -> tuple[list[str], list[str]]:
     """Variants whose working-tree sources hash as the run's build.json says, and those that differ."""
     same, differ = [], []
     try:
-        from lab import build
+        from lab.kernels import build
 
         for name in data.variants:
             v = _variant(name)
@@ -50,7 +42,7 @@ class Report:
 
 
 def _run_path(data: RunData) -> str:
-    from lab.variants import REPO
+    from lab.kernels.variants import REPO
 
     try:
         return str(data.rec.dir.resolve().relative_to(REPO)) + "/"
@@ -60,11 +52,6 @@ def _run_path(data: RunData) -> str:
 
 def _step(r) -> str:
     return str(int(r.step)) if _isnum(r.step) else MISSING
-
-
-def _shape_tuple(key) -> str:
-    B, H, S, D, causal = key
-    return f"({B}, {H}, {S}, {D}{', causal' if _bool(causal) else ''})"
 
 
 def _figure_md(add, figs, notes, key, caption, figdir):
@@ -154,7 +141,7 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
     if cap_rows:
         t.append(f"{len(cap_rows)} row(s) hit the time cap before the CI target: " + "; ".join(cap_rows) + ".")
     if data.summary is not None and "n" in data.summary:
-        floor = int(data.params.get("min_samples", 20))  # runs before the parameter used 20
+        floor = data.run_params.min_samples
         small = int((data.summary["n"] <= floor).sum())
         if small:
             t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "

@@ -1,18 +1,22 @@
+"""One run folder read once (`RunData`): its files, its samples by (impl, shape, mode), the kind
+of every implementation, speedups with their intervals, and the profile row standing for a shape."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
-from lab import records
-from lab import stats
-from lab.manifest import branch_order
-from lab.run import AA_SUFFIX, Shape
-import math
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
-from lab.report.common import HEADLINE, KEYS, _isnum
-
-KNOCKOUT_MARK, TUNING_MARK = "~no_", "@"  # `<variant>~no_<switch>`, `<variant>@<tuning>`
+from lab.kernels.manifest import branch_order
+from lab.kernels.shape import Shape
+from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
+from lab.measure import records, stats
+from lab.report.common import KEYS, _isnum
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.params import RunParams
+from lab.studies.shapes import HEADLINE
+from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
 
 
 @dataclass
@@ -35,6 +39,8 @@ class RunData:
         self.crossval = self._json("crossval.json", [])
         self.shape_notes = self._json("shapes.json", [])
         self.profile_status = self._json("profile_status.json", None)
+        self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
+        self.calibration = self._json("calibration.json", None, quiet=True)
         ceil = self._json("ceilings.json", None)
         self.ceilings_error = None
         if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):
@@ -50,16 +56,22 @@ class RunData:
         raw = self._table("samples.parquet")
         if raw is None:
             raw = pd.DataFrame(columns=records.SAMPLE_COLUMNS)
+        raw = records.with_replicate(raw)  # runs recorded before replicates: one, replicate 0
         self.raw_samples = raw
         thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
         self.samples = raw[~thr.to_numpy()] if len(raw) else raw
-        self._lat: dict = {}
+        self._lat: dict = {}  # (impl, shape, mode) -> pooled latencies: what was measured
+        self._reps: dict = {}  # the same by replicate, where the run has more than one
         if len(self.samples):
             cols = ["impl", *KEYS, "mode"]
+            several = self.samples["replicate"].nunique() > 1
             for key, grp in self.samples.groupby(cols, sort=False):
                 impl, B, H, S, D, causal, mode = key
-                self._lat[(impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)] = \
-                    grp["latency_us"].to_numpy(dtype=float)
+                shape_key = (impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)
+                self._lat[shape_key] = grp["latency_us"].to_numpy(dtype=float)
+                if several:
+                    self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
+                                             for r, g in grp.groupby("replicate", sort=True)}
         self.summary = self._table("summary.csv")
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
@@ -76,7 +88,7 @@ class RunData:
             prof = prof.reset_index(drop=True)
             if "global_load_requests" in prof.columns:
                 # No global load instructions (every load by TMA): sectors per request is undefined,
-                # not the 0 that runs recorded before lab.profile said so.
+                # not the 0 that runs recorded before lab.measure.profile said so.
                 none = pd.to_numeric(prof["global_load_requests"], errors="coerce") == 0
                 for col in ("global_sectors_per_request", "global_load_sectors_per_request"):
                     if col in prof.columns:
@@ -113,12 +125,23 @@ class RunData:
     def _table(self, name, quiet=False):
         return self._read(name, self.rec.read_table, None, quiet)
 
+    @property
+    def run_params(self) -> RunParams:
+        """params.json as RunParams: fields a run recorded before they existed filled in with what
+        that run did (lab.studies.params); the defaults where params.json is missing or broken."""
+        if not hasattr(self, "_run_params"):
+            try:
+                self._run_params = RunParams.from_json(self.params if isinstance(self.params, dict) else {})
+            except (TypeError, ValueError):
+                self._run_params = RunParams.from_json({})
+        return self._run_params
+
     # -- identities ------------------------------------------------------------------------
 
     @property
     def variants(self) -> list[str]:
         """The run's variants grouped by branch, each branch in manifest order (the portable steps,
-        then the sm_90a ones: lab.manifest.branch_order); ones the manifest lacks go last."""
+        then the sm_90a ones: lab.kernels.manifest.branch_order); ones the manifest lacks go last."""
         run_names = list(self.params.get("variants") or [])
         ladder = [v.name for v in _manifest()]
         if not run_names:
@@ -152,9 +175,9 @@ class RunData:
         sdpa (`sdpa_<backend>`) | peer (any other implementation: an external kernel)."""
         if impl.endswith(AA_SUFFIX):
             return "aa"
-        if KNOCKOUT_MARK in impl:
+        if KNOCKOUT_SEP in impl:
             return "knockout"
-        if TUNING_MARK in impl:
+        if CONFIG_SEP in impl:
             return "tuning"
         if impl in self.variants:
             return "variant"
@@ -210,15 +233,35 @@ class RunData:
     # -- statistics ------------------------------------------------------------------------
 
     def lat(self, impl: str, shape: Shape, mode: str) -> np.ndarray | None:
+        """Every unthrottled sample of (impl, shape, mode), replicates pooled."""
         return self._lat.get((impl, shape, mode))
 
-    def median(self, impl, shape, mode):
+    def reps(self, impl: str, shape: Shape, mode: str) -> dict | None:
+        """The same samples by replicate, {replicate: latencies}: what the statistics take (one
+        replicate: {0: lat()})."""
         x = self.lat(impl, shape, mode)
-        return float(np.median(x)) if x is not None and len(x) else None
+        return None if x is None else self._reps.get((impl, shape, mode)) or {0: x}
+
+    @property
+    def replicates(self) -> int:
+        """How many replicates (separate processes) the run's samples come from: 1 for runs
+        recorded before replicates existed."""
+        return max(1, int(self.samples["replicate"].nunique())) if len(self.samples) else 1
+
+    def median(self, impl, shape, mode):
+        """The median over replicates (lab.measure.stats.replicated_median; one replicate: the median)."""
+        x = self.reps(impl, shape, mode)
+        return stats.replicated_median(x) if x else None
+
+    def median_ci(self, impl, shape, mode):
+        """95 % CI of median() (order statistics; over replicates, their random-effects interval)."""
+        x = self.reps(impl, shape, mode)
+        return stats.replicated_median_ci(x) if x else None
 
     def speedup(self, impl, base, shape, mode) -> stats.SpeedupCI | None:
-        """Speedup of impl over base (median(base)/median(impl)) with its 95 % BCa CI, seed 0."""
-        a, b = self.lat(impl, shape, mode), self.lat(base, shape, mode)
+        """Speedup of impl over base (median(base)/median(impl)) with its 95 % CI, seed 0: BCa for one
+        replicate, the random-effects interval over replicates otherwise (stats.speedup_ci)."""
+        a, b = self.reps(impl, shape, mode), self.reps(base, shape, mode)
         if a is None or b is None:
             return None
         key = (impl, base, shape, mode)
@@ -246,7 +289,7 @@ class RunData:
 
     def profile_shape_for(self, shape: Shape) -> Shape | None:
         """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
-        B*H, as lab.run.profile_shapes picks), else same S and D causal."""
+        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal."""
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile
@@ -291,7 +334,7 @@ def _first_line(text) -> str:
 
 
 def _manifest():
-    from lab import variants
+    from lab.kernels import variants
 
     try:
         return variants.manifest()
@@ -317,25 +360,3 @@ def _data(rec) -> RunData:
 
 def _num(x):
     return float(x) if _isnum(x) else None
-
-
-# ---------------------------------------------------------------------------------------------
-# The ablation table
-# ---------------------------------------------------------------------------------------------
-
-
-def _smem_per_block(row: dict | None):
-    if row is None:
-        return None
-    if _isnum(row.get("smem_per_block")):
-        return float(row["smem_per_block"])
-    parts = [row.get("smem_dynamic"), row.get("smem_static")]
-    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
-
-
-def _rel_change(old, new):
-    if not (_isnum(old) and _isnum(new)):
-        return None
-    if old == 0:
-        return 0.0 if new == 0 else math.copysign(math.inf, new)
-    return (new - old) / abs(old)

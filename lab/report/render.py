@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lab import records
+from lab.kernels.manifest import REPO
+from lab.measure import records
 from lab.report.helpers import Report
 from lab.report.load import _data
 
@@ -127,17 +128,23 @@ def _move_into(tmp: Path, reports_dir: Path) -> None:
         os.replace(tmp / name, reports_dir / name)
 
 
-def write(rec, reports_dir) -> Path:
+def write(rec, reports_dir, base=None) -> Path:
     """Write OPTIMIZATION_REPORT.md, ablation.html and figures/ under reports_dir; returns the .md path.
-    Everything is written into a temporary folder beside reports_dir first and moved in at the end."""
+    Everything is written into a temporary folder beside reports_dir first and moved in at the end.
+    `base` (a RunRecord or RunData) adds "Does it replicate?" against it; by default the latest
+    complete run on another GPU model beside the run, if there is one (lab.report.replication)."""
+    from lab.report import replication
     from lab.report.sections import build
 
     data = _data(rec)
+    if base is None and (other := replication.other_gpu_run(data)):
+        base = records.RunRecord.open(other, data.rec.dir.parent)
+    base = _data(base) if base is not None else None
     reports_dir = Path(reports_dir)
     reports_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{reports_dir.name}-", dir=reports_dir.parent) as tmp:
         tmp = Path(tmp)
-        rep = build(data, tmp)
+        rep = build(data, tmp, base)
         (tmp / "OPTIMIZATION_REPORT.md").write_text(rep.markdown, encoding="utf-8")
         (tmp / "ablation.html").write_text(render_html(rep), encoding="utf-8")
         _move_into(tmp, reports_dir)
@@ -155,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                     "run, else the latest run)")
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--runs-root", default=None, help="where the runs are (default: data/runs)")
+    ap.add_argument("--base", default=None, help="a second run to replicate against (\"Does it replicate?\"; "
+                    "default: the latest complete run on another GPU model, if any)")
     args = ap.parse_args(argv)
     root = Path(args.runs_root) if args.runs_root else None
     run_id = args.run_id or default_run(root)
@@ -169,6 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     state = rec.status.get("state", "unknown")
     if state != "complete":
         print(f"note: run {run_id} is '{state}', not complete; the report says so", file=sys.stderr)
-    path = write(rec, args.reports_dir)
+    try:
+        base = records.RunRecord.open(args.base, root) if args.base else None
+    except FileNotFoundError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    path = write(rec, args.reports_dir, base)
     print(f"{path}\n{Path(args.reports_dir) / 'ablation.html'}")
+    if Path(args.reports_dir).resolve() == (REPO / "reports").resolve() and root is None:
+        from lab.report import docs  # the committed report's run is the one README.md and docs/ quote
+
+        for changed in docs.write(rec):
+            print(changed.relative_to(REPO))
     return 0

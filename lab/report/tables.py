@@ -1,21 +1,45 @@
+"""The report's tables as DataFrames and rows: the ablation at a shape (each step against its
+parent, its hypothesis judged), per-shape tables, the noise floor, precision, clocks, the
+cross-validations, the profiler's top findings and the rows the time cap stopped."""
+
 from __future__ import annotations
 
-from lab import stats
-from lab.run import AA_SUFFIX
-from lab.run import Shape
-from lab.run import shape_set
 import math
+
 import numpy as np
 import pandas as pd
 
+from lab.kernels.shape import Shape
+from lab.measure import stats
+from lab.measure.profile import HYPOTHESIS_METRICS
 from lab.report import branches
-from lab.report.common import FINDING_METRICS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, _as_shape, _isnum, fmt, fmt_ci, fmt_g, fmt_us, shape_label
-from lab.report.load import RunData, _data, _first_line, _bool, _manifest, _num, _rel_change, _smem_per_block, _titled, _variant
+from lab.report.common import (FINDING_METRICS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ci, fmt_g,
+                               fmt_us, shape_label)
+from lab.report.load import RunData, _bool, _data, _first_line, _manifest, _num, _titled, _variant
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.shapes import shape_set
+
+
+def _smem_per_block(row: dict | None):
+    if row is None:
+        return None
+    if _isnum(row.get("smem_per_block")):
+        return float(row["smem_per_block"])
+    parts = [row.get("smem_dynamic"), row.get("smem_static")]
+    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
+
+
+def _rel_change(old, new):
+    if not (_isnum(old) and _isnum(new)):
+        return None
+    if old == 0:
+        return 0.0 if new == 0 else math.copysign(math.inf, new)
+    return (new - old) / abs(old)
 
 
 def hypothesis_verdict(direction: str, metric_parent, metric_value, speed_verdict: str | None,
                        predicted: tuple[float, float] | None) -> str:
-    """The rule stated in the module docstring and in the report."""
+    """The rule stated in lab.report's docstring and in the report."""
     rel = _rel_change(metric_parent, metric_value)
     if rel is None:
         return "inconclusive (no profile)"
@@ -48,12 +72,12 @@ def ablation_table(rec, shape=None, mode: str = "hot") -> pd.DataFrame:
 
 
 def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
-    shape = _as_shape(shape) if shape is not None else data.headline()
+    shape = Shape.of(shape) if shape is not None else data.headline()
     names = data.variants
     pshape = data.profile_shape_for(shape) if shape is not None else None
     best = data.fastest_sdpa(shape, mode) if shape is not None else None
     tensor_peak = data.ceilings["tensor_tflops"] if data.ceilings else None
-    hyp_map = _hypothesis_metrics()
+    hyp_map = HYPOTHESIS_METRICS
 
     # vs parent: one family of hypotheses, BH-corrected together
     pairs, pair_idx = [], {}
@@ -62,7 +86,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         parent = v.parent if v else ""
         if shape is None or not parent:
             continue
-        a, b = data.lat(name, shape, mode), data.lat(parent, shape, mode)
+        a, b = data.reps(name, shape, mode), data.reps(parent, shape, mode)
         if a is not None and b is not None:
             pair_idx[name] = len(pairs)
             pairs.append((a, b))
@@ -83,7 +107,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         else:
             r["status"] = "measured"
         r["n"] = int(len(lat)) if lat is not None else 0
-        med = float(np.median(lat)) if lat is not None else None
+        med = data.median(name, shape, mode) if lat is not None else None
         r["median_us"] = med
         r["tflops"] = stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, med) if med else None
         r["pct_tensor_peak"] = r["tflops"] / tensor_peak * 100 if r["tflops"] and tensor_peak else None
@@ -146,15 +170,14 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
     """The headline ablation rows, except that a step whose manifest names a `judged_at` shape
     (one that changes, say, only D = 128) is judged there, when the run measured it: its row
     comes from the ablation at that shape, with `judged_at` set to the shape's label."""
-    from lab import variants
+    from lab.kernels import variants
 
     out = abl.copy()
     out["judged_at"] = ""
     manifest = {v.name: v for v in _manifest()}
     by_shape: dict = {}
     for i, r in enumerate(abl.itertuples()):
-        spec = variants.judged_shape(manifest[r.variant]) if r.variant in manifest else None
-        shape = _as_shape(spec) if spec else None
+        shape = variants.judged_shape(manifest[r.variant]) if r.variant in manifest else None
         if shape is None or shape not in data.measured_shapes or shape_label(shape) == abl.attrs.get("shape"):
             continue
         if shape not in by_shape:
@@ -163,15 +186,6 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
         row["judged_at"] = shape_label(shape)
         out.iloc[i] = row[out.columns]
     return out
-
-
-def _hypothesis_metrics() -> dict:
-    try:
-        from lab.profile import HYPOTHESIS_METRICS
-
-        return dict(HYPOTHESIS_METRICS)
-    except Exception:  # noqa: BLE001
-        return {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +240,7 @@ def noise_floor(rec) -> pd.DataFrame:
                 if not impl.endswith(AA_SUFFIX):
                     continue
                 base = impl[: -len(AA_SUFFIX)]
-                a, b = data.lat(impl, shape, mode), data.lat(base, shape, mode)
+                a, b = data.reps(impl, shape, mode), data.reps(base, shape, mode)
                 if a is not None and b is not None:
                     keys.append((shape, mode, impl, base))
                     pairs.append((a, b))
@@ -266,6 +280,34 @@ def precision_summary(data: RunData, group: str = "canonical", band: float = PRE
                     wider.append(dict(impl=impl, shape=shape_label(shape), mode=mode, half_pct=half * 100,
                                       n=row.get("n"), stopped_by=row.get("stopped_by"), near_median_pct=near))
     return {"total": total, "within": total - len(wider), "wider": wider}
+
+
+def variance_split_table(data: RunData) -> list[list]:
+    """Per measured shape with two or more replicates: how many (impl, mode) rows, the median over
+    them of the between- and within-replicate SD of a median (% of it), of the between share, and
+    how many rows vary more between replicates than within (lab.measure.stats.variance_split)."""
+    rows = []
+    for shape in data.measured_shapes:
+        splits = [stats.variance_split(reps, seed=0) for mode in data.modes for impl in data.impls(shape)
+                  if len(reps := data.reps(impl, shape, mode) or {}) >= 2]
+        if not splits:
+            continue
+        between = np.median([math.sqrt(v.between) * 100 for v in splits])
+        within = np.median([math.sqrt(v.within) * 100 for v in splits])
+        rows.append([shape_label(shape), len(splits), fmt(between, 2), fmt(within, 2),
+                     fmt(float(np.median([v.between_share for v in splits])), 2),
+                     f"{sum(v.between > v.within for v in splits)} of {len(splits)}"])
+    return rows
+
+
+def calibration_summary(data: RunData) -> dict:
+    """The run's leave-one-replicate-out calibration: calibration.json as the timing stage wrote
+    it, else (runs recorded before it) computed here from the samples (lab.studies.calibration)."""
+    if isinstance(data.calibration, dict) and "applicable" in data.calibration:
+        return data.calibration
+    from lab.studies import calibration
+
+    return calibration.leave_one_out_run(data.samples, data.run_params)
 
 
 def clock_summary(data: RunData) -> dict:
@@ -311,12 +353,10 @@ def ncu_crossval_table(data: RunData) -> list[list]:
     for _, p in data.profile.iterrows():
         if not str(p["impl"]).startswith("sdpa_") or not _isnum(p.get("duration_us")):
             continue
-        lat = data._lat.get((p["impl"], Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]),
-                                              bool(p["causal"])), "hot"))
-        if lat is None or not len(lat):
-            continue
-        med = float(np.median(lat))
         shape = Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]), bool(p["causal"]))
+        med = data.median(p["impl"], shape, "hot")
+        if med is None:
+            continue
         rows.append([shape_label(shape), p["impl"], fmt_us(med), fmt_us(p["duration_us"]),
                      fmt(med / p["duration_us"], 3)])
     return rows
@@ -333,17 +373,9 @@ NCU_XVAL_MIN_US = 100.0
 # ---------------------------------------------------------------------------------------------
 
 
-# lab.variants.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best
-FINDING_FOR_HYPOTHESIS = {
-    "global_load_sectors_per_request": "global_sectors_per_request",
-    "shared_bank_conflicts": "bank_conflict_pct",
-    "stall_barrier": "stall_barrier",
-    "stall_long_scoreboard": "stall_long_scoreboard",
-    "stall_wait": "stall_wait",
-    "tensor_pipe_active": "tensor_pipe_active",
-    "dram_throughput": "dram_throughput_pct",
-    "achieved_occupancy": "achieved_occupancy",
-}
+# lab.kernels.manifest.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best:
+# the profile column of lab.measure.profile.HYPOTHESIS_METRICS, bank conflicts as a share, not a count
+FINDING_FOR_HYPOTHESIS = {**HYPOTHESIS_METRICS, "shared_bank_conflicts": "bank_conflict_pct"}
 
 
 def _move_text(label, unit, a, b) -> str:
@@ -451,8 +483,7 @@ def _top_stall(row: dict | None):
     return max(vals, key=lambda cv: cv[1]) if vals else None
 
 
-# ---------------------------------------------------------------------------------------------
-# The success bar against SDPA
+# --- rows the time cap stopped ----------------------------------------------------------------
 
 
 def capped_rows(data: RunData) -> list[str]:

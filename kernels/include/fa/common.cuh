@@ -48,29 +48,51 @@ struct CtasPerSm<T, std::void_t<decltype(T::CTAS_PER_SM)>> : std::integral_const
 // fail to launch with cudaErrorInvalidValue.
 namespace {
 
-// Launch one variant's kernel for head dim D with the tile description `Tile`.
+// Raise a kernel's dynamic shared-memory limit above 48 KB, once per device (doing it once also
+// keeps the call out of CUDA-graph captures of later launches). Returns a cudaError_t value.
+template <class Tile, class Kernel>
+int opt_in_shared_memory(Kernel kernel) {
+  const size_t smem = Tile::smem_bytes();
+  if (smem <= 48 * 1024) return 0;
+  static unsigned long long opted_in_devices = 0;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  if (!(opted_in_devices >> device & 1ull)) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (err != cudaSuccess) return static_cast<int>(err);
+    if constexpr (CtasPerSm<Tile>::value > 1) {  // ask for the shared-memory carveout that fits them
+      err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared);
+      if (err != cudaSuccess) return static_cast<int>(err);
+    }
+    opted_in_devices |= 1ull << device;
+  }
+  return 0;
+}
+
+// Multiprocessors of the current device, read once per device.
+inline int multiprocessor_count(int* count) {
+  static int cached[64] = {};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device));
+  if (!cached[device]) {
+    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) return static_cast<int>(err);
+  }
+  *count = cached[device];
+  return 0;
+}
+
+// Launch one variant's kernel for head dim D with the tile description `Tile`: one CTA per
+// query tile, grid (query tiles, H, B).
 template <class Tile, class... Params, class... Args>
 int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t stream, Args... args) {
-  const size_t smem = Tile::smem_bytes();
-  if (smem > 48 * 1024) {
-    // Above 48 KB of dynamic shared memory a kernel has to opt in, once per device. Doing it
-    // once also keeps the call out of CUDA-graph captures of later launches.
-    static unsigned long long opted_in_devices = 0;
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return static_cast<int>(err);
-    if (!(opted_in_devices >> device & 1ull)) {
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      if (err != cudaSuccess) return static_cast<int>(err);
-      if constexpr (CtasPerSm<Tile>::value > 1) {  // ask for the shared-memory carveout that fits them
-        err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-        if (err != cudaSuccess) return static_cast<int>(err);
-      }
-      opted_in_devices |= 1ull << device;
-    }
-  }
+  if (int err = opt_in_shared_memory<Tile>(kernel)) return err;
   const dim3 grid(ceil_div(shape.S, Tile::BR), shape.H, shape.B);
-  kernel<<<grid, Tile::THREADS, smem, stream>>>(args..., shape);
+  kernel<<<grid, Tile::THREADS, Tile::smem_bytes(), stream>>>(args..., shape);
   return static_cast<int>(cudaGetLastError());
 }
 

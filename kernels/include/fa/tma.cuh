@@ -76,15 +76,17 @@ __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
-// The producer side with TMA: one thread fills stage (tile % KV_STAGES) with K and V of every
-// tile in turn.
+// The producer side with TMA: one thread fills the ring with K and V of every tile in turn.
+// ring_first is how many tiles went through the ring before these (a persistent CTA's earlier
+// work tiles): tile t takes ring slot ring_first + t, stage (slot % KV_STAGES).
 template <class T>
 __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const CUtensorMap* k_map,
-                                 const CUtensorMap* v_map, int head, int n_tiles) {
+                                 const CUtensorMap* v_map, int head, int n_tiles, int ring_first = 0) {
   constexpr unsigned kTileBytes = 2u * T::BC * T::D * sizeof(half);  // K and V, zero-filled rows included
   for (int tile = 0; tile < n_tiles; ++tile) {
-    const int stage = ring.stage(tile);
-    if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
+    const int slot = ring_first + tile;
+    const int stage = ring.stage(slot);
+    if (slot >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(slot - T::KV_STAGES));
     arrive_expect_bytes(&ring.full[stage], kTileBytes);
     load_tile<T::BC, T::D>(sm.k_stage(stage), k_map, tile * T::BC, head, &ring.full[stage]);
     load_tile<T::BC, T::D>(sm.v_stage(stage), v_map, tile * T::BC, head, &ring.full[stage]);

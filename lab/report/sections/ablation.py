@@ -1,14 +1,16 @@
+"""The ablation section (speed, profile, hypotheses, what was not delivered, figures) and the bar."""
+
 from __future__ import annotations
 
+from lab.report import branches
+from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
 from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, _isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
                                shape_label)
-from lab.report import branches
-from lab.report.load import _variant
-from lab.report.tables import hypothesis_rows
-from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
+from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
 from lab.report.helpers import _figure_md, _step
-from lab.report.context import Context
+from lab.report.load import _variant
+from lab.report.tables import hypothesis_rows
 
 
 def _ablation_intro(ctx: Context) -> list[str]:
@@ -128,7 +130,7 @@ def _hypotheses_table(ctx: Context) -> list[str]:
         f"*within noise* where the predicted range includes 1.0); **refuted** when the metric moved the other "
         f"way by more than {METRIC_MOVE * 100:.0f} % or the step is *slower*; **inconclusive** otherwise; "
         "**inconclusive (no profile)** when either profile value is missing. The metric comes from the "
-        "manifest's `metric`, mapped to a profile.csv column by `lab.profile.HYPOTHESIS_METRICS`. "
+        "manifest's `metric`, mapped to a profile.csv column by `lab.measure.profile.HYPOTHESIS_METRICS`. "
         "\"Below/within/above the predicted range\" compares the speedup's CI with the predicted range.")
     add("")
     return L

@@ -6,7 +6,7 @@ from lab.report import branches
 from lab.report.common import FIGURES, shape_label
 from lab.report.context import Context
 from lab.report.helpers import _figure_md
-from lab.report.hero import figure_hero, finding, ladder_table
+from lab.report.ladder import figure_hero, finding, ladder_table
 
 
 def section_first_screen(ctx: Context) -> list[str]:

@@ -1,11 +1,14 @@
+"""The title, the headline (which steps ran, the best step and the best portable one), the
+objective and the environment."""
+
 from __future__ import annotations
 
 from lab.report import branches
 from lab.report.common import MISSING, PEER, _isnum, fmt, fmt_ci, fmt_us, md_table, shape_label
+from lab.report.context import Context
+from lab.report.helpers import _run_path
 from lab.report.load import _variant
 from lab.report.tables import hypothesis_rows
-from lab.report.helpers import _run_path
-from lab.report.context import Context
 
 
 def section_title(ctx: Context) -> list[str]:

@@ -1,12 +1,17 @@
+"""The methodology section: timing, sampling and stopping, statistics, noise and precision, clocks
+and cross-validation, Nsight Compute."""
+
 from __future__ import annotations
 
-from lab.run import AA_SUFFIX
-
+from lab.kernels.shape import Shape
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
-from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, capped_rows, clock_summary,
-                               crossval_table, ncu_crossval_table, noise_floor, precision_summary)
-from lab.report.helpers import _shape_tuple
 from lab.report.context import Context
+from lab.report.load import _bool
+from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, calibration_summary, capped_rows,
+                               clock_summary, crossval_table, ncu_crossval_table, noise_floor, precision_summary,
+                               variance_split_table)
+from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies.params import RunParams
 
 
 def _timing(ctx: Context) -> list[str]:
@@ -20,7 +25,7 @@ def _timing(ctx: Context) -> list[str]:
         hot = summ[summ["mode"] == "hot"]
         if len(hot):
             per_shape = hot.groupby(KEYS, sort=False)["input_sets"].max()
-            rot = [f"{_shape_tuple(k)}: {int(v)}" for k, v in per_shape.items()]
+            rot = [f"{Shape(*k[:4], causal=_bool(k[4])).tuple_label}: {int(v)}" for k, v in per_shape.items()]
             sets_txt = "; ".join(rot)
     l2 = env.get("l2_bytes")
     add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "
@@ -41,26 +46,101 @@ def _sampling(ctx: Context) -> list[str]:
     summ = data.summary
     counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
     cap_rows = capped_rows(data)
-    rel_ci, cap_s = params.get("rel_ci"), params.get("cap_s")
-    add("**Sampling and stopping.** Every implementation at a shape is sampled in blocks of 10 in a randomized "
-        f"round-robin (seed {params.get('seed', MISSING)} + shape index), so drifts hit all of them alike. A row "
-        f"stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
-        f"of the median (at least {int(params.get('min_samples', 20))} samples)"
-        + (f" and its {fmt(params['stop_guard'][0] * 100, 0)} % CI within ±"
-           f"{fmt(params['stop_guard'][1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
-           "that sits between two modes of a multimodal latency distribution)" if params.get("stop_guard") else "")
+    R = data.run_params.replicates
+    rule = data.run_params.replicate_rule()  # one replicate: the run's own rule
+    rel_ci = rule.rel_ci if _isnum(params.get("rel_ci")) else None
+    cap_s = rule.cap_s if _isnum(params.get("cap_s")) else params.get("cap_s")
+    guard = data.run_params.stop_guard  # (confidence, factor); (None, f): recorded before the guard
+    seed = f"seed {params.get('seed', MISSING)} + shape index" + (" + 100000 × replicate" if R > 1 else "")
+    add(f"**Sampling and stopping.** Every implementation at a shape is sampled in blocks of {rule.block} in a "
+        f"randomized round-robin ({seed}), so drifts hit all of them alike. "
+        + (f"In each of the {R} replicates (below) a row" if R > 1 else "A row")
+        + f" stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
+        f"of the median (at least {rule.min_samples} samples)"
+        + (f" and its {fmt(guard[0] * 100, 0)} % CI within ±"
+           f"{fmt(guard[1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
+           "that sits between two modes of a multimodal latency distribution)" if guard[0] is not None else "")
         + f", or after {fmt(cap_s, 1)} s of sampling. "
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
     add("")
-    add("**Statistics** (`lab.stats`, recomputed here from samples.parquet with throttled samples dropped). "
-        "Each number is a median; a speedup is a ratio of medians, `median(other) / median(this)` (> 1: this is "
-        "faster), with a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0). Effect size is Cliff's δ "
+    interval = ("a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0)" if R == 1 else
+                "a 95 % interval over the replicates (below)")
+    add("**Statistics** (`lab.measure.stats`, recomputed here from samples.parquet with throttled samples dropped). "
+        + ("Each number is a median; a speedup is a ratio of medians" if R == 1 else
+           "Each number is a median over the replicates (the geometric mean of their medians); a speedup is a "
+           "ratio of such medians")
+        + f", `median(other) / median(this)` (> 1: this is faster), with {interval}. Effect size is Cliff's δ "
         "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
         "Benjamini-Hochberg correction across the rows of a table. A difference is called *faster*/*slower* only "
         "when the corrected p < 0.05 **and** the whole CI lies outside ±1 %; otherwise it is *within noise*.")
     add("")
     return L
+
+
+def _replicates(ctx: Context) -> list[str]:
+    """How many replicates, how the sample budget was shared out and why, what the intervals are,
+    how the variance splits per shape; then the leave-one-replicate-out calibration."""
+    data = ctx.data
+    p = data.run_params
+    R = data.replicates
+    if R == 1:
+        L = ["**Replicates.** This run measured one replicate: every sample of a row comes from one process, "
+             "so its intervals hold the variance within that process only, not the variance between processes "
+             "(inputs, memory placement, clock state), which a second run of the same kernels shows. Runs taken "
+             f"with `REPLICATES` ≥ 2 (the default is {RunParams().replicates}) measure each row in several "
+             "processes and widen the intervals by what they disagree (`lab.measure.stats.replicated_speedup_ci`).",
+             ""]
+        return L + _calibration(ctx)
+    rule = p.replicate_rule()
+    log = (data.replicate_log or {}).get("timing", {})
+    runs = log.get("runs", [])
+    took = "; ".join(f"replicate {r['replicate']}: {fmt(r.get('seconds'), 0)} s (start-up "
+                     f"{fmt(r.get('startup_s'), 1)} s)" for r in runs)
+    L = [f"**Replicates.** The timing was measured in {R} replicates, each a separate process run after the "
+         "previous one on this GPU: a fresh CUDA context, allocations and inputs (torch seeded with the run's seed + "
+         "100000 × replicate), its own interleaving order, the cached kernel builds loaded, never rebuilt"
+         + (f" ({took})" if took else "") + ". The run's sample budget was shared out, not multiplied: each "
+         f"replicate stopped a row at ±{fmt(rule.rel_ci * 100, 2)} % (±{fmt(p.rel_ci * 100, 1)} % × √{R}, so "
+         f"that the mean of {R} replicates has about the run's ±{fmt(p.rel_ci * 100, 1)} % of sampling error), "
+         f"after at least {rule.min_samples} samples (⌈{p.min_samples} / {R}⌉) in blocks of {rule.block}, or after "
+         f"{fmt(rule.cap_s, 2)} s ({fmt(p.cap_s, 1)} s / {R}). Why: a process's samples share its inputs, "
+         "placement and clock state, so sampling more within one process narrows an interval without making it "
+         "hold when the study is run again; the variance between processes is only measured, and averaged down, "
+         "by more processes (Kalibera and Jones, *Rigorous Benchmarking in Reasonable Time*, ISMM 2013). Each "
+         "replicate's CI test is its own: on the pooled samples it would keep sampling to shrink a difference "
+         "between replicates that samples within them cannot shrink.",
+         "",
+         f"A speedup is the geometric mean of the {R} replicates' own ratios of medians. Its 95 % interval is a t "
+         "interval over the replicates on the log scale: the variance is the larger of the replicates' spread "
+         f"(S² / {R}, {R - 1} degrees of freedom) and what sampling within them explains (a bootstrap of each "
+         "replicate's samples), with Satterthwaite's degrees of freedom between the two "
+         "(`lab.measure.stats.replicated_speedup_ci`). With few replicates the t quantile is large: the price of "
+         "an interval that includes the variance between processes.",
+         ""]
+    split = variance_split_table(data)
+    if split:
+        L += ["How the variance of a median splits, per shape (over its implementations and modes; "
+              "`lab.measure.stats.variance_split`): *between* is the SD of the replicates' medians beyond what "
+              "their sampling explains, *within* the sampling SD of one replicate's median, both in % of the "
+              "median; the share is between / (between + within) in variance.", "",
+              md_table(["shape", "rows", "between SD % (median)", "within SD % (median)", "between share (median)",
+                        "rows where between > within"], split, "lrrrrr"), ""]
+    return L + _calibration(ctx)
+
+
+def _calibration(ctx: Context) -> list[str]:
+    cal = calibration_summary(ctx.data)
+    if not cal.get("applicable"):
+        return [f"**Calibration (leave one replicate out).** Not possible here: {cal.get('reason', MISSING)}.", ""]
+    return [f"**Calibration (leave one replicate out).** For each of the {cal['ratios']} step-vs-parent ratios "
+            "(every ladder shape and mode) each replicate was left out in turn. The 95 % interval from the other "
+            f"{cal['replicates'] - 1} replicates covered the left-out replicate's own ratio at "
+            f"{fmt(cal['covered'] * 100, 1)} % of the {cal['points']} points; calibrated intervals would cover about "
+            f"{fmt(cal['expected_covered'] * 100, 1)} % (an interval for the mean is narrower than the spread of "
+            "one more replicate: `lab.measure.stats.leave_one_out`). The prediction interval for one replicate "
+            f"that the same model implies covered {fmt(cal['pred_covered'] * 100, 1)} % (nominal 95 %). Per point: "
+            "calibration.json.", ""]
 
 
 def _noise_and_precision(ctx: Context) -> list[str]:
@@ -74,8 +154,9 @@ def _noise_and_precision(ctx: Context) -> list[str]:
             f"`{nf['base'].iloc[0]}`). Over {len(nf)} shape×mode rows its A/A speedup ranges "
             f"{fmt_ratio(nf['ratio'].min())}× to {fmt_ratio(nf['ratio'].max())}× (largest deviation from 1: "
             f"{dev:.2f} %), with CIs from {fmt_ratio(nf['lo'].min())} to {fmt_ratio(nf['hi'].max())}; "
-            f"{int((nf['verdict'] != 'within noise').sum())} of {len(nf)} rows are called significant. Per-row "
-            "values are in the noise-floor table below.")
+            f"{int((nf['verdict'] != 'within noise').sum())} of {len(nf)} rows are called significant, and "
+            f"{int(((nf['lo'] <= 1) & (nf['hi'] >= 1)).sum())} of {len(nf)} intervals contain 1.0 (calibrated 95 % "
+            "intervals: about 95 %). Per-row values are in the noise-floor table below.")
     else:
         add("**Noise floor.** No A/A twin (`<impl>" + AA_SUFFIX + "`) was measured in this run: the noise floor "
             "is not known.")
@@ -129,7 +210,6 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
 
 def _ncu_and_profiling(ctx: Context) -> list[str]:
     data = ctx.data
-    params = ctx.data.params
     L: list[str] = []
     add = L.append
     nrows = ncu_crossval_table(data)
@@ -146,12 +226,12 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
         add("")
         add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
         add("")
-    if params.get("profile_shapes", "distinct") == "all":
+    if ctx.data.run_params.profile_shapes == "all":
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
             "per implementation at every timed shape; each table says which shape its profile columns come from.")
     else:
         add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-            "per implementation for each distinct (S, D), non-causal where there is one (`lab.run.profile_shapes`). "
+            "per implementation for each distinct (S, D), non-causal where there is one (`lab.studies.profiling.one_per_s_and_d`). "
             "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
             "different B and H than the timed shape; each table says which.")
     add("")
@@ -161,5 +241,5 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
 def section_methodology(ctx: Context) -> list[str]:
     """How the run measured: timing modes, sampling, statistics, noise floor, precision, clocks,
     cross-validation and profiling, each paragraph from its own helper."""
-    return ["## Methodology", ""] + [ln for part in (_timing, _sampling, _noise_and_precision, _clocks_and_crossval,
-                                                 _ncu_and_profiling) for ln in part(ctx)]
+    return ["## Methodology", ""] + [ln for part in (_timing, _sampling, _replicates, _noise_and_precision,
+                                                 _clocks_and_crossval, _ncu_and_profiling) for ln in part(ctx)]

@@ -1,14 +1,16 @@
+"""Per-shape results, the TFLOP/s-vs-S sweep, the profiler's findings, what is missing, the
+threats to validity and how to reproduce the run."""
+
 from __future__ import annotations
 
-from lab.run import Shape
-
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
-from lab.report.load import _manifest
-from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor,
-                               profiler_findings, shape_group)
-from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
-from lab.report.helpers import _figure_md, _shape_notes, _shapes_spec, _threats
 from lab.report.context import Context
+from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
+from lab.report.helpers import _figure_md, _shape_notes, _threats
+from lab.report.load import _manifest
+from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor, profiler_findings,
+                               shape_group)
+from lab.studies.shapes import spec_of
 
 
 def section_per_shape(ctx: Context) -> list[str]:
@@ -156,16 +158,16 @@ def section_reproduce(ctx: Context) -> list[str]:
     add = L.append
     add("## How to reproduce")
     add("")
-    shapes = [Shape(*s) for s in params.get("shapes", [])]
-    modes_p = ",".join(params.get("modes", [])) or "hot,cold"
-    var = params.get("variants") or []
+    p = data.run_params
+    var = list(p.variants)
     var_arg = "" if var == [v.name for v in _manifest()] else f" VARIANTS={','.join(var)}"
     add("```bash")
     add(f"git checkout {env.get('git_sha', '<sha>')}")
-    add(f"make ablation SHAPES='{_shapes_spec(shapes)}' MODES={modes_p} CAP={params.get('cap_s', 3)} "
-        f"MIN_SAMPLES={params.get('min_samples', 20)} PROFILE_SHAPES={params.get('profile_shapes', 'distinct')} PROFILE={int(bool(params.get('profile', True)))} CHECK={params.get('check', 'full')}{var_arg}"
-        "   # on a GPU machine: a new run")
+    add(f"make ablation SHAPES='{spec_of(list(p.shapes))}' MODES={','.join(p.modes)} CAP={p.cap_s} "
+        f"MIN_SAMPLES={p.min_samples} PROFILE_SHAPES={p.profile_shapes} PROFILE={int(bool(p.profile))} "
+        f"CHECK={p.check} REPLICATES={p.replicates}{var_arg}   # on a GPU machine: a new run")
     add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
+    add(f"make replicate RUN=<the new run> BASE={data.run_id}   # does it replicate? each step, knock-out and bar row")
     add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")
     add("```")
     add("")

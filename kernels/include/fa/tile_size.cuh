@@ -1,0 +1,55 @@
+// The tiles each branch's current kernels take, per head dim, in one place (as FlashAttention-3's
+// hopper/tile_size.h does). A step whose idea was a tile (13: two CTAs per SM at D = 64, 16: wide
+// K/V tiles at D = 128, 20: two m-tiles, ...) changed it in its own file; the kernels that settled
+// on a branch's tile since (the Hopper branch's persistent steps and step 18's switchable twin, the
+// portable branch's end and its twin) take it from here. An FA_TILE_* macro overrides one constant
+// for a tuning trial or a knock-out (the manifest's [[tunable]] and [[switch]] tables).
+#pragma once
+
+#include "fa/mma_attention.cuh"
+#include "fa/wgmma_attention.cuh"
+
+#ifndef FA_TILE_BC_D64  // Hopper, D = 64: keys per K/V tile
+#define FA_TILE_BC_D64 128
+#endif
+#ifndef FA_TILE_STAGES_D64  // K/V ring depth
+#define FA_TILE_STAGES_D64 3
+#endif
+#ifndef FA_TILE_WGS_D64  // consumer warpgroups of 64 query rows (1: two CTAs per SM)
+#define FA_TILE_WGS_D64 1
+#endif
+#ifndef FA_TILE_BC_D128  // Hopper, D = 128
+#define FA_TILE_BC_D128 128
+#endif
+#ifndef FA_TILE_STAGES_D128
+#define FA_TILE_STAGES_D128 3
+#endif
+#ifndef FA_TILE_WGS_D128
+#define FA_TILE_WGS_D128 2
+#endif
+#ifndef FA_TILE_PRODUCER_WARPS  // the producer warpgroup's warps (setmaxnreg needs all four)
+#define FA_TILE_PRODUCER_WARPS 4
+#endif
+
+namespace fa {
+
+// Hopper (sm_90a): one consumer warpgroup and two CTAs per SM at D = 64, two warpgroups taking
+// turns at D = 128; 128-key K/V tiles in a three-stage ring. TMA_KV = false (a knock-out: the
+// producer copies K/V with cp.async) keeps 40 registers for the producer, which TMA does not need.
+template <int D, bool TMA_KV = true>
+using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
+                             /*KV_STAGES=*/D == 64 ? FA_TILE_STAGES_D64 : FA_TILE_STAGES_D128,
+                             /*PRODUCER_WARPS=*/FA_TILE_PRODUCER_WARPS,
+                             /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
+                             /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
+                             /*PRODUCER_REGISTERS=*/TMA_KV && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1
+                                 ? 24 : 40>;
+
+// Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
+// GPU), no producer warp; D = 128 with two m-tiles takes 32 keys a tile (three stages: still 64
+// keys in flight ahead): with 64, S (64 registers) beside O (128) and the Q fragments spills.
+template <int D, int MT = 2>
+using PortableTile = MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 3, /*PRODUCER_WARPS=*/0, /*ASYNC_ARRIVE=*/false,
+                             /*M_TILES=*/MT, /*CTAS_PER_SM=*/1, /*BC=*/D == 64 || MT == 1 ? 64 : 32>;
+
+}  // namespace fa

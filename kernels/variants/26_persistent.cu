@@ -1,0 +1,180 @@
+// Step 26 - +persistent CTAs: the grid is one wave (SMs x CTAs per SM), and each CTA walks work
+// tiles (batch, head, query tile) handed out round-robin by fa::StaticTileScheduler, query tiles
+// of one head side by side (their K/V stays in L2). The K/V ring and its barriers live on from one
+// work tile to the next, and Q has its own full/empty pair: the consumers free Q after their last
+// Q K^T, so the producer loads the next tile's Q and first K/V tiles while the consumers finish
+// this tile's softmax, P V and the store of O.
+// Hypothesis: at short sequences a CTA's life is mostly latency: launch, barrier set-up, the first
+// Q and K/V loads from DRAM, and the store of O, with nothing else on the SM to cover them; and the
+// last wave is partly empty. Persistent CTAs pay the set-up once and hide each later tile's loads.
+// Predicted: 1.05x-1.25x over +exp2 without the fix-up at S = 512, about 1.0x-1.05x at S >= 4096.
+#include "fa/common.cuh"
+#include "fa/mma_attention.cuh"
+#include "fa/pipeline.cuh"
+#include "fa/softmax.cuh"
+#include "fa/tile_scheduler.cuh"
+#include "fa/tile_size.cuh"
+#include "fa/tma.cuh"
+#include "fa/wgmma_attention.cuh"
+
+namespace {
+
+template <int D>
+using Tile = fa::HopperTile<D>;
+
+template <int D>
+__global__ void __launch_bounds__(Tile<D>::THREADS, Tile<D>::CTAS_PER_SM)
+    attention_fwd(half* __restrict__ o, const __grid_constant__ CUtensorMap q_map,
+                  const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+                  fa::AttnShape shape) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = Tile<D>;
+  namespace wg = fa::wgmma;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const typename T::Smem sm(smem_raw);
+  const int tid = threadIdx.x, lane = tid % 32;
+  const fa::StaticTileScheduler<T::BR> scheduler(shape);
+
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  __shared__ uint64_t q_full, q_empty;  // Q of the current work tile landed / read by every consumer
+  ring.init(1, T::CONSUMER_THREADS);
+  if (tid == 0) {
+    fa::mbarrier_init(&q_full, 1);
+    fa::mbarrier_init(&q_empty, T::CONSUMER_THREADS);
+    fa::tma::fence_barrier_init();
+  }
+  __syncthreads();
+  if (tid >= T::CONSUMER_THREADS) {
+    wg::set_max_registers<T::PRODUCER_REGISTERS, false>();
+    if (tid == T::CONSUMER_THREADS) {
+      int ring_slots = 0;  // K/V tiles this CTA has sent through the ring
+      int round = 0;
+      for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), ++round) {
+        const fa::WorkTile work = scheduler.tile(cursor);
+        if (round > 0) fa::mbarrier_wait(&q_empty, (round - 1) & 1);  // the last tile's Q is read
+        fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(half));
+        fa::tma::load_tile<T::BR, D>(sm.q, &q_map, work.q0, work.bh, &q_full);
+        const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, work.q0);
+        fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, work.bh, n_tiles, ring_slots);
+        ring_slots += n_tiles;
+      }
+    }
+    return;
+  }
+
+  wg::set_max_registers<T::CONSUMER_REGISTERS, true>();
+  // Read through a shuffle so the compiler knows it is warp-uniform: the descriptors built from
+  // it then live in uniform registers, leaving the consumer's registers to S, P and O.
+  const int warpgroup = __shfl_sync(0xffffffffu, tid / 128, 0);
+  const int wg_row0 = warpgroup * 64;               // this warpgroup's rows within the tile
+  const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  const half* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
+  const float scale_log2 = shape.scale * 1.4426950408889634f;
+  // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
+  // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
+  // last hand-over, which nobody waits for.
+  constexpr bool PING_PONG = T::CONSUMER_WARPGROUPS == 2;
+  if constexpr (PING_PONG)
+    if (warpgroup == 1) wg::pass_turn(warpgroup);
+  auto my_turn = [&] {
+    if constexpr (PING_PONG) wg::wait_turn(warpgroup);
+  };
+  auto end_turn = [&](bool last) {
+    if constexpr (PING_PONG)
+      if (!(last && warpgroup == 1)) wg::pass_turn(warpgroup);
+  };
+  auto acquire = [&](int slot) { return fa::acquire_kv_stage<T>(ring, slot); };
+
+  int ring_slots = 0, q_phase = 0;
+  for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), q_phase ^= 1) {
+    const int q0 = scheduler.tile(cursor).q0;
+    const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
+    // Causal: this warpgroup's rows see fewer tiles than the block's; the rest it only releases.
+    const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
+    float o_acc[D / 8][4] = {};
+    fa::RowState rows[2];
+    float s[T::BC / 8][4];
+    unsigned p[T::BC / 16][4];
+    float alpha[2];
+
+    // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test.
+    auto softmax_tile = [&](int kv0) {
+      if (kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
+        fa::mma_online_softmax<T, /*MASK=*/false, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                      scale_log2);
+      else
+        fa::mma_online_softmax<T, /*MASK=*/true, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                     scale_log2);
+    };
+    fa::mbarrier_wait(&q_full, q_phase);
+
+    // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
+    int stage = acquire(ring_slots);
+    wg::fence();
+    my_turn();
+    wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
+    end_turn(false);
+    wg::wait<0>();
+    wg::fence_registers(s);
+    if (n_mine == 1) fa::mbarrier_arrive(&q_empty);  // Q is read: the producer may load the next one
+    softmax_tile(0);
+    fa::pack_p_fragments<T>(p, s);
+
+    for (int tile = 1; tile < n_mine; ++tile) {
+      const int prev_stage = stage;
+      stage = acquire(ring_slots + tile);
+      wg::fence_registers(o_acc);
+      wg::fence();
+      my_turn();
+      wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
+      wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
+      end_turn(false);
+      wg::wait<1>();                                       // S_j has landed
+      wg::fence_registers(s);
+      if (tile == n_mine - 1) fa::mbarrier_arrive(&q_empty);
+      softmax_tile(tile * T::BC);
+      wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
+      wg::fence_registers(o_acc);
+      wg::fence_registers(p);
+      fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
+      fa::rescale_rows(o_acc, alpha);
+      fa::pack_p_fragments<T>(p, s);
+    }
+    const bool last_work = !scheduler.valid(scheduler.next(cursor));
+    wg::fence_registers(o_acc);
+    wg::fence();
+    my_turn();
+    wg::issue_pv<T>(o_acc, p, sm.v_stage(stage));
+    end_turn(last_work && n_mine == n_tiles);
+    wg::wait<0>();
+    wg::fence_registers(o_acc);
+    fa::release_kv_stage<T>(ring, ring_slots + n_mine - 1);
+    for (int tile = n_mine; tile < n_tiles; ++tile) {
+      acquire(ring_slots + tile);
+      fa::release_kv_stage<T>(ring, ring_slots + tile);
+      my_turn();  // an empty turn
+      end_turn(last_work && tile == n_tiles - 1);
+    }
+
+    const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+    fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+    ring_slots += n_tiles;
+  }
+#endif
+}
+
+// Host side: tensor maps for Q, K and V, then the persistent launch.
+template <int D>
+int launch_with_tensor_maps(const half* q, const half* k, const half* v, half* o, const fa::AttnShape& shape,
+                            cudaStream_t stream) {
+  CUtensorMap q_map, k_map, v_map;
+  if (int err = fa::tma::make_head_map(&q_map, q, shape, D, Tile<D>::BR)) return err;
+  if (int err = fa::tma::make_head_map(&k_map, k, shape, D, Tile<D>::BC)) return err;
+  if (int err = fa::tma::make_head_map(&v_map, v, shape, D, Tile<D>::BC)) return err;
+  return fa::launch_persistent<Tile<D>, fa::StaticTileScheduler>(attention_fwd<D>, shape, stream, o, q_map, k_map,
+                                                               v_map);
+}
+
+}  // namespace
+
+FA_EXPORT_VARIANT_WITH(launch_with_tensor_maps, Tile)

@@ -1,0 +1,411 @@
+"""Building the variants: torch.utils.cpp_extension + ninja, keyed so a stale build cannot load.
+
+Each variant is built as a plain shared library (no torch headers, about 10 s a file) in
+`build/kernels/<name>-<key>/`, where the key hashes the variant's source, every header it
+includes (recursively), the compiler flags, the target architecture and the toolchain versions.
+Editing any of them gives a new key and so a new build; deleting `build/` always works. The
+library reports the key it was built under (`fa_build_key`), which `BuildResult.load` checks.
+
+The ptxas resource report (registers, spills, stack) is captured from the real build and kept
+next to it as `build.json`, so later runs and the report read it without recompiling.
+
+Command line (used by `build_all` to build variants in parallel subprocesses):
+    python -m lab.kernels.build [--variants a,b] [--arch 9.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+from lab.kernels.attention import KernelAttention
+from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest
+
+INCLUDE_DIR = KERNELS_DIR / "include"
+BUILD_ROOT = REPO / "build" / "kernels"
+
+# Flags of every variant build. -lineinfo keeps source correlation for Nsight Compute; never -G.
+NVCC_FLAGS = ["-O3", "-lineinfo", "-std=c++17", "-Xptxas=-v"]
+# What torch.utils.cpp_extension adds to every nvcc call (its COMMON_NVCC_FLAGS); the plain-nvcc
+# compile check uses them too, so it fails wherever the real build would.
+TORCH_NVCC_FLAGS = [
+    "-D__CUDA_NO_HALF_OPERATORS__",
+    "-D__CUDA_NO_HALF_CONVERSIONS__",
+    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-D__CUDA_NO_HALF2_OPERATORS__",
+    "--expt-relaxed-constexpr",
+]
+
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def cuda_home() -> str | None:
+    """CUDA_HOME if set, else /usr/local/cuda, else the prefix of the nvcc on PATH.
+
+    /usr/local/cuda comes before PATH because some machines put a wrapper script in
+    /usr/local/bin, which would make the prefix /usr/local (no libcudart there).
+    """
+    if os.environ.get("CUDA_HOME"):
+        return os.environ["CUDA_HOME"]
+    if Path("/usr/local/cuda/bin/nvcc").exists():
+        return "/usr/local/cuda"
+    nvcc = shutil.which("nvcc")
+    return str(Path(nvcc).resolve().parent.parent) if nvcc else None
+
+
+def nvcc_path() -> str:
+    home = cuda_home()
+    nvcc = Path(home, "bin", "nvcc") if home else None
+    if not nvcc or not nvcc.exists():
+        raise FileNotFoundError("nvcc not found: put it on PATH or set CUDA_HOME")
+    return str(nvcc)
+
+
+@cache
+def nvcc_version() -> str:
+    out = subprocess.run([nvcc_path(), "--version"], capture_output=True, text=True, check=True).stdout
+    return out.strip().splitlines()[-1]
+
+
+def included_headers(source: Path) -> list[Path]:
+    """Project headers `source` includes, directly or not ("..." includes under kernels/include)."""
+    seen: dict[Path, None] = {}
+    stack = [source]
+    while stack:
+        text = stack.pop().read_text()
+        for rel in _INCLUDE_RE.findall(text):
+            path = (INCLUDE_DIR / rel).resolve()
+            if path.is_file() and path not in seen:
+                seen[path] = None
+                stack.append(path)
+    return sorted(seen)
+
+
+def device_arch() -> str:
+    """Compute capability of the current GPU as TORCH_CUDA_ARCH_LIST wants it, e.g. '9.0'."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA GPU visible: give the architecture explicitly (arch='9.0')")
+    major, minor = torch.cuda.get_device_capability()
+    return f"{major}.{minor}"
+
+
+def unsupported_reason(variant: Variant, arch: str) -> str:
+    """Why an architecture-specific variant (manifest arch 'sm_90a') cannot be built for `arch`
+    ('9.0' style); '' when it can. Portable variants build everywhere."""
+    if variant.arch.startswith("sm_") and variant.arch.endswith("a"):
+        needed = variant.arch[len("sm_"):-1]
+        have = arch.replace(".", "").removesuffix("a")
+        if have != needed:
+            return f"not built: {variant.name} needs {variant.arch} (arch-specific), this GPU is sm_{have}"
+    return ""
+
+
+def variant_arch(variant: Variant, arch: str) -> str:
+    """An architecture-specific variant (manifest arch 'sm_90a') builds for the 'a' target."""
+    if variant.arch.startswith("sm_") and variant.arch.endswith("a"):
+        return arch if arch.endswith("a") else arch + "a"
+    return arch
+
+
+# --- configurations: a variant built with preprocessor defines ------------------------------
+#
+# A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
+# same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
+# ("ftz_exp2~no_ping_pong", "ftz_exp2@bc=64,stages=4"); its build is keyed by the defines too.
+
+_DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
+
+
+def define_flags(defines: dict | None) -> list[str]:
+    """-DNAME=VALUE flags in a stable order; names must be FA_* macros, values ints or plain tokens."""
+    flags = []
+    for name, value in sorted((defines or {}).items()):
+        if not _DEFINE_NAME.match(name):
+            raise ValueError(f"define {name!r}: configuration macros are named FA_<UPPER_CASE>")
+        if not re.fullmatch(r"-?[A-Za-z0-9_]+", str(value)):
+            raise ValueError(f"define {name}={value!r}: values are integers or plain identifiers")
+        flags.append(f"-D{name}={value}")
+    return flags
+
+
+def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
+    """Hash of everything that determines the binary."""
+    import torch
+
+    h = hashlib.sha256()
+    source = variant.source(defines)
+    for path in [source, *included_headers(source)]:
+        h.update(str(path.relative_to(KERNELS_DIR)).encode())
+        h.update(path.read_bytes())
+    for item in [*NVCC_FLAGS, *TORCH_NVCC_FLAGS, arch, nvcc_version(), torch.__version__, *define_flags(defines)]:
+        h.update(item.encode())
+    return h.hexdigest()
+
+
+def source_hash(variant: Variant, defines: dict | None = None, twin: bool | None = None) -> str:
+    """Hash of the source a build compiles (Variant.source) and its headers alone (what a run
+    records per implementation)."""
+    h = hashlib.sha256()
+    source = variant.source(defines, twin)
+    for path in [source, *included_headers(source)]:
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+# --- ptxas report ---------------------------------------------------------------------------
+
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_USED = re.compile(r"Used (\d+) registers")
+_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
+_PTXAS_BARRIERS = re.compile(r"used (\d+) barriers")
+_HEAD_DIM = re.compile(r"ILi(\d+)E")
+
+
+def parse_ptxas(log: str) -> list[dict]:
+    """One record per compiled kernel: registers, spills, stack frame, static smem, barriers."""
+    kernels: list[dict] = []
+    for line in log.splitlines():
+        if m := _PTXAS_ENTRY.search(line):
+            d = _HEAD_DIM.search(m.group(1))
+            kernels.append(
+                {
+                    "kernel": m.group(1),
+                    "head_dim": int(d.group(1)) if d else None,
+                    "arch": m.group(2),
+                    "registers": None,
+                    "spill_stores": 0,
+                    "spill_loads": 0,
+                    "stack_frame": 0,
+                    "static_smem": 0,
+                    "barriers": 0,
+                }
+            )
+        elif kernels and (m := _PTXAS_FRAME.search(line)):
+            kernels[-1].update(stack_frame=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+        elif kernels and (m := _PTXAS_USED.search(line)):
+            kernels[-1]["registers"] = int(m.group(1))
+            if s := _PTXAS_SMEM.search(line):
+                kernels[-1]["static_smem"] = int(s.group(1))
+            if b := _PTXAS_BARRIERS.search(line):
+                kernels[-1]["barriers"] = int(b.group(1))
+    return kernels
+
+
+def compile_errors(log: str, limit: int = 40) -> str:
+    """The compiler's own complaint, without the ninja command lines around it."""
+    lines = [ln for ln in log.splitlines() if re.search(r"error|Error|fatal", ln) and not ln.startswith("[")]
+    return "\n".join(lines[:limit]) or log[-4000:]
+
+
+# --- the build -----------------------------------------------------------------------------
+
+
+@dataclass
+class BuildResult:
+    name: str
+    ok: bool
+    key: str = ""
+    source_hash: str = ""
+    arch: str = ""
+    library: str = ""
+    cached: bool = False
+    seconds: float = 0.0
+    ptxas: list[dict] = field(default_factory=list)
+    launch: dict = field(default_factory=dict)  # per head dim: threads, rows per block, dynamic smem
+    defines: dict = field(default_factory=dict)  # a configuration's -D macros ({} for the variant as written)
+    log: str = ""  # compiler output (errors when ok is False)
+
+    def load(self):
+        """ctypes-load the library, check it is the build this result describes, wrap it."""
+        if not self.ok:
+            raise RuntimeError(f"variant {self.name!r} did not build:\n{self.log}")
+        lib = ctypes.CDLL(self.library)
+        lib.fa_build_key.restype = ctypes.c_char_p
+        loaded_key = lib.fa_build_key().decode()
+        if loaded_key != "k" + self.key:
+            raise RuntimeError(f"stale library {self.library}: built as {loaded_key}, expected k{self.key}")
+        return KernelAttention(self.name, lib, self.key, build_info=self.summary())
+
+    def summary(self) -> dict:
+        """What a run records about this build (no compiler log)."""
+        d = asdict(self)
+        d.pop("log")
+        return d
+
+
+def _build_dir(impl: str, key: str) -> Path:
+    return BUILD_ROOT / f"{re.sub(r'[^A-Za-z0-9_.~=-]', '_', impl)}-{key[:16]}"
+
+
+def launch_config(library: str) -> dict:
+    """Threads, query rows and dynamic shared memory per block, per head dim (host calls only)."""
+    lib = ctypes.CDLL(library)
+    out = {}
+    for d in (64, 128):
+        out[str(d)] = {
+            "threads": lib.fa_threads(d),
+            "rows_per_block": lib.fa_tile_rows(d),
+            "dynamic_smem": lib.fa_smem_bytes(d),
+        }
+    return out
+
+
+def build_variant(variant: Variant, arch: str | None = None, force: bool = False, defines: dict | None = None,
+                  impl: str | None = None) -> BuildResult:
+    """Build one variant (or reuse its cached build) in a subprocess; never raises on a compile error.
+
+    `defines` builds a configuration of it (a knock-out, a tuning trial) named `impl`."""
+    arch = arch or device_arch()
+    impl = impl or variant.name
+    defines = dict(defines or {})
+    if reason := unsupported_reason(variant, arch):
+        return BuildResult(name=impl, ok=False, arch=arch, defines=defines, log=reason)
+    arch = variant_arch(variant, arch)
+    key = build_key(variant, arch, defines)
+    bdir = _build_dir(impl, key)
+    record = bdir / "build.json"
+    if record.exists() and not force:
+        result = BuildResult(**json.loads(record.read_text()))
+        if Path(result.library).exists():
+            result.cached = True
+            result.seconds = 0.0
+            return result
+    if force and bdir.exists():
+        shutil.rmtree(bdir)
+    bdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    # ninja is found on PATH: make sure the running interpreter's bin (a venv's) is on it.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "TORCH_CUDA_ARCH_LIST": arch, "MAX_JOBS": "1", "PATH": path}
+    if cuda_home():
+        env["CUDA_HOME"] = cuda_home()
+    proc = subprocess.run(
+        [sys.executable, "-m", "lab.kernels.build", "--one", variant.name, "--key", key, "--dir", str(bdir),
+         *(f"--define={flag[2:]}" for flag in define_flags(defines))],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
+    seconds = time.perf_counter() - t0
+    log = proc.stdout + proc.stderr
+    (bdir / "build.log").write_text(log)
+    library = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
+    result = BuildResult(
+        name=impl,
+        ok=proc.returncode == 0 and Path(library).is_file(),
+        key=key,
+        source_hash=source_hash(variant, defines),
+        arch=arch,
+        library=library,
+        seconds=round(seconds, 2),
+        ptxas=parse_ptxas(log),
+        defines=defines,
+    )
+    if not result.ok:
+        result.log = compile_errors(log)
+        return result
+    result.launch = launch_config(library)
+    record.write_text(json.dumps(asdict(result), indent=1))  # written last: marks the build complete
+    return result
+
+
+def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: list[str]) -> None:
+    """Child side of build_variant: run cpp_extension with its ninja output on our stdout."""
+    from torch.utils import cpp_extension
+
+    variant = get(name)
+    lib_path = cpp_extension.load(
+        name=f"fa_{variant.name}_{key[:16]}",
+        sources=[str(variant.source(twin=bool(define_args)))],
+        extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}", *(f"-D{d}" for d in define_args)],
+        extra_include_paths=[str(INCLUDE_DIR)],
+        build_directory=str(bdir),
+        is_python_module=False,
+        verbose=True,
+    )
+    sys.stdout.flush()
+    print(lib_path, flush=True)
+
+
+def build_all(names: list[str] | None = None, arch: str | None = None, force: bool = False,
+              jobs: int | None = None, progress=print,
+              configs: dict[str, tuple[str, dict]] | None = None) -> dict[str, BuildResult]:
+    """Build variants in parallel; a failing variant is reported and the others still build.
+
+    `configs` adds configurations: implementation name -> (variant name, defines)."""
+    jobs_list = [(n, get(n), {}) for n in (names or [v.name for v in manifest()])]
+    jobs_list += [(impl, get(variant), dict(defines)) for impl, (variant, defines) in (configs or {}).items()]
+    arch = arch or device_arch()
+    jobs = jobs or max(1, min(len(jobs_list), os.cpu_count() or 1))
+
+    def one(job) -> BuildResult:
+        impl, v, defines = job
+        r = build_variant(v, arch=arch, force=force, defines=defines, impl=impl)
+        status = "cached" if r.cached else (f"built in {r.seconds:.1f} s" if r.ok else "FAILED")
+        progress(f"  build {impl:<18} {status}")
+        return r
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, jobs_list))
+    return {r.name: r for r in results}
+
+
+# --- compile check without torch or a GPU (CI) ---------------------------------------------
+
+
+def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = None,
+                  defines: dict | None = None, twin: bool | None = None) -> tuple[bool, str, list[dict]]:
+    """Compile the variant's device code alone with plain nvcc (-cubin), with the real build's
+    flags (and a configuration's defines, from its twin: Variant.source); return (ok, compiler
+    output, ptxas records)."""
+    arch = variant_arch(variant, arch)  # the arch-specific target (sm_90a), as the real build uses
+    source = variant.source(defines, twin)
+    tag = "".join(f"-{k}={v}" for k, v in sorted((defines or {}).items())) + ("-twin" if source != variant.path else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = Path(out_dir or tmp) / f"{variant.name}{tag}.{arch}.cubin"
+        cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS, *define_flags(defines),
+               f"-I{INCLUDE_DIR}", "-o", str(cubin), str(source)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    return proc.returncode == 0, log, parse_ptxas(log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--variants", help="comma-separated names (default: all)")
+    ap.add_argument("--arch", help="TORCH_CUDA_ARCH_LIST style, e.g. 9.0 (default: the current GPU)")
+    ap.add_argument("--force", action="store_true", help="rebuild even when a cached build matches")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--key", help=argparse.SUPPRESS)
+    ap.add_argument("--dir", help=argparse.SUPPRESS)
+    ap.add_argument("--define", action="append", default=[], help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        _build_one_in_this_process(args.one, args.key, Path(args.dir), args.define)
+        return 0
+    results = build_all(args.variants.split(",") if args.variants else None, arch=args.arch, force=args.force)
+    failed = [r for r in results.values() if not r.ok]
+    for r in failed:
+        print(f"\n{r.name} failed to compile:\n{r.log}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

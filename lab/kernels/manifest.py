@@ -1,0 +1,203 @@
+"""The kernel ladder's manifest (`kernels/variants/manifest.toml`) and the repository's paths.
+
+The ladder as a tree (`manifest()`, `branches`, `branch_order`, `branch_ends`, `lineage`) and the
+manifest's other tables, parsed in one place (`tables()`). Imported by `lab.kernels.build` and
+`lab.kernels.variants` alike; it imports neither, so building and loading do not import each other
+in a circle.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from lab.kernels.shape import Shape, is_spec
+
+REPO = Path(__file__).resolve().parents[2]  # lab/kernels/manifest.py -> the repository root
+KERNELS_DIR = REPO / "kernels"
+VARIANTS_DIR = KERNELS_DIR / "variants"
+MANIFEST_PATH = VARIANTS_DIR / "manifest.toml"
+
+SUPPORTED_HEAD_DIMS = (64, 128)
+MAX_GRID_YZ = 65535  # heads go to gridDim.y, batch to gridDim.z
+
+# Profiler quantities a hypothesis may name (lab.measure.profile maps them onto Nsight Compute metrics).
+METRICS = {
+    "global_load_sectors_per_request": "global-load sectors per request",
+    "shared_bank_conflicts": "shared-memory bank conflicts (loads + stores)",
+    "stall_barrier": "warp stalls on barriers",
+    "stall_long_scoreboard": "warp stalls on global/local memory (long scoreboard)",
+    "stall_wait": "warp stalls on fixed-latency dependencies (wait)",
+    "tensor_pipe_active": "tensor pipe active, % of peak",
+    "dram_throughput": "DRAM throughput, % of peak",
+    "achieved_occupancy": "achieved occupancy",
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One step of the ladder, as the manifest describes it."""
+
+    index: int  # 1-based position in the manifest (the file's number)
+    name: str
+    file: str
+    parent: str  # an earlier step's name; "" for the first step
+    title: str
+    change: str
+    hypothesis: str
+    metric: str
+    direction: str
+    speedup: tuple[float, float]
+    arch: str
+    # The shape its hypothesis is judged at, "B,H,S,D" or "B,H,S,D,causal", for a step that
+    # changes only some shapes (say, only D = 128); "" = the report's headline shape.
+    judged_at: str = ""
+    # The switchable twin (a branch end's source with knock-out switches, under kernels/): what a
+    # configuration of this step (defines: a knock-out, a tuning trial) is built from, so that the
+    # step's own file holds its one idea. "" = configurations build from the step's file.
+    twin: str = ""
+
+    @property
+    def path(self) -> Path:
+        return VARIANTS_DIR / self.file
+
+    def source(self, defines: dict | None = None, twin: bool | None = None) -> Path:
+        """The file a build of this step compiles: the twin for a configuration (non-empty defines)
+        where the step has one, else the step's file. twin=True/False forces the choice."""
+        use_twin = bool(defines) if twin is None else twin
+        if use_twin and not self.twin:
+            if twin:
+                raise ValueError(f"{self.name} has no switchable twin")
+            return self.path
+        return KERNELS_DIR / self.twin if use_twin else self.path
+
+
+def judged_shape(v: Variant) -> Shape | None:
+    """The shape of the manifest's judged_at, or None for the headline shape."""
+    return Shape.parse(v.judged_at) if v.judged_at else None
+
+
+PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
+
+
+def tables(text: str | None = None) -> dict:
+    """The manifest's TOML (or `text`) parsed: its [[variant]] tables (read by manifest() below),
+    [[switch]] and [[structural]] (lab.kernels.switches), [[tunable]] and [[tunable_limits]]
+    (lab.studies.tuning.space). The one place the file is read."""
+    return tomllib.loads(text if text is not None else MANIFEST_PATH.read_text())
+
+
+@cache
+def manifest() -> tuple[Variant, ...]:
+    """All variants in manifest order, validated: names unique, the first step has no parent and
+    every other names an earlier step (the ladder is a tree), files exist, fields are known."""
+    entries = tables()["variant"]
+    out: list[Variant] = []
+    for i, entry in enumerate(entries, start=1):
+        v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"])})
+        _check_parent(v, earlier={u.name for u in out}, later={e.get("name") for e in entries[i:]})
+        if not v.path.is_file():
+            raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
+        if v.twin and not (KERNELS_DIR / v.twin).is_file():
+            raise ValueError(f"manifest: {v.name!r} names the twin kernels/{v.twin}, which does not exist")
+        if v.metric not in METRICS:
+            raise ValueError(f"manifest: {v.name!r} names unknown metric {v.metric!r} (known: {sorted(METRICS)})")
+        if v.judged_at and not is_spec(v.judged_at):
+            raise ValueError(f"manifest: {v.name!r} judged_at must be 'B,H,S,D' or 'B,H,S,D,causal', "
+                             f"not {v.judged_at!r}")
+        if v.direction not in ("up", "down"):
+            raise ValueError(f"manifest: {v.name!r} direction must be 'up' or 'down'")
+        out.append(v)
+    return tuple(out)
+
+
+def _check_parent(v: Variant, earlier: set[str], later: set[str]) -> None:
+    """The tree's one rule: the first step has parent "", every other names an earlier step."""
+    if v.name in earlier:
+        raise ValueError(f"manifest: step {v.index} is named {v.name!r} like an earlier step; names must be unique")
+    if not earlier:
+        if v.parent:
+            raise ValueError(f"manifest: the first step {v.name!r} has parent {v.parent!r}; it must have "
+                             'parent = "" (the root of the ladder)')
+        return
+    if v.parent in earlier:
+        return
+    if not v.parent:
+        where = 'parent = "", which only the first step may have'
+    elif v.parent == v.name:
+        where = f"parent {v.parent!r}, itself"
+    elif v.parent in later:
+        where = f"parent {v.parent!r}, which comes later in the manifest"
+    else:
+        where = f"parent {v.parent!r}, which is not a step of the manifest"
+    raise ValueError(f"manifest: {v.name!r} (step {v.index}) has {where}; a step's parent must be an earlier "
+                     "step of the manifest")
+
+
+def names() -> list[str]:
+    """Variant names in manifest order."""
+    return [v.name for v in manifest()]
+
+
+# --- the ladder as a tree: branches and lineages -------------------------------------------
+#
+# A branch is the steps of one `arch` ("portable", "sm_90a", ...). Branches come in the order of
+# their first step in the manifest, and a branch's steps in manifest order; a branch may start
+# from a step of another (wgmma, the first sm_90a step, has the portable async_pipeline as its
+# parent) and a later step may continue an earlier branch after another branch's steps.
+
+
+def branch(name: str) -> str:
+    """The branch (the manifest's arch) of step `name`."""
+    return get(name).arch
+
+
+def branches(variant_names: list[str] | None = None) -> dict[str, list[str]]:
+    """arch -> its steps among `variant_names` (default: all), branches in order of first
+    appearance in the manifest, each branch's steps in manifest order."""
+    wanted = set(names() if variant_names is None else variant_names)
+    out: dict[str, list[str]] = {}
+    for v in manifest():
+        if v.name in wanted:
+            out.setdefault(v.arch, []).append(v.name)
+    return out
+
+
+def branch_order(variant_names: list[str] | None = None) -> list[str]:
+    """`variant_names` (default: all) grouped by branch: every step of the first branch, then of
+    the next, each in manifest order. Names the manifest lacks are left out."""
+    return [n for steps in branches(variant_names).values() for n in steps]
+
+
+def lineage(name: str) -> list[str]:
+    """The steps from the root of the ladder to `name`, both included, each the parent of the next."""
+    chain = [get(name)]
+    while chain[-1].parent:
+        chain.append(get(chain[-1].parent))
+    return [v.name for v in reversed(chain)]
+
+
+def branch_ends(variant_names: list[str]) -> list[str]:
+    """The last of the given steps on each branch of the ladder (a branch = one target arch), in
+    branch order: the kernels a user would pick from each branch."""
+    ends: dict[str, str] = {}
+    for name in sorted(variant_names, key=lambda n: get(n).index):
+        ends[get(name).arch] = name
+    return list(ends.values())
+
+
+def headline_end(variant_names: list[str]) -> str:
+    """The branch end a run's single-kernel studies (A/A twin, factorial) go to: the arch-specific
+    branch's end where the run has it (the fastest kernel on its GPU), else the portable end."""
+    ends = branch_ends(variant_names)
+    specific = [n for n in ends if get(n).arch != PORTABLE]
+    return (specific or ends or [""])[-1]
+
+
+def get(name: str) -> Variant:
+    for v in manifest():
+        if v.name == name:
+            return v
+    raise KeyError(f"unknown variant {name!r}; known: {', '.join(names())}")

@@ -1,0 +1,70 @@
+"""compute-sanitizer over every variant on three small shapes.
+
+`python -m lab sanitize` runs this module once per tool (memcheck, racecheck, synccheck,
+initcheck) under compute-sanitizer, filtered to the variants' kernels, and reports each tool's
+verdict. The target side (`--target`) builds nothing new: it loads the cached builds.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from lab.kernels.build import cuda_home
+
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+# Small shapes: ragged S (not a multiple of any tile), both head dims, causal and not, at D = 128
+# several key tiles (a pipeline that wraps around its stages, causal turns); and two with more
+# query tiles than an H100/H200 keeps resident (132 SMs), so that a persistent kernel's CTAs each
+# take several work tiles (its ring, Q barriers and ping-pong turns carried from one to the next).
+SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
+          (1, 300, 129, 64, False), (1, 160, 257, 128, True))
+# Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
+# torch's kernels write the inputs and reports every read of them as uninitialised.
+KERNEL_FILTER = "kns=attention_fwd"
+UNFILTERED_TOOLS = ("initcheck",)
+
+
+def target(names: list[str]) -> None:
+    import torch
+
+    from lab.kernels import variants
+
+    for name in names:
+        attn = variants.load(name)
+        for B, H, S, D, causal in SHAPES:
+            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+            attn(q, k, v, is_causal=causal)
+        torch.cuda.synchronize()
+        print(f"ran {name}", flush=True)
+
+
+def sanitizer() -> str:
+    home = cuda_home()
+    return f"{home}/bin/compute-sanitizer" if home else "compute-sanitizer"
+
+
+def run(names: list[str], tools=TOOLS, progress=print) -> dict[str, dict]:
+    """Returns {tool: {"clean": bool, "seconds": float, "summary": str, "log": str}}."""
+    results = {}
+    for tool in tools:
+        t0 = time.perf_counter()
+        kernel_filter = [] if tool in UNFILTERED_TOOLS else ["--kernel-name", KERNEL_FILTER]
+        cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", *kernel_filter,
+               sys.executable, "-m", "lab.kernels.sanitize", "--target", ",".join(names)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = proc.stdout + proc.stderr
+        summary = next((ln for ln in reversed(log.splitlines()) if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln),
+                       f"exit code {proc.returncode}")
+        ran = all(f"ran {n}" in log for n in names)
+        clean = proc.returncode == 0 and ran
+        results[tool] = {"clean": clean, "seconds": round(time.perf_counter() - t0, 1), "summary": summary.strip(),
+                         "log": log[-20000:]}
+        progress(f"  {tool:<10} {'clean' if clean else 'NOT CLEAN'}  ({summary.strip()}, {results[tool]['seconds']} s)")
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--target":
+        target(sys.argv[2].split(","))

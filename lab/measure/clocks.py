@@ -1,0 +1,64 @@
+"""The GPU's SM clock and slowdown reasons, read through NVML around every block of samples
+(lab.measure.timing.interleave); the static clock facts go into a run's env.json."""
+
+from __future__ import annotations
+
+import os
+
+
+class Clocks:
+    """SM clock and throttle reasons through NVML (nvidia-ml-py); inert where NVML is missing."""
+
+    # Slowdowns that make a sample unrepresentative. The power cap (SW_POWER_CAP) is left out: a
+    # GPU at full load sits at it routinely, and dropping those samples would drop everything.
+    THROTTLE_MASK_NAMES = ("HW_SLOWDOWN", "HW_THERMAL_SLOWDOWN", "SW_THERMAL_SLOWDOWN", "HW_POWER_BRAKE_SLOWDOWN")
+
+    def __init__(self, device_index: int | None = None):
+        self.handle = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            if device_index is None:
+                device_index = int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0)
+            self.nvml = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            self.mask = 0
+            for name in self.THROTTLE_MASK_NAMES:
+                self.mask |= getattr(pynvml, f"nvmlClocksThrottleReason{_camel(name)}", 0) or getattr(
+                    pynvml, f"nvmlClocksEventReason{_camel(name)}", 0)
+        except Exception:  # noqa: BLE001 - no NVML: clocks are recorded as missing
+            self.handle = None
+
+    def static_info(self) -> dict:
+        if self.handle is None:
+            return {"nvml": False}
+        n = self.nvml
+        info = {"nvml": True}
+        for key, fn in (("driver", lambda: n.nvmlSystemGetDriverVersion()),
+                        ("sm_clock_max_mhz", lambda: n.nvmlDeviceGetMaxClockInfo(self.handle, n.NVML_CLOCK_SM)),
+                        ("mem_clock_max_mhz", lambda: n.nvmlDeviceGetMaxClockInfo(self.handle, n.NVML_CLOCK_MEM)),
+                        ("sm_clock_now_mhz", lambda: n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM)),
+                        ("power_limit_w", lambda: n.nvmlDeviceGetPowerManagementLimit(self.handle) / 1000)):
+            try:
+                v = fn()
+                info[key] = v.decode() if isinstance(v, bytes) else v
+            except Exception:  # noqa: BLE001
+                info[key] = None
+        return info
+
+    def read(self) -> tuple[float | None, bool]:
+        """(current SM clock in MHz, whether a thermal/hardware slowdown is active)."""
+        if self.handle is None:
+            return None, False
+        n = self.nvml
+        try:
+            clock = float(n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM))
+            get = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
+            return clock, bool(get(self.handle) & self.mask)
+        except Exception:  # noqa: BLE001
+            return None, False
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.lower().split("_"))  # HW_SLOWDOWN -> HwSlowdown

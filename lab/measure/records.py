@@ -1,0 +1,194 @@
+"""Run records: `data/runs/<run_id>/`, one folder per run, never overwritten.
+
+    env.json           GPU, clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
+    status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
+                       midway keeps "running" (or "incomplete") and readers treat it as such
+    build.json         per variant: build key, source hash, ptxas resources, launch shape
+    correctness.json   per variant and case: errors, tolerance, verdict
+    peers.json         per peer asked for: available (imported) or not and why; after the
+                       correctness stage, its result and, where it failed, why it is excluded
+    peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
+    shapes.json        the shapes measured, with unsupported peers and why
+    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process
+    summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS), over every replicate
+    replicates.json    per timing plan (timing, factorial): R, each replicate's stopping rule, seeds,
+                       exit code and seconds; replicates/<plan>/ holds the plan and each replicate's
+                       own samples (lab.studies.replicates)
+    calibration.json   leave-one-replicate-out coverage of the step-vs-parent intervals
+    ceilings.json      measured fp16 tensor-core rate and DRAM bandwidth of this GPU
+    ncu/, profile.csv  Nsight Compute CSVs and the parsed metrics (when profiling ran)
+
+`run_id` is the UTC start time and the short git sha, e.g. 20261121T231500Z-95ce086.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from lab.kernels.manifest import REPO
+from lab.measure.clocks import Clocks
+
+RUNS_DIR = REPO / "data" / "runs"
+TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one folder each, as RUNS_DIR
+
+SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "dtype", "mode", "sample", "latency_us",
+                  "sm_clock_mhz", "throttled", "replicate"]
+SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "mode", "n", "median_us", "p10_us", "p90_us", "iqr_us",
+                   "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by", "dropped_throttled",
+                   "input_sets"]
+
+
+def with_replicate(samples):
+    """Samples as every reader takes them: runs recorded before replicates existed have no
+    `replicate` column (or, written by older code, an empty one): their one replicate is 0."""
+    if "replicate" not in samples.columns:
+        return samples.assign(replicate=0)
+    return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))
+
+
+def latencies_by_replicate(samples) -> dict:
+    """{replicate: latency_us array} of a samples table's rows (what lab.measure.stats takes)."""
+    return {int(r): g["latency_us"].to_numpy() for r, g in with_replicate(samples).groupby("replicate")}
+
+
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return ""
+
+
+def git_sha() -> str:
+    """HEAD's sha. LAB_GIT_SHA, where set, wins: a copy of the tree on a lent GPU machine may have
+    no .git, or a stale one that names some other commit."""
+    return os.environ.get("LAB_GIT_SHA") or git("rev-parse", "HEAD")
+
+
+def git_dirty() -> bool | None:
+    flag = os.environ.get("LAB_GIT_DIRTY")
+    if os.environ.get("LAB_GIT_SHA") and flag is not None:
+        return flag not in ("0", "", "false")
+    if git("rev-parse", "HEAD"):
+        return bool(git("status", "--porcelain", "--untracked-files=no"))
+    return None if flag is None else flag not in ("0", "", "false")
+
+
+def new_run_id(now: datetime | None = None, root: Path | None = None) -> str:
+    root = root or RUNS_DIR
+    now = now or datetime.now(timezone.utc)
+    sha = git_sha()[:7] or "nogit"
+    base = f"{now:%Y%m%dT%H%M%SZ}-{sha}"
+    run_id, n = base, 1
+    while (root / run_id).exists():  # never reuse a folder, even within one second
+        n += 1
+        run_id = f"{base}.{n}"
+    return run_id
+
+
+def environment() -> dict:
+    """What the numbers depend on. GPU fields come from torch and NVML when present."""
+    env = {
+        "utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "git_sha": git_sha(),
+        "git_dirty": git_dirty(),
+    }
+    try:
+        from lab.kernels.build import nvcc_version
+
+        env["nvcc"] = nvcc_version()
+    except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+        env["nvcc"] = f"unavailable: {exc}"
+    try:
+        import torch
+
+        env["torch"] = torch.__version__
+        env["cuda_runtime"] = torch.version.cuda
+        if torch.cuda.is_available():
+            p = torch.cuda.get_device_properties(torch.cuda.current_device())
+            env.update(gpu=p.name, sm_count=p.multi_processor_count, compute_capability=f"{p.major}.{p.minor}",
+                       l2_bytes=int(p.L2_cache_size), memory_bytes=int(p.total_memory))
+            env["cudnn"] = torch.backends.cudnn.version()
+    except ImportError:
+        env["torch"] = None
+    env.update(Clocks().static_info())
+    return env
+
+
+class RunRecord:
+    """The folder of one run. Created as "running"; `finish()` marks it complete."""
+
+    def __init__(self, run_id: str | None = None, root: Path | None = None, create: bool = True):
+        root = root or RUNS_DIR
+        self.run_id = run_id or new_run_id(root=root)
+        self.dir = root / self.run_id
+        if create:
+            self.dir.mkdir(parents=True, exist_ok=False)
+            self.write_json("status.json", {"state": "running", "started": time.time()})
+
+    @classmethod
+    def open(cls, run_id: str, root: Path | None = None) -> "RunRecord":
+        root = root or RUNS_DIR
+        rec = cls(run_id, root, create=False)
+        if not rec.dir.is_dir():
+            raise FileNotFoundError(f"no run {run_id!r} under {root}")
+        return rec
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def write_json(self, name: str, obj) -> None:
+        tmp = self.path(name + ".tmp")
+        tmp.write_text(json.dumps(obj, indent=1, default=str))
+        tmp.replace(self.path(name))  # atomic: a reader never sees half a file
+
+    def read_json(self, name: str):
+        return json.loads(self.path(name).read_text())
+
+    def has(self, name: str) -> bool:
+        return self.path(name).exists()
+
+    def write_table(self, name: str, df) -> None:
+        tmp = self.path(name + ".tmp")
+        if name.endswith(".parquet"):
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        tmp.replace(self.path(name))
+
+    def read_table(self, name: str):
+        import pandas as pd
+
+        return pd.read_parquet(self.path(name)) if name.endswith(".parquet") else pd.read_csv(self.path(name))
+
+    def read_samples(self, name: str = "samples.parquet"):
+        """A samples table (samples.parquet, factorial.parquet) with its `replicate` column (with_replicate)."""
+        return with_replicate(self.read_table(name))
+
+    @property
+    def status(self) -> dict:
+        return self.read_json("status.json") if self.has("status.json") else {"state": "unknown"}
+
+    def finish(self, state: str = "complete", **extra) -> None:
+        self.write_json("status.json", {**self.status, "state": state, "finished": time.time(), **extra})
+
+
+def list_runs(root: Path | None = None) -> list[str]:
+    root = root or RUNS_DIR
+    """Run ids, oldest first (ids sort by start time)."""
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "status.json").exists()) if root.is_dir() else []
+
+
+def latest_run(root: Path | None = None, complete_only: bool = True) -> str | None:
+    root = root or RUNS_DIR
+    for run_id in reversed(list_runs(root)):
+        if not complete_only or RunRecord.open(run_id, root).status.get("state") == "complete":
+            return run_id
+    return None

@@ -1,0 +1,216 @@
+"""Device timing with CUDA events, the host kept out of the timed region.
+
+Two modes:
+- hot: `reps` back-to-back launches captured in one CUDA graph; a sample is one replay, timed
+  by events around it, divided by reps. Python, dispatch and launch overhead happen at capture
+  time, not per launch, so a few-microsecond kernel is not launch-bound.
+- cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
+  the kernel starts with its inputs in DRAM; a sample is one launch between two events.
+
+In both modes all of a block's samples are enqueued before the first is read back, behind a
+short GPU sleep, so the host runs ahead and the GPU never waits on it inside a timed region.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+Launch = Callable[[], None]
+
+SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: time for the host to enqueue a block of samples
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def l2_bytes() -> int:
+    torch = _torch()
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+
+
+class L2Flusher:
+    """Overwrites a buffer of 2x the L2 size; enqueued right before a cold launch."""
+
+    def __init__(self):
+        torch = _torch()
+        self.buffer = torch.empty(2 * max(l2_bytes(), 1 << 20), dtype=torch.uint8, device="cuda")
+
+    def __call__(self) -> None:
+        self.buffer.fill_(1)
+
+
+def _gpu_sleep():
+    """torch.cuda._sleep, which enqueues GPU spinning ahead of a block of samples (SLEEP_CYCLES).
+    Without it the host could fall behind the GPU inside a timed region, so its absence is an
+    error, never a silent skip."""
+    torch = _torch()
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None:
+        raise RuntimeError(f"torch {torch.__version__} has no torch.cuda._sleep: lab.measure.timing needs it to "
+                           "keep the host out of timed regions (a block's launches are enqueued behind a GPU sleep)")
+    return lambda: sleep(SLEEP_CYCLES)
+
+
+def timed_blocks(n: int, body: Launch, before: Launch | None = None) -> list[float]:
+    """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
+    Everything is enqueued behind a GPU sleep before the first result is read back."""
+    torch = _torch()
+    sleep = _gpu_sleep()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    sleep()
+    for start, end in events:
+        if before is not None:
+            before()
+        start.record()
+        body()
+        end.record()
+    events[-1][1].synchronize()
+    return [s.elapsed_time(e) * 1e3 for s, e in events]
+
+
+def estimate_us(launch: Launch, launches: int = 5) -> float:
+    """Rough time per launch (warm), used only to size graphs and budgets."""
+    torch = _torch()
+    launch()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    _gpu_sleep()()
+    start.record()
+    for _ in range(launches):
+        launch()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / launches
+
+
+@dataclass
+class HotTimer:
+    """A CUDA graph of `reps` launches; `samples(n)` replays it n times.
+
+    `launch` may be a list of launches over different input sets: the graph cycles through them,
+    so inputs that would fit in L2 are not simply re-read from it launch after launch.
+    """
+
+    launch: Launch | list[Launch]
+    target_sample_us: float = 1000.0
+    max_reps: int = 500
+
+    def __post_init__(self):
+        torch = _torch()
+        launches = self.launch if isinstance(self.launch, list) else [self.launch]
+        est = estimate_us(launches[0])
+        reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
+        self.reps = max(reps, len(launches)) if reps > 1 else 1
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up on a side stream, as graph capture requires
+            for launch in launches:
+                launch()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            for i in range(self.reps):
+                launches[i % len(launches)]()
+        self.graph.replay()
+        torch.cuda.synchronize()
+
+    def samples(self, n: int) -> list[float]:
+        """n samples in microseconds per launch."""
+        return [us / self.reps for us in timed_blocks(n, self.graph.replay)]
+
+
+@dataclass
+class ColdTimer:
+    """One launch per sample, L2 flushed before each."""
+
+    launch: Launch | list[Launch]
+    flusher: L2Flusher | None = None
+
+    def __post_init__(self):
+        torch = _torch()
+        if isinstance(self.launch, list):  # L2 is flushed anyway: one input set is enough
+            self.launch = self.launch[0]
+        self.flusher = self.flusher or L2Flusher()
+        self.launch()
+        torch.cuda.synchronize()
+
+    def samples(self, n: int) -> list[float]:
+        """n samples in microseconds, each one launch after an L2 flush."""
+        return timed_blocks(n, self.launch, before=self.flusher)
+
+
+# --- interleaved sampling with adaptive stopping ------------------------------------------
+
+
+@dataclass
+class StopRule:
+    """Sample until the 95% CI of the median is within +-rel_ci of it, or the time cap; never stop
+    before min_samples. A run's values come from lab.studies.params.RunParams, a tuning run's from
+    TuneParams.
+
+    A guard goes with it: the 99% CI must also lie within +-2 rel_ci. Latencies can be
+    multimodal (a comb of modes a tile's time apart, where unequal CTAs finish in varying
+    order); a median near a gap between two modes can pass the 95% test while a few percent of
+    bootstrap resamples put it in the next mode, which widens the speedup intervals computed
+    later. The guard keeps such a row sampling; a unimodal row passes both tests together.
+    """
+
+    rel_ci: float
+    cap_s: float  # wall time per (implementation, shape, mode)
+    min_samples: int
+    block: int = 10  # samples per turn of the round robin
+    guard_confidence: float | None = 0.99  # None: no guard (runs recorded before it existed)
+    guard_factor: float = 2.0
+
+    def met_by(self, samples) -> bool:
+        from lab.measure.stats import relative_ci_halfwidth
+
+        if len(samples) < self.min_samples or relative_ci_halfwidth(samples) > self.rel_ci:
+            return False
+        return (self.guard_confidence is None
+                or relative_ci_halfwidth(samples, self.guard_confidence) <= self.guard_factor * self.rel_ci)
+
+
+def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context_of=None):
+    """Sample every timer in randomized round-robin order until each meets the stop rule.
+
+    timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
+    samples must run in (SDPA backend selection), entered outside the timed region.
+    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "stopped_by": str}}.
+    """
+    import contextlib
+    import random
+
+    rng = random.Random(seed)
+    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "stopped_by": None, "spent": 0.0}
+             for name in timers}
+    active = list(timers)
+    while active:
+        rng.shuffle(active)
+        for name in list(active):
+            st = state[name]
+            ctx = context_of(name) if context_of else contextlib.nullcontext()
+            t0 = time.perf_counter()
+            before = clocks.read() if clocks else (None, False)
+            with ctx:
+                block = timers[name].samples(rule.block)
+            after = clocks.read() if clocks else (None, False)
+            st["spent"] += time.perf_counter() - t0
+            clock = min((c for c in (before[0], after[0]) if c is not None), default=None)
+            st["samples"] += block
+            st["clock_mhz"] += [clock] * len(block)
+            st["throttled"] += [before[1] or after[1]] * len(block)
+            kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
+            if rule.met_by(kept):
+                st["stopped_by"] = "ci"
+            elif st["spent"] >= rule.cap_s:
+                st["stopped_by"] = "cap"
+            if st["stopped_by"]:
+                active.remove(name)
+    return state

@@ -1,0 +1,34 @@
+"""A run as plain text, for the terminal (`python -m lab run`) and the timing notebook."""
+
+from __future__ import annotations
+
+from lab.measure import records
+
+
+def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_flash") -> str:
+    """Per shape: each impl's median, TFLOP/s, and speedup over `peer` with its 95% interval."""
+    from lab.measure import stats
+
+    summ = rec.read_table("summary.csv")
+    samples = rec.read_samples()
+    samples = samples[~samples["throttled"].astype(bool)]
+    by_replicate = records.latencies_by_replicate
+
+    lines = []
+    keys = ["B", "H", "S", "D", "causal"]
+    for shape_key, block in summ[summ["mode"] == mode].groupby(keys, sort=False):
+        lines.append(f"\n({', '.join(str(v) for v in shape_key[:4])}) {'causal' if shape_key[4] else 'non-causal'}"
+                     f" [{mode}]")
+        lines.append(f"  {'impl':<24} {'median us':>10} {'p10-p90 us':>18} {'TFLOP/s':>8} {'vs ' + peer:>28}")
+        sel = samples[(samples["mode"] == mode)]
+        for col, val in zip(keys, shape_key):
+            sel = sel[sel[col] == val]
+        base = by_replicate(sel[sel["impl"] == peer])
+        for _, row in block.iterrows():
+            rel = ""
+            if base and row["impl"] != peer:
+                ci = stats.speedup_ci(by_replicate(sel[sel["impl"] == row["impl"]]), base)
+                rel = f"{ci.ratio:6.3f}x [{ci.lo:.3f}, {ci.hi:.3f}]"
+            lines.append(f"  {row['impl']:<24} {row['median_us']:>10.2f} {row['p10_us']:>8.2f}-{row['p90_us']:<9.2f}"
+                         f" {row['tflops']:>8.1f} {rel:>28}")
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""The ladder at one shape: the hero figure (TFLOP/s of every step, branch by branch, a line per
+peer), the compact ladder table and the sentence that states the finding. The first screen
+(sections/first_screen.py) lays them out; notebook 05 shows them inline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lab.kernels.shape import Shape
+from lab.measure import stats
+from lab.report import branches
+from lab.report.branches import branch, label
+from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
+from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
+from lab.report.load import RunData, _variant
+
+
+def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
+    """The manifest steps measured at shape, grouped by branch, each branch in manifest order."""
+    return [v for v in data.variants if data.kind(v) == "variant" and data.lat(v, shape, mode) is not None]
+
+
+def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
+    """(TFLOP/s at the median, at the median CI's upper latency, at its lower latency)."""
+    med = data.median(impl, shape, mode)
+    if med is None:
+        return None
+    lo_us, hi_us = data.median_ci(impl, shape, mode)
+    f = lambda us: stats.tflops(shape.B, shape.H, shape.S, shape.D, shape.causal, us)  # noqa: E731
+    return f(med), f(hi_us), f(lo_us)
+
+
+def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:
+    """TFLOP/s of every step at shape (bars grouped by branch, each branch in manifest order, 95 % CI
+    of the median) and a line per peer."""
+    steps = measured_steps(data, shape, mode)
+    if not steps:
+        return f"no step measured at {shape_label(shape)} ({mode}): hero figure skipped"
+    peers = [p for p in data.peers(shape) if data.lat(p, shape, mode) is not None]
+    with _style():
+        fig = _figure((12.7, 5.6))
+        ax = fig.subplots()
+        xs, x, prev = [], 0.0, None
+        for v in steps:
+            if prev is not None and branch(v) != prev:
+                x += 0.8  # a gap between branches
+            xs.append(x)
+            prev, x = branch(v), x + 1
+        vals = [tflops_ci(data, v, shape, mode) for v in steps]
+        mid = np.array([t[0] for t in vals])
+        err = np.array([[t[0] - t[1] for t in vals], [t[2] - t[0] for t in vals]])
+        colors = [BRANCH_COLORS.get(branch(v), "#8C8C8C") for v in steps]
+        ax.bar(xs, mid, color=colors, width=0.75, yerr=err, capsize=2, ecolor="black", error_kw={"lw": 0.8})
+        for xi, m in zip(xs, mid):
+            ax.annotate(f"{m:.0f}", (xi, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+        pc = peer_colors(peers)
+        for p in peers:
+            t = tflops_ci(data, p, shape, mode)[0]
+            ax.axhline(t, color=pc[p], lw=1.6, ls="--", label=f"{p}: {t:.0f} TFLOP/s")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{_variant(v).index} {v}" if _variant(v) else v for v in steps], rotation=40,
+                           ha="right", rotation_mode="anchor")
+        ax.set_ylabel(f"TFLOP/s ({mode} median, 95 % CI)")
+        ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}, branch by branch; "
+                     "dashed: peers in this run")
+        from matplotlib.patches import Patch
+
+        handles, labels = ax.get_legend_handles_labels()
+        arches = list(dict.fromkeys(branch(v) for v in steps))  # not `branches`: that is the module
+        handles = [Patch(color=BRANCH_COLORS.get(b, "#8C8C8C")) for b in arches] + handles
+        labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in arches] + labels
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
+        ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
+        _save(fig, path)
+    return None
+
+
+def ladder_rows(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> tuple[list[str], list[list]]:
+    """The compact ladder table: step, its parent, µs, TFLOP/s, vs parent and vs the fastest peer
+    (95 % CIs), verdict; rows in branch order, so a step's parent need not be the row above."""
+    rows, fast = [], data.fastest_peer(shape, mode)
+    for r in abl.itertuples():
+        parent = label(r.parent) if r.parent else MISSING
+        if r.status != "measured":
+            rows.append([label(r.variant), parent] + [MISSING] * 4 + [r.status])
+            continue
+        c = data.speedup(r.variant, fast, shape, mode) if fast else None
+        rows.append([label(r.variant), parent, fmt_us(r.median_us), fmt(r.tflops, 1),
+                     fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(first step)",
+                     fmt_ci(c.ratio, c.lo, c.hi) if c else MISSING,
+                     r.speed_verdict or ("reference" if not r.parent else MISSING)])
+    return ["step", "parent", "µs", "TFLOP/s", "vs parent [95% CI]",
+            f"vs {fast or 'fastest peer'} (fastest peer) [95% CI]", "verdict vs parent"], rows
+
+
+def ladder_table(data: RunData, abl: pd.DataFrame, shape: Shape, mode: str = "hot") -> str:
+    headers, rows = ladder_rows(data, abl, shape, mode)
+    return md_table(headers, rows, "llrrrrl")
+
+
+def _reach(data: RunData, step: str, shape: Shape, mode: str, fast: str | None) -> tuple[str, str | None]:
+    """('reaches 436 TFLOP/s (630.45 µs)', its speed relative to the fastest peer as a CI, or None)."""
+    s = f"reaches {tflops_ci(data, step, shape, mode)[0]:.0f} TFLOP/s ({fmt_us(data.median(step, shape, mode))} µs)"
+    c = data.speedup(step, fast, shape, mode) if fast else None
+    return s, (fmt_ci(c.ratio, c.lo, c.hi) if c is not None else None)
+
+
+def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
+    """One sentence stating the finding for the best step (branches.best_step) and, where it is
+    another step, the best portable one beside it; every number computed from the run."""
+    steps = measured_steps(data, shape, mode)
+    best = branches.best_step(data)
+    if best not in steps:
+        best = steps[-1] if steps else ""  # the best step was not timed at this shape
+    if not best:
+        return None
+    portable = branches.best_portable(data, shape, mode)
+    root = branches.first_timed_ancestor(data, best, shape, mode)
+    fast = data.fastest_peer(shape, mode)
+    reach, vs_fast = _reach(data, best, shape, mode, fast)
+    s = f"At {shape_label(shape)} ({mode}), the best step, {best} ({branches.role(data, best)}), {reach}"
+    tot = data.speedup(best, root, shape, mode)
+    if tot is not None and root != best:
+        s += f", {fmt_ci(tot.ratio, tot.lo, tot.hi)} over the first step ({root})"
+    if vs_fast is not None:
+        s += (f", and runs at {vs_fast} the speed of the fastest peer measured, {fast} "
+              f"({tflops_ci(data, fast, shape, mode)[0]:.0f} TFLOP/s)")
+    if portable and portable != best and portable in steps:
+        reach, vs_fast = _reach(data, portable, shape, mode, fast)
+        s += f"; the best portable step, {portable}, {reach}" + (f", {vs_fast} the speed of {fast}" if vs_fast else "")
+    return s + "."

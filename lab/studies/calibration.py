@@ -1,0 +1,70 @@
+"""Calibration of a run's intervals: leave one replicate out.
+
+For every step-vs-parent ratio of a run of R >= 3 replicates (every ladder shape, mode and step
+whose parent was measured there), each replicate is left out in turn: does the interval from the
+others (lab.measure.stats.replicated_speedup_ci) cover the left-out replicate's own ratio, and
+does the prediction interval for one replicate that the same model implies? The first is the
+check a skeptic makes by running the study again; a calibrated interval passes it at the rate
+`expected_covered` (lab.measure.stats.leave_one_out: about 91 % at R = 3 where replicates differ
+more than their sampling explains, less where sampling dominates), the second at its confidence.
+The timing stage writes the result to calibration.json; the report reads it back.
+
+    calibration.leave_one_out_run(rec.read_samples(), RunParams.read(rec))  # -> calibration.json's dict
+"""
+
+from __future__ import annotations
+
+from lab.kernels import manifest
+from lab.kernels.shape import Shape
+from lab.measure import stats
+
+MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
+
+
+def step_pairs(variants) -> list[tuple[str, str]]:
+    """(step, parent) for each of `variants` whose parent is among them, in their order."""
+    have = set(variants)
+    out = []
+    for name in variants:
+        try:
+            parent = manifest.get(name).parent
+        except KeyError:
+            continue
+        if parent and parent in have:
+            out.append((name, parent))
+    return out
+
+
+def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """calibration.json's contents from a run's samples (with `replicate`) and its RunParams: the
+    fractions covered over every (step-vs-parent ratio, replicate left out), and one row per ratio
+    and replicate. With fewer than MIN_REPLICATES replicates: {"applicable": False, "reason": ...}."""
+    kept = samples[~samples["throttled"].astype(bool)]
+    R = int(kept["replicate"].nunique()) if len(kept) else 0
+    base = {"replicates": R, "confidence": confidence, "pairs": "every step against its parent, at every ladder "
+            "shape and mode where both were measured"}
+    if R < MIN_REPLICATES:
+        return {**base, "applicable": False,
+                "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
+    lat = {}
+    for (impl, B, H, S, D, causal, mode, rep), g in kept.groupby(["impl", "B", "H", "S", "D", "causal", "mode",
+                                                                    "replicate"]):
+        lat.setdefault((impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode), {})[int(rep)] = \
+            g["latency_us"].to_numpy(float)
+    ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
+    rows = []
+    for shape in ladder:
+        for mode in params.modes:
+            for step, parent in step_pairs(list(params.variants)):
+                a, b = lat.get((step, shape, mode)), lat.get((parent, shape, mode))
+                if a is None or b is None or len(set(a) & set(b)) < MIN_REPLICATES:
+                    continue
+                for r in stats.leave_one_out(a, b, confidence, n_resamples, seed):
+                    rows.append(dict(step=step, parent=parent, shape=list(shape.astuple()), mode=mode, **r))
+    if not rows:
+        return {**base, "applicable": False, "reason": "no step and its parent measured in common replicates"}
+    n = len(rows)
+    return {**base, "applicable": True, "ratios": len({(r["step"], tuple(r["shape"]), r["mode"]) for r in rows}),
+            "points": n, "covered": sum(r["covered"] for r in rows) / n,
+            "expected_covered": sum(r["expected_covered"] for r in rows) / n,
+            "pred_covered": sum(r["pred_covered"] for r in rows) / n, "rows": rows}

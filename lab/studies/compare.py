@@ -1,0 +1,79 @@
+"""The regression gate: one run against an earlier one on the same GPU (`python -m lab compare`,
+`make compare`)."""
+
+from __future__ import annotations
+
+import math
+
+from lab.measure import records
+from lab.studies.measure_shape import AA_SUFFIX
+
+
+def best_base(run_id: str) -> str | None:
+    """The earlier complete run on the same GPU model with the lowest geometric-mean median over
+    the rows it shares with `run_id` (the bar a new run has to clear)."""
+    import numpy as np
+
+    rec = records.RunRecord.open(run_id)
+    gpu = rec.read_json("env.json").get("gpu")
+    cur = rec.read_table("summary.csv").set_index(["impl", "B", "H", "S", "D", "causal", "mode"])["median_us"]
+    best, best_score = None, math.inf
+    for other in records.list_runs():
+        if other >= run_id:
+            continue
+        o = records.RunRecord.open(other)
+        if o.status.get("state") != "complete" or not o.has("summary.csv") or o.read_json("env.json").get("gpu") != gpu:
+            continue
+        prev = o.read_table("summary.csv").set_index(cur.index.names)["median_us"]
+        common = cur.index.intersection(prev.index)
+        if len(common) == 0:
+            continue
+        score = float(np.exp(np.log(prev.loc[common]).mean() - np.log(cur.loc[common]).mean()))
+        if score < best_score:
+            best, best_score = other, score
+    return best
+
+
+def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, progress=print) -> int:
+    """Speedups of RUN over BASE per (impl, shape, mode), with intervals (over each run's replicates,
+    unpaired, where they have several); returns the exit code: 1 when a variant failed correctness
+    in RUN or is significantly slower by more than threshold."""
+    from lab.measure import peers as peer_mod
+    from lab.measure import stats
+
+    rec = records.RunRecord.open(run_id)
+    failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])
+                if not c["passed"]]
+    base_id = base_id or best_base(run_id)
+    if base_id is None:
+        progress(f"no earlier complete run on the same GPU to compare {run_id} with")
+        return 1 if failures else 0
+    base = records.RunRecord.open(base_id)
+    progress(f"comparing {run_id} against {base_id} (ratio > 1: {run_id} faster)")
+    a, b = rec.read_samples(), base.read_samples()
+    a, b = a[~a["throttled"].astype(bool)], b[~b["throttled"].astype(bool)]
+    keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
+    by_replicate = records.latencies_by_replicate
+    pairs, labels = [], []
+    for key, grp in a.groupby(keys):
+        other = b
+        for col, val in zip(keys, key):
+            other = other[other[col] == val]
+        if len(other):
+            pairs.append((by_replicate(grp), by_replicate(other)))
+            labels.append(key)
+    # two runs: their replicates are separate processes, not pairs (each run's own spread counts)
+    rows = stats.compare_rows(pairs, paired=False)
+    regressions = []
+    for key, cmp in zip(labels, rows):
+        verdict = cmp.verdict()
+        progress(f"  {key[0]:<24} ({key[1]},{key[2]},{key[3]},{key[4]}) {'causal' if key[5] else 'full':<6} {key[6]:<4}"
+                 f" {cmp.speedup.ratio:6.3f}x [{cmp.speedup.lo:.3f}, {cmp.speedup.hi:.3f}] {verdict}")
+        is_variant = not peer_mod.is_peer(key[0]) and not key[0].endswith(AA_SUFFIX)
+        if is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold:
+            regressions.append(key)
+    for f in failures:
+        progress(f"  correctness FAILED: {f['variant']} {f['case']}")
+    if regressions:
+        progress(f"{len(regressions)} significant regressions beyond {threshold:.0%}")
+    return 1 if failures or regressions else 0

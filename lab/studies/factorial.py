@@ -1,0 +1,204 @@
+"""Interactions between knock-outs: a full 2^4 factorial over the four costliest switches.
+
+The four switches whose knock-out costs most at the headline shape (or, for a switch that does
+not change the headline shape's kernel, at the judged shape) span 16 configurations of the last
+step; the all-on one is the step itself. Combinations that break a `depends_on` rule are skipped
+(and recorded). Each configuration is checked on the quick correctness grid and timed hot, all
+interleaved, at the headline and one canonical shape, in each of the run's R replicates (separate
+processes: lab.studies.replicates). Main effects and two-way interactions on log latency come from
+an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design (statsmodels). One replicate:
+95 % percentile intervals from a bootstrap that resamples each cell's samples. R replicates: the
+fit per replicate, the effects averaged over them, with the random-effects t interval of
+lab.measure.stats.random_effects (the replicates' spread, never below the cell bootstrap's
+within-replicate variance), as the speedups have.
+
+Files in the run folder: `factorial.parquet` (every sample, with its configuration's factor
+levels), `factorial.csv` (effects with intervals), `factorial.json` (the design and what was
+skipped or excluded).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from lab.kernels import switches as sw
+from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
+
+SHAPES = (HEADLINE, HEADLINE_CANONICAL)  # where the factorial is timed: both D = 64
+N_FACTORS = 4
+N_BOOT = 1000
+
+
+def knockout_costs(summary: pd.DataFrame, kernel: str, switches: list[sw.Switch], mode: str = "hot") -> pd.DataFrame:
+    """Per switch of `kernel`: median(knock-out) / median(kernel) at the headline shape, or at
+    the judged shape where the switch does not apply at the headline one."""
+    rows = []
+    hot = summary[summary["mode"] == mode]
+    for s in (s for s in switches if s.kernel == kernel):
+        shape = HEADLINE if s.applies(HEADLINE.D) else HEADLINE_D128
+        at = hot[(hot.B == shape.B) & (hot.H == shape.H) & (hot.S == shape.S) & (hot.D == shape.D)
+                 & (hot.causal.astype(bool) == shape.causal)].set_index("impl")["median_us"]
+        if kernel in at and s.impl in at:
+            rows.append(dict(switch=s.name, shape=shape.astuple(), cost=at[s.impl] / at[kernel]))
+    return pd.DataFrame(rows, columns=["switch", "shape", "cost"]).sort_values("cost", ascending=False)
+
+
+def choose(costs: pd.DataFrame, n: int = N_FACTORS) -> list[str]:
+    """The n costliest switches that change the kernel at the factorial's shapes (the headline and
+    the canonical shape, both D = 64): a D = 128-only switch would be a factor without an effect."""
+    here = costs[[tuple(shape) == HEADLINE.astuple() for shape in costs["shape"]]]
+    if len(here) < n:
+        raise ValueError(f"the factorial needs {n} switches with a measured knock-out cost at {HEADLINE.astuple()}; "
+                         f"the run has {len(here)}")
+    return list(here["switch"][:n])
+
+
+def design(kernel: str, factors: list[str], switches: list[sw.Switch]) -> tuple[list[dict], list[dict]]:
+    """(legal cells, skipped cells). A cell: impl, defines, and per factor +1 (on) or -1 (off)."""
+    by_name = {s.name: s for s in switches if s.kernel == kernel}
+    if unknown := [f for f in factors if f not in by_name]:
+        raise ValueError(f"factorial: unknown switch(es) {unknown} of {kernel}")
+    cells, skipped = [], []
+    for levels in itertools.product((1, -1), repeat=len(factors)):
+        off = [f for f, lv in zip(factors, levels) if lv < 0]
+        coded = dict(zip(factors, levels))
+        missing = [d for f in off for d in by_name[f].depends_on if d in factors and d not in off]
+        if missing:
+            skipped.append({**coded, "reason": f"{', '.join(off)} off needs {', '.join(sorted(set(missing)))} off too"})
+            continue
+        if not off:
+            cells.append({**coded, "impl": kernel, "defines": {}, "also_off": []})
+            continue
+        ko = sw.configuration(kernel, off, by_name, impl=sw.knockout_impl(kernel, "+".join(off)))
+        cells.append({**coded, "impl": ko.impl, "defines": ko.defines, "also_off": [d for d in ko.off if d not in off]})
+    return cells, skipped
+
+
+def formula(factors: list[str], drop: list[str] = ()) -> str:
+    return f"log_latency ~ ({' + '.join(factors)})**2" + "".join(f" - {t}" for t in drop)
+
+
+def aliased_terms(factors: list[str], switches: list[sw.Switch]) -> list[str]:
+    """Interactions of a switch with one it depends on: their skipped cells leave them aliased
+    with the two main effects (not estimable), so the model leaves them out."""
+    by_name = {s.name: s for s in switches}
+    return [f"{a}:{b}" for a, b in itertools.combinations(factors, 2)
+            if b in by_name[a].depends_on or a in by_name[b].depends_on]
+
+
+def estimate(samples: pd.DataFrame, factors: list[str], n_boot: int = N_BOOT, seed: int = 0,
+             confidence: float = 0.95, drop: list[str] = ()) -> pd.DataFrame:
+    """Effects of one shape's samples (columns latency_us, the +-1 factor columns and, where the
+    run has replicates, `replicate`).
+
+    `coef` is the OLS coefficient on the +-1 coding; `log_effect` = 2 coef is the change in mean
+    log latency from off to on (negative: the switch makes the kernel faster); `ratio` =
+    exp(log_effect) its latency ratio. Intervals, one replicate: percentiles of the bootstrap
+    refits; R replicates: see the module's docstring. `drop`: interaction terms left out of the
+    model (see aliased_terms)."""
+    import patsy
+
+    df = samples.assign(log_latency=np.log(samples["latency_us"].to_numpy(float))).reset_index(drop=True)
+    y, X = patsy.dmatrices(formula(factors, drop), df, return_type="dataframe")
+    if np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
+        raise ValueError(f"factorial design is rank-deficient for {formula(factors, drop)}: skipped cells "
+                         "alias some terms (leave them out with drop=)")
+    cell = df.groupby(factors).ngroup().to_numpy()
+    yv, Xv = y.to_numpy().ravel(), X.to_numpy()
+    rep = df["replicate"].to_numpy() if "replicate" in df.columns else np.zeros(len(df), dtype=int)
+    keep = np.asarray(X.columns != "Intercept")
+    out = pd.DataFrame({"term": X.columns[keep]})
+    reps = np.unique(rep)
+    if len(reps) < 2:
+        coef, boot = _fit(yv, Xv, cell, n_boot, seed)
+        alpha = (1 - confidence) / 2
+        lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
+        out = out.assign(coef=coef[keep], coef_lo=lo[keep], coef_hi=hi[keep], coef_var=boot.var(axis=0, ddof=1)[keep])
+    else:
+        from lab.measure import stats
+
+        fits = [_fit(yv[rep == r], Xv[rep == r], cell[rep == r], n_boot, seed + i) for i, r in enumerate(reps)]
+        coefs = np.stack([c[keep] for c, _ in fits])  # replicate x term
+        within = np.stack([b.var(axis=0, ddof=1)[keep] for _, b in fits])
+        mean = coefs.mean(axis=0)
+        bounds = [stats.t_interval(float(m), *stats.random_effects(coefs[:, t], within[:, t]), confidence)
+                  for t, m in enumerate(mean)]
+        out = out.assign(coef=mean, coef_lo=[b[0] for b in bounds], coef_hi=[b[1] for b in bounds],
+                         replicates=len(reps))
+    out.insert(1, "kind", np.where(out.term.str.contains(":"), "interaction", "main"))
+    for col in ("coef", "coef_lo", "coef_hi"):
+        out[col.replace("coef", "log_effect")] = 2 * out[col]
+        out[col.replace("coef", "ratio")] = np.exp(2 * out[col])
+    out["n_boot"] = n_boot
+    return out
+
+
+def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients of one replicate's samples, and n_boot refits on resamples of each cell's samples."""
+    import statsmodels.api as sm
+
+    coef = sm.OLS(y, X).fit().params
+    groups = [np.flatnonzero(cell == g) for g in np.unique(cell)]
+    rng = np.random.default_rng(seed)
+    boot = np.empty((n_boot, X.shape[1]))
+    for b in range(n_boot):
+        idx = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
+        boot[b] = np.linalg.lstsq(X[idx], y[idx], rcond=None)[0]  # the OLS refit (sm.OLS: 20x slower)
+    return np.asarray(coef), boot
+
+
+def run(rec, kernel: str = "ftz_exp2", progress=print, spawn=None) -> None:
+    """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
+    write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
+    never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""
+    try:
+        _run(rec, kernel, progress, spawn)
+    except Exception as exc:  # noqa: BLE001 - a failed factorial never takes the run down
+        rec.write_json("factorial.json", {"ok": False, "reason": f"{type(exc).__name__}: {exc}"})
+        progress(f"  factorial skipped: {exc}")
+
+
+def _run(rec, kernel: str, progress, spawn=None) -> None:
+    from lab.kernels import build
+    from lab.measure import check
+    from lab.studies import replicates
+    from lab.studies.params import RunParams
+
+    p = RunParams.read(rec)
+    switches = sw.load()[0]
+    costs = knockout_costs(rec.read_table("summary.csv"), kernel, switches)
+    factors = choose(costs)
+    cells, skipped = design(kernel, factors, switches)
+    drop = aliased_terms(factors, switches)
+    progress(f"  factorial over {factors}: {len(cells)} configurations, {len(skipped)} skipped (depends_on)")
+    built = build.build_all([], progress=progress, configs={c["impl"]: (kernel, c["defines"]) for c in cells})
+    kernels = {n: r.load() for n, r in built.items() if r.ok}
+    excluded = {n: "build failed: " + r.log[:500] for n, r in built.items() if not r.ok}
+    results = list(check.run_grid(kernels, check.small_grid()))
+    for n in list(kernels):
+        if failed := [r for r in results if r.variant == n and not r.passed]:
+            excluded[n] = f"failed {len(failed)} quick-grid cases, e.g. {failed[0].explain()}"
+            kernels.pop(n)
+    jobs = [replicates.Job(shape, list(kernels), False, ["hot"], None, p.seed + 1000 + i, "factorial")
+            for i, shape in enumerate(SHAPES)]
+    replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
+                          p.replicates, p.seed)
+    samples, _, _ = replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))
+    levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in cells])
+    samples = samples[~samples.throttled.astype(bool)].merge(levels, on="impl")
+    rec.write_table("factorial.parquet", samples)
+    effects = []
+    for (B, H, S, D, causal), one in samples.groupby(["B", "H", "S", "D", "causal"]):
+        est = estimate(one, factors, seed=p.seed, drop=drop)
+        applies = {f: next(s for s in switches if s.name == f).applies(D) for f in factors}
+        est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
+        effects.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
+    rec.write_table("factorial.csv", pd.concat(effects, ignore_index=True))
+    rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors, drop),
+                                      "not_estimable": drop,
+                                      "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),
+                                      "cells": cells, "skipped": skipped, "excluded": excluded,
+                                      "shapes": [list(s.astuple()) for s in SHAPES], "mode": "hot"})

@@ -1,0 +1,102 @@
+"""One shape measured: every implementation (the run's kernels and its peers) sampled in one
+randomized interleave per mode until the stopping rule, then summarised.
+
+Used by a run's timing stage, the factorial, a tuning worker and `python -m lab bench`: the one
+timing path of the study.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from lab.kernels.shape import Shape
+
+AA_SUFFIX = "__aa"  # the A/A twin: one implementation measured twice in the same interleave
+
+
+def input_sets(shape: Shape, l2_bytes: int) -> int:
+    """How many input sets hot mode rotates through: enough that they do not fit in L2 together."""
+    set_bytes = 4 * shape.B * shape.H * shape.S * shape.D * 2  # Q, K, V, O in fp16
+    return 1 if set_bytes >= l2_bytes else min(32, math.ceil(2 * l2_bytes / set_bytes))
+
+
+def summary_row(shape: Shape, impl: str, mode: str, kept: dict, stopped_by: str, dropped_throttled: int,
+                input_sets: int) -> dict:
+    """summary.csv's row of one (impl, shape, mode) from its unthrottled samples by replicate
+    ({replicate: latencies}): percentiles, mean and min of every sample; the median and its CI
+    over the replicates (lab.measure.stats.replicated_median; one replicate: the median and its
+    order-statistic CI)."""
+    from lab.measure import stats
+
+    summ = stats.summarize(stats.pooled(kept))
+    if len(kept) > 1:
+        summ["median_us"] = stats.replicated_median(kept)
+    lo, hi = stats.replicated_median_ci(kept)
+    dims = (shape.B, shape.H, shape.S, shape.D)
+    return dict(impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, mode=mode, **summ,
+                ci_lo_us=lo, ci_hi_us=hi, tflops=stats.tflops(*dims, shape.causal, summ["median_us"]),
+                gbps=stats.effective_gbps(*dims, summ["median_us"]), stopped_by=stopped_by,
+                dropped_throttled=dropped_throttled, input_sets=input_sets)
+
+
+def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
+                  aa_impl: str | None, seed: int, progress=print):
+    """Returns (sample rows, summary rows, notes) for one shape; never raises for one impl."""
+    import torch
+
+    from lab.measure import timing
+
+    notes = {"shape": shape.id, "unsupported": {}, "errors": {}}
+    n_sets = input_sets(shape, timing.l2_bytes())
+    dims = (shape.B, shape.H, shape.S, shape.D)
+    sets = [tuple(torch.randn(dims, device="cuda", dtype=torch.float16) for _ in range(4)) for _ in range(n_sets)]
+
+    launches, contexts = {}, {}
+    for name, attn in kernels.items():
+        launches[name] = [lambda a=attn, t=t: a.launch(t[0], t[1], t[2], t[3], shape.causal) for t in sets]
+    for peer in peers:
+        reason = peer.unsupported_reason(*sets[0][:3], shape.causal, None)
+        if reason:
+            notes["unsupported"][peer.name] = reason
+            continue
+        launches[peer.name] = [peer.bind(t[0], t[1], t[2], shape.causal, None) for t in sets]
+        contexts[peer.name] = peer.context
+    if aa_impl in launches:
+        launches[aa_impl + AA_SUFFIX] = launches[aa_impl]
+        if aa_impl in contexts:
+            contexts[aa_impl + AA_SUFFIX] = contexts[aa_impl]
+
+    def context_of(name):
+        import contextlib
+
+        return contexts[name]() if name in contexts else contextlib.nullcontext()
+
+    sample_rows, summary_rows = [], []
+    for mode in modes:
+        t0 = time.perf_counter()
+        timers = {}
+        for name, ls in launches.items():
+            try:
+                with context_of(name):
+                    timers[name] = timing.HotTimer(ls) if mode == "hot" else timing.ColdTimer(ls)
+            except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
+                notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
+        state = timing.interleave(timers, rule, clocks=clocks, seed=seed, context_of=context_of)
+        for name, st in state.items():
+            for i, (lat, clk, thr) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"])):
+                sample_rows.append(dict(run_id=run_id, impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
+                                        causal=shape.causal, dtype="float16", mode=mode, sample=i, latency_us=lat,
+                                        sm_clock_mhz=clk, throttled=thr))
+            kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
+            if not kept:
+                notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
+                continue
+            summary_rows.append(summary_row(shape, name, mode, {0: kept}, st["stopped_by"],
+                                            len(st["samples"]) - len(kept), n_sets if mode == "hot" else 1))
+        progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")
+        del timers
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return sample_rows, summary_rows, notes
+

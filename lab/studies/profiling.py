@@ -1,0 +1,76 @@
+"""The profile stage's work: which shapes and implementations go to Nsight Compute
+(lab.measure.profile), and the records it leaves (profile.csv, ncu/, profile_status.json)."""
+
+from __future__ import annotations
+
+from lab.kernels.shape import Shape
+
+# SDPA's default backend is cuDNN on the H100/H200 and "efficient" is never the fastest: profiling
+# flash and cuDNN covers the SDPA peers the report compares against. flex_attention is profiled
+# too: its profiling process compiles it (from the inductor cache the timing stage filled) before
+# the profiled launch, which lab.measure.profile's timeout bounds.
+PROFILED_BACKENDS = ("flash", "cudnn")
+PROFILED_PEERS = tuple(f"sdpa_{b}" for b in PROFILED_BACKENDS) + ("flex_attention",)
+NOT_PROFILED_REASON = ("not profiled: only " + ", ".join(PROFILED_PEERS) + " are (lab.studies.profiling.PROFILED_PEERS), "
+                       "to keep the profile stage within a run's time")
+
+
+def select_profile_shapes(shapes: list[Shape], which: str = "all") -> list[Shape]:
+    """The run's shapes to profile: "all" of them, or "distinct": one per (S, D) (runs recorded
+    before the parameter existed profiled that way)."""
+    if which == "all":
+        return list(shapes)
+    if which == "distinct":
+        return one_per_s_and_d(shapes)
+    raise ValueError(f"profile_shapes must be 'all' or 'distinct', not {which!r}")
+
+
+def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
+    """One launch per implementation for each distinct (S, D), non-causal where there is one: the
+    cheaper choice where profiling every shape would not fit the time a run may take. The report
+    says which shapes were profiled."""
+    chosen: dict = {}
+    for s in sorted(shapes, key=lambda s: (s.causal, -s.B * s.H)):
+        chosen.setdefault((s.S, s.D), s)
+    return list(chosen.values())
+
+
+def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
+                where=None) -> None:
+    """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
+    `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
+    `where(impl, shape)`: whether to profile a kernel there (default: everywhere)."""
+    import pandas as pd
+
+    try:
+        from lab.measure import profile as prof
+    except ImportError as exc:
+        rec.write_json("profile_status.json", {"ok": False, "reason": f"lab.measure.profile unavailable: {exc}"})
+        return
+    out = rec.path("ncu")
+    out.mkdir(exist_ok=True)
+    rows, all_names = [], list(names)
+    for shape in shapes:
+        here = [n for n in all_names if where is None or where(n, shape)]
+        dims = (shape.B, shape.H, shape.S, shape.D)
+        together = prof.profile_variants(list(here), dims, shape.causal, out)
+        if together is None and here:
+            progress(f"  profile {shape}: the variants did not profile together; one by one instead")
+        for res in together or []:
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
+        for impl in [*([] if together is not None else here), *peer_names]:
+            res = prof.profile_impl(impl, dims, shape.causal, out)
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {impl} {shape}: skipped ({res.reason})")
+                if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
+                    rec.write_json("profile_status.json", {"ok": False, "reason": res.reason,
+                                                           "not_profiled": not_profiled or {}})
+                    rec.write_table("profile.csv", pd.DataFrame(rows))
+                    return
+        rec.write_table("profile.csv", pd.DataFrame(rows))
+        progress(f"  profiled {shape}")
+    rec.write_json("profile_status.json", {"ok": True, "not_profiled": not_profiled or {}})
+

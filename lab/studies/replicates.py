@@ -1,0 +1,316 @@
+"""Replicates: a run's timing measured R times, each time by a fresh process.
+
+Performance varies between processes (inputs, memory placement, clock state, interleaving order)
+as well as within one, and an interval taken within one process alone is too narrow (Kalibera and
+Jones, "Rigorous Benchmarking in Reasonable Time", ISMM 2013). So a stage that times (the run's
+timing, the factorial) writes a plan and runs R child processes one after another on the same GPU:
+
+    python -m lab.studies.replicates RUN_DIR PLAN --replicate I [--fake]
+
+Replicate i loads the cached builds the plan names (a child never builds), seeds torch with its
+own seed for fresh inputs, and measures every job of the plan (a shape, its implementations and
+modes, the A/A twin) through lab.studies.measure_shape with its own interleaving seed and its
+share of the run's sample budget (lab.studies.params.RunParams.replicate_rule). It writes
+`replicates/<plan>/r<i>.parquet` (its samples, with a `replicate` column) after every job and
+`r<i>.json` (per (impl, shape, mode) its stop reason and dropped samples, per job its notes, its
+timings). The stage merges them after every replicate (merge) and records each replicate's exit
+code and seconds in replicates.json. `--fake` measures nothing: synthetic latencies
+(fake_measure), no torch, no GPU, for the CPU tests and a dry run.
+
+    plan = write_plan(rec, "timing", jobs, builds, peers, rule, replicates=3, seed=0)
+    samples, summary, notes = run(rec, "timing", progress=print)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from lab.kernels.manifest import REPO
+from lab.kernels.shape import Shape
+from lab.measure.timing import StopRule
+from lab.studies.params import REPLICATE_SEED_STRIDE
+
+ROOT = "replicates"  # under the run's folder: one folder per plan
+
+
+@dataclass
+class Job:
+    """One shape of a plan: what a replicate measures there. `seed` is the run's seed for its
+    interleave (replicate i adds i * REPLICATE_SEED_STRIDE)."""
+
+    shape: Shape
+    impls: list  # the run's kernels measured here (names of the plan's builds)
+    peers: bool  # whether the plan's peers are measured here too
+    modes: list
+    aa: str | None  # the implementation timed twice (A/A twin), or None
+    seed: int
+    scope: str = ""  # lab.studies.shapes' scope, recorded in the notes
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "shape": list(self.shape.astuple())}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Job:
+        return cls(**{**d, "shape": Shape.of(d["shape"])})
+
+
+def plan_dir(run_dir: Path, plan: str) -> Path:
+    return Path(run_dir) / ROOT / plan
+
+
+def write_plan(rec, plan: str, jobs: list[Job], builds: dict, peers: list[str], rule: StopRule, replicates: int,
+               seed: int) -> Path:
+    """replicates/<plan>/plan.json: the jobs, the cached builds to load ({name: BuildResult.summary()}),
+    the peers by name, each replicate's stopping rule, R and the run's seed."""
+    path = plan_dir(rec.dir, plan)
+    path.mkdir(parents=True, exist_ok=False)  # a plan is measured once per run
+    body = {"plan": plan, "run_id": rec.run_id, "replicates": replicates, "seed": seed,
+            "seed_stride": REPLICATE_SEED_STRIDE, "rule": asdict(rule), "builds": builds, "peers": list(peers),
+            "jobs": [j.to_json() for j in jobs]}
+    (path / "plan.json").write_text(json.dumps(body, indent=1, default=str))
+    return path / "plan.json"
+
+
+def read_plan(run_dir: Path, plan: str) -> dict:
+    return json.loads((plan_dir(run_dir, plan) / "plan.json").read_text())
+
+
+def replicate_seeds(plan: dict, i: int) -> tuple[int, list[int]]:
+    """(input seed, [interleave seed per job]) of replicate i: replicate 0 keeps the run's own."""
+    shift = plan["seed_stride"] * i
+    return plan["seed"] + shift, [j["seed"] + shift for j in plan["jobs"]]
+
+
+# --- the child: one replicate -------------------------------------------------------------------
+
+
+def _load_builds(builds: dict) -> dict:
+    """The plan's cached builds, ctypes-loaded (BuildResult.load checks each library's build key)."""
+    from lab.kernels.build import BuildResult
+
+    return {name: BuildResult(**summary).load() for name, summary in builds.items()}
+
+
+def _seed_torch(seed: int) -> None:
+    import torch
+
+    torch.manual_seed(seed)  # every device's generator too: the inputs measure_shape draws
+
+
+def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None, seed_inputs=None, clocks=None,
+                      resolve_peers=None, progress=print) -> dict:
+    """Replicate i of a plan, in this process: every job in order, its samples written after each.
+    The defaults measure on the GPU; the tests inject a fake `measure` (fake_measure's signature,
+    that of lab.studies.measure_shape.measure_shape) and a `load` of the builds."""
+    import pandas as pd
+
+    from lab.measure.records import SAMPLE_COLUMNS
+
+    t_start = time.perf_counter()
+    p = read_plan(run_dir, plan)
+    out = plan_dir(run_dir, plan)
+    if measure is None:
+        from lab.studies.measure_shape import measure_shape as measure
+    if clocks is None:
+        from lab.measure.clocks import Clocks
+
+        clocks = Clocks()
+    if resolve_peers is None:
+        from lab.measure.peers import resolve
+
+        resolve_peers = lambda names: resolve(names)[0] if names else []  # noqa: E731
+    input_seed, job_seeds = replicate_seeds(p, i)
+    (seed_inputs or _seed_torch)(input_seed)
+    kernels = (load or _load_builds)(p["builds"])
+    peers = resolve_peers(p["peers"])
+    rule = StopRule(**p["rule"])
+    t_ready = time.perf_counter()
+    samples, rows, notes = [], [], []
+    record = {"replicate": i, "input_seed": input_seed, "jobs_done": 0, "startup_s": round(t_ready - t_start, 2),
+              "seconds": round(t_ready - t_start, 2)}
+    for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
+        progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
+        here = {n: kernels[n] for n in job.impls if n in kernels}
+        s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, rule, clocks,
+                                       p["run_id"], job.aa, seed, progress)
+        samples += [{**r, "replicate": i} for r in s_rows]
+        rows += [{k: r[k] for k in ("impl", "B", "H", "S", "D", "causal", "mode", "stopped_by", "dropped_throttled",
+                                    "input_sets")} for r in m_rows]
+        notes.append({**note, "scope": job.scope})
+        pd.DataFrame(samples, columns=SAMPLE_COLUMNS).to_parquet(out / f"r{i}.parquet.tmp", index=False)
+        (out / f"r{i}.parquet.tmp").replace(out / f"r{i}.parquet")
+        record = {"replicate": i, "input_seed": input_seed, "job_seeds": job_seeds, "jobs_done": j,
+                  "startup_s": round(t_ready - t_start, 2), "seconds": round(time.perf_counter() - t_start, 2),
+                  "rows": rows, "notes": notes}
+        (out / f"r{i}.json").write_text(json.dumps(record, indent=1, default=str))
+    return record
+
+
+def fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress=print):
+    """A stand-in for measure_shape without a GPU: per implementation a latency set by its name and
+    the shape, shifted by a replicate effect drawn from `seed` (so replicates differ), ceil(min /
+    block) blocks of samples. The same rows and notes measure_shape returns."""
+    import zlib
+
+    import numpy as np
+
+    from lab.studies.measure_shape import AA_SUFFIX, summary_row
+
+    rng = np.random.default_rng(seed)
+    names = list(kernels) + [p.name for p in peers] + ([aa + AA_SUFFIX] if aa in kernels else [])
+    n = -(-rule.min_samples // rule.block) * rule.block
+    work = shape.B * shape.H * shape.S * shape.S * shape.D / (2 if shape.causal else 1) / 1e6
+    sample_rows, summary_rows = [], []
+    for mode in modes:
+        for name in names:
+            base = 1 + zlib.crc32(name.removesuffix(AA_SUFFIX).encode()) % 100 / 100.0
+            lat = work * base * (1.1 if mode == "cold" else 1.0) * np.exp(rng.normal(0, 0.01) + rng.normal(0, 0.005, n))
+            for k, x in enumerate(lat):
+                sample_rows.append(dict(run_id=run_id, impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
+                                        causal=shape.causal, dtype="float16", mode=mode, sample=k,
+                                        latency_us=float(x), sm_clock_mhz=None, throttled=False))
+            summary_rows.append(summary_row(shape, name, mode, {0: lat}, "ci", 0, 1))
+    return sample_rows, summary_rows, {"shape": shape.id, "unsupported": {}, "errors": {}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lab.studies.replicates",
+                                 description="one replicate of a run's timing plan (the timing stage runs these)")
+    ap.add_argument("run_dir")
+    ap.add_argument("plan")
+    ap.add_argument("--replicate", type=int, required=True)
+    ap.add_argument("--fake", action="store_true", help="synthetic latencies: no torch, no GPU (tests, dry runs)")
+    args = ap.parse_args(argv)
+    progress = lambda s: print(s, flush=True)  # noqa: E731
+    if args.fake:
+        record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, measure=fake_measure,
+                                   load=lambda builds: {n: n for n in builds}, seed_inputs=lambda seed: None,
+                                   clocks=False, resolve_peers=_fake_peers, progress=progress)
+    else:
+        record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, progress=progress)
+    progress(f"  replicate {args.replicate}: {record['jobs_done']} shapes in {record['seconds']:.0f} s "
+             f"(start-up {record['startup_s']:.1f} s)")
+    return 0
+
+
+def _fake_peers(names):
+    return [type("FakePeer", (), {"name": n})() for n in names]
+
+
+def in_process(measure, load=None, resolve_peers=_fake_peers):
+    """A `spawn` for run() that measures each replicate in this process with `measure` (no GPU:
+    the tests' fake timers). `load` turns the plan's builds into kernels (default: their names)."""
+    def spawn_here(run_dir, plan, i, fake=False, progress=print) -> int:
+        measure_replicate(Path(run_dir), plan, i, measure=measure, load=load or (lambda builds: {n: n for n in builds}),
+                          seed_inputs=lambda seed: None, clocks=False, resolve_peers=resolve_peers, progress=progress)
+        return 0
+    return spawn_here
+
+
+# --- the parent: R replicates in turn, merged -----------------------------------------------------
+
+
+def spawn(run_dir: Path, plan: str, i: int, fake: bool = False, progress=print) -> int:
+    """Replicate i as a child process (`python -m lab.studies.replicates`), its output passed on line
+    by line; returns its exit code."""
+    cmd = [sys.executable, "-m", "lab.studies.replicates", str(run_dir), plan, "--replicate", str(i)]
+    proc = subprocess.Popen(cmd + (["--fake"] if fake else []), cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    for line in proc.stdout:
+        progress(line.rstrip("\n"))
+    return proc.wait()
+
+
+def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_each=None):
+    """The plan's R replicates in turn, then merged: (samples, summary, notes). `after_each(samples,
+    summary, notes)` gets the merge after every replicate (the stage writes its files there, so a
+    run stopped midway keeps what it measured). A replicate that fails stops the rest: its exit
+    code goes to replicates.json and a RuntimeError names it."""
+    p = read_plan(rec.dir, plan)
+    _release_gpu_cache()
+    log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
+    log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
+    merged = None
+    for i in range(p["replicates"]):
+        progress(f"  [{plan}] replicate {i + 1} of {p['replicates']} (a fresh process)")
+        t0 = time.perf_counter()
+        code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
+        child = _read_child(rec.dir, plan, i)
+        log[plan]["runs"].append({"replicate": i, "exit_code": code, "seconds": round(time.perf_counter() - t0, 1),
+                                  "startup_s": child.get("startup_s"), "measured_s": child.get("seconds"),
+                                  "input_seed": child.get("input_seed"), "jobs_done": child.get("jobs_done", 0)})
+        rec.write_json("replicates.json", log)
+        merged = merge(rec.dir, plan)
+        if after_each is not None:
+            after_each(*merged)
+        if code != 0:
+            raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
+                               f"what it measured is in {plan_dir(rec.dir, plan)})")
+    return merged
+
+
+def _release_gpu_cache() -> None:
+    """Hand back the memory this process's caching allocator holds (the stage's ceilings, its
+    correctness checks), so that the replicates' processes have the GPU's memory to themselves."""
+    torch = sys.modules.get("torch")  # never imported here just for this
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def _read_child(run_dir: Path, plan: str, i: int) -> dict:
+    path = plan_dir(run_dir, plan) / f"r{i}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def merge(run_dir: Path, plan: str):
+    """Every replicate's samples of a plan in one table (with `replicate`), summary.csv's rows over
+    them (lab.studies.measure_shape.summary_row: the median over replicates; stopped by "cap" where
+    any replicate was), and one note per job (the first replicate's, with later replicates'
+    errors added)."""
+    import pandas as pd
+
+    from lab.measure.records import SAMPLE_COLUMNS, SUMMARY_COLUMNS
+    from lab.studies.measure_shape import summary_row
+
+    out = plan_dir(run_dir, plan)
+    children = [(int(f.stem[1:]), f) for f in sorted(out.glob("r*.parquet"))]
+    frames = [pd.read_parquet(f) for _, f in sorted(children)]
+    samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SAMPLE_COLUMNS)
+    meta = {i: _read_child(run_dir, plan, i) for i, _ in sorted(children)}
+    stops: dict = {}
+    for i, m in meta.items():
+        for r in m.get("rows", []):
+            key = (r["impl"], r["B"], r["H"], r["S"], r["D"], bool(r["causal"]), r["mode"])
+            stops.setdefault(key, []).append(r)
+    summary = []
+    keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
+    for key, grp in samples.groupby(keys, sort=False):
+        key = (key[0], *(int(k) for k in key[1:5]), bool(key[5]), key[6])
+        kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~grp["throttled"].astype(bool)]
+                .groupby("replicate")}
+        reps = stops.get(key, [])
+        if not kept or not reps:
+            continue
+        stopped = "cap" if any(r["stopped_by"] == "cap" for r in reps) else reps[0]["stopped_by"]
+        summary.append(summary_row(Shape(*key[1:6]), key[0], key[6], kept, stopped,
+                                   sum(int(r["dropped_throttled"]) for r in reps), reps[0]["input_sets"]))
+    notes = []
+    for i, m in meta.items():
+        for j, note in enumerate(m.get("notes", [])):
+            if j == len(notes):
+                notes.append({**note, "errors": dict(note.get("errors", {}))})
+            else:
+                for what, why in note.get("errors", {}).items():
+                    notes[j]["errors"].setdefault(what, f"replicate {i}: {why}")
+    return samples, pd.DataFrame(summary, columns=SUMMARY_COLUMNS), notes
+
+
+if __name__ == "__main__":
+    sys.exit(main())

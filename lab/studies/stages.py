@@ -1,0 +1,297 @@
+"""A measurement run: its stages in order (build, correctness, timing with the factorial after it,
+profile), each reading the run's parameters back from its record and writing into it.
+
+    python -m lab run --shapes canonical,large --modes hot --profile 0   # options: lab.studies.params
+
+A variant that fails to build or fails correctness is recorded and left out of timing; the
+others go on. Samples are written after every shape, so a run stopped midway keeps what it
+measured (its status stays "running"/"incomplete").
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+from lab.kernels.shape import Shape
+from lab.measure import records
+from lab.measure.clocks import Clocks
+from lab.measure.crossval import cross_validate
+from lab.studies.params import RunParams
+from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_s_and_d, profile_run,
+                                   select_profile_shapes)
+
+STAGES = ("build", "correctness", "timing", "profile")
+
+
+def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
+    """Open a new run record with its environment and parameters (RunParams; default: the
+    defaults); the stages read them back. Which peers are absent, and why, goes to peers.json."""
+    import torch
+
+    from lab.measure import peers as peer_mod
+
+    params = (params or RunParams()).resolved()
+    params.validate()
+    if not torch.cuda.is_available():
+        raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
+    rec = records.RunRecord()
+    progress(f"run {rec.run_id} -> {rec.dir}")
+    rec.write_json("env.json", records.environment())
+    _, availability = peer_mod.resolve(list(params.peers))
+    rec.write_json("peers.json", availability)
+    for name, st in availability.items():
+        if not st["available"]:
+            progress(f"  peer {name} absent: {st['reason']}")
+    rec.write_json("params.json", params.to_json())
+    rec.write_json("stages.json", {})
+    return rec
+
+
+def _timed_stage(rec, name, fn, progress):
+    t0 = time.perf_counter()
+    progress(f"[{name}]")
+    try:
+        return fn()
+    except BaseException as exc:
+        rec.finish("incomplete", error=f"stage {name}: " + "".join(traceback.format_exception_only(exc)).strip())
+        raise
+    finally:
+        stages = rec.read_json("stages.json")
+        stages[f"{name}_s"] = round(time.perf_counter() - t0, 1)
+        rec.write_json("stages.json", stages)
+
+
+def knockout_configs(p: RunParams) -> dict[str, tuple[str, dict, str]]:
+    """The run's knock-out configurations, impl -> (kernel, defines, applies_to); none when the
+    run's `knockouts` parameter is off (runs recorded before it existed had none)."""
+    from lab.kernels import switches
+
+    return switches.run_configs(list(p.variants)) if p.knockouts else {}
+
+
+def applies(applies_to: str, shape: Shape) -> bool:
+    from lab.kernels import switches
+
+    return switches.applies(applies_to, shape.D)
+
+
+def _built(rec) -> dict:
+    """The variants and knock-outs that built and passed correctness: their cached builds
+    (lab.kernels.build.BuildResult), not loaded."""
+    from lab.kernels import build
+
+    excluded = rec.read_json("excluded.json") if rec.has("excluded.json") else {}
+    p = RunParams.read(rec)
+    names = [n for n in p.variants if n not in excluded]
+    configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items() if i not in excluded}
+    built = build.build_all(names, progress=lambda s: None, configs=configs)
+    return {n: r for n, r in built.items() if r.ok}
+
+
+def _kernels(rec):
+    """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
+    return {n: r.load() for n, r in _built(rec).items()}
+
+
+def _peers(rec) -> list:
+    """The run's peers that are importable and were not excluded by the correctness stage. Runs
+    recorded before peers.json timed SDPA under their `backends` only."""
+    from lab.measure import peers as peer_mod
+
+    p = RunParams.read(rec)
+    if p.peers is None:
+        return peer_mod.peers(p.backends)
+    status = rec.read_json("peers.json") if rec.has("peers.json") else {}
+    found, _ = peer_mod.resolve(list(p.peers))
+    return [peer for peer in found if not status.get(peer.name, {}).get("excluded")]
+
+
+def check_peers(rec, progress=print) -> list:
+    """The non-SDPA peers on lab.measure.check.peer_grid(), by the variants' rule; a peer that fails a case
+    (or that no case could run) is excluded from timing, with the reason in peers.json."""
+    from lab.measure import check as checks
+
+    peers = [peer for peer in _peers(rec) if not peer.name.startswith("sdpa_")]
+    if not peers:
+        return []
+    results = list(checks.run_grid({peer.name: checks.peer_as_attn(peer) for peer in peers}, checks.peer_grid(),
+                                   progress=progress))
+    rec.write_json("peer_correctness.json", checks.as_records(results))
+    status = rec.read_json("peers.json")
+    for peer in peers:
+        mine = [r for r in results if r.variant == peer.name]
+        failed = [r for r in mine if not r.passed and not r.unsupported]
+        ran = [r for r in mine if not r.unsupported]
+        if failed:
+            status[peer.name]["excluded"] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
+        elif not ran:
+            status[peer.name]["excluded"] = f"no correctness case could run, e.g. {mine[0].explain()}"
+        status[peer.name]["correctness"] = f"{sum(r.passed for r in mine)}/{len(ran)} passed, " \
+                                           f"{len(mine) - len(ran)} unsupported"
+        progress(f"  peer {peer.name}: {status[peer.name]['correctness']}"
+                 + (f"; excluded: {status[peer.name]['excluded']}" if "excluded" in status[peer.name] else ""))
+    rec.write_json("peers.json", status)
+    return results
+
+
+def stage_build(rec, progress=print) -> dict:
+    from lab.kernels import build
+
+    def body():
+        p = RunParams.read(rec)
+        configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
+        built = build.build_all(list(p.variants), progress=progress, configs=configs)
+        rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
+        rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
+                                        for n, r in built.items() if not r.ok})
+        return built
+
+    return _timed_stage(rec, "build", body, progress)
+
+
+def stage_correctness(rec, progress=print) -> list:
+    from lab.measure import check as checks
+
+    def body():
+        mode = RunParams.read(rec).check
+        excluded = rec.read_json("excluded.json")
+        if mode == "none":
+            if rec.has("peers.json"):  # said, not silent: the peers are timed unchecked too
+                rec.write_json("peers.json", {n: {**st, "correctness": "not checked (check=none)"}
+                                              for n, st in rec.read_json("peers.json").items()})
+            return []
+        kernels = _kernels(rec)
+        cases = checks.grid() if mode == "full" else checks.small_grid()
+        results = list(checks.run_grid(kernels, cases, progress=progress))
+        rec.write_json("correctness.json", checks.as_records(results))
+        for n in kernels:
+            failed = [r for r in results if r.variant == n and not r.passed]
+            if failed:
+                excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
+        rec.write_json("excluded.json", excluded)
+        progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
+        return results + check_peers(rec, progress)
+
+    return _timed_stage(rec, "correctness", body, progress)
+
+
+def timing_jobs(p: RunParams, kernels: list[str]) -> list:
+    """What each replicate of the timing measures, shape by shape (lab.studies.replicates.Job): at a
+    ladder shape every kernel (a knock-out only where its switch changes the kernel) and the A/A
+    twin of the headline branch's end; at the long and sweep shapes the branch ends; the peers
+    everywhere; the sweep hot only. Each shape's interleave seed is the run's plus its index."""
+    from lab.kernels.manifest import branch_ends, headline_end
+    from lab.studies.replicates import Job
+
+    variant_names = [n for n in kernels if n in p.variants]
+    aa = headline_end(variant_names) or None
+    ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+    tails = set(branch_ends(variant_names))
+    jobs = []
+    for i, shape in enumerate(p.shapes, 1):
+        scope = p.scopes[shape]
+        if scope == "ladder":
+            here = [n for n in kernels if n not in ko_applies or applies(ko_applies[n], shape)]
+        else:
+            here = [n for n in kernels if n in tails]
+        jobs.append(Job(shape, here, True, ["hot"] if scope == "tails-hot" else list(p.modes),
+                        aa if scope == "ladder" else None, p.seed + i, scope))
+    return jobs
+
+
+def stage_timing(rec, progress=print, spawn=None) -> None:
+    """Ceilings, then the run's R replicates of every shape with every implementation (each a
+    fresh process: lab.studies.replicates), then the cross-validation and the calibration.
+    `spawn`: how a replicate is run (default: a child process on this GPU)."""
+
+    from lab.measure import peers as peer_mod
+    from lab.studies import calibration, replicates
+
+    def body():
+        p = RunParams.read(rec)
+        try:
+            from lab.measure import profile as prof
+
+            rec.write_json("ceilings.json", prof.measure_ceilings())
+        except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
+            rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
+        built = _built(rec)
+        peers = [peer.name for peer in _peers(rec)]
+        progress(f"  {len(p.shapes)} shapes x {len(built)} variants + peers {peers}, modes {p.modes}, "
+                 f"{p.replicates} replicate(s)")
+        replicates.write_plan(rec, "timing", timing_jobs(p, list(built)), {n: r.summary() for n, r in built.items()},
+                              peers, p.replicate_rule(), p.replicates, p.seed)
+
+        def write(samples, summary, notes):
+            rec.write_table("samples.parquet", samples[records.SAMPLE_COLUMNS])
+            rec.write_table("summary.csv", summary)
+            rec.write_json("shapes.json", notes)
+
+        replicates.run(rec, "timing", progress, after_each=write, **({"spawn": spawn} if spawn else {}))
+        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
+                                          if p.scopes[shape] == "ladder"])
+        rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
+
+    _timed_stage(rec, "timing", body, progress)
+    if RunParams.read(rec).knockouts:
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress)
+
+
+def factorial_stage(rec, progress=print, spawn=None) -> None:
+    """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches."""
+    from lab.studies import factorial
+
+    p = RunParams.read(rec)
+    with_switches = {k for k, _, _ in knockout_configs(p).values()}
+    kernels = [v for v in p.variants if v in with_switches]
+    if not kernels:
+        rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
+        return
+    from lab.kernels.manifest import headline_end
+
+    factorial.run(rec, headline_end(kernels), progress, spawn)  # ftz_exp2 on Hopper, else the portable end
+
+
+def stage_profile(rec, progress=print) -> None:
+    def body():
+        p = RunParams.read(rec)
+        if not p.profile:
+            rec.write_json("profile_status.json", {"ok": False, "reason": "profiling turned off for this run"})
+            progress("  skipped (profile off)")
+            return
+        # the ladder's shapes: the long and sweep shapes are timed for the bar and the figure only
+        ladder = [s for s, scope in p.scopes.items() if scope == "ladder"]
+        shapes = select_profile_shapes(ladder, p.profile_shapes)
+        timed = [peer.name for peer in _peers(rec)]
+        peers = [n for n in timed if n in PROFILED_PEERS]
+        not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
+        progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
+        ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+        # knock-outs: where their switch changes the kernel, at one shape per (S, D) (the time a run may take)
+        ko_shapes = set(one_per_s_and_d(ladder))
+
+        def where(impl: str, shape: Shape) -> bool:
+            return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
+
+        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled, where=where)
+
+    return _timed_stage(rec, "profile", body, progress)
+
+
+def finish(rec) -> None:
+    stages = rec.read_json("stages.json")
+    stages["total_s"] = round(sum(v for k, v in stages.items() if k.endswith("_s") and k != "total_s"), 1)
+    rec.write_json("stages.json", stages)
+    rec.finish("complete", stages=stages)
+
+
+def run(params: RunParams | None = None, progress=print) -> records.RunRecord:
+    """Every stage in order (what the notebooks do one by one)."""
+    rec = start(params, progress)
+    stage_build(rec, progress)
+    stage_correctness(rec, progress)
+    stage_timing(rec, progress)
+    stage_profile(rec, progress)
+    finish(rec)
+    return rec

@@ -1,0 +1,117 @@
+"""A run's parameters have one home (lab.studies.params): every way to start a run takes its
+defaults from RunParams, a tuning run from TuneParams, and an old run's params.json reads back
+with its missing fields filled in."""
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.kernels.shape import Shape
+from lab.studies.params import RUN_OPTIONS, TUNE_OPTIONS, RunParams, TuneParams
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_pipeline_and_the_command_line_default_to_run_params():
+    import lab.__main__ as cli
+    from lab import pipeline
+
+    assert RunParams.from_args(pipeline.parser().parse_args([])) == RunParams()
+    assert RunParams.from_args(cli.parser().parse_args(["run"])) == RunParams()
+    assert RunParams().shapes == tuple(RunParams.from_text(shapes="canonical,large,long,sweep").shapes)
+    args = cli.parser().parse_args(["tune"])
+    assert TuneParams.from_args(args) == TuneParams()
+    assert TuneParams.from_args(cli.parser().parse_args(["tune", "--heldout", "x", "--fake"])).heldout_shapes == "x"
+
+
+def test_notebook_00_and_notebook_support_leave_every_default_to_run_params():
+    import inspect
+
+    from lab import notebook_support
+
+    sig = inspect.signature(notebook_support.start_or_open)
+    assert [p.name for p in sig.parameters.values()] == ["run_id", "params"]  # run_id, then **params
+    nb = json.loads((REPO / "notebooks" / "00_environment.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    values = {}
+    for node in ast.parse("".join(cell["source"])).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+        values[target.id] = ast.literal_eval(node.value)
+    assert values.pop("run_id") == ""
+    assert values == {o.name: None for o in RUN_OPTIONS}, "one None parameter per option: RunParams' default"
+
+
+def _make_vars(name: str) -> list[str]:
+    text = (REPO / "Makefile").read_text()
+    return re.search(rf"^{name} := (.*)$", text, re.M).group(1).split()
+
+
+def test_make_passes_on_only_what_it_is_given_and_knows_every_option():
+    assert _make_vars("RUN_VARS") == [o.make for o in RUN_OPTIONS if o.make]
+    assert _make_vars("TUNE_VARS") == [o.make for o in TUNE_OPTIONS if o.make]
+    text = (REPO / "Makefile").read_text()
+    for var in {*_make_vars("RUN_VARS"), *_make_vars("TUNE_VARS")}:
+        assert not re.search(rf"^{var}\s*[?:]?=", text, re.M), f"the Makefile gives {var} a default of its own"
+
+    def dry(*assignments):  # PYTHON=false: make skips its dependency probes (seconds each), the recipe is the same
+        out = subprocess.run(["make", "-n", "ablation", "PYTHON=false", *assignments], cwd=REPO,
+                             capture_output=True, text=True, timeout=120).stdout
+        return next(line for line in out.splitlines() if "lab.pipeline" in line).split("lab.pipeline", 1)[1].strip()
+
+    assert dry() == ""
+    assert dry("SHAPES=large;4,16,512,64", "MIN_SAMPLES=20") == "--shapes 'large;4,16,512,64' --min-samples '20'"
+    # every make variable reaches its option under the flag make spells from its name
+    from lab import pipeline
+
+    known = pipeline.parser()._option_string_actions
+    for o in RUN_OPTIONS:
+        flag = "--" + o.make.lower().replace("_", "-")
+        assert flag in known and known[flag].dest == o.name, o.make
+
+
+def test_old_runs_read_back_with_what_they_did():
+    old = {"variants": ["baseline", "wmma"], "shapes": [[4, 16, 512, 64, False], [1, 8, 512, 64, True]],
+           "modes": ["hot"], "cap_s": 3.0, "rel_ci": 0.005, "profile": True, "check": "full",
+           "backends": ["flash", "cudnn"], "seed": 0}
+    p = RunParams.from_json(old)
+    assert p.min_samples == 20 and p.stop_guard == (None, 2.0) and p.knockouts is False and p.peers is None
+    assert p.scopes == {Shape(4, 16, 512, 64, False): "ladder", Shape(1, 8, 512, 64, True): "ladder"}
+    rule = p.stop_rule()
+    assert rule.min_samples == 20 and rule.guard_confidence is None and rule.cap_s == 3.0
+
+
+def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
+    p = RunParams.from_text(variants="wmma,ftz_exp2", shapes="large,sweep", modes="hot", cap_s="2", peers="sdpa_flash",
+                            knockouts="0").resolved()
+    back = RunParams.from_json(json.loads(json.dumps(p.to_json())))
+    assert back == p and back.scopes[Shape(4, 16, 4096, 64, False)] == "ladder"
+    assert back.to_json()["backends"] == ["flash"] and back.knockouts is False and back.cap_s == 2.0
+    assert RunParams().resolved().peers and RunParams().resolved().variants
+
+
+@pytest.mark.parametrize("given, needle", [
+    ({"variants": "wmma,nope"}, "--variants / VARIANTS: unknown variant(s) nope"),
+    ({"shapes": "4,16,512"}, "--shapes / SHAPES='4,16,512': shape '4,16,512': expected B,H,S,D"),
+    ({"backends": "flash,warp"}, "--backends / BACKENDS='flash,warp': a comma-separated subset of"),
+    ({"cap_s": "soon"}, "--cap / CAP='soon': not float"),
+    ({"knockouts": 2}, "--knockouts / KNOCKOUTS=2: 0 or 1"),
+    ({"nonsense": 1}, "unknown run parameter(s) nonsense"),
+])
+def test_a_bad_option_is_named(given, needle):
+    with pytest.raises(ValueError) as err:
+        RunParams.from_text(**given)
+    assert needle in str(err.value)
+
+
+def test_make_help_lists_the_defaults():
+    out = subprocess.run([sys.executable, "-m", "lab.studies.params"], cwd=REPO, capture_output=True, text=True,
+                         timeout=60).stdout
+    defaults = RunParams().as_text()
+    for o in RUN_OPTIONS:
+        assert f"  {o.make}={defaults[o.name]} " in out, o.make
+    assert "  TRIALS=16 " in out and "  CAP=1 " in out  # make tune's own

@@ -1,0 +1,184 @@
+"""Replicates of a run's timing (lab.studies.replicates) without a GPU: the stage's orchestration
+with a fake timer (order, seeds, each replicate's share of the stopping rule, the `replicate`
+column, the merged summary, replicates.json and calibration.json), the real child process in its
+`--fake` mode, a failing replicate, and runs recorded before replicates existed."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lab.kernels.shape import Shape
+from lab.measure import records, stats
+from lab.studies import replicates, stages
+from lab.studies.params import REPLICATE_SEED_STRIDE, RunParams
+
+SHAPES = [[4, 16, 512, 64, False], [1, 8, 512, 64, True]]
+
+
+def _run(root, **params):
+    rec = records.RunRecord(run_id="20990103T000000Z-test", root=root)
+    base = dict(variants=["wmma", "mma_sync", "async_pipeline"], shapes=SHAPES, shape_scopes=["ladder", "ladder"],
+                modes=["hot", "cold"], cap_s=3.0, rel_ci=0.005, min_samples=50, profile=False, check="none",
+                peers=["sdpa_flash"], backends=["flash"], seed=7, knockouts=False, replicates=3, stop_guard=[0.99, 2.0])
+    rec.write_json("params.json", {**base, **params})
+    rec.write_json("stages.json", {})
+    return rec
+
+
+@pytest.fixture
+def gpu_free_stage(monkeypatch):
+    """stage_timing's GPU-side neighbours replaced: cached builds, ceilings, peers, cross-validation."""
+    from lab.measure import peers, profile
+
+    class Built:
+        def summary(self):
+            return {}
+
+    monkeypatch.setattr(stages, "_built", lambda rec: {n: Built() for n in RunParams.read(rec).variants})
+    monkeypatch.setattr(stages, "_peers", lambda rec: [type("P", (), {"name": "sdpa_flash"})()])
+    monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
+    monkeypatch.setattr(stages, "cross_validate", lambda shape, peer: {})
+    monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
+
+
+def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_share(tmp_path, gpu_free_stage):
+    rec = _run(tmp_path)
+    p = RunParams.read(rec)
+    calls = []
+
+    def recording(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress=print):
+        calls.append(dict(shape=shape, kernels=sorted(kernels), peers=[x.name for x in peers], modes=list(modes),
+                          rule=rule, aa=aa, seed=seed))
+        return replicates.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
+
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(recording))
+
+    # three replicates, one after another, each every shape in the run's order
+    assert [c["shape"] for c in calls] == [Shape.of(s) for s in SHAPES] * 3
+    # seeds: replicate r's interleave seed is the run's seed + the shape's index + r * stride (r = 0: as before)
+    assert [c["seed"] for c in calls] == [7 + i + REPLICATE_SEED_STRIDE * r for r in range(3) for i in (1, 2)]
+    # the budget shared out: +-0.5 % * sqrt(3), 3 s / 3, ceil(50 / 3) = 17 samples in blocks of ceil(17 / 2) = 9
+    rule = calls[0]["rule"]
+    assert rule.rel_ci == pytest.approx(0.005 * math.sqrt(3)) and rule.cap_s == pytest.approx(1.0)
+    assert (rule.min_samples, rule.block) == (17, 9) and rule.guard_confidence == 0.99
+    assert all(c["rule"] == rule for c in calls)
+    assert all(c["kernels"] == ["async_pipeline", "mma_sync", "wmma"] and c["peers"] == ["sdpa_flash"] for c in calls)
+    assert {c["aa"] for c in calls} == {"async_pipeline"}
+
+    plan = replicates.read_plan(rec.dir, "timing")
+    inputs = [json.loads((rec.dir / "replicates" / "timing" / f"r{r}.json").read_text())["input_seed"]
+              for r in range(3)]
+    assert inputs == [7, 7 + REPLICATE_SEED_STRIDE, 7 + 2 * REPLICATE_SEED_STRIDE] == \
+        [replicates.replicate_seeds(plan, r)[0] for r in range(3)] == [p.replicate_seed(r) for r in range(3)]
+
+    samples = rec.read_samples()
+    assert list(samples.columns) == records.SAMPLE_COLUMNS
+    assert sorted(samples["replicate"].unique()) == [0, 1, 2]
+    # 18 samples (two blocks of 9) per impl, shape, mode and replicate: 4 impls + the A/A twin
+    per = samples.groupby(["impl", "B", "S", "causal", "mode", "replicate"]).size()
+    assert set(per) == {18} and len(per) == 5 * 2 * 2 * 3
+    # replicates differ (their own seeds), and summary.csv's median is the median over them
+    one = samples[(samples.impl == "wmma") & (samples.S == 512) & (samples.B == 4) & (samples["mode"] == "hot")]
+    medians = one.groupby("replicate")["latency_us"].median()
+    assert medians.nunique() == 3
+    summ = rec.read_table("summary.csv")
+    row = summ[(summ.impl == "wmma") & (summ.B == 4) & (summ["mode"] == "hot")].iloc[0]
+    assert row["median_us"] == pytest.approx(math.exp(np.log(medians).mean()))
+    assert row["n"] == 54 and row["stopped_by"] == "ci"
+    assert row["ci_lo_us"] < row["median_us"] < row["ci_hi_us"]
+    assert len(summ) == 5 * 2 * 2
+
+    log = rec.read_json("replicates.json")["timing"]
+    assert log["replicates"] == 3 and [r["replicate"] for r in log["runs"]] == [0, 1, 2]
+    assert all(r["exit_code"] == 0 and r["jobs_done"] == 2 for r in log["runs"])
+    cal = rec.read_json("calibration.json")
+    # steps with a parent in the run: mma_sync (wmma), async_pipeline (mma_sync); 2 shapes x 2 modes x 3 left out
+    assert cal["applicable"] and cal["replicates"] == 3 and cal["points"] == 2 * 2 * 2 * 3
+    assert 0 <= cal["covered"] <= 1 and 0 <= cal["pred_covered"] <= 1
+    assert {r["step"] for r in cal["rows"]} == {"mma_sync", "async_pipeline"}
+
+
+def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
+    rec = _run(tmp_path, replicates=1)
+    calls = []
+
+    def recording(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress=print):
+        calls.append((seed, rule))
+        return replicates.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
+
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(recording))
+    p = RunParams.read(rec)
+    assert [s for s, _ in calls] == [8, 9] and all(r == p.stop_rule() for _, r in calls)
+    assert set(rec.read_samples()["replicate"]) == {0}
+    summ = rec.read_table("summary.csv")
+    samples = rec.read_samples()
+    one = samples[(samples.impl == "wmma") & (samples.B == 4) & (samples["mode"] == "hot")]["latency_us"]
+    row = summ[(summ.impl == "wmma") & (summ.B == 4) & (summ["mode"] == "hot")].iloc[0]
+    assert row["median_us"] == np.percentile(one, 50)  # exactly summarize's, as before
+    assert (row["ci_lo_us"], row["ci_hi_us"]) == stats.median_ci(one.to_numpy())
+    assert rec.read_json("calibration.json") == {
+        "replicates": 1, "confidence": 0.95, "applicable": False,
+        "pairs": "every step against its parent, at every ladder shape and mode where both were measured",
+        "reason": "this run has 1 replicate; leaving one out needs at least 3"}
+
+
+def test_real_child_processes_fake_timer(tmp_path):
+    """The child as the stage spawns it (`python -m lab.studies.replicates ... --fake`)."""
+    rec = _run(tmp_path, replicates=2)
+    p = RunParams.read(rec)
+    jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], True, ["hot"], "wmma", 8, "ladder")]
+    replicates.write_plan(rec, "timing", jobs, {"wmma": {}}, ["sdpa_flash"], p.replicate_rule(), 2, p.seed)
+    lines = []
+    samples, summary, notes = replicates.run(rec, "timing", progress=lines.append, fake=True)
+    assert sorted(samples["replicate"].unique()) == [0, 1]
+    assert set(samples["impl"]) == {"wmma", "wmma__aa", "sdpa_flash"}
+    assert len(summary) == 3 and notes[0]["scope"] == "ladder"
+    assert any("replicate 1: 1 shapes" in ln for ln in lines), lines
+
+
+def test_a_failing_replicate_stops_the_rest_and_is_recorded(tmp_path):
+    rec = _run(tmp_path, replicates=3)
+    p = RunParams.read(rec)
+    jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], False, ["hot"], None, 8, "ladder")]
+    replicates.write_plan(rec, "timing", jobs, {"wmma": {}}, [], p.replicate_rule(), 3, p.seed)
+    good = replicates.in_process(replicates.fake_measure)
+    spawned = []
+
+    def second_fails(run_dir, plan, i, fake=False, progress=print):
+        spawned.append(i)
+        return good(run_dir, plan, i) if i == 0 else 3
+
+    with pytest.raises(RuntimeError, match="replicate 1 of plan timing exited with code 3"):
+        replicates.run(rec, "timing", progress=lambda s: None, spawn=second_fails)
+    assert spawned == [0, 1]
+    runs = rec.read_json("replicates.json")["timing"]["runs"]
+    assert [(r["replicate"], r["exit_code"]) for r in runs] == [(0, 0), (1, 3)]
+    with pytest.raises(FileExistsError):  # a plan is measured once per run
+        replicates.write_plan(rec, "timing", jobs, {}, [], p.replicate_rule(), 3, p.seed)
+
+
+def test_runs_recorded_before_replicates_read_back_as_one(tmp_path):
+    rec = records.RunRecord(run_id="20990104T000000Z-old", root=tmp_path)
+    old_columns = records.SAMPLE_COLUMNS[:-1]
+    rows = [dict(run_id=rec.run_id, impl="wmma", B=1, H=8, S=512, D=64, causal=False, dtype="float16", mode="hot",
+                 sample=i, latency_us=10.0 + i, sm_clock_mhz=1980.0, throttled=False) for i in range(5)]
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=old_columns))
+    assert "replicate" not in rec.read_table("samples.parquet").columns
+    assert list(rec.read_samples()["replicate"]) == [0] * 5
+    # written by code that knew the column but not the value: NaN reads as replicate 0 too
+    assert list(records.with_replicate(pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))["replicate"]) == [0] * 5
+    old = {"variants": ["wmma"], "shapes": [[1, 8, 512, 64, False]], "modes": ["hot"], "cap_s": 3.0, "rel_ci": 0.005,
+           "profile": True, "check": "full", "backends": ["flash"], "seed": 0}
+    p = RunParams.from_json(old)
+    assert p.replicates == 1 and p.replicate_rule() == p.stop_rule()
+    assert RunParams().replicates == 3
+
+
+def test_a_bad_replicate_count_is_named():
+    with pytest.raises(ValueError, match="--replicates / REPLICATES=0: at least 1"):
+        RunParams.from_text(replicates="0")
+    rule = RunParams.from_text(replicates="5").replicate_rule()
+    assert (rule.min_samples, rule.block) == (10, 5) and rule.cap_s == pytest.approx(0.6)
