@@ -357,6 +357,12 @@ def test_bar_shapes_are_canonical_then_large_then_long_where_measured():
     ("up", 100.0, 120.0, "within noise", None, "inconclusive"),
     ("up", 100.0, 120.0, "not measured", (0.5, 2.0), "inconclusive"),
     ("up", 100.0, None, "faster", (1.1, 2.0), "inconclusive (no profile)"),
+    # from a metric of 0: any rise is an infinite relative move, no change none
+    ("up", 0.0, 5.0, "faster", (1.1, 2.0), "confirmed"),
+    ("down", 0.0, 5.0, "faster", (1.1, 2.0), "refuted"),
+    ("down", 0.0, 0.0, "faster", (1.1, 2.0), "inconclusive"),
+    ("up", 1.0, 1.04, "faster", (1.1, 2.0), "inconclusive"),  # from 1: a 4 % move
+    ("down", 1.0, 0.0, "faster", (1.1, 2.0), "confirmed"),  # from 1 to 0: -100 %
 ])
 def test_hypothesis_verdict_at_its_edges(direction, parent, value, speed, predicted, expected):
     assert hypothesis_verdict(direction, parent, value, speed, predicted) == expected
@@ -433,6 +439,48 @@ def test_gate_of_a_run_without_correctness_results(runs_dir):
     rec = _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT * 0.9})  # faster
     rec.path("correctness.json").unlink()
     assert gate.compare(RUN_ID, BASE_ID, progress=lambda s: None) == 0
+
+
+def test_gate_threshold_defaults_to_2_percent(runs_dir):
+    # `make compare` passes no threshold: 3 % slower fails, 1.5 % slower passes (below 0.99 it is
+    # still "slower", but not beyond 1 - 0.02)
+    _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT, "tma": TIGHT})
+    _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT / 0.97, "tma": TIGHT / 0.985})
+    lines = []
+    assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 1
+    assert lines[-1] == "1 significant regressions beyond 2%"
+
+
+def test_gate_compares_with_the_base_it_is_given(runs_dir):
+    # the best earlier run (a, twice as fast) is not the one asked for: against b, RUN is unchanged
+    _gate_run(runs_dir, "20251231T000000Z-a", {"wmma": TIGHT * 0.5})
+    _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT})
+    _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT})
+    lines = []
+    assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 0
+    assert lines[0] == f"comparing {RUN_ID} against {BASE_ID} (ratio > 1: {RUN_ID} faster)"
+    lines = []
+    assert gate.compare(RUN_ID, progress=lines.append) == 1  # no base given: the best one, a
+    assert lines[0].startswith(f"comparing {RUN_ID} against 20251231T000000Z-a ")
+
+
+def test_gate_does_not_pair_the_replicates_of_two_runs(runs_dir):
+    # Both runs' three replicates sit at 100, 130 and 170 us (the processes differ by 30 %), RUN's
+    # each 5 % above BASE's same-numbered one. Replicate r of one run has nothing to do with
+    # replicate r of the other: unpaired, each run's log median has the spread of its replicates,
+    # S^2 = var(log 100, log 130, log 170) = 0.0705, so SE^2 = 0.0705 / 3 per run, and the ratio's
+    # SE is sqrt(2 x 0.0235) = 0.22: an interval of about x/÷ exp(2.8 x 0.22) = 1.8 around 0.952,
+    # within noise. Paired, the three ratios would all be 1 / 1.05 and the interval tight: a
+    # regression that is an artefact of numbering.
+    rng = np.random.default_rng(3)
+    base = {r: m * np.exp(rng.normal(0, 0.001, 60)) for r, m in enumerate((100.0, 130.0, 170.0))}
+    _gate_run(runs_dir, BASE_ID, {"wmma": base})
+    _gate_run(runs_dir, RUN_ID, {"wmma": {r: x * 1.05 for r, x in base.items()}})
+    lines = []
+    assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 0
+    assert "within noise" in lines[1]
+    lo, hi = (float(x) for x in lines[1].split("[")[1].split("]")[0].split(", "))
+    assert lo < 0.7 and hi > 1.3
 
 
 def test_gate_needs_a_significant_slowdown_not_only_a_low_ratio(runs_dir):
@@ -590,10 +638,39 @@ def test_dispatch_chooses_a_configuration_only_when_its_lower_end_is_above_1(rat
     table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
     assert ("D128-full-long" in table["classes"]) is chosen
     assert table["considered"]["D128-full-long"].startswith("best ftz_exp2@st128=2 x")
-    if chosen:
+    if chosen:  # one shape: the class's geometric mean and interval are the shape's own
         entry = table["classes"]["D128-full-long"]
-        assert entry["impl"] == "ftz_exp2@st128=2" and entry["defines"] == {"FA_TILE_STAGES_D128": 2}
-        assert entry["ci_lo"] == pytest.approx(ratio * math.exp(-0.02)) and entry["shapes"] == 1
+        assert entry == {"impl": "ftz_exp2@st128=2", "defines": {"FA_TILE_STAGES_D128": 2},
+                         "ratio": pytest.approx(ratio), "ci_lo": pytest.approx(ratio * math.exp(-0.02)),
+                         "ci_hi": pytest.approx(ratio * math.exp(0.02)), "shapes": 1, "trial": 1}
+
+
+def test_dispatch_needs_the_lower_end_strictly_above_1(monkeypatch):
+    # the class scores given as they are, with a lower end of exactly 1.0: "above 1" is not met
+    scores = pd.DataFrame([dict(shape_class="D128-full-long", impl="ftz_exp2@st128=2", head_dim=128, config="{}",
+                                shapes=1, gm_ratio=1.05, gm_lo=1.0, gm_hi=1.1, trial=1)])
+    monkeypatch.setattr(td, "class_scores", lambda tuning, mode="hot": scores)
+    assert td.choose_table(pd.DataFrame(), run_id="RUN")["classes"] == {}
+    scores.loc[0, "gm_lo"] = 1.0000001
+    assert set(td.choose_table(pd.DataFrame(), run_id="RUN")["classes"]) == {"D128-full-long"}
+
+
+def test_dispatch_is_chosen_from_the_mode_asked_for():
+    # hot: the configuration is no better than the default; cold: clearly better
+    rows = (_trials(0, "ftz_exp2", LONG128, [1.0], 0.01) + _trials(0, "ftz_exp2", LONG128, [1.0], 0.01, mode="cold")
+            + _trials(1, "ftz_exp2@st128=2", LONG128, [1.0], 0.01)
+            + _trials(1, "ftz_exp2@st128=2", LONG128, [1.2], 0.01, mode="cold"))
+    assert td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"] == {}
+    cold = td.choose_table(pd.DataFrame(rows), run_id="RUN", mode="cold")
+    assert cold["mode"] == "cold" and cold["classes"]["D128-full-long"]["ratio"] == pytest.approx(1.2)
+
+
+def test_dispatch_of_a_configuration_of_shared_parameters_takes_its_class_head_dim():
+    # a configuration name that sets only a parameter both head dims share (pw, the producer
+    # warps) says nothing of D: the class it won (D = 64) gives it
+    rows = _trials(0, "ftz_exp2", SHORT64, [1.0, 1.0], 0.001) + _trials(1, "ftz_exp2@pw=4", SHORT64, [1.1, 1.1], 0.001)
+    entry = td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"]["D64-full-short"]
+    assert entry["impl"] == "ftz_exp2@pw=4" and entry["defines"] == {}  # pw = 4 is the default
 
 
 def test_dispatch_keeps_the_default_when_the_default_is_best_or_the_best_is_unsure():
