@@ -630,6 +630,29 @@ def test_class_scores_take_the_first_measurement_and_only_complete_configuration
     assert td.class_scores(pd.DataFrame(rows), mode="cold").iloc[0]["impl"] == "ftz_exp2@st64=3"
 
 
+def test_class_scores_go_on_past_a_pruned_configuration_and_keep_the_config_text():
+    # "ftz_exp2@bc64=64" (pruned after one shape) sorts before "ftz_exp2@st64=2" (complete)
+    rows = (_trials(0, "ftz_exp2", SHORT64, [1.0, 1.0]) + _trials(1, "ftz_exp2@bc64=64", SHORT64[:1], [1.5])
+            + _trials(2, "ftz_exp2@st64=2", SHORT64, [1.1, 1.1]))
+    for r in rows:
+        r["config"] = '{"st64": 2}' if r["impl"] == "ftz_exp2@st64=2" else "{}"
+    scores = td.class_scores(pd.DataFrame(rows)).set_index("impl")
+    assert sorted(scores.index) == ["ftz_exp2", "ftz_exp2@st64=2"]
+    assert scores.at["ftz_exp2@st64=2", "config"] == '{"st64": 2}'
+    no_config = td.class_scores(pd.DataFrame(rows).drop(columns="config"))
+    assert list(no_config["config"]) == ["", ""]
+
+
+@pytest.mark.parametrize("lo, hi, se", [
+    (math.exp(-0.02), math.exp(0.02), 0.02 / 1.959964),  # log-symmetric: half the log width over z
+    (1.0, 1.0, 0.0),  # no width
+    (0.0, 1.2, 0.0),  # a lower end of 0: no log scale
+    (1.2, 1.1, 0.0),  # reversed
+])
+def test_a_trials_log_standard_error_from_its_interval(lo, hi, se):
+    assert td._log_se({"ratio_to_default_lo": lo, "ratio_to_default_hi": hi}) == pytest.approx(se, rel=1e-6)
+
+
 @pytest.mark.parametrize("ratio, chosen", [(1.0203, True), (1.0201, False)])
 def test_dispatch_chooses_a_configuration_only_when_its_lower_end_is_above_1(ratio, chosen):
     # one shape, log half-width 0.02: lower end = ratio * exp(-0.02), above 1 exactly when

@@ -75,6 +75,15 @@ def test_median_interval_keeps_a_pair_whose_coverage_equals_the_confidence_exact
     assert stats.median_ci(np.arange(1.0, 7.0), 0.79) == (1.0, 6.0)
 
 
+@pytest.mark.parametrize("a, b", [
+    ([10.0, 11.0, 10.5, 10.2, 10.9, 10.1, 10.7], [12.0] * 7),  # A varies (a range of exactly 1), B constant
+    ([12.0] * 7, [10.0, 11.0, 10.5, 10.2, 10.9, 10.1, 10.7]),  # B varies by exactly 1
+])
+def test_an_interval_has_width_when_either_sample_varies(a, b):
+    ci = stats.speedup_ci(a, b)
+    assert ci.method != "exact" and ci.lo < ci.ratio < ci.hi
+
+
 def test_one_constant_sample_still_gets_an_interval():
     # only B varies: the ratio's sampling variability is B's median's, so the interval has width
     a = np.full(40, 10.0)

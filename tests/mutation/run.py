@@ -190,7 +190,9 @@ def diffs(work: Path, names: list[str]) -> dict[str, str]:
     if not names:
         return {}
     code = ("import json, sys\nfrom mutmut.mutation.diff_apply import get_diff_for_mutant\n"
-            "print(json.dumps({n: get_diff_for_mutant(n) for n in json.load(sys.stdin)}))")
+            "def one(n):\n    try:\n        return get_diff_for_mutant(n)\n"
+            "    except Exception as exc:\n        return f'(no diff: {type(exc).__name__}: {exc})'\n"
+            "print(json.dumps({n: one(n) for n in json.load(sys.stdin)}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=work, input=json.dumps(names), capture_output=True,
                           text=True, check=True)
     return json.loads(proc.stdout)
