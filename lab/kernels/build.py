@@ -336,7 +336,7 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: lis
     variant = get(name)
     lib_path = cpp_extension.load(
         name=f"fa_{variant.name}_{key[:16]}",
-        sources=[str(variant.source(twin=bool(define_args)))],
+        sources=[str(variant.source(twin=bool(define_args) and bool(variant.twin)))],  # Variant.source's choice
         extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}", *(f"-D{d}" for d in define_args)],
         extra_include_paths=[str(INCLUDE_DIR)],
         build_directory=str(bdir),

@@ -12,7 +12,8 @@ through their C entry point fa_forward_ex before lab's Python side takes them.
    fp16 multi-head shapes (the cost of the step), and 28/29 beside SDPA's backends (enable_gqa) on
    model shapes in bf16 and fp16.
 usage: PYTHONPATH=. python .../explore_model_inputs.py "B,H,Hkv,S,D,dtype[,c];..."
-   (CAP=s per impl; CHECK=0 skips the check; CASES=small for compute-sanitizer; VARIANTS=a,b)
+   (CAP=s per impl; CHECK=0 skips the check; CASES=small for compute-sanitizer;
+    VARIANTS=a,b:MACRO=value,...)
 """
 import contextlib, ctypes, json, math, os, statistics, sys
 
@@ -30,8 +31,11 @@ BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTEN
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
 
 
-def library(name):
-    r = build.build_variant(get(name))
+def library(spec):
+    """'name' or 'name:MACRO=value' (a configuration built with that define)."""
+    name, _, define = spec.partition(":")
+    defines = dict([define.split("=")]) if define else None
+    r = build.build_variant(get(name), defines=defines, impl=spec.replace(":", "~") if define else None)
     if not r.ok:
         raise SystemExit(f"{name} did not build:\n{r.log[-3000:]}")
     lib = ctypes.CDLL(r.library)
