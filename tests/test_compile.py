@@ -83,8 +83,21 @@ ptxas info    : Function properties for _ZN2fa13attention_fwdILi64EEEvv
 ptxas info    : Used 80 registers, used 1 barriers, 2048 bytes smem, 404 bytes cmem[0]
 """
     (k,) = build.parse_ptxas(log)
-    assert k == {"kernel": "_ZN2fa13attention_fwdILi64EEEvv", "head_dim": 64, "arch": "sm_90", "registers": 80,
-                 "spill_stores": 12, "spill_loads": 24, "stack_frame": 16, "static_smem": 2048, "barriers": 1}
+    assert k == {"kernel": "_ZN2fa13attention_fwdILi64EEEvv", "head_dim": 64, "dtype": "fp16", "arch": "sm_90",
+                 "registers": 80, "spill_stores": 12, "spill_loads": 24, "stack_frame": 16, "static_smem": 2048,
+                 "barriers": 1}
+
+
+def test_parse_ptxas_reads_head_dim_and_dtype_after_an_element_type():
+    # attention_fwd<__nv_bfloat16, 128> and attention_fwd<__half, 64, 2> (steps 28, 29), as nvcc 13 mangles them
+    log = """ptxas info    : Compiling entry function '_ZN12_GLOBAL__N_113attention_fwdI13__nv_bfloat16Li128EEEvPT_' for 'sm_90a'
+ptxas info    : Used 168 registers, used 16 barriers, 1024 bytes smem
+ptxas info    : Compiling entry function '_ZN12_GLOBAL__N_113attention_fwdI6__halfLi64ELi2EEEvPKT_' for 'sm_80'
+ptxas info    : Used 204 registers, used 1 barriers
+"""
+    bf16, fp16 = build.parse_ptxas(log)
+    assert (bf16["head_dim"], bf16["dtype"], bf16["registers"]) == (128, "bf16", 168)
+    assert (fp16["head_dim"], fp16["dtype"], fp16["registers"]) == (64, "fp16", 204)
 
 
 def test_compile_error_is_reported_with_the_compilers_message(tmp_path, monkeypatch):

@@ -174,7 +174,9 @@ _PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (
 _PTXAS_USED = re.compile(r"Used (\d+) registers")
 _PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
 _PTXAS_BARRIERS = re.compile(r"used (\d+) barriers")
-_HEAD_DIM = re.compile(r"ILi(\d+)E")
+# The head dim is the kernel template's first int argument, after the element type where the kernel
+# takes one ("attention_fwdILi64E..." or "attention_fwdI6__halfLi64E...", "...I13__nv_bfloat16Li64E...").
+_HEAD_DIM = re.compile(r"I(?:\d+_\w*?)?Li(\d+)E")
 
 
 def parse_ptxas(log: str) -> list[dict]:
@@ -187,6 +189,7 @@ def parse_ptxas(log: str) -> list[dict]:
                 {
                     "kernel": m.group(1),
                     "head_dim": int(d.group(1)) if d else None,
+                    "dtype": "bf16" if "__nv_bfloat16" in m.group(1) else "fp16",
                     "arch": m.group(2),
                     "registers": None,
                     "spill_stores": 0,
@@ -333,7 +336,7 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: lis
     variant = get(name)
     lib_path = cpp_extension.load(
         name=f"fa_{variant.name}_{key[:16]}",
-        sources=[str(variant.source(twin=bool(define_args)))],
+        sources=[str(variant.source(twin=bool(define_args) and bool(variant.twin)))],  # Variant.source's choice
         extra_cuda_cflags=[*NVCC_FLAGS, f"-DFA_BUILD_KEY_TOKEN=k{key}", *(f"-D{d}" for d in define_args)],
         extra_include_paths=[str(INCLUDE_DIR)],
         build_directory=str(bdir),

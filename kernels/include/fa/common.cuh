@@ -2,6 +2,7 @@
 // point each variant exports. No torch here: variant files compile with plain nvcc.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -10,15 +11,59 @@
 
 namespace fa {
 
-// Everything a kernel needs besides the four tensor pointers. Q, K, V, O are contiguous
-// (B, H, S, D) fp16; the grid is (query tiles, H, B).
+// Everything a kernel needs besides the four tensor pointers. Q and O are contiguous (B, H, S, D),
+// K and V (B, H_kv, S, D), fp16 (bf16 too for the steps that take model inputs); the grid is
+// (query tiles, H, B). H_kv == H except in those steps.
 struct AttnShape {
   int B, H, S;
   float scale;  // multiplies Q K^T before the softmax
   int causal;   // 1: key j is visible to query i only when j <= i
+  int H_kv;     // K/V heads; query head h reads K/V head h / (H / H_kv) (SDPA's enable_gqa)
 };
 
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The K/V matrix of query matrix bh = batch * H + head: batch * H_kv + head / (H / H_kv). The
+// query heads of one K/V head are neighbours in bh, so work walked in bh order meets them together.
+__host__ __device__ inline int kv_head_index(const AttnShape& shape, int bh) {
+  const int batch = bh / shape.H, head = bh % shape.H;
+  return batch * shape.H_kv + head / (shape.H / shape.H_kv);
+}
+
+// --- Element types -------------------------------------------------------------------------------
+// Inputs and output are 16-bit: fp16 in every step, bf16 too in the steps that take model inputs.
+// Math is fp32 either way; the element type picks the MMA's input type and the conversions of P
+// and O. A tile description names its type as T::Elem (fp16 when it has none: ElemOf).
+template <class T, class = void>
+struct ElemOfT {
+  using type = half;
+};
+template <class T>
+struct ElemOfT<T, std::void_t<typename T::Elem>> {
+  using type = typename T::Elem;
+};
+template <class T>
+using ElemOf = typename ElemOfT<T>::type;
+
+template <class Elem>
+constexpr bool is_bf16 = std::is_same_v<Elem, __nv_bfloat16>;
+
+// Two fp32 values as one 32-bit register of two Elems (lo in the low half), rounded to nearest.
+template <class Elem>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  static_assert(std::is_same_v<Elem, half> || is_bf16<Elem>, "elements are half or __nv_bfloat16");
+  if constexpr (is_bf16<Elem>) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  } else {
+    const half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&h);
+  }
+}
+
+// The dtype codes of fa_forward_ex (lab.kernels.attention agrees).
+template <class Elem>
+constexpr int dtype_code = is_bf16<Elem> ? 1 : 0;
 
 // Offset of this block's (batch, head) matrix in a (B, H, S, D) tensor.
 template <int D>
@@ -111,16 +156,22 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
 #endif
 
 // The C ABI every variant exports (loaded from Python with ctypes):
-//   fa_forward      launches the kernel on `stream`, returns a cudaError_t (0 = success)
+//   fa_forward      launches the kernel on `stream` (fp16, H_kv = H), returns a cudaError_t (0 = success)
 //   fa_build_key    the cache key the library was built under, so a stale build is detectable
 //   fa_smem_bytes   dynamic shared memory per block for head dim d (0 = unsupported)
 //   fa_threads      threads per block for head dim d
 //   fa_tile_rows    query rows per block (BR) for head dim d
 //   fa_error_name   cudaGetErrorName of a code fa_forward returned
+// and the steps that take model inputs (FA_EXPORT_MODEL_VARIANT) also:
+//   fa_forward_ex   fa_forward with H_kv (a divisor of H) and a dtype (0 fp16, 1 bf16)
+//   fa_dtypes       the dtypes it takes, a bitmask (1 fp16, 2 bf16)
+//   fa_grouped_kv   1: H_kv may be any divisor of H
 // FA_EXPORT_VARIANT(KERNEL, TILE): KERNEL is a template over D taking (q, k, v, o, shape);
 // TILE is a template over D describing its launch.
 // FA_EXPORT_VARIANT_WITH(LAUNCH, TILE): for kernels that need more host-side setup; LAUNCH<D>
 // is called as LAUNCH<D>(q, k, v, o, shape, stream) and returns a cudaError_t value.
+// FA_EXPORT_MODEL_VARIANT(LAUNCH, TILE): LAUNCH<Elem, D>(q, k, v, o, shape, stream) with Elem
+// half or __nv_bfloat16 and shape.H_kv set.
 #define FA_EXPORT_VARIANT(KERNEL, TILE)                                                          \
   namespace {                                                                                     \
   template <int D>                                                                                \
@@ -134,7 +185,7 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
 #define FA_EXPORT_VARIANT_WITH(LAUNCH, TILE)                                                   \
   extern "C" int fa_forward(const void* q, const void* k, const void* v, void* o, int B, int H, \
                             int S, int D, float scale, int causal, void* stream) {              \
-    const fa::AttnShape shape{B, H, S, scale, causal};                                          \
+    const fa::AttnShape shape{B, H, S, scale, causal, H};                                       \
     const auto* q_ = static_cast<const half*>(q);                                               \
     const auto* k_ = static_cast<const half*>(k);                                               \
     const auto* v_ = static_cast<const half*>(v);                                               \
@@ -146,6 +197,9 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
       default: return static_cast<int>(cudaErrorInvalidValue);                                  \
     }                                                                                           \
   }                                                                                             \
+  FA_EXPORT_VARIANT_INFO(TILE)
+
+#define FA_EXPORT_VARIANT_INFO(TILE)                                                            \
   extern "C" const char* fa_build_key() { return FA_BUILD_KEY; }                                \
   extern "C" int fa_smem_bytes(int d) {                                                         \
     return d == 64 ? (int)TILE<64>::smem_bytes() : d == 128 ? (int)TILE<128>::smem_bytes() : 0; \
@@ -155,3 +209,45 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
   }                                                                                             \
   extern "C" int fa_tile_rows(int d) { return d == 64 ? TILE<64>::BR : d == 128 ? TILE<128>::BR : 0; } \
   extern "C" const char* fa_error_name(int e) { return cudaGetErrorName(static_cast<cudaError_t>(e)); }
+
+namespace fa {
+namespace {
+template <class Elem, template <class, int> class Launch>
+int forward_typed(const void* q, const void* k, const void* v, void* o, const AttnShape& shape, int D,
+                  cudaStream_t stream) {
+  const auto* q_ = static_cast<const Elem*>(q);
+  const auto* k_ = static_cast<const Elem*>(k);
+  const auto* v_ = static_cast<const Elem*>(v);
+  auto* o_ = static_cast<Elem*>(o);
+  switch (D) {
+    case 64: return Launch<Elem, 64>::run(q_, k_, v_, o_, shape, stream);
+    case 128: return Launch<Elem, 128>::run(q_, k_, v_, o_, shape, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+}  // namespace
+}  // namespace fa
+
+// LAUNCH is a class template over (Elem, D) with a static run(q, k, v, o, shape, stream): a class,
+// because a function template cannot be passed as a template template argument.
+#define FA_EXPORT_MODEL_VARIANT(LAUNCH, TILE)                                                   \
+  extern "C" int fa_forward_ex(const void* q, const void* k, const void* v, void* o, int B,     \
+                               int H, int H_kv, int S, int D, float scale, int causal,          \
+                               int dtype, void* stream) {                                       \
+    if (B < 1 || H < 1 || H_kv < 1 || H % H_kv) return static_cast<int>(cudaErrorInvalidValue); \
+    const fa::AttnShape shape{B, H, S, scale, causal, H_kv};                                    \
+    auto st = static_cast<cudaStream_t>(stream);                                                \
+    switch (dtype) {                                                                            \
+      case fa::dtype_code<half>: return fa::forward_typed<half, LAUNCH>(q, k, v, o, shape, D, st); \
+      case fa::dtype_code<__nv_bfloat16>:                                                       \
+        return fa::forward_typed<__nv_bfloat16, LAUNCH>(q, k, v, o, shape, D, st);              \
+      default: return static_cast<int>(cudaErrorInvalidValue);                                  \
+    }                                                                                           \
+  }                                                                                             \
+  extern "C" int fa_forward(const void* q, const void* k, const void* v, void* o, int B, int H, \
+                            int S, int D, float scale, int causal, void* stream) {              \
+    return fa_forward_ex(q, k, v, o, B, H, H, S, D, scale, causal, fa::dtype_code<half>, stream); \
+  }                                                                                             \
+  extern "C" int fa_dtypes() { return 1 << fa::dtype_code<half> | 1 << fa::dtype_code<__nv_bfloat16>; } \
+  extern "C" int fa_grouped_kv() { return 1; }                                                  \
+  FA_EXPORT_VARIANT_INFO(TILE)

@@ -13,8 +13,9 @@ namespace fa {
 // M_TILES: 16-row m-tiles per consumer warp (the warp's rows are 16 * M_TILES; BR = 64 * M_TILES).
 // PRODUCER_WARPS = 0: no producer warp, the consumers copy K/V themselves (see issue_kv_tile).
 template <int D_, int KV_STAGES_ = 2, int PRODUCER_WARPS_ = 1, bool ASYNC_ARRIVE_ = false, int M_TILES_ = 1,
-          int CTAS_PER_SM_ = 1, int BC_ = 64>
+          int CTAS_PER_SM_ = 1, int BC_ = 64, class Elem_ = half>
 struct MmaTile {
+  using Elem = Elem_;  // half or __nv_bfloat16: Q, K, V, O and P
   static constexpr int D = D_;
   static constexpr int M_TILES = M_TILES_;
   static constexpr int CONSUMER_WARPS = 4;
@@ -32,48 +33,52 @@ struct MmaTile {
 
   static constexpr size_t Q_HALVES = BR * LD;
   static constexpr size_t KV_HALVES = BC * LD;
-  static constexpr size_t smem_bytes() { return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(half); }
+  static constexpr size_t smem_bytes() { return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(Elem); }
 
   struct Smem {
-    half* q;
-    half* k;
-    half* v;
+    Elem* q;
+    Elem* k;
+    Elem* v;
     __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<half*>(base)), k(q + Q_HALVES), v(k + KV_STAGES * KV_HALVES) {}
-    __device__ half* k_stage(int st) const { return k + st * KV_HALVES; }
-    __device__ half* v_stage(int st) const { return v + st * KV_HALVES; }
+        : q(reinterpret_cast<Elem*>(base)), k(q + Q_HALVES), v(k + KV_STAGES * KV_HALVES) {}
+    __device__ Elem* k_stage(int st) const { return k + st * KV_HALVES; }
+    __device__ Elem* v_stage(int st) const { return v + st * KV_HALVES; }
   };
 };
 
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const half* p) {
+// ldmatrix moves 16-bit elements whatever their type.
+template <class Elem>
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const Elem* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
 }
 
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const half* p) {
+template <class Elem>
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const Elem* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
 }
 
-// c += a (16x16, row) * b (16x8, col), fp16 in, fp32 accumulate.
+// c += a (16x16, row) * b (16x8, col), fp16 (or bf16) in, fp32 accumulate.
+#define FA_MMA_16816(TYPE)                                                                         \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                              \
+               ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"           \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                  \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
+template <class Elem = half>
 __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  if constexpr (is_bf16<Elem>) FA_MMA_16816("bf16");
+  else FA_MMA_16816("f16");
 }
 
-__device__ __forceinline__ unsigned pack_half2(float lo, float hi) {
-  const half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
+__device__ __forceinline__ unsigned pack_half2(float lo, float hi) { return pack2<half>(lo, hi); }
 
 // The warp's 16 query rows as A fragments, one per 16 columns of D, loaded once.
 template <class T>
-__device__ __forceinline__ void load_q_fragments(unsigned (&qa)[T::D / 16][4], const half* q_w, int lane) {
+__device__ __forceinline__ void load_q_fragments(unsigned (&qa)[T::D / 16][4], const ElemOf<T>* q_w, int lane) {
 #pragma unroll
   for (int kk = 0; kk < T::D / 16; ++kk)
     ldmatrix_x4(qa[kk], q_w + (lane % 16) * T::LD + kk * 16 + (lane / 16) * 8);
@@ -83,7 +88,7 @@ __device__ __forceinline__ void load_q_fragments(unsigned (&qa)[T::D / 16][4], c
 // fragments for two 16-wide steps of D.
 template <class T>
 __device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsigned (&qa)[T::D / 16][4],
-                                           const half* sK, int lane) {
+                                           const ElemOf<T>* sK, int lane) {
 #pragma unroll
   for (int n = 0; n < T::BC / 8; ++n) {
     s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
@@ -91,8 +96,8 @@ __device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsig
     for (int kk = 0; kk < T::D / 16; kk += 2) {
       unsigned b[4];
       ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
-      mma_16816(s[n], qa[kk], b[0], b[1]);
-      mma_16816(s[n], qa[kk + 1], b[2], b[3]);
+      mma_16816<ElemOf<T>>(s[n], qa[kk], b[0], b[1]);
+      mma_16816<ElemOf<T>>(s[n], qa[kk + 1], b[2], b[3]);
     }
   }
 }
@@ -156,7 +161,7 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
 // O (16 x D, D/8 accumulator tiles) = alpha * O + P V, P taken straight from the S registers.
 template <class T>
 __device__ __forceinline__ void mma_accumulate_pv(float (&o)[T::D / 8][4], const float (&alpha)[2],
-                                                  const float (&p)[T::BC / 8][4], const half* sV, int lane) {
+                                                  const float (&p)[T::BC / 8][4], const ElemOf<T>* sV, int lane) {
 #pragma unroll
   for (int n = 0; n < T::D / 8; ++n) {
     o[n][0] *= alpha[0];
@@ -166,15 +171,15 @@ __device__ __forceinline__ void mma_accumulate_pv(float (&o)[T::D / 8][4], const
   }
 #pragma unroll
   for (int kk = 0; kk < T::BC / 16; ++kk) {
-    const unsigned pa[4] = {pack_half2(p[2 * kk][0], p[2 * kk][1]), pack_half2(p[2 * kk][2], p[2 * kk][3]),
-                            pack_half2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
-                            pack_half2(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+    const unsigned pa[4] = {pack2<ElemOf<T>>(p[2 * kk][0], p[2 * kk][1]), pack2<ElemOf<T>>(p[2 * kk][2], p[2 * kk][3]),
+                            pack2<ElemOf<T>>(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                            pack2<ElemOf<T>>(p[2 * kk + 1][2], p[2 * kk + 1][3])};
 #pragma unroll
     for (int dn = 0; dn < T::D / 16; ++dn) {
       unsigned b[4];
       ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
-      mma_16816(o[2 * dn], pa, b[0], b[1]);
-      mma_16816(o[2 * dn + 1], pa, b[2], b[3]);
+      mma_16816<ElemOf<T>>(o[2 * dn], pa, b[0], b[1]);
+      mma_16816<ElemOf<T>>(o[2 * dn + 1], pa, b[2], b[3]);
     }
   }
 }
@@ -191,21 +196,21 @@ __device__ __forceinline__ void rescale_rows(float (&o)[N][4], const float (&alp
   }
 }
 
-// P (16 x BC) as fp16 A fragments, one per 16 keys: the S accumulator layout is the A layout.
+// P (16 x BC) as fp16 (bf16) A fragments, one per 16 keys: the S accumulator layout is the A layout.
 template <class T>
 __device__ __forceinline__ void pack_p_fragments(unsigned (&p)[T::BC / 16][4], const float (&s)[T::BC / 8][4]) {
 #pragma unroll
   for (int kk = 0; kk < T::BC / 16; ++kk) {
-    p[kk][0] = pack_half2(s[2 * kk][0], s[2 * kk][1]);
-    p[kk][1] = pack_half2(s[2 * kk][2], s[2 * kk][3]);
-    p[kk][2] = pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-    p[kk][3] = pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    p[kk][0] = pack2<ElemOf<T>>(s[2 * kk][0], s[2 * kk][1]);
+    p[kk][1] = pack2<ElemOf<T>>(s[2 * kk][2], s[2 * kk][3]);
+    p[kk][2] = pack2<ElemOf<T>>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    p[kk][3] = pack2<ElemOf<T>>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
   }
 }
 
 // O / l straight from registers: each thread writes half2 pairs of rows g and g + 8.
 template <class T>
-__device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T::D / 8][4], RowState (&rows)[2],
+__device__ __forceinline__ void mma_store_output(ElemOf<T>* out_w, const float (&o)[T::D / 8][4], RowState (&rows)[2],
                                                  int rows_valid, int lane) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -216,8 +221,8 @@ __device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T
     if (r >= rows_valid) continue;
 #pragma unroll
     for (int n = 0; n < T::D / 8; ++n)
-      *reinterpret_cast<half2*>(out_w + r * T::D + n * 8 + 2 * t) =
-          __floats2half2_rn(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
+      *reinterpret_cast<unsigned*>(out_w + r * T::D + n * 8 + 2 * t) =
+          pack2<ElemOf<T>>(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
   }
 }
 
@@ -229,7 +234,7 @@ __device__ __forceinline__ void mma_store_output(half* out_w, const float (&o)[T
 // the 16 columns kk of D, from registers or from shared memory.
 template <class T, class QFrag>
 __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
-                                                 const half* sK, int lane) {
+                                                 const ElemOf<T>* sK, int lane) {
 #pragma unroll
   for (int mt = 0; mt < T::M_TILES; ++mt)
 #pragma unroll
@@ -248,8 +253,8 @@ __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 
       ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
 #pragma unroll
       for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816(s[mt][n], a[mt][0], b[0], b[1]);
-        mma_16816(s[mt][n], a[mt][1], b[2], b[3]);
+        mma_16816<ElemOf<T>>(s[mt][n], a[mt][0], b[0], b[1]);
+        mma_16816<ElemOf<T>>(s[mt][n], a[mt][1], b[2], b[3]);
       }
     }
   }
@@ -262,7 +267,7 @@ __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 
 // previous one's fixed latency.
 template <class T, class QFrag>
 __device__ __forceinline__ void mma_scores_tiles_kk_outer(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
-                                                          const half* sK, int lane) {
+                                                          const ElemOf<T>* sK, int lane) {
 #pragma unroll
   for (int mt = 0; mt < T::M_TILES; ++mt)
 #pragma unroll
@@ -278,8 +283,8 @@ __device__ __forceinline__ void mma_scores_tiles_kk_outer(float (&s)[T::M_TILES]
       ldmatrix_x4(b, sK + (n * 8 + (lane / 16) * 8 + lane % 8) * T::LD + kk * 16 + ((lane / 8) % 2) * 8);
 #pragma unroll
       for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816(s[mt][n], a[mt], b[0], b[1]);
-        mma_16816(s[mt][n + 1], a[mt], b[2], b[3]);
+        mma_16816<ElemOf<T>>(s[mt][n], a[mt], b[0], b[1]);
+        mma_16816<ElemOf<T>>(s[mt][n + 1], a[mt], b[2], b[3]);
       }
     }
   }
@@ -352,7 +357,7 @@ __device__ __forceinline__ bool mma_online_softmax_lazy(float (&s)[T::M_TILES][T
 template <class T>
 __device__ __forceinline__ void mma_accumulate_pv_tiles(float (&o)[T::M_TILES][T::D / 8][4],
                                                         const float (&alpha)[T::M_TILES][2],
-                                                        const float (&p)[T::M_TILES][T::BC / 8][4], const half* sV,
+                                                        const float (&p)[T::M_TILES][T::BC / 8][4], const ElemOf<T>* sV,
                                                         int lane, bool rescale = true) {
   if (rescale)
 #pragma unroll
@@ -362,10 +367,10 @@ __device__ __forceinline__ void mma_accumulate_pv_tiles(float (&o)[T::M_TILES][T
     unsigned pa[T::M_TILES][4];
 #pragma unroll
     for (int mt = 0; mt < T::M_TILES; ++mt) {
-      pa[mt][0] = pack_half2(p[mt][2 * kk][0], p[mt][2 * kk][1]);
-      pa[mt][1] = pack_half2(p[mt][2 * kk][2], p[mt][2 * kk][3]);
-      pa[mt][2] = pack_half2(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
-      pa[mt][3] = pack_half2(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+      pa[mt][0] = pack2<ElemOf<T>>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+      pa[mt][1] = pack2<ElemOf<T>>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+      pa[mt][2] = pack2<ElemOf<T>>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+      pa[mt][3] = pack2<ElemOf<T>>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
     }
 #pragma unroll
     for (int dn = 0; dn < T::D / 16; ++dn) {
@@ -373,8 +378,8 @@ __device__ __forceinline__ void mma_accumulate_pv_tiles(float (&o)[T::M_TILES][T
       ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
 #pragma unroll
       for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816(o[mt][2 * dn], pa[mt], b[0], b[1]);
-        mma_16816(o[mt][2 * dn + 1], pa[mt], b[2], b[3]);
+        mma_16816<ElemOf<T>>(o[mt][2 * dn], pa[mt], b[0], b[1]);
+        mma_16816<ElemOf<T>>(o[mt][2 * dn + 1], pa[mt], b[2], b[3]);
       }
     }
   }

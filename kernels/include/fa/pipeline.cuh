@@ -100,8 +100,8 @@ __device__ __forceinline__ void cp_async_commit_and_wait_all() {
 }
 
 // The cp.async twin of load_tile_vec16; zero-fills rows at or past rows_valid.
-template <int ROWS, int D, int LD, int THREADS>
-__device__ __forceinline__ void cp_async_tile(half* dst, const half* src, int rows_valid, int tid) {
+template <int ROWS, int D, int LD, int THREADS, class Elem>
+__device__ __forceinline__ void cp_async_tile(Elem* dst, const Elem* src, int rows_valid, int tid) {
   constexpr int CHUNKS_PER_ROW = D / 8;
   for (int c = tid; c < ROWS * CHUNKS_PER_ROW; c += THREADS) {
     const int r = c / CHUNKS_PER_ROW, col = (c % CHUNKS_PER_ROW) * 8;
@@ -114,13 +114,13 @@ __device__ __forceinline__ void cp_async_tile(half* dst, const half* src, int ro
 // blocks, 16-byte chunk c of row r at chunk c ^ (r % 8); rows at or past
 // rows_valid are zero-filled. Consecutive threads take consecutive 16-byte chunks of a row, so
 // the global reads coalesce and each 8 threads fill one 128-byte shared row.
-template <int ROWS, int D, int THREADS>
-__device__ __forceinline__ void cp_async_tile_sw128(half* dst, const half* src, int rows_valid, int tid) {
+template <int ROWS, int D, int THREADS, class Elem>
+__device__ __forceinline__ void cp_async_tile_sw128(Elem* dst, const Elem* src, int rows_valid, int tid) {
   constexpr int CHUNKS_PER_ROW = D / 8;
   for (int c = tid; c < ROWS * CHUNKS_PER_ROW; c += THREADS) {
     const int r = c / CHUNKS_PER_ROW, chunk = c % CHUNKS_PER_ROW;
     const int block = chunk / 8, in_block = chunk % 8;
-    half* d = dst + block * (ROWS * 64) + r * 64 + ((in_block ^ (r % 8)) * 8);
+    Elem* d = dst + block * (ROWS * 64) + r * 64 + ((in_block ^ (r % 8)) * 8);
     const bool valid = r < rows_valid;
     cp_async_16(d, valid ? src + r * D + chunk * 8 : src, valid);
   }
@@ -132,8 +132,8 @@ struct Swizzle128 : std::false_type {};
 template <class T>
 struct Swizzle128<T, std::void_t<decltype(T::SWIZZLE_128B)>> : std::bool_constant<T::SWIZZLE_128B> {};
 
-template <class T, int THREADS>
-__device__ __forceinline__ void cp_async_kv_tile(half* dst, const half* src, int rows_valid, int tid) {
+template <class T, int THREADS, class Elem>
+__device__ __forceinline__ void cp_async_kv_tile(Elem* dst, const Elem* src, int rows_valid, int tid) {
   if constexpr (Swizzle128<T>::value) cp_async_tile_sw128<T::BC, T::D, THREADS>(dst, src, rows_valid, tid);
   else cp_async_tile<T::BC, T::D, T::LD, THREADS>(dst, src, rows_valid, tid);
 }
@@ -143,8 +143,8 @@ __device__ __forceinline__ void cp_async_kv_tile(half* dst, const half* src, int
 // ASYNC_ARRIVE: then completion of the copies arrives on "full" by itself and the producer
 // moves on to the next stage at once, instead of waiting for each tile to land.
 template <class T>
-__device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const half* k_head,
-                                 const half* v_head, const AttnShape& shape, int n_tiles, int producer_tid) {
+__device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const ElemOf<T>* k_head,
+                                 const ElemOf<T>* v_head, const AttnShape& shape, int n_tiles, int producer_tid) {
   constexpr int PRODUCER_THREADS = 32 * T::PRODUCER_WARPS;
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int stage = ring.stage(tile);
@@ -198,7 +198,7 @@ __device__ __forceinline__ void cp_async_wait_group() {
 // Copies tile `tile` (if it exists) into stage tile % KV_STAGES and commits a group either way:
 // an empty group past the last tile keeps "groups still pending" counting tiles.
 template <class T>
-__device__ __forceinline__ void issue_kv_tile(const typename T::Smem& sm, const half* k_head, const half* v_head,
+__device__ __forceinline__ void issue_kv_tile(const typename T::Smem& sm, const ElemOf<T>* k_head, const ElemOf<T>* v_head,
                                               const AttnShape& shape, int tile, int n_tiles, int tid) {
   if (tile < n_tiles) {
     const int stage = tile % T::KV_STAGES, kv0 = tile * T::BC;

@@ -1,5 +1,6 @@
-// Moving tiles between global and shared memory. Tiles are ROWS x D fp16, stored in shared
-// memory with a row stride of LD halves (LD > D when a step pads rows). Rows at or past
+// Moving tiles between global and shared memory. Tiles are ROWS x D 16-bit elements (fp16, or bf16
+// in the steps that take it), stored in shared memory with a row stride of LD elements (LD > D when
+// a step pads rows). Rows at or past
 // `rows_valid` (the ragged end of the sequence) are zero-filled: a masked score gives p = 0,
 // and 0 * garbage could still be NaN.
 #pragma once
@@ -25,8 +26,8 @@ __device__ __forceinline__ void store_slice_naive(half* dst, const float (&acc)[
 
 // Coalesced: consecutive threads move consecutive 16-byte chunks, so a warp reads 512
 // contiguous bytes per instruction.
-template <int ROWS, int D, int LD, int THREADS>
-__device__ __forceinline__ void load_tile_vec16(half* dst, const half* src, int rows_valid, int tid) {
+template <int ROWS, int D, int LD, int THREADS, class Elem>
+__device__ __forceinline__ void load_tile_vec16(Elem* dst, const Elem* src, int rows_valid, int tid) {
   constexpr int CHUNKS_PER_ROW = D / 8;
   for (int c = tid; c < ROWS * CHUNKS_PER_ROW; c += THREADS) {
     const int r = c / CHUNKS_PER_ROW, col = (c % CHUNKS_PER_ROW) * 8;
@@ -36,8 +37,8 @@ __device__ __forceinline__ void load_tile_vec16(half* dst, const half* src, int 
   }
 }
 
-template <int ROWS, int D, int LD, int THREADS>
-__device__ __forceinline__ void store_tile_vec16(half* dst, const half* src, int rows_valid, int tid) {
+template <int ROWS, int D, int LD, int THREADS, class Elem>
+__device__ __forceinline__ void store_tile_vec16(Elem* dst, const Elem* src, int rows_valid, int tid) {
   constexpr int CHUNKS_PER_ROW = D / 8;
   for (int c = tid; c < ROWS * CHUNKS_PER_ROW; c += THREADS) {
     const int r = c / CHUNKS_PER_ROW, col = (c % CHUNKS_PER_ROW) * 8;

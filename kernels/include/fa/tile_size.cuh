@@ -36,20 +36,21 @@ namespace fa {
 // Hopper (sm_90a): one consumer warpgroup and two CTAs per SM at D = 64, two warpgroups taking
 // turns at D = 128; 128-key K/V tiles in a three-stage ring. TMA_KV = false (a knock-out: the
 // producer copies K/V with cp.async) keeps 40 registers for the producer, which TMA does not need.
-template <int D, bool TMA_KV = true>
+// Elem: the 16-bit input type (half; __nv_bfloat16 in the steps that take it), the same tile.
+template <int D, bool TMA_KV = true, class Elem = half>
 using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
                              /*KV_STAGES=*/D == 64 ? FA_TILE_STAGES_D64 : FA_TILE_STAGES_D128,
                              /*PRODUCER_WARPS=*/FA_TILE_PRODUCER_WARPS,
                              /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
                              /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
                              /*PRODUCER_REGISTERS=*/TMA_KV && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1
-                                 ? 24 : 40>;
+                                 ? 24 : 40, Elem>;
 
 // Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
 // GPU), no producer warp; D = 128 with two m-tiles takes 32 keys a tile (three stages: still 64
 // keys in flight ahead): with 64, S (64 registers) beside O (128) and the Q fragments spills.
-template <int D, int MT = 2>
+template <int D, int MT = 2, class Elem = half>
 using PortableTile = MmaTile<D, /*KV_STAGES=*/D == 64 ? 4 : 3, /*PRODUCER_WARPS=*/0, /*ASYNC_ARRIVE=*/false,
-                             /*M_TILES=*/MT, /*CTAS_PER_SM=*/1, /*BC=*/D == 64 || MT == 1 ? 64 : 32>;
+                             /*M_TILES=*/MT, /*CTAS_PER_SM=*/1, /*BC=*/D == 64 || MT == 1 ? 64 : 32, Elem>;
 
 }  // namespace fa

@@ -20,10 +20,11 @@ namespace tma {
 
 namespace {  // internal linkage, like fa::launch: nothing shared between variant libraries
 
-// A (B*H, S, D) fp16 tensor as a 3-D map (D fastest) read in boxes of 64 columns (128 bytes,
-// one swizzle row) x box_rows rows of one head; rows past S read as zeros. Returns a
-// cudaError_t value (0 = success).
-int make_head_map(CUtensorMap* map, const half* base, const AttnShape& shape, int D, int box_rows) {
+// A (heads, S, D) tensor of Elem (half or __nv_bfloat16) as a 3-D map (D fastest) read in boxes
+// of 64 columns (128 bytes, one swizzle row) x box_rows rows of one head; rows past S read as
+// zeros. Returns a cudaError_t value (0 = success).
+template <class Elem>
+int make_head_map(CUtensorMap* map, const Elem* base, int heads, int S, int D, int box_rows) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   if (!encode) {
     cudaDriverEntryPointQueryResult found;
@@ -34,16 +35,21 @@ int make_head_map(CUtensorMap* map, const half* base, const AttnShape& shape, in
     if (found != cudaDriverEntryPointSuccess || !fn) return static_cast<int>(cudaErrorNotSupported);
     encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(shape.S),
-                              static_cast<cuuint64_t>(shape.B) * shape.H};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * sizeof(half),
-                                 static_cast<cuuint64_t>(shape.S) * D * sizeof(half)};  // bytes, dims 1..2
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(S), static_cast<cuuint64_t>(heads)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * sizeof(Elem),
+                                 static_cast<cuuint64_t>(S) * D * sizeof(Elem)};  // bytes, dims 1..2
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<half*>(base), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode(map, is_bf16<Elem> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                            const_cast<Elem*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+// Q, K, V or O of a multi-head shape: B * H heads.
+int make_head_map(CUtensorMap* map, const half* base, const AttnShape& shape, int D, int box_rows) {
+  return make_head_map(map, base, shape.B * shape.H, shape.S, D, box_rows);
 }
 
 }  // namespace
@@ -55,7 +61,8 @@ __device__ __forceinline__ void arrive_expect_bytes(uint64_t* bar, unsigned byte
 }
 
 // One box at (column c0, row c1, head c2) into shared memory; completion counts on `bar`.
-__device__ __forceinline__ void load_box(half* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+template <class Elem>
+__device__ __forceinline__ void load_box(Elem* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
       "[%5];\n" ::"r"(smem_address(dst)),
@@ -65,8 +72,8 @@ __device__ __forceinline__ void load_box(half* dst, const CUtensorMap* map, int 
 
 // A ROWS x D tile (rows row0.. of one head) as D/64 boxes, into the swizzled layout's column
 // blocks; completion counts on `bar`.
-template <int ROWS, int D>
-__device__ __forceinline__ void load_tile(half* dst, const CUtensorMap* map, int row0, int head, uint64_t* bar) {
+template <int ROWS, int D, class Elem>
+__device__ __forceinline__ void load_tile(Elem* dst, const CUtensorMap* map, int row0, int head, uint64_t* bar) {
 #pragma unroll
   for (int block = 0; block < D / 64; ++block) load_box(dst + block * ROWS * 64, map, block * 64, row0, head, bar);
 }
@@ -82,7 +89,7 @@ __device__ __forceinline__ void fence_barrier_init() {
 template <class T>
 __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const CUtensorMap* k_map,
                                  const CUtensorMap* v_map, int head, int n_tiles, int ring_first = 0) {
-  constexpr unsigned kTileBytes = 2u * T::BC * T::D * sizeof(half);  // K and V, zero-filled rows included
+  constexpr unsigned kTileBytes = 2u * T::BC * T::D * sizeof(ElemOf<T>);  // K and V, zero-filled rows included
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int slot = ring_first + tile;
     const int stage = ring.stage(slot);

@@ -17,8 +17,10 @@
 namespace fa {
 
 template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1, int CONSUMER_WARPGROUPS_ = 2,
-          int CTAS_PER_SM_ = CONSUMER_WARPGROUPS_ == 1 ? 2 : 1, int PRODUCER_REGISTERS_ = CONSUMER_WARPGROUPS_ == 1 ? 24 : 40>
+          int CTAS_PER_SM_ = CONSUMER_WARPGROUPS_ == 1 ? 2 : 1, int PRODUCER_REGISTERS_ = CONSUMER_WARPGROUPS_ == 1 ? 24 : 40,
+          class Elem_ = half>
 struct WgmmaTile {
+  using Elem = Elem_;  // half or __nv_bfloat16: Q, K, V, O and P
   static constexpr int D = D_;
   static constexpr int CONSUMER_WARPGROUPS = CONSUMER_WARPGROUPS_;  // each owns 64 query rows; they share K/V stages
   static constexpr int BR = 64 * CONSUMER_WARPGROUPS;
@@ -45,26 +47,26 @@ struct WgmmaTile {
   static constexpr size_t Q_HALVES = BR * D;
   static constexpr size_t KV_HALVES = BC * D;
   static constexpr size_t smem_bytes() {
-    return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(half) + SWIZZLE_ALIGN;  // + slack to align
+    return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(Elem) + SWIZZLE_ALIGN;  // + slack to align
   }
 
   struct Smem {
-    half* q;
-    half* k;
-    half* v;
+    Elem* q;
+    Elem* k;
+    Elem* v;
     __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<half*>(base + (SWIZZLE_ALIGN - smem_address(base) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN)),
+        : q(reinterpret_cast<Elem*>(base + (SWIZZLE_ALIGN - smem_address(base) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN)),
           k(q + Q_HALVES),
           v(k + KV_STAGES * KV_HALVES) {}
-    __device__ half* k_stage(int st) const { return k + st * KV_HALVES; }
-    __device__ half* v_stage(int st) const { return v + st * KV_HALVES; }
+    __device__ Elem* k_stage(int st) const { return k + st * KV_HALVES; }
+    __device__ Elem* v_stage(int st) const { return v + st * KV_HALVES; }
   };
 };
 
 namespace wgmma {
 
 // Shared-memory matrix descriptor, 128-byte swizzle (layout type 1). Offsets in bytes.
-__device__ __forceinline__ uint64_t descriptor(const half* tile, unsigned leading_byte_offset,
+__device__ __forceinline__ uint64_t descriptor(const void* tile, unsigned leading_byte_offset,
                                                unsigned stride_byte_offset) {
   return static_cast<uint64_t>((smem_address(tile) & 0x3FFFF) >> 4) |
          static_cast<uint64_t>((leading_byte_offset >> 4) & 0x3FFF) << 16 |
@@ -75,15 +77,15 @@ constexpr unsigned kAtomBytes = 1024;  // 8 swizzled rows of 128 bytes
 
 // A K-major operand (Q as A, K as B): ROWS x D tile, k-step kk covers columns 16kk..16kk+15.
 // Inside a 128-byte row the step is a plain +32 bytes; the hardware applies the swizzle.
-template <int ROWS>
-__device__ __forceinline__ uint64_t k_major(const half* tile, int kk) {
+template <int ROWS, class Elem>
+__device__ __forceinline__ uint64_t k_major(const Elem* tile, int kk) {
   return descriptor(tile + (kk / 4) * (ROWS * 64) + (kk % 4) * 16, 16, kAtomBytes);
 }
 
 // V as an MN-major B operand: k-step kk covers keys 16kk..16kk+15 (two 8-row atoms, SBO apart);
 // the next 64 columns of D (D = 128) lie one column block (LBO) further on.
-template <int ROWS>
-__device__ __forceinline__ uint64_t mn_major(const half* tile, int kk) {
+template <int ROWS, class Elem>
+__device__ __forceinline__ uint64_t mn_major(const Elem* tile, int kk) {
   return descriptor(tile + kk * 16 * 64, ROWS * 128, kAtomBytes);
 }
 
@@ -135,93 +137,114 @@ __device__ __forceinline__ void pass_turn(int warpgroup) {
 // Makes generic-proxy writes to shared memory (cp.async, st.shared) visible to wgmma's reads.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// m64nNk16, f32 += f16 * f16. _ss: A and B from descriptors; _rs: A from registers (the
-// m16n8k16 A-fragment layout per warp), B transposed (MN-major). d has N/2 floats per thread.
+// m64nNk16, f32 += Elem * Elem with Elem half or __nv_bfloat16 (the PTX type TYPE, "f16" or
+// "bf16"). _ss: A and B from descriptors; _rs: A from registers (the m16n8k16 A-fragment layout
+// per warp), B transposed (MN-major). d has N/2 floats per thread.
+#define FA_WGMMA_MMA_SS_N64(TYPE) \
+  asm volatile( \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n" \
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}," \
+      " %32, %33, p, 1, 1, 0, 0;\n}\n" \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+
+template <class Elem = half>
 __device__ __forceinline__ void mma_ss_n64(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},"
-      " %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_SS_N64("bf16");
+  else FA_WGMMA_MMA_SS_N64("f16");
 }
 
+#define FA_WGMMA_MMA_RS_N64_MN_MAJOR_B(TYPE) \
+  asm volatile( \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n" \
+      " wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}," \
+      " {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
+
+template <class Elem = half>
 __device__ __forceinline__ void mma_rs_n64_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31},"
-      " {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_RS_N64_MN_MAJOR_B("bf16");
+  else FA_WGMMA_MMA_RS_N64_MN_MAJOR_B("f16");
 }
 
+#define FA_WGMMA_MMA_SS_N128(TYPE) \
+  asm volatile( \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n" \
+      " wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}," \
+      " %64, %65, p, 1, 1, 0, 0;\n}\n" \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+
+template <class Elem = half>
 __device__ __forceinline__ void mma_ss_n128(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
-      " %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_SS_N128("bf16");
+  else FA_WGMMA_MMA_SS_N128("f16");
 }
 
+#define FA_WGMMA_MMA_RS_N128_MN_MAJOR_B(TYPE) \
+  asm volatile( \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n" \
+      " wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}," \
+      " {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n" \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
+
+template <class Elem = half>
 __device__ __forceinline__ void mma_rs_n128_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n"
-      " wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
-      " {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_RS_N128_MN_MAJOR_B("bf16");
+  else FA_WGMMA_MMA_RS_N128_MN_MAJOR_B("f16");
 }
 
-
-template <int N>
+template <int N, class Elem = half>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
-  if constexpr (N == 64) mma_ss_n64(&d[0][0], desc_a, desc_b, accumulate);
-  else mma_ss_n128(&d[0][0], desc_a, desc_b, accumulate);
+  if constexpr (N == 64) mma_ss_n64<Elem>(&d[0][0], desc_a, desc_b, accumulate);
+  else mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
 }
 
-template <int N>
+template <int N, class Elem = half>
 __device__ __forceinline__ void mma_rs_mn_major_b(float (&d)[N / 8][4], const unsigned (&a)[4], uint64_t desc_b) {
   static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
-  if constexpr (N == 64) mma_rs_n64_mn_major_b(&d[0][0], a, desc_b);
-  else mma_rs_n128_mn_major_b(&d[0][0], a, desc_b);
+  if constexpr (N == 64) mma_rs_n64_mn_major_b<Elem>(&d[0][0], a, desc_b);
+  else mma_rs_n128_mn_major_b<Elem>(&d[0][0], a, desc_b);
 }
 
 // S = Q_wg K^T for one key tile (D/16 k-steps), issued and committed as one group.
 template <class T>
-__device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const half* q_wg, const half* k_tile) {
+__device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const ElemOf<T>* q_wg, const ElemOf<T>* k_tile) {
 #pragma unroll
-  for (int kk = 0; kk < T::D / 16; ++kk) mma_ss<T::BC>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
+  for (int kk = 0; kk < T::D / 16; ++kk)
+    mma_ss<T::BC, ElemOf<T>>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
   commit();
 }
 
 // O += P V for one key tile (BC/16 k-steps), issued and committed as one group.
 template <class T>
 __device__ __forceinline__ void issue_pv(float (&o)[T::D / 8][4], const unsigned (&p)[T::BC / 16][4],
-                                         const half* v_tile) {
+                                         const ElemOf<T>* v_tile) {
 #pragma unroll
-  for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D>(o, p[kk], mn_major<T::BC>(v_tile, kk));
+  for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D, ElemOf<T>>(o, p[kk], mn_major<T::BC>(v_tile, kk));
   commit();
 }
 

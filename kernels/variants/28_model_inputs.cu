@@ -1,0 +1,188 @@
+// Step 28 - +model inputs: bf16 as well as fp16, and K/V with fewer heads than Q (grouped-query
+// and multi-query attention, SDPA's enable_gqa: query head h reads K/V head h / (H / H_kv)). The
+// kernel is step 27's with the element type as a template parameter (bf16 wgmma, P and O converted
+// to bf16) and the producer loading K/V from the query head's K/V head; nothing is copied per
+// query head: each CTA loads each K/V tile it needs once, as before. The scheduler walks work tiles
+// with (batch, head) in order, so the H / H_kv query heads that share a K/V head are neighbouring
+// work items, taken by neighbouring CTAs in one round: their K/V comes from L2.
+// Hypothesis: this is the attention models run (Llama-3, Mistral, Qwen2.5: bf16, groups of 4 to
+// 8 query heads; Falcon: one K/V head); it costs nothing on fp16 multi-head shapes (one integer
+// division per work tile in the producer), and a bf16 kernel runs as fast as the fp16 one.
+// Predicted: 0.99x-1.01x over +balanced causal schedule (fp16, the ladder's shapes): within noise.
+#include "fa/common.cuh"
+#include "fa/mma_attention.cuh"
+#include "fa/pipeline.cuh"
+#include "fa/softmax.cuh"
+#include "fa/tile_scheduler.cuh"
+#include "fa/tile_size.cuh"
+#include "fa/tma.cuh"
+#include "fa/wgmma_attention.cuh"
+
+namespace {
+
+template <class Elem, int D>
+using Tile = fa::HopperTile<D, /*TMA_KV=*/true, Elem>;
+
+template <class Elem, int D>
+__global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PER_SM)
+    attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap q_map,
+                  const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+                  fa::AttnShape shape) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = Tile<Elem, D>;
+  namespace wg = fa::wgmma;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const typename T::Smem sm(smem_raw);
+  const int tid = threadIdx.x, lane = tid % 32;
+  const fa::BalancedTileScheduler<T::BR> scheduler(shape);
+
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  __shared__ uint64_t q_full, q_empty;  // Q of the current work tile landed / read by every consumer
+  ring.init(1, T::CONSUMER_THREADS);
+  if (tid == 0) {
+    fa::mbarrier_init(&q_full, 1);
+    fa::mbarrier_init(&q_empty, T::CONSUMER_THREADS);
+    fa::tma::fence_barrier_init();
+  }
+  __syncthreads();
+  if (tid >= T::CONSUMER_THREADS) {
+    wg::set_max_registers<T::PRODUCER_REGISTERS, false>();
+    if (tid == T::CONSUMER_THREADS) {
+      int ring_slots = 0;  // K/V tiles this CTA has sent through the ring
+      int round = 0;
+      for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), ++round) {
+        const fa::WorkTile work = scheduler.tile(cursor);
+        if (round > 0) fa::mbarrier_wait(&q_empty, (round - 1) & 1);  // the last tile's Q is read
+        fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(Elem));
+        fa::tma::load_tile<T::BR, D>(sm.q, &q_map, work.q0, work.bh, &q_full);
+        const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, work.q0);
+        fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, fa::kv_head_index(shape, work.bh), n_tiles,
+                                     ring_slots);
+        ring_slots += n_tiles;
+      }
+    }
+    return;
+  }
+
+  wg::set_max_registers<T::CONSUMER_REGISTERS, true>();
+  // Read through a shuffle so the compiler knows it is warp-uniform: the descriptors built from
+  // it then live in uniform registers, leaving the consumer's registers to S, P and O.
+  const int warpgroup = __shfl_sync(0xffffffffu, tid / 128, 0);
+  const int wg_row0 = warpgroup * 64;               // this warpgroup's rows within the tile
+  const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  const Elem* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
+  const float scale_log2 = shape.scale * 1.4426950408889634f;
+  // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
+  // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
+  // last hand-over, which nobody waits for.
+  constexpr bool PING_PONG = T::CONSUMER_WARPGROUPS == 2;
+  if constexpr (PING_PONG)
+    if (warpgroup == 1) wg::pass_turn(warpgroup);
+  auto my_turn = [&] {
+    if constexpr (PING_PONG) wg::wait_turn(warpgroup);
+  };
+  auto end_turn = [&](bool last) {
+    if constexpr (PING_PONG)
+      if (!(last && warpgroup == 1)) wg::pass_turn(warpgroup);
+  };
+  auto acquire = [&](int slot) { return fa::acquire_kv_stage<T>(ring, slot); };
+
+  int ring_slots = 0, q_phase = 0;
+  for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), q_phase ^= 1) {
+    const int q0 = scheduler.tile(cursor).q0;
+    const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
+    // Causal: this warpgroup's rows see fewer tiles than the block's; the rest it only releases.
+    const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
+    float o_acc[D / 8][4] = {};
+    fa::RowState rows[2];
+    float s[T::BC / 8][4];
+    unsigned p[T::BC / 16][4];
+    float alpha[2];
+
+    // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test.
+    auto softmax_tile = [&](int kv0) {
+      if (kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
+        fa::mma_online_softmax<T, /*MASK=*/false, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                      scale_log2);
+      else
+        fa::mma_online_softmax<T, /*MASK=*/true, /*FTZ_EXP2=*/true>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                     scale_log2);
+    };
+    fa::mbarrier_wait(&q_full, q_phase);
+
+    // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
+    int stage = acquire(ring_slots);
+    wg::fence();
+    my_turn();
+    wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
+    end_turn(false);
+    wg::wait<0>();
+    wg::fence_registers(s);
+    if (n_mine == 1) fa::mbarrier_arrive(&q_empty);  // Q is read: the producer may load the next one
+    softmax_tile(0);
+    fa::pack_p_fragments<T>(p, s);
+
+    for (int tile = 1; tile < n_mine; ++tile) {
+      const int prev_stage = stage;
+      stage = acquire(ring_slots + tile);
+      wg::fence_registers(o_acc);
+      wg::fence();
+      my_turn();
+      wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
+      wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
+      end_turn(false);
+      wg::wait<1>();                                       // S_j has landed
+      wg::fence_registers(s);
+      if (tile == n_mine - 1) fa::mbarrier_arrive(&q_empty);
+      softmax_tile(tile * T::BC);
+      wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
+      wg::fence_registers(o_acc);
+      wg::fence_registers(p);
+      fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
+      fa::rescale_rows(o_acc, alpha);
+      fa::pack_p_fragments<T>(p, s);
+    }
+    const bool last_work = !scheduler.valid(scheduler.next(cursor));
+    wg::fence_registers(o_acc);
+    wg::fence();
+    my_turn();
+    wg::issue_pv<T>(o_acc, p, sm.v_stage(stage));
+    end_turn(last_work && n_mine == n_tiles);
+    wg::wait<0>();
+    wg::fence_registers(o_acc);
+    fa::release_kv_stage<T>(ring, ring_slots + n_mine - 1);
+    for (int tile = n_mine; tile < n_tiles; ++tile) {
+      acquire(ring_slots + tile);
+      fa::release_kv_stage<T>(ring, ring_slots + tile);
+      my_turn();  // an empty turn
+      end_turn(last_work && tile == n_tiles - 1);
+    }
+
+    const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+    fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+    ring_slots += n_tiles;
+  }
+#endif
+}
+
+// Host side: tensor maps for Q (B * H heads), K and V (B * H_kv), then the persistent launch.
+template <class Elem, int D>
+struct LaunchWithTensorMaps {
+  static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
+                 cudaStream_t stream) {
+    using T = Tile<Elem, D>;
+    CUtensorMap q_map, k_map, v_map;
+    if (int err = fa::tma::make_head_map(&q_map, q, shape.B * shape.H, shape.S, D, T::BR)) return err;
+    if (int err = fa::tma::make_head_map(&k_map, k, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
+    if (int err = fa::tma::make_head_map(&v_map, v, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
+    return fa::launch_persistent<T, fa::BalancedTileScheduler>(attention_fwd<Elem, D>, shape, stream, o, q_map, k_map,
+                                                               v_map);
+  }
+};
+
+template <int D>
+using Fp16Tile = Tile<half, D>;  // the bf16 tile has the same sizes (fa_smem_bytes, fa_threads, fa_tile_rows)
+
+}  // namespace
+
+FA_EXPORT_MODEL_VARIANT(LaunchWithTensorMaps, Fp16Tile)
