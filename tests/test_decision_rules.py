@@ -643,6 +643,25 @@ def test_class_scores_go_on_past_a_pruned_configuration_and_keep_the_config_text
     assert list(no_config["config"]) == ["", ""]
 
 
+def test_class_scores_without_a_complete_configuration_are_an_empty_table():
+    cols = ["shape_class", "impl", "head_dim", "config", "shapes", "gm_ratio", "gm_lo", "gm_hi", "trial"]
+    failed = _trials(0, "ftz_exp2", SHORT64, [1.0, 1.0], status="timeout")  # no trial ran
+    # each configuration measured at one of the class's two shapes: neither is comparable
+    pruned = _trials(0, "ftz_exp2", SHORT64[:1], [1.0]) + _trials(1, "ftz_exp2@st64=2", SHORT64[1:], [1.1])
+    for rows in (failed, pruned):
+        scores = td.class_scores(pd.DataFrame(rows))
+        assert list(scores.columns) == cols and len(scores) == 0
+        assert td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"] == {}
+    # with rows, the same columns, classes in order and each class's best first
+    rows = (_trials(0, "ftz_exp2", SHORT64 + LONG128, [1.0] * 3) + _trials(1, "ftz_exp2@st64=2", SHORT64, [1.1, 1.1])
+            + _trials(2, "ftz_exp2@st128=2", LONG128, [0.9]))
+    scores = td.class_scores(pd.DataFrame(rows))
+    assert list(scores.columns) == cols
+    assert list(zip(scores["shape_class"], scores["impl"])) == [
+        ("D128-full-long", "ftz_exp2"), ("D128-full-long", "ftz_exp2@st128=2"),
+        ("D64-full-short", "ftz_exp2@st64=2"), ("D64-full-short", "ftz_exp2")]
+
+
 @pytest.mark.parametrize("lo, hi, se", [
     (math.exp(-0.02), math.exp(0.02), 0.02 / 1.959964),  # log-symmetric: half the log width over z
     (1.0, 1.0, 0.0),  # no width

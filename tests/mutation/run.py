@@ -74,8 +74,8 @@ SCOPES = {"fast": FAST, "full": FULL}
 # minutes a function. The report's end-to-end tests on committed runs are left out (minutes a
 # mutant; they check a rendering of one run, and the bar's rules are tested on synthetic rows).
 DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py"]
-UNIT_TESTS = ["tests/test_properties.py", "tests/test_stats_edges.py", "tests/test_stats.py",
-              "tests/test_replicates_stats.py", "tests/test_records_and_runs.py",
+UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tests/test_stats_edges.py",
+              "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_records_and_runs.py",
               "tests/test_params.py::test_old_runs_read_back_with_what_they_did",
               *(f"tests/test_replicates_runs.py::{t}" for t in (
                   "test_runs_recorded_before_replicates_read_back_as_one", "test_a_bad_replicate_count_is_named")),
@@ -216,7 +216,7 @@ def valid_note(notes: dict, mutant: str, diff: str) -> dict:
 
 def write_report(path: Path, scope_name: str, scope: dict, status: dict[str, str], notes: dict,
                  diff: dict[str, str], wall_s: float, tests: list[str], what: str = "",
-                 with_diffs: bool = True) -> int:
+                 with_diffs: bool = True, before: str = "") -> int:
     """The report; returns how many survivors lack a valid note."""
     survivors = sorted(m for m, s in status.items() if s not in ("killed", "timeout"))
     note_of = {m: valid_note(notes, m, diff.get(m, "")) for m in survivors}
@@ -242,6 +242,7 @@ def write_report(path: Path, scope_name: str, scope: dict, status: dict[str, str
              f"({len(status)} mutants, {len(equivalent)} equivalent, {len(survivors) - len(equivalent)} "
              f"non-equivalent survivors: {len(left)} left with a reason, {len(missing)} not explained).", "",
              "Tests: " + ", ".join(f"`{t}`" for t in tests) + "." + (f" {what}" if what else ""), "",
+             *([before, ""] if before else []),
              "| module | killed | equivalent | mutants | score |", "|---|---:|---:|---:|---:|"]
     for mod, (k, e, n) in sorted(per_module.items()):
         lines.append(f"| `{mod}` | {k} | {e} | {n} | {100 * k / max(n - e, 1):.1f} % |")
@@ -285,6 +286,8 @@ def main(argv=None) -> int:
     ap.add_argument("--isolation", choices=("fork", "forkserver"), default="fork",
                     help="mutmut's process isolation: fork (each mutant's tests in a fork of one process that "
                          "imported them; several times faster) or forkserver")
+    ap.add_argument("--before", type=Path, help="a report of the same scope by earlier tests (--tests-rev): its "
+                                                  "score is quoted beside this one")
     ap.add_argument("--print-notes", action="store_true",
                     help="print a note template (with its change) for each survivor without a valid note")
     args = ap.parse_args(argv)
@@ -321,15 +324,25 @@ def main(argv=None) -> int:
     diff = diffs(work, survivors)
     wall = float((work / "wall_s").read_text()) if (work / "wall_s").exists() else time.perf_counter() - t0
     what = f"Tests of revision {args.tests_rev} (code of the working tree)." if args.tests_rev else ""
+    before = ""
+    if args.before and args.before.exists():
+        import re
+
+        text = args.before.read_text()
+        score = re.search(r"\*\*Score: (.*?)\*\*", text)
+        rev = re.search(r"Tests of revision (\S+) ", text)
+        if score:
+            before = (f"Before: {score.group(1)} with the tests of revision {rev.group(1) if rev else '?'} (the same "
+                      f"code and scope; `{args.before.name}`).")
     missing = write_report(report, args.scope, scope, status, notes, diff, wall, tests, what,
-                           with_diffs=not args.tests_rev)
+                           with_diffs=not args.tests_rev, before=before)
     print(report.read_text().split("## Survivors")[0].strip())
     print(f"\nreport: {report}" + (f"; {missing} survivor(s) without a valid note" if missing else ""))
     if args.print_notes:
         for m in sorted(survivors):
             if not valid_note(notes, m, diff.get(m, "")):
-                print(f'\n["{note_key(m)}"]\nkind = ""\nchange = {json.dumps(_change(diff.get(m, "")), ensure_ascii=False)}'
-                      f'\nwhy = ""')
+                change = json.dumps(_change(diff.get(m, "")), ensure_ascii=False)
+                print(f'\n["{note_key(m)}"]\nkind = ""\nchange = {change}\nwhy = ""')
     return 1 if missing and not args.tests_rev else 0
 
 
