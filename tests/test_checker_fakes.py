@@ -321,3 +321,12 @@ def test_a_peer_adapter_is_non_causal_unless_asked():
     assert check.check_case("fake_peer", attn, CASE, check.ReferenceCache(device="cpu")).passed
     scaled = check.check_case("fake_peer", attn, SCALED, check.ReferenceCache(device="cpu"))
     assert scaled.unsupported == "no custom scale" and not scaled.error
+
+
+def test_the_reference_is_computed_on_the_inputs_device():
+    # on a GPU the reference must live where the kernel's output does; on the CPU the "meta" device
+    # (shapes and dtypes, no data) stands in for it: every tensor the reference makes follows q
+    q, k, v = (torch.empty(2, 3, 17, 64, dtype=torch.float16, device="meta") for _ in range(3))
+    for causal in (True, False):
+        ref = check.reference(q, k, v, causal, None)
+        assert ref.device.type == "meta" and ref.dtype == torch.float32 and ref.shape == q.shape

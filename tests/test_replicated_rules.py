@@ -93,6 +93,9 @@ def test_median_interval_over_replicates_by_hand():
     assert lo == pytest.approx(math.exp(logs.mean() - T975_2 * se), rel=1e-9)
     assert hi == pytest.approx(math.exp(logs.mean() + T975_2 * se), rel=1e-9)
     assert stats.replicated_median_ci({0: x[0], 1: x[1]}) != stats.replicated_median_ci({0: x[0]})  # two: not one
+    lo, hi = stats.replicated_median_ci(x, 0.99)  # t(0.995, 2 df) = 9.925
+    assert lo == pytest.approx(math.exp(logs.mean() - 9.924843200918287 * se), rel=1e-9)
+    assert hi == pytest.approx(math.exp(logs.mean() + 9.924843200918287 * se), rel=1e-9)
 
 
 def test_median_interval_over_replicates_is_seeded():
@@ -169,7 +172,7 @@ def test_paired_replicated_interval_uses_the_replicates_in_common():
     half = 12.706204736174698 * np.std(logs, ddof=1) / math.sqrt(2)  # t(0.975, 1 df) = 12.706
     assert ci.replicates == 2 and ci.df == pytest.approx(1.0)
     assert (ci.lo, ci.hi) == pytest.approx((math.exp(logs.mean() - half), math.exp(logs.mean() + half)), rel=1e-9)
-    with pytest.raises(ValueError, match="paired replicated_speedup_ci needs at least two replicates in common"):
+    with pytest.raises(ValueError, match="^paired replicated_speedup_ci needs at least two replicates in common$"):
         stats.replicated_speedup_ci(a, {0: b[0], 3: b[3]})
 
 
