@@ -79,3 +79,60 @@ def test_not_taken_names_the_constraint_and_the_implementation():
         ("variant 'tma' takes as many K/V heads as query heads only (its manifest kv_heads = \"same\"); got 8 K/V "
          "heads for 32 query heads")
     assert not_taken("variant 'm'", ["fp16", "bf16"], "grouped", "bf16", 71, 1) == ""
+
+
+# --- the manifest's dtypes and kv_heads ---------------------------------------------------------
+
+def _step(name, file, parent, extra=""):
+    return f'''
+[[variant]]
+name = "{name}"
+file = "{file}"
+parent = "{parent}"
+title = "+{name}"
+change = "A test step."
+hypothesis = "A test hypothesis."
+metric = "tensor_pipe_active"
+direction = "up"
+speedup = [1.0, 1.2]
+arch = "portable"
+{extra}'''
+
+
+def test_steps_without_the_fields_take_fp16_and_equal_heads(tree_manifest):
+    from lab.kernels import variants
+
+    tree_manifest([("model_step", "19_model_step.cu", "async_pipeline")])
+    for v in variants.manifest():
+        assert (v.dtypes, v.kv_heads) == (("fp16",), "same"), v.name
+
+
+def test_a_step_declaring_model_inputs_takes_them(tree_manifest):
+    from lab.kernels import variants
+
+    tree_manifest([("model_step", "19_model_step.cu", "async_pipeline")])  # the file
+    tree_manifest(_step("model_step", "19_model_step.cu", "async_pipeline",
+                        'dtypes = ["fp16", "bf16"]\nkv_heads = "grouped"\n'))
+    v = variants.get("model_step")
+    assert (v.dtypes, v.kv_heads) == (("fp16", "bf16"), "grouped")
+    assert v.not_taken(Shape.parse("2,32,128,128,causal,kv8,bf16")) == ""
+    assert v.not_taken(Shape.parse("2,71,128,64,kv1")) == ""
+    assert variants.get("tma").not_taken(Shape.parse("2,32,128,128,bf16")) == \
+        "variant 'tma' takes float16 only (its manifest dtypes); got bfloat16"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ('dtypes = ["bf16"]', r"'bad' dtypes = \['bf16'\]: a list of distinct element types among \"fp16\", \"bf16\", "
+                          r"with \"fp16\" in it"),
+    ('dtypes = ["fp16", "fp8"]', r"'bad' dtypes = \['fp16', 'fp8'\]"),
+    ('dtypes = ["fp16", "fp16"]', r"'bad' dtypes = \['fp16', 'fp16'\]"),
+    ("dtypes = []", r"'bad' dtypes = \[\]"),
+    ('kv_heads = "any"', r"'bad' kv_heads = 'any': one of \"same\", \"grouped\""),
+])
+def test_bad_inputs_fields_are_refused_naming_the_rule(tree_manifest, fields, message):
+    from lab.kernels import variants
+
+    tree_manifest([("bad", "19_bad.cu", "async_pipeline")])
+    tree_manifest(_step("bad", "19_bad.cu", "async_pipeline", fields + "\n"))
+    with pytest.raises(ValueError, match=message):
+        variants.manifest()
