@@ -136,3 +136,172 @@ def test_bad_inputs_fields_are_refused_naming_the_rule(tree_manifest, fields, me
     tree_manifest(_step("bad", "19_bad.cu", "async_pipeline", fields + "\n"))
     with pytest.raises(ValueError, match=message):
         variants.manifest()
+
+
+# --- check_inputs and the callable ---------------------------------------------------------------
+
+import torch  # noqa: E402
+
+from lab.kernels import attention  # noqa: E402
+from lab.kernels.attention import KernelAttention, Takes, check_inputs, library_inputs  # noqa: E402
+
+
+def _t(shape, dtype=torch.float16):
+    return torch.randn(shape).to(dtype)
+
+
+def _gqa(B=2, H=8, H_kv=2, S=17, D=64, dtype=torch.bfloat16):
+    return _t((B, H, S, D), dtype), _t((B, H_kv, S, D), dtype), _t((B, H_kv, S, D), dtype)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: (_t((2, 3, 17, 64), torch.float32),) * 3, r"q must be float16 or bfloat16, got torch.float32"),
+    (lambda: (_t((2, 3, 17, 64)), _t((2, 3, 17, 64), torch.bfloat16), _t((2, 3, 17, 64))),
+     r"mixed dtypes: q, k and v must share one element type, got q torch.float16, k torch.bfloat16, v torch.float16"),
+    (lambda: (_t((2, 8, 17, 64)), _t((2, 4, 17, 64)), _t((2, 2, 17, 64))),
+     r"k and v must have the same shape \(B, H_kv, S, D\), got k \(2, 4, 17, 64\) and v \(2, 2, 17, 64\): their K/V "
+     r"head counts differ \(4 and 2\)"),
+    (lambda: (_t((2, 8, 17, 64)), _t((2, 2, 18, 64)), _t((2, 2, 18, 64))),
+     r"k and v must have q's B, S and D \(self-attention: as many keys as queries\), got q \(2, 8, 17, 64\), "
+     r"k and v \(2, 2, 18, 64\)"),
+    (lambda: (_t((2, 8, 17, 64)), _t((1, 2, 17, 64)), _t((1, 2, 17, 64))), r"k and v must have q's B, S and D"),
+    (lambda: (_t((2, 6, 17, 64)), _t((2, 4, 17, 64)), _t((2, 4, 17, 64))),
+     r"the K/V head count H_kv = 4 \(k's and v's dim 1\) must divide the query heads H = 6 \(q's dim 1\)"),
+    # valid in every other way, bf16 with 4 query heads per K/V head, and MQA: only the device is wrong
+    (lambda: _gqa(), "must be CUDA tensors"),
+    (lambda: _gqa(H=71, H_kv=1), "must be CUDA tensors"),
+])
+def test_bad_model_inputs_raise_value_error_naming_the_constraint(make, message):
+    with pytest.raises(ValueError, match=message):
+        check_inputs(*make())
+
+
+def test_a_variant_that_does_not_take_the_inputs_names_the_constraint_and_itself():
+    fp16_mha = Takes("variant 'tma'", ("fp16",), "same")
+    with pytest.raises(ValueError, match=r"^variant 'tma' takes float16 only \(its manifest dtypes\); got bfloat16$"):
+        check_inputs(*_gqa(H_kv=8), takes=fp16_mha)
+    with pytest.raises(ValueError, match=r"^variant 'tma' takes as many K/V heads as query heads only \(its manifest "
+                                         r"kv_heads = \"same\"\); got 2 K/V heads for 8 query heads$"):
+        check_inputs(*_gqa(dtype=torch.float16), takes=fp16_mha)
+    with pytest.raises(ValueError, match="must be CUDA tensors"):  # what it takes passes every rule but the device
+        check_inputs(*_gqa(H_kv=8, dtype=torch.float16), takes=fp16_mha)
+
+
+class _Lib:
+    """A built variant's exports without a GPU: fa_forward always; fa_forward_ex, fa_dtypes and
+    fa_grouped_kv where given (None: not exported). Records every launch's arguments."""
+
+    def __init__(self, ex=False, mask=None, grouped=None):
+        self.calls = []
+        self.fa_forward = lambda *a: self.calls.append(("fa_forward", a)) or 0
+        if ex:
+            self.fa_forward_ex = lambda *a: self.calls.append(("fa_forward_ex", a)) or 0
+        if mask is not None:
+            self.fa_dtypes = lambda: mask
+        if grouped is not None:
+            self.fa_grouped_kv = lambda: grouped
+
+
+@pytest.mark.parametrize("lib, takes", [
+    (_Lib(), (("fp16",), "same")),
+    (_Lib(mask=1, grouped=0), (("fp16",), "same")),
+    (_Lib(ex=True, mask=3, grouped=1), (("fp16", "bf16"), "grouped")),
+    (_Lib(ex=True, mask=1, grouped=1), (("fp16",), "grouped")),
+    (_Lib(ex=True, mask=3, grouped=0), (("fp16", "bf16"), "same")),
+])
+def test_what_a_library_takes_comes_from_its_exports(lib, takes):
+    assert library_inputs(lib) == takes
+
+
+@pytest.mark.parametrize("lib, message", [
+    (_Lib(ex=True, mask=2, grouped=1), r"fa_dtypes\(\) = 2: bits of 1 = fp16, 2 = bf16, fp16 among them"),
+    (_Lib(ex=True, mask=7, grouped=1), r"fa_dtypes\(\) = 7"),
+    (_Lib(ex=True, grouped=1), "exports fa_forward_ex without fa_dtypes"),
+    (_Lib(ex=True), "exports fa_forward_ex without fa_dtypes and fa_grouped_kv"),
+    (_Lib(mask=3, grouped=0), "claim more than fp16 with H_kv = H, but it exports no fa_forward_ex"),
+    (_Lib(mask=1, grouped=1), "claim more than fp16 with H_kv = H, but it exports no fa_forward_ex"),
+])
+def test_contradicting_exports_are_refused(lib, message):
+    with pytest.raises(RuntimeError, match=message):
+        library_inputs(lib)
+
+
+def test_a_library_disagreeing_with_its_manifest_is_refused_naming_both():
+    with pytest.raises(RuntimeError, match=r"variant 'model_inputs': the library takes dtypes \['fp16'\], kv_heads "
+                                           r"\"grouped\" \(fa_dtypes/fa_grouped_kv\) but the manifest declares dtypes "
+                                           r"\['fp16', 'bf16'\], kv_heads \"grouped\""):
+        KernelAttention("model_inputs", _Lib(ex=True, mask=1, grouped=1), "0" * 64,
+                        declared=(("fp16", "bf16"), "grouped"))
+    with pytest.raises(RuntimeError, match=r"the library takes dtypes \['fp16'\], kv_heads \"same\" .* the manifest "
+                                           r"declares dtypes \['fp16', 'bf16'\]"):
+        KernelAttention("model_inputs", _Lib(), "0" * 64, declared=(("fp16", "bf16"), "grouped"))
+    agreed = KernelAttention("m", _Lib(ex=True, mask=3, grouped=1), "0" * 64, declared=(("fp16", "bf16"), "grouped"))
+    assert agreed.takes == Takes("variant 'm'", ("fp16", "bf16"), "grouped")
+
+
+@pytest.fixture
+def cpu_stream(monkeypatch):
+    """launch() asks torch for the current CUDA stream; on the CPU a stand-in stream 0."""
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: type("S", (), {"cuda_stream": 0})())
+
+
+def test_launch_goes_through_fa_forward_ex_with_the_kv_heads_and_the_dtype_code(cpu_stream):
+    lib = _Lib(ex=True, mask=3, grouped=1)
+    attn = KernelAttention("m", lib, "0" * 64)
+    q, k, v = _gqa(B=2, H=8, H_kv=2, S=17, D=64, dtype=torch.bfloat16)
+    out = torch.empty_like(q)
+    attn.launch(q, k, v, out, True, 0.25)
+    (fn, args), = lib.calls
+    # (q, k, v, o, B, H, H_kv, S, D, scale, causal, dtype, stream); the ABI's dtype 1 = bf16
+    assert fn == "fa_forward_ex" and args[4:] == (2, 8, 2, 17, 64, 0.25, 1, 1, 0)
+    attn.launch(*_gqa(H=4, H_kv=4, dtype=torch.float16), out, False)
+    assert lib.calls[-1][0] == "fa_forward_ex" and lib.calls[-1][1][4:] == (2, 4, 4, 17, 64, 0.125, 0, 0, 0)
+
+
+def test_launch_without_fa_forward_ex_calls_fa_forward(cpu_stream):
+    lib = _Lib()
+    q, k, v = _gqa(H=4, H_kv=4, dtype=torch.float16)
+    KernelAttention("tma", lib, "0" * 64).launch(q, k, v, torch.empty_like(q), True, None)
+    (fn, args), = lib.calls
+    assert fn == "fa_forward" and args[4:] == (2, 4, 17, 64, 0.125, 1, 0)  # (.., B, H, S, D, 1/sqrt(64), causal, stream)
+
+
+def test_out_must_have_qs_dtype(monkeypatch, cpu_stream):
+    monkeypatch.setattr(attention, "check_inputs", lambda *a, **k: None)  # the device rule would stop a CPU test first
+    lib = _Lib(ex=True, mask=3, grouped=1)
+    q, k, v = _gqa()
+    with pytest.raises(ValueError, match=r"out must be a contiguous tensor of q's shape \(2, 8, 17, 64\), dtype "
+                                         r"\(torch.bfloat16\) and device \(cpu\), got \(2, 8, 17, 64\) torch.float16"):
+        KernelAttention("m", lib, "0" * 64)(q, k, v, out=torch.empty(q.shape, dtype=torch.float16))
+    assert lib.calls == [], "nothing reaches the kernel when validation fails"
+
+
+# --- builds record what their library takes (build.json) ------------------------------------------
+
+def test_a_build_record_says_what_it_takes_and_old_records_read_as_fp16_mha():
+    from lab.kernels.build import BuildResult
+
+    old = BuildResult(name="ftz_exp2~no_tma", ok=True)  # build.json before issue 22: no variant, dtypes, kv_heads
+    assert old.step == "ftz_exp2" and old.declared() == (("fp16",), "same") and old.takes() == (("fp16",), "same")
+    assert old.not_taken(Shape.parse("4,32,2048,128,causal,kv8,bf16")) == \
+        "variant 'ftz_exp2~no_tma' takes float16 only (its manifest dtypes); got bfloat16"
+    assert BuildResult(name="ftz_exp2@bc64=64", ok=True).step == "ftz_exp2"
+    assert BuildResult(name="nope", ok=True).step == "" and BuildResult(name="nope", ok=True).declared() is None
+    new = BuildResult(name="m", ok=True, variant="ftz_exp2", dtypes=["fp16", "bf16"], kv_heads="grouped")
+    assert new.takes() == (("fp16", "bf16"), "grouped") and new.not_taken(Shape.parse("1,71,512,64,kv1,bf16")) == ""
+    assert {"variant", "dtypes", "kv_heads"} <= set(new.summary())
+
+
+def test_a_build_whose_library_contradicts_the_manifest_fails_naming_both(monkeypatch):
+    from lab.kernels import build, variants
+
+    result = build.BuildResult(name="tma", ok=True, library="/nowhere/lib.so")
+    monkeypatch.setattr(build.ctypes, "CDLL", lambda path: _Lib(ex=True, mask=3, grouped=1))
+    build._record_inputs(result, variants.get("tma"))
+    assert not result.ok and result.log == ("variant 'tma': the library takes dtypes ['fp16', 'bf16'], kv_heads "
+                                            "\"grouped\" (fa_dtypes/fa_grouped_kv) but the manifest declares dtypes "
+                                            "['fp16'], kv_heads \"same\"")
+    agreeing = build.BuildResult(name="tma", ok=True, library="/nowhere/lib.so")
+    monkeypatch.setattr(build.ctypes, "CDLL", lambda path: _Lib())
+    build._record_inputs(agreeing, variants.get("tma"))
+    assert agreeing.ok and (agreeing.dtypes, agreeing.kv_heads) == (["fp16"], "same")
