@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FORM = ("B,H,S,D[,causal][,kvN][,fp16|bf16] (the words as written; kvN: N K/V heads, a divisor of H, "
-        "default H; the element type defaults to fp16)")
+FORM = ("B,H,S,D[,causal][,kvN][,fp16|bf16]: causal (the word), then kvN (N K/V heads, a divisor of H; "
+        "default H), then the element type (default fp16), in that order")
 
 # The element types a shape may name: the short name (specs, the manifest's `dtypes`, ids) -> torch's
 # name (tensors, the `dtype` column of samples.parquet, which has said "float16" since the first run).
@@ -110,8 +110,21 @@ class Shape:
         """(B, H_kv, S, D): K's and V's shape."""
         return self.B, self.H_kv, self.S, self.D
 
-    def _extra_words(self) -> list[str]:
-        """'kvN' where H_kv differs from H, the dtype where it is not fp16 (spec and id order)."""
+    def random_inputs(self, device: str = "cuda", outputs: bool = False) -> tuple:
+        """(q, k, v), or (q, k, v, o) with `outputs`, drawn from torch's global generator: q and o of
+        q_shape, k and v of kv_shape, all of the shape's dtype. Every stage that makes inputs from a
+        shape (timing, profile, sanitizer, cross-validation) makes them here, so that none of them
+        gives K/V H heads or fp16 where the shape says otherwise."""
+        import torch
+
+        dtype = self.torch_dtype()
+        shapes = (self.q_shape, self.kv_shape, self.kv_shape) + ((self.q_shape,) if outputs else ())
+        return tuple(torch.randn(s, device=device, dtype=dtype) for s in shapes)
+
+    @property
+    def input_words(self) -> list[str]:
+        """'kvN' where H_kv differs from H, the dtype where it is not fp16 (spec and id order); none
+        for a plain shape."""
         return ([f"kv{self.H_kv}"] if self.H_kv != self.H else []) + ([self.dtype] if self.dtype != DEFAULT_DTYPE else [])
 
     # --- text forms ----------------------------------------------------------------------------
@@ -121,7 +134,7 @@ class Shape:
         """'B4-H16-S4096-D64-full' (-kv8, -bf16 where they apply): a file-name-safe key (shapes.json,
         ncu file names)."""
         base = f"B{self.B}-H{self.H}-S{self.S}-D{self.D}-{'causal' if self.causal else 'full'}"
-        return "-".join([base, *self._extra_words()])
+        return "-".join([base, *self.input_words])
 
     def __str__(self) -> str:
         base = f"({self.B}, {self.H}, {self.S}, {self.D}) {'causal' if self.causal else 'non-causal'}"
@@ -135,13 +148,13 @@ class Shape:
     @property
     def tuple_label(self) -> str:
         """'(4, 16, 4096, 64)' or '(4, 16, 4096, 64, causal)' (', kv8, bf16' where they apply)."""
-        words = (["causal"] if self.causal else []) + self._extra_words()
+        words = (["causal"] if self.causal else []) + self.input_words
         return f"({self.B}, {self.H}, {self.S}, {self.D}" + "".join(f", {w}" for w in words) + ")"
 
     @property
     def spec(self) -> str:
         """'4,16,4096,64' or '4,16,4096,64,causal' (',kv8,bf16' where they apply): the form `parse` reads."""
-        words = (["causal"] if self.causal else []) + self._extra_words()
+        words = (["causal"] if self.causal else []) + self.input_words
         return ",".join([f"{self.B},{self.H},{self.S},{self.D}", *words])
 
     @property
@@ -169,6 +182,21 @@ class Shape:
         return cls(*(int(p) for p in parts[:4]), causal=bool(parts[4]) if len(parts) > 4 else False,
                    H_kv=None if len(parts) < 6 or parts[5] is None else int(parts[5]),
                    dtype=parts[6] if len(parts) > 6 else DEFAULT_DTYPE)
+
+    @classmethod
+    def from_row(cls, row) -> "Shape":
+        """The shape of a table row (a dict, a pandas row or itertuples() tuple) with B, H, S, D,
+        causal and, in tables written since issue 22, H_kv and dtype (absent or empty: H and fp16)."""
+        get = row.get if hasattr(row, "get") else lambda k, d=None: getattr(row, k, d)
+
+        def given(x):
+            return x is not None and x == x and x != ""  # NaN != NaN: an empty cell of an older table
+
+        causal = get("causal")
+        causal = causal.strip().lower() in ("true", "1", "1.0") if isinstance(causal, str) else bool(causal)
+        H_kv, dtype = get("H_kv"), get("dtype")
+        return cls(int(get("B")), int(get("H")), int(get("S")), int(get("D")), causal,
+                   H_kv=int(H_kv) if given(H_kv) else None, dtype=dtype if given(dtype) else DEFAULT_DTYPE)
 
     @classmethod
     def parse(cls, text: str) -> "Shape":

@@ -12,7 +12,7 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.common import DPI, PEER, _isnum, fmt_ratio, shape_label
-from lab.report.load import RunData, _bool, _num, _variant
+from lab.report.load import RunData, _num, _variant
 from lab.report.tables import _dims, _stall_columns
 from lab.studies.measure_shape import AA_SUFFIX
 
@@ -175,7 +175,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
     ai = p["arithmetic_intensity"].astype(float)
     xs = np.geomspace(min(ai.min(), ridge) / 8, max(ai.max(), ridge) * 8, 200)
     impls = [i for i in data.impls() if i in set(p["impl"])] + sorted(set(p["impl"]) - set(data.impls()))
-    pshapes = list(dict.fromkeys(Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+    pshapes = list(dict.fromkeys(Shape.from_row(r)
                                  for r in p.itertuples()))
     markers = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H"]
     with _style():
