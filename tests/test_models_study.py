@@ -101,3 +101,107 @@ def test_old_tables_read_with_h_kv_equal_to_h_and_fp16():
     assert (summary.loc[0, "H_kv"], summary.loc[0, "dtype"]) == (16, "float16")
     new = pd.DataFrame([dict(B=2, H=32, S=8, D=128, causal=True, H_kv=8, dtype="bfloat16")])
     assert Shape.from_row(records.with_shape_columns(new).iloc[0]) == Shape.parse("2,32,8,128,causal,kv8,bf16")
+
+
+# --- the models set, its scope and its budget -----------------------------------------------------
+
+def test_the_models_set_is_prefill_of_the_named_models_at_8192_tokens():
+    from lab.studies import shapes
+
+    got = {(s.spec, shapes.model_names(s)) for s in shapes.shape_set("models")}
+    assert got == {
+        ("4,32,2048,128,causal,kv8,bf16", ("Llama-3-8B", "Mistral-7B")),
+        ("1,32,8192,128,causal,kv8,bf16", ("Llama-3-8B", "Mistral-7B")),
+        ("4,64,2048,128,causal,kv8,bf16", ("Llama-3-70B",)),
+        ("1,64,8192,128,causal,kv8,bf16", ("Llama-3-70B",)),
+        ("4,28,2048,128,causal,kv4,bf16", ("Qwen2.5-7B",)),
+        ("1,28,8192,128,causal,kv4,bf16", ("Qwen2.5-7B",)),
+        ("4,71,2048,64,causal,kv1,bf16", ("Falcon-7B",)),
+        ("1,71,8192,64,causal,kv1,bf16", ("Falcon-7B",)),
+        ("4,12,2048,64,causal,bf16", ("GPT-2", "BERT-base")),
+        ("1,12,8192,64,causal,bf16", ("GPT-2", "BERT-base")),
+    }
+    # enough work to fill the GPU: 128-row query tiles, at least 5 waves on 132 SMs for every model
+    assert min(s.B * s.H * s.S // 128 for s in shapes.shape_set("models")) / 132 > 5
+    assert shapes.model_names(Shape(4, 16, 4096, 64, False)) == ()
+
+
+def test_models_are_in_the_default_run_with_their_own_scope():
+    from lab.studies.params import RunParams
+
+    p = RunParams()
+    scopes = p.scopes
+    assert scopes[Shape.parse("1,71,8192,64,causal,kv1,bf16")] == "models"
+    assert scopes[Shape(4, 16, 4096, 64, False)] == "ladder" and p.as_text()["shapes"] == "canonical,large,long,sweep,models"
+    assert RunParams.from_json(p.to_json()) == p  # params.json keeps the 7-element model shapes
+    assert [7, 5] == sorted({len(s) for s in p.to_json()["shapes"]}, reverse=True)
+    explicit = RunParams.from_text(shapes="2,32,512,128,causal,kv8,bf16;4,16,512,64")
+    assert explicit.shapes == (Shape(2, 32, 512, 128, True, 8, "bf16"), Shape(4, 16, 512, 64, False))
+
+
+class _Build:
+    def __init__(self, name, takes_models=False):
+        self.name, self.takes_models = name, takes_models
+
+    def not_taken(self, shape):
+        return "" if shape.plain or self.takes_models else f"variant {self.name!r} takes float16 only"
+
+
+def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+
+    p = RunParams.from_text(shapes="models", variants="ftz_exp2,small_grid_tiles,tma", replicates="3", cap_s="3")
+    kernels = ["tma", "ftz_exp2", "small_grid_tiles", *stages.knockout_configs(p)]
+    builds = {n: _Build(n) for n in kernels}
+    jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
+    d64 = next(j for j in jobs if j.shape == Shape.parse("4,71,2048,64,causal,kv1,bf16"))
+    # nothing here takes bf16: the branch ends, the knock-outs applying at D = 64 and their kernels are all
+    # recorded as not taken; the peers are still measured; no A/A twin; hot and cold
+    assert d64.impls == [] and d64.peers and d64.aa is None and d64.modes == ["hot", "cold"]
+    assert "tma" not in d64.not_taken, "not a branch end: not in the models scope at all"
+    assert set(d64.not_taken) == {"ftz_exp2", "small_grid_tiles"} | {
+        n for n in kernels if "~no_" in n and n != "ftz_exp2~no_ping_pong_d128" and n != "ftz_exp2~no_wide_kv_tiles_d128"}
+    assert d64.not_taken["ftz_exp2"] == "variant 'ftz_exp2' takes float16 only"
+    # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
+    assert d64.cap_s == pytest.approx(0.05)
+    builds["ftz_exp2"].takes_models = builds["ftz_exp2~no_tma"].takes_models = True
+    jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
+    d128 = next(j for j in jobs if j.shape == Shape.parse("1,64,8192,128,causal,kv8,bf16"))
+    assert d128.impls == ["ftz_exp2", "ftz_exp2~no_tma"]
+    assert "ftz_exp2~no_two_ctas_per_sm" not in d128.not_taken  # its switch changes D = 64 only
+
+
+def test_a_models_budget_above_the_runs_cap_leaves_the_runs_rule():
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+
+    p = RunParams.from_text(shapes="models", variants="ftz_exp2", cap_s="0.1", replicates="1", knockouts="0")
+    assert {j.cap_s for j in stages.timing_jobs(p, ["ftz_exp2"])} == {None}
+
+
+def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path):
+    from lab.studies import replicates
+    from lab.studies.params import RunParams
+
+    rec = records.RunRecord(run_id="20990104T000000Z-test", root=tmp_path)
+    p = RunParams.from_text(replicates="2", cap_s="3")
+    shape = Shape.parse("1,12,512,64,causal,bf16")
+    jobs = [replicates.Job(shape, ["m"], True, ["hot"], None, 5, "models", {"tma": "variant 'tma' takes float16 only"},
+                           0.075),
+            replicates.Job(Shape(4, 16, 512, 64, False), ["m"], False, ["hot"], None, 6, "ladder")]
+    replicates.write_plan(rec, "timing", jobs, {"m": {}}, ["sdpa_flash"], p.replicate_rule(), 2, p.seed)
+    rules = []
+
+    def recording(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress=print):
+        rules.append(rule.cap_s)
+        return replicates.fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress)
+
+    samples, summary, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicates.in_process(recording))
+    assert rules == [0.075, 1.5] * 2  # the models job's cap; the ladder job keeps the run's 3 s / 2
+    assert notes[0]["not_taken"] == {"tma": "variant 'tma' takes float16 only"} and notes[1]["not_taken"] == {}
+    row = summary[summary.impl == "m"].set_index("H").loc[12]
+    assert (row["H_kv"], row["dtype"]) == (12, "bfloat16")
+    # a plan written before jobs had these fields reads with none
+    old = {k: v for k, v in jobs[1].to_json().items() if k not in ("not_taken", "cap_s")}
+    assert replicates.Job.from_json(old).not_taken == {} and replicates.Job.from_json(old).cap_s is None

@@ -26,12 +26,13 @@ def select_profile_shapes(shapes: list[Shape], which: str = "all") -> list[Shape
 
 
 def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
-    """One launch per implementation for each distinct (S, D), non-causal where there is one: the
-    cheaper choice where profiling every shape would not fit the time a run may take. The report
+    """One launch per implementation for each distinct (S, D) (and element type and query heads per
+    K/V head, where a run has model inputs among its ladder shapes), non-causal where there is one:
+    the cheaper choice where profiling every shape would not fit the time a run may take. The report
     says which shapes were profiled."""
     chosen: dict = {}
     for s in sorted(shapes, key=lambda s: (s.causal, -s.B * s.H)):
-        chosen.setdefault((s.S, s.D), s)
+        chosen.setdefault((s.S, s.D, s.dtype, s.group), s)
     return list(chosen.values())
 
 
