@@ -24,6 +24,7 @@ FIGURES = {
     "stalls": "warp_stalls.png",
     "knockouts": "knockouts.png",
     "tuning": "tuning_trials.png",
+    "models": "models.png",
 }
 MISSING = "—"
 

@@ -194,7 +194,7 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
 
 
 def shape_group(shape: Shape) -> str:
-    for name in ("canonical", "large", "sweep"):
+    for name in ("canonical", "large", "sweep", "models"):
         if shape in shape_set(name):
             return name
     return "other"

@@ -7,6 +7,8 @@ shapes the studies single out (the headline).
     sweep      B * S = 16384, H = 16, S from 256 to 16384, D = 64 and 128, non-causal
     models     prefill of the models in MODELS (their query heads, K/V heads and D) at S = 2048 and
                8192, causal, bf16, B * S = 8192 tokens
+    models-fp16  the same in fp16 (not in the default run): what the models' bf16 rows are judged
+               against (bf16 no more than 2 % slower than fp16 at the same shape)
 
 A spec is set names joined by ',' or '+' (`canonical,large,long,sweep,models`), or explicit shapes
 `B,H,S,D[,causal][,kvN][,fp16|bf16]` joined by ';' (lab.kernels.shape).
@@ -61,7 +63,8 @@ def model_names(shape: Shape) -> tuple[str, ...]:
 # each branch (lab.kernels.manifest.branch_ends) and the peers, in the run's modes: the long shapes,
 # where the early steps would take minutes. "tails-hot": the same, hot only: the TFLOP/s-vs-S sweep. A
 # shape in several sets takes the widest scope.
-SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot", "models": "models"}
+SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot", "models": "models",
+              "models-fp16": "models"}
 SCOPES = ("ladder", "models", "tails", "tails-hot")  # widest first
 
 # A scope's sample budget where it is below the run's CAP: seconds per (implementation, shape, mode)
@@ -82,7 +85,7 @@ SCOPE_CAP_S = {"models": 0.15}
 
 
 def shape_set(name: str) -> list[Shape]:
-    """canonical | large | long | sweep | models | a list like '4,16,512,64' or '4,32,512,64,causal,kv8,bf16'
+    """canonical | large | long | sweep | models | models-fp16 | a list like '4,16,512,64' or '4,32,512,64,causal,kv8,bf16'
     joined by ';'."""
     if name == "canonical":
         shapes = []
@@ -95,8 +98,9 @@ def shape_set(name: str) -> list[Shape]:
         return list(LONG_SHAPES)
     if name == "sweep":  # B * S held at SWEEP_TOKENS, H = 16, non-causal: TFLOP/s against S
         return [Shape(SWEEP_TOKENS // S, 16, S, D, False) for D in (64, 128) for S in SWEEP_S]
-    if name == "models":  # prefill, causal, bf16, B * S = MODEL_TOKENS
-        return [Shape(MODEL_TOKENS // S, H, S, D, True, H_kv, MODEL_DTYPE) for (H, H_kv, D) in MODELS
+    if name in ("models", "models-fp16"):  # prefill, causal, bf16 (or fp16), B * S = MODEL_TOKENS
+        dtype = MODEL_DTYPE if name == "models" else "fp16"
+        return [Shape(MODEL_TOKENS // S, H, S, D, True, H_kv, dtype) for (H, H_kv, D) in MODELS
                 for S in MODEL_SEQ_LENS]
     try:
         return [Shape.parse(item) for item in name.split(";")]
