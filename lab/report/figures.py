@@ -228,8 +228,10 @@ def sweep_groups(data: RunData) -> dict:
         return {k: sorted(v, key=lambda s: (s.S, s.B, s.H)) for k, v in groups.items()
                 if len({s.S for s in v}) >= 3}
 
-    swept = groups_of([s for s in data.measured_shapes if s.B * s.S == SWEEP_TOKENS and s.H == 16])
-    return swept or groups_of(data.measured_shapes)
+    # fp16 multi-head only: the models shapes (bf16, grouped K/V heads) have their own section
+    plain = [s for s in data.measured_shapes if s.plain]
+    swept = groups_of([s for s in plain if s.B * s.S == SWEEP_TOKENS and s.H == 16])
+    return swept or groups_of(plain)
 
 
 def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:

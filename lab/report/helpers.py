@@ -90,8 +90,12 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
         unprof = [s for s in timed if s not in profiled]
         stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
         if unprof:
+            models = sum(not s.plain for s in unprof)  # the models shapes: never profiled (their scope)
+            which = ("all causal shapes, and other B/H at a profiled S and D" if not models else
+                     f"all causal shapes, other B/H at a profiled S and D, and the {models} bf16 or grouped-query "
+                     "shapes, which no profile stands in for")
             t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
-                     f"profiled themselves (all causal shapes, and other B/H at a profiled S and D); their "
+                     f"profiled themselves ({which}); their "
                      f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
                      "this report describe those launches, not every timed one.")
         head = data.headline()
