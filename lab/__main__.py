@@ -130,6 +130,8 @@ def cmd_bench(args) -> int:
             print(f"{name:<18} absent: {st['reason']}")
     for name, why in {**notes["unsupported"], **notes["errors"]}.items():
         print(f"{name:<18} unsupported: {why}")
+    for name, why in notes.get("not_taken", {}).items():
+        print(f"{name:<18} not taken: {why}")
     if args.out:
         Path(args.out).write_text(json.dumps({"shape": shape.astuple(), "summary": summary, "samples": samples},
                                              default=str))
@@ -235,7 +237,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="first read of speed: hot-mode medians next to the peers at one shape")
     p.add_argument("--variants")
-    p.add_argument("--shape", default=HEADLINE.spec, help=f"B,H,S,D[,causal] (default {HEADLINE.spec}: the headline)")
+    p.add_argument("--shape", default=HEADLINE.spec, help=f"B,H,S,D[,causal][,kvN][,fp16|bf16] (default "
+                   f"{HEADLINE.spec}: the headline)")
     p.add_argument("--samples", type=int, default=30, help="at least this many samples per implementation")
     p.add_argument("--cap", type=float, default=1.0, help="at most this many s per implementation")
     p.add_argument("--out", help="write the summary and the raw samples as JSON here")
