@@ -305,3 +305,16 @@ def test_a_build_whose_library_contradicts_the_manifest_fails_naming_both(monkey
     monkeypatch.setattr(build.ctypes, "CDLL", lambda path: _Lib())
     build._record_inputs(agreeing, variants.get("tma"))
     assert agreeing.ok and (agreeing.dtypes, agreeing.kv_heads) == (["fp16"], "same")
+
+
+def test_the_sanitizer_runs_the_model_shapes_only_for_variants_that_take_them():
+    from lab.kernels import sanitize
+
+    fp16_mha = KernelAttention("tma", _Lib(), "0" * 64)
+    model = KernelAttention("m", _Lib(ex=True, mask=3, grouped=1), "0" * 64)
+    assert sanitize.shapes_for(fp16_mha) == [Shape(*s) for s in sanitize.SHAPES]
+    assert sanitize.shapes_for(model)[len(sanitize.SHAPES):] == list(sanitize.MODEL_SHAPES)
+    # the model shapes cover bf16 and fp16, K/V heads shared by 2 and 4 query heads and by all (MQA), both D
+    shapes = sanitize.MODEL_SHAPES
+    assert {s.dtype for s in shapes} == {"fp16", "bf16"} and {s.D for s in shapes} == {64, 128}
+    assert {s.H // s.H_kv for s in shapes} >= {2, 4} and any(s.H_kv == 1 for s in shapes)

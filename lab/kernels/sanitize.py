@@ -44,6 +44,9 @@ def target(names: list[str]) -> None:
         for shape in shapes_for(attn):
             q, k, v = shape.random_inputs()
             attn(q, k, v, is_causal=shape.causal)
+        for shape in MODEL_SHAPES:
+            if why := attn.not_taken(shape):  # said in the tool's log, which the run's results keep
+                print(f"not taken by {name}: {shape.spec} ({why})", flush=True)
         torch.cuda.synchronize()
         print(f"ran {name}", flush=True)
 
