@@ -237,6 +237,7 @@ def test_a_library_disagreeing_with_its_manifest_is_refused_naming_both():
         KernelAttention("model_inputs", _Lib(), "0" * 64, declared=(("fp16", "bf16"), "grouped"))
     agreed = KernelAttention("m", _Lib(ex=True, mask=3, grouped=1), "0" * 64, declared=(("fp16", "bf16"), "grouped"))
     assert agreed.takes == Takes("variant 'm'", ("fp16", "bf16"), "grouped")
+    KernelAttention("m", _Lib(ex=True, mask=3, grouped=1), "0" * 64, declared=(("bf16", "fp16"), "grouped"))
 
 
 @pytest.fixture

@@ -120,7 +120,7 @@ def library_inputs(library) -> tuple[tuple[str, ...], str]:
 def inputs_mismatch(name: str, library: tuple, declared: tuple) -> str:
     """'' where a library's (dtypes, kv_heads) agree with the manifest's declaration, else the
     error naming both."""
-    if (tuple(library[0]), library[1]) == (tuple(declared[0]), declared[1]):
+    if (set(library[0]), library[1]) == (set(declared[0]), declared[1]):  # the order dtypes are listed in is no matter
         return ""
     return (f"variant {name!r}: the library takes dtypes {list(library[0])}, kv_heads \"{library[1]}\" "
             f"(fa_dtypes/fa_grouped_kv) but the manifest declares dtypes {list(declared[0])}, kv_heads "
