@@ -37,7 +37,7 @@ given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | 
 RUN ?=
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu clean
+.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
@@ -46,6 +46,7 @@ help:
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run)"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
+	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | replicate | test-cpu | test-gpu | clean"
 	@echo
 	@$(PYTHON) -m lab.studies.params 2>/dev/null || echo "(the parameters and their defaults: lab/studies/params.py)"
@@ -103,14 +104,29 @@ bench: env
 sanitize: env
 	$(PY) -m lab sanitize $(if $(VARIANTS),--variants $(VARIANTS))
 
+# The property tests need hypothesis (in requirements.txt); a Python that has the study's packages
+# but not it gets it here, or, with no package registry, runs without the property tests (they skip).
+TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q "hypothesis>=6.100" \
+	|| echo "hypothesis could not be installed: the property tests skip"
+
 test: env
+	$(TEST_DEPS)
 	$(PY) -m pytest -q
 
 test-cpu: env
+	$(TEST_DEPS)
 	$(PY) -m pytest -q -m "not gpu"
 
 test-gpu: env
 	$(PY) -m pytest -q -m gpu
+
+# Mutation testing of the decision code (issue 20; docs/methodology.md, Tests): mutmut in a copy of
+# the tree under build/mutation/. SCOPE=full (the default; writes
+# reports/mutation/MUTATION.md) or fast (the decision rules alone, the part CI runs).
+SCOPE ?= full
+mutation: env
+	@$(PY) -c "import mutmut, hypothesis" 2>/dev/null || $(PY) -m pip install -q "mutmut>=3.3" "hypothesis>=6.100"
+	$(PY) tests/mutation/run.py --scope $(SCOPE)
 
 # Build outputs and caches only: data/ (the measurements) and reports/ are never cleaned.
 clean:

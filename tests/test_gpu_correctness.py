@@ -50,17 +50,9 @@ def test_load_gives_sdpa_semantics(name):
                                atol=2e-3, rtol=0)
 
 
-def test_launch_goes_to_the_current_stream():
-    import torch
-
-    attn = variants.load("wmma")
-    q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
-    expected = attn(q, k, v)
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        out = attn(q, k, v)
-    side.synchronize()
-    assert torch.equal(out, expected)
+# The launch's stream: tests/test_gpu_streams_and_configurations.py (a graph captured on a side stream,
+# and a launch queued behind a GPU sleep; the comparison after a synchronize that was here would
+# also pass for a kernel that ignored the stream).
 
 
 MODEL_STEPS = [v.name for v in variants.manifest() if "bf16" in v.dtypes and v.kv_heads == "grouped"]

@@ -225,14 +225,24 @@ def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
     assert not rule.met_by(unimodal[:40])  # the minimum count still holds
 
 
-def test_interleave_stops_each_row_by_its_rule_and_records_why():
+def test_interleave_stops_each_row_by_its_rule_and_records_why(monkeypatch):
     from lab.measure import timing
+
+    class Clock:  # the wall clock of lab.measure.timing: 1 ms a block (a real one made this test take 20 s)
+        now = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            return cls.now
+
+    monkeypatch.setattr(timing, "time", Clock)
 
     class FakeTimer:
         def __init__(self, draw):
             self.draw = draw
 
         def samples(self, n):
+            Clock.now += 0.001
             return [self.draw() for _ in range(n)]
 
     rng = np.random.default_rng(1)

@@ -305,15 +305,33 @@ def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | Non
         return CaseResult(**base, max_abs_err=float("nan"), finite=False, inputs_unchanged=True,
                           deterministic=False, passed=False, unsupported=str(exc))
     except Exception as exc:  # noqa: BLE001 - a failing kernel is a result, not a crash
+        _restore((q, k, v), snapshot)
         return CaseResult(**base, max_abs_err=float("nan"), finite=False, inputs_unchanged=False,
                           deterministic=False, passed=False, error=f"{type(exc).__name__}: {exc}")
     finite = bool(torch.isfinite(out1).all().item())
     err = (out1.float() - ref).abs().max().item() if finite else float("inf")
     unchanged = all(torch.equal(a, b) for a, b in zip(snapshot, (q, k, v)))
-    deterministic = bool(torch.equal(out1, out2))
+    if not unchanged:
+        _restore((q, k, v), snapshot)
+    deterministic = _bits_equal(out1, out2)
     passed = finite and err <= base["tolerance"] and unchanged and deterministic
     return CaseResult(**base, max_abs_err=err, finite=finite, inputs_unchanged=unchanged,
                       deterministic=deterministic, passed=passed)
+
+
+def _restore(inputs, snapshot) -> None:
+    """Put back inputs a kernel wrote: the cached inputs are shared by every kernel checked on the
+    case after it, which would otherwise be judged on other inputs than the reference's."""
+    for t, s in zip(inputs, snapshot):
+        t.copy_(s)
+
+
+def _bits_equal(a, b) -> bool:
+    """Bit-identical (a NaN where the other call has the same NaN counts as equal: a deterministic
+    kernel that writes NaN fails as non-finite, not as non-deterministic)."""
+    import torch
+
+    return a.shape == b.shape and bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)))
 
 
 def run_grid(kernels: dict[str, Callable], cases: list[Case] | None = None,

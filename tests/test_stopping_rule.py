@@ -1,0 +1,250 @@
+"""The timing's stopping rule and its interleaving (lab.measure.timing), with fake timers, a fake NVML
+clock that marks blocks throttled and a fake wall clock (issue 20). CPU only, no sleeping.
+
+Expected values are derived by hand from the rule as lab.measure.timing states it: sample in randomized
+round-robin blocks until the 95 % CI of the median of the samples NOT taken while throttled is
+within +-rel_ci of it (and the 99 % one within +-2 rel_ci), with at least min_samples of them, or
+until the time spent in the row's blocks reaches cap_s; a block is throttled when the clock says
+so before it or after it.
+"""
+
+import contextlib
+
+import numpy as np
+import pytest
+import torch
+
+from lab.kernels.shape import Shape
+from lab.measure import timing
+from lab.measure.timing import StopRule, interleave
+from lab.studies.measure_shape import measure_shape
+
+TIGHT = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, block=10)
+
+
+class FakeTime:
+    """time.perf_counter for lab.measure.timing: advances only when a fake timer takes samples."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class FakeTimer:
+    """A block of samples: `draw(i)` for the i-th sample of this timer, `block_s` fake seconds."""
+
+    def __init__(self, clock: FakeTime, draw=lambda i: 100.0 + 1e-6 * (i % 7), block_s=0.01, log=None, name=""):
+        self.clock, self.draw, self.block_s, self.log, self.name = clock, draw, block_s, log, name
+        self.taken = 0
+
+    def samples(self, n):
+        if self.log is not None:
+            self.log.append(self.name)
+        out = [self.draw(self.taken + i) for i in range(n)]
+        self.taken += n
+        self.clock.now += self.block_s
+        return out
+
+
+class FakeClocks:
+    """lab.measure.clocks.Clocks.read: (SM clock MHz or None, throttled), two readings per block (before, after)."""
+
+    def __init__(self, readings):
+        self.readings = list(readings)
+        self.calls = 0
+
+    def read(self):
+        self.calls += 1
+        return self.readings.pop(0) if self.readings else (1980.0, False)
+
+
+@pytest.fixture
+def fake_time(monkeypatch):
+    t = FakeTime()
+    monkeypatch.setattr(timing, "time", t)
+    return t
+
+
+def _blocks(state):
+    return len(state["samples"]) // 10
+
+
+def test_throttled_blocks_do_not_count_towards_the_rule(fake_time):
+    # every even block is throttled (the reading before it says so): the 50 unthrottled samples the
+    # rule needs take blocks 1, 3, 5, 7, 9, so the row stops after 9 blocks, not 5
+    readings = []
+    for b in range(1, 20):
+        readings += [(1980.0, b % 2 == 0), (1980.0, False)]
+    clocks = FakeClocks(readings)
+    state = interleave({"k": FakeTimer(fake_time)}, TIGHT, clocks=clocks)["k"]
+    assert state["stopped_by"] == "ci"
+    assert _blocks(state) == 9 and clocks.calls == 18
+    assert state["throttled"] == [b % 2 == 0 for b in range(1, 10) for _ in range(10)]
+
+
+def test_a_block_is_throttled_when_the_reading_after_it_says_so(fake_time):
+    readings = []
+    for b in range(1, 20):
+        readings += [(1980.0, False), (1755.0, b % 2 == 0)]
+    state = interleave({"k": FakeTimer(fake_time)}, TIGHT, clocks=FakeClocks(readings))["k"]
+    assert _blocks(state) == 9 and sum(state["throttled"]) == 40
+
+
+def test_the_clock_recorded_is_the_lower_reading_of_the_two(fake_time):
+    readings = [(1980.0, False), (1755.0, False), (None, False), (1800.0, False), (1600.0, False), (None, False),
+                (None, False), (None, False), (1700.0, False), (1900.0, False)]
+    state = interleave({"k": FakeTimer(fake_time)}, TIGHT, clocks=FakeClocks(readings))["k"]
+    assert _blocks(state) == 5
+    assert state["clock_mhz"] == [c for c in (1755.0, 1800.0, 1600.0, None, 1700.0) for _ in range(10)]
+    assert state["throttled"] == [False] * 50
+
+
+def test_without_clocks_nothing_is_throttled(fake_time):
+    state = interleave({"k": FakeTimer(fake_time)}, TIGHT)["k"]
+    assert _blocks(state) == 5 and state["stopped_by"] == "ci"
+    assert state["clock_mhz"] == [None] * 50 and state["throttled"] == [False] * 50
+
+
+def test_a_row_throttled_throughout_stops_at_the_cap(fake_time):
+    # 0.25 fake seconds a block, cap 1.0 s: the time spent reaches the cap after 4 blocks
+    rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)
+    clocks = FakeClocks([(1500.0, True)] * 100)
+    state = interleave({"k": FakeTimer(fake_time, block_s=0.25)}, rule, clocks=clocks)["k"]
+    assert state["stopped_by"] == "cap" and _blocks(state) == 4
+    assert all(state["throttled"]) and state["spent"] == 1.0
+
+
+def test_the_cap_counts_only_the_rows_own_blocks(fake_time):
+    # two rows that never meet the rule (two modes 3 % apart), 0.25 s and 0.5 s a block, cap 1.0 s:
+    # 4 blocks and 2 blocks, though each waits while the other samples
+    comb = lambda i: 97.0 if i % 2 else 100.0  # noqa: E731
+    rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)
+    timers = {"fast": FakeTimer(fake_time, comb, 0.25), "slow": FakeTimer(fake_time, comb, 0.5)}
+    state = interleave(timers, rule)
+    assert (_blocks(state["fast"]), _blocks(state["slow"])) == (4, 2)
+    assert state["fast"]["stopped_by"] == state["slow"]["stopped_by"] == "cap"
+
+
+def test_rows_are_sampled_in_randomized_rounds_until_each_stops(fake_time):
+    # "a" meets the rule after 5 blocks; "b" never does and stops at its cap after 12 (0.125 s each)
+    log = []
+    rule = StopRule(rel_ci=0.005, cap_s=1.5, min_samples=50, block=10)
+    timers = {"a": FakeTimer(fake_time, block_s=0.125, log=log, name="a"),
+              "b": FakeTimer(fake_time, lambda i: 97.0 if i % 2 else 100.0, 0.125, log, "b")}
+    state = interleave(timers, rule, seed=3)
+    assert (state["a"]["stopped_by"], _blocks(state["a"])) == ("ci", 5)
+    assert (state["b"]["stopped_by"], _blocks(state["b"])) == ("cap", 12)
+    rounds = [log[2 * i:2 * i + 2] for i in range(5)]
+    assert all(sorted(r) == ["a", "b"] for r in rounds)  # one block of each row per round
+    assert len({tuple(r) for r in rounds}) == 2  # in a shuffled order, not a fixed one
+    assert log[10:] == ["b"] * 7  # a stopped row gets no more blocks
+
+
+def test_the_same_seed_gives_the_same_order(fake_time):
+    def order(seed):
+        log = []
+        timers = {n: FakeTimer(fake_time, log=log, name=n) for n in "abcde"}
+        interleave(timers, TIGHT, seed=seed)
+        return log
+
+    assert order(1) == order(1) and order(1) != order(2)
+
+    def default_order():
+        log = []
+        interleave({n: FakeTimer(fake_time, log=log, name=n) for n in "abcde"}, TIGHT)
+        return log
+
+    assert default_order() == order(0)  # seed 0 unless told
+
+
+def test_each_block_runs_in_its_rows_context(fake_time):
+    entered, seen = [], []
+
+    @contextlib.contextmanager
+    def backend(name):
+        entered.append(name)
+        yield
+        entered.pop()
+
+    class Checked(FakeTimer):
+        def samples(self, n):
+            seen.append((self.name, list(entered)))
+            return super().samples(n)
+
+    timers = {n: Checked(fake_time, name=n) for n in ("sdpa_flash", "wmma")}
+    interleave(timers, TIGHT, context_of=lambda n: backend(n) if n.startswith("sdpa") else contextlib.nullcontext())
+    assert seen and all(ctx == ([name] if name == "sdpa_flash" else []) for name, ctx in seen)
+
+
+# --- StopRule.met_by at its edges --------------------------------------------------------------------
+#
+# n = 100 sorted samples: the 95 % median interval is (x_40, x_61) and the 99 % one (x_37, x_64) (the
+# largest r with P(Bin(100, 1/2) <= r - 1) <= 2.5 % is 40: P(<= 39) = 1.8 %, P(<= 40) = 2.8 %; at
+# 0.5 %: P(<= 36) = 0.33 %, P(<= 37) = 0.60 %). The median is (x_50 + x_51) / 2.
+
+
+def _ranked(at40: float, at37: float) -> np.ndarray:
+    """100 samples around a median of 100: x_1..x_37 = 100 - at37, x_38..x_40 = 100 - at40,
+    x_41..x_60 = 100, x_61..x_63 = 100 + at40, x_64..x_100 = 100 + at37 (shuffled: the rule must
+    not depend on the order). So the 95 % interval is 100 -+ at40 and the 99 % one 100 -+ at37."""
+    x = np.concatenate([np.full(37, 100 - at37), np.full(3, 100 - at40), np.full(20, 100.0),
+                        np.full(3, 100 + at40), np.full(37, 100 + at37)])
+    return np.random.default_rng(0).permutation(x)
+
+
+@pytest.mark.parametrize("half, met", [(0.5, True), (0.5001, False), (0.0, True)])
+def test_met_by_at_the_relative_halfwidth(half, met):
+    # both intervals +-half: relative half-width half / 100, at most 0.005 <=> half <= 0.5
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by(_ranked(half, half)) is met
+
+
+@pytest.mark.parametrize("at37, met", [(1.0, True), (1.0001, False)])
+def test_the_guard_at_twice_the_halfwidth(at37, met):
+    # the 95 % interval +-0.1 (0.001 relative) meets rel_ci = 0.005 on its own; the 99 % one must be
+    # within 2 x 0.005: at37 / 100 <= 0.01 <=> at37 <= 1
+    x = _ranked(0.1, at37)
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by(x) is met
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_confidence=None).met_by(x)  # no guard
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.4999))
+    assert not StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_factor=3.0).met_by(_ranked(0.1, 1.5001))
+    # the guard's confidence is its own: at 95 % it sees only x_40 and x_61
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50, guard_confidence=0.95).met_by(_ranked(0.1, 5.0))
+
+
+@pytest.mark.parametrize("n, met", [(49, False), (50, True)])
+def test_met_by_needs_min_samples(n, met):
+    assert StopRule(rel_ci=0.005, cap_s=1e9, min_samples=50).met_by([100.0] * n) is met
+
+
+# --- the throttle filter of a measured shape (lab.studies.measure_shape.measure_shape) -----------------------------------
+
+def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
+    real_randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *a, device=None, **kw: real_randn(*a, **kw))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda *a: None)
+    monkeypatch.setattr(timing, "l2_bytes", lambda: 1 << 30)
+    monkeypatch.setattr(timing, "HotTimer", lambda launches: object())
+    samples = {"mixed": ([10.0, 10.0, 12.0, 1000.0, 1000.0], [False, False, False, True, True]),
+               "hot_throughout": ([10.0] * 3, [True] * 3)}
+
+    def fake_interleave(timers, rule, clocks=None, seed=0, context_of=None):
+        return {n: {"samples": s, "clock_mhz": [1980.0] * len(s), "throttled": t, "stopped_by": "ci"}
+                for n, (s, t) in samples.items()}
+
+    monkeypatch.setattr(timing, "interleave", fake_interleave)
+
+    class Kernel:
+        def launch(self, *a):
+            pass
+
+    rows, summary, notes = measure_shape(Shape(1, 2, 32, 64, False), {"mixed": Kernel()}, [], ["hot"],
+                                             rule=None, clocks=None, run_id="r", aa_impl=None, seed=0,
+                                             progress=lambda s: None)
+    assert len(rows) == 8 and [r["throttled"] for r in rows[:5]] == samples["mixed"][1]
+    (row,) = summary
+    assert row["impl"] == "mixed" and row["n"] == 3 and row["median_us"] == 10.0 and row["dropped_throttled"] == 2
+    assert row["min_us"] == 10.0 and row["p90_us"] == pytest.approx(11.6)  # of 10, 10, 12
+    assert notes["errors"] == {"hot_throughout/hot": "every sample was taken while throttled"}
