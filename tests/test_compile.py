@@ -10,6 +10,7 @@ from functools import cache
 import pytest
 
 from lab.kernels import build, manifest, variants
+from lab.kernels.attention import library_inputs
 
 # sm_86 and sm_89 (RTX 30xx/A10, RTX 40xx/L4/L40) build portable steps only: build.unsupported_reason
 # refuses the sm_90a ones there before any compiler runs, so they cost CI no compile time.
@@ -155,6 +156,10 @@ def test_exported_launch_configuration(name, tmp_path):
         assert rows > 0
         assert 0 < smem <= (SM90_SMEM_LIMIT if variants.get(name).arch == "sm_90a" else SM89_SMEM_LIMIT)
     assert lib.fa_smem_bytes(96) == 0 and lib.fa_threads(96) == 0
+    # what the library says it takes (fa_forward_ex, fa_dtypes, fa_grouped_kv) is what the manifest declares
+    v = variants.get(name)
+    dtypes, kv_heads = library_inputs(lib)
+    assert (set(dtypes), kv_heads) == (set(v.dtypes), v.kv_heads), name
     # Nothing shared between libraries in one process: no GNU-unique (or other weak) symbol of
     # ours that the dynamic linker would unify across variants (it once shared the launcher's
     # "opted in" flag, so the second variant with the same tile skipped its opt-in).

@@ -98,7 +98,7 @@ def _qkv(shape=(2, 3, 17, 64), dtype=torch.float16):
     "make, message",
     [
         (lambda: _qkv(dtype=torch.float32), "must be float16"),
-        (lambda: _qkv(dtype=torch.bfloat16), "must be float16"),
+        (lambda: _qkv(dtype=torch.bfloat16), "must be CUDA tensors"),  # bf16 is taken (by the steps declaring it)
         (lambda: _qkv(shape=(3, 17, 64)), "must be 4-D"),
         (lambda: _qkv(shape=(1, 2, 3, 17, 64)), "must be 4-D"),
         (lambda: _qkv(shape=(2, 3, 17, 32)), r"head dim D must be one of \(64, 128\)"),

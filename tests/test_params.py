@@ -23,7 +23,7 @@ def test_the_pipeline_and_the_command_line_default_to_run_params():
 
     assert RunParams.from_args(pipeline.parser().parse_args([])) == RunParams()
     assert RunParams.from_args(cli.parser().parse_args(["run"])) == RunParams()
-    assert RunParams().shapes == tuple(RunParams.from_text(shapes="canonical,large,long,sweep").shapes)
+    assert RunParams().shapes == tuple(RunParams.from_text(shapes="canonical,large,long,sweep,models").shapes)
     args = cli.parser().parse_args(["tune"])
     assert TuneParams.from_args(args) == TuneParams()
     assert TuneParams.from_args(cli.parser().parse_args(["tune", "--heldout", "x", "--fake"])).heldout_shapes == "x"

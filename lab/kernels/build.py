@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
-from lab.kernels.attention import KernelAttention
-from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest
+from lab.kernels.attention import KernelAttention, inputs_mismatch, library_inputs
+from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest, names
 
 INCLUDE_DIR = KERNELS_DIR / "include"
 BUILD_ROOT = REPO / "build" / "kernels"
@@ -232,10 +232,17 @@ class BuildResult:
     ptxas: list[dict] = field(default_factory=list)
     launch: dict = field(default_factory=dict)  # per head dim: threads, rows per block, dynamic smem
     defines: dict = field(default_factory=dict)  # a configuration's -D macros ({} for the variant as written)
+    # The manifest step it is built from (a knock-out's or tuning trial's kernel), and the inputs its
+    # library takes (lab.kernels.attention.library_inputs): what build.json says about each step's
+    # dtypes and K/V heads. Records written before issue 22 lack them: "" and [] (fp16, H_kv = H).
+    variant: str = ""
+    dtypes: list = field(default_factory=list)
+    kv_heads: str = ""
     log: str = ""  # compiler output (errors when ok is False)
 
     def load(self):
-        """ctypes-load the library, check it is the build this result describes, wrap it."""
+        """ctypes-load the library, check it is the build this result describes and takes the
+        inputs its manifest step declares (dtypes, kv_heads), wrap it."""
         if not self.ok:
             raise RuntimeError(f"variant {self.name!r} did not build:\n{self.log}")
         lib = ctypes.CDLL(self.library)
@@ -243,7 +250,37 @@ class BuildResult:
         loaded_key = lib.fa_build_key().decode()
         if loaded_key != "k" + self.key:
             raise RuntimeError(f"stale library {self.library}: built as {loaded_key}, expected k{self.key}")
-        return KernelAttention(self.name, lib, self.key, build_info=self.summary())
+        return KernelAttention(self.name, lib, self.key, build_info=self.summary(), declared=self.declared())
+
+    @property
+    def step(self) -> str:
+        """The manifest step this build is of: `variant`, or for records without it the step its
+        name starts with (`<step>~no_<switch>`, `<step>@<config>`, `<step>+tuned`); "" if none."""
+        if self.variant:
+            return self.variant
+        base = re.split(r"[~@+]", self.name, maxsplit=1)[0]
+        return base if base in names() else ""
+
+    def declared(self) -> tuple | None:
+        """The manifest's (dtypes, kv_heads) for this build's step, or None where it names none."""
+        if not self.step:
+            return None
+        v = get(self.step)
+        return tuple(v.dtypes), v.kv_heads
+
+    def takes(self) -> tuple[tuple[str, ...], str]:
+        """(dtypes, kv_heads) the build takes: its library's, as recorded; the manifest's for records
+        written before they were recorded (those steps all took fp16 with H_kv = H)."""
+        if self.dtypes:
+            return tuple(self.dtypes), self.kv_heads or "same"
+        return self.declared() or (("fp16",), "same")
+
+    def not_taken(self, shape) -> str:
+        """Why this build cannot take `shape`'s element type or K/V heads (lab.kernels.shape.Shape); ''."""
+        from lab.kernels.shape import not_taken
+
+        dtypes, kv_heads = self.takes()
+        return not_taken(f"variant {self.name!r}", dtypes, kv_heads, shape.dtype, shape.H, shape.H_kv)
 
     def summary(self) -> dict:
         """What a run records about this build (no compiler log)."""
@@ -269,6 +306,20 @@ def launch_config(library: str) -> dict:
     return out
 
 
+def _record_inputs(result: BuildResult, variant: Variant) -> None:
+    """The inputs the library takes (fa_dtypes, fa_grouped_kv; host calls only) into `result`; where
+    they contradict each other or the manifest's dtypes and kv_heads, the build is failed with the
+    error naming both (one failing variant never takes a run down; loading it would raise the same)."""
+    try:
+        takes = library_inputs(ctypes.CDLL(result.library))
+    except (OSError, RuntimeError) as exc:
+        result.ok, result.log = False, f"variant {result.name!r}: {exc}"
+        return
+    result.dtypes, result.kv_heads = list(takes[0]), takes[1]
+    if why := inputs_mismatch(result.name, takes, (variant.dtypes, variant.kv_heads)):
+        result.ok, result.log = False, why
+
+
 def build_variant(variant: Variant, arch: str | None = None, force: bool = False, defines: dict | None = None,
                   impl: str | None = None) -> BuildResult:
     """Build one variant (or reuse its cached build) in a subprocess; never raises on a compile error.
@@ -288,6 +339,9 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         if Path(result.library).exists():
             result.cached = True
             result.seconds = 0.0
+            if not result.variant or not result.dtypes:  # cached before builds recorded their inputs
+                result.variant = variant.name
+                _record_inputs(result, variant)
             return result
     if force and bdir.exists():
         shutil.rmtree(bdir)
@@ -320,11 +374,15 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         seconds=round(seconds, 2),
         ptxas=parse_ptxas(log),
         defines=defines,
+        variant=variant.name,
     )
     if not result.ok:
         result.log = compile_errors(log)
         return result
     result.launch = launch_config(library)
+    _record_inputs(result, variant)
+    if not result.ok:  # the library and the manifest disagree on its inputs: recorded, not cached
+        return result
     record.write_text(json.dumps(asdict(result), indent=1))  # written last: marks the build complete
     return result
 

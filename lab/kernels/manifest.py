@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from lab.kernels.shape import Shape, is_spec
+from lab.kernels.shape import DEFAULT_DTYPE, DTYPES, KV_LAYOUTS, Shape, is_spec, not_taken
 
 REPO = Path(__file__).resolve().parents[2]  # lab/kernels/manifest.py -> the repository root
 KERNELS_DIR = REPO / "kernels"
@@ -58,6 +58,16 @@ class Variant:
     # configuration of this step (defines: a knock-out, a tuning trial) is built from, so that the
     # step's own file holds its one idea. "" = configurations build from the step's file.
     twin: str = ""
+    # The inputs it takes (issue 22): its element types ("fp16", "bf16") and its K/V heads, "same"
+    # (H_kv = H) or "grouped" (any H_kv dividing H, SDPA's enable_gqa mapping). A step without the
+    # fields takes what every step took before them: fp16, as many K/V heads as query heads. The
+    # library says the same through fa_dtypes() / fa_grouped_kv(), checked when it loads.
+    dtypes: tuple[str, ...] = (DEFAULT_DTYPE,)
+    kv_heads: str = "same"
+
+    def not_taken(self, shape: Shape) -> str:
+        """Why this step cannot take `shape`'s element type or K/V heads, by its manifest; "" if it can."""
+        return not_taken(f"variant {self.name!r}", self.dtypes, self.kv_heads, shape.dtype, shape.H, shape.H_kv)
 
     @property
     def path(self) -> Path:
@@ -96,7 +106,8 @@ def manifest() -> tuple[Variant, ...]:
     entries = tables()["variant"]
     out: list[Variant] = []
     for i, entry in enumerate(entries, start=1):
-        v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"])})
+        v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"]),
+                                **({"dtypes": tuple(entry["dtypes"])} if "dtypes" in entry else {})})
         _check_parent(v, earlier={u.name for u in out}, later={e.get("name") for e in entries[i:]})
         if not v.path.is_file():
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
@@ -109,8 +120,23 @@ def manifest() -> tuple[Variant, ...]:
                              f"not {v.judged_at!r}")
         if v.direction not in ("up", "down"):
             raise ValueError(f"manifest: {v.name!r} direction must be 'up' or 'down'")
+        _check_inputs_fields(v)
         out.append(v)
     return tuple(out)
+
+
+def _check_inputs_fields(v: Variant) -> None:
+    """`dtypes`: known element types, fp16 among them (every step exports fa_forward, fp16 with
+    H_kv = H), none twice; `kv_heads`: one of KV_LAYOUTS."""
+    known = ", ".join(f'"{d}"' for d in DTYPES)
+    if (not v.dtypes or any(d not in DTYPES for d in v.dtypes) or len(set(v.dtypes)) != len(v.dtypes)
+            or DEFAULT_DTYPE not in v.dtypes):
+        raise ValueError(f"manifest: {v.name!r} dtypes = {list(v.dtypes)}: a list of distinct element types among "
+                         f"{known}, with \"{DEFAULT_DTYPE}\" in it (every step exports fa_forward, which takes fp16)")
+    if v.kv_heads not in KV_LAYOUTS:
+        raise ValueError(f"manifest: {v.name!r} kv_heads = {v.kv_heads!r}: one of "
+                         + ", ".join(f'"{k}"' for k in KV_LAYOUTS)
+                         + ' ("same": H_kv = H only; "grouped": any H_kv that divides H)')
 
 
 def _check_parent(v: Variant, earlier: set[str], later: set[str]) -> None:

@@ -1,4 +1,4 @@
-"""compute-sanitizer over every variant on three small shapes.
+"""compute-sanitizer over every variant on a few small shapes (and the model-input ones it takes).
 
 `python -m lab sanitize` runs this module once per tool (memcheck, racecheck, synccheck,
 initcheck) under compute-sanitizer, filtered to the variants' kernels, and reports each tool's
@@ -12,6 +12,7 @@ import sys
 import time
 
 from lab.kernels.build import cuda_home
+from lab.kernels.shape import Shape
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # Small shapes: ragged S (not a multiple of any tile), both head dims, causal and not, at D = 128
@@ -20,6 +21,13 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # take several work tiles (its ring, Q barriers and ping-pong turns carried from one to the next).
 SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
           (1, 300, 129, 64, False), (1, 160, 257, 128, True))
+# The inputs real models run (issue 22), for the variants that take them: bf16, and K/V heads shared
+# by 2, 4 and all (MQA) query heads, so that a K/V head's index, its tiles' addresses and the bf16
+# conversions are checked too; ragged S, both head dims, causal and not, and one grid past the
+# resident CTAs (300 query heads on one K/V head: MQA over several waves of work tiles).
+MODEL_SHAPES = (Shape(1, 4, 129, 64, True, 2, "bf16"), Shape(2, 8, 77, 128, False, 2, "bf16"),
+                Shape(1, 8, 300, 128, True, 1, "fp16"), Shape(1, 300, 129, 64, False, 1, "bf16"),
+                Shape(1, 16, 257, 128, True, 4, "bf16"))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"
@@ -33,11 +41,20 @@ def target(names: list[str]) -> None:
 
     for name in names:
         attn = variants.load(name)
-        for B, H, S, D, causal in SHAPES:
-            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
-            attn(q, k, v, is_causal=causal)
+        for shape in shapes_for(attn):
+            q, k, v = shape.random_inputs()
+            attn(q, k, v, is_causal=shape.causal)
+        for shape in MODEL_SHAPES:
+            if why := attn.not_taken(shape):  # said in the tool's log, which the run's results keep
+                print(f"not taken by {name}: {shape.spec} ({why})", flush=True)
         torch.cuda.synchronize()
         print(f"ran {name}", flush=True)
+
+
+def shapes_for(attn) -> list[Shape]:
+    """SHAPES, then the MODEL_SHAPES the variant takes (its not_taken: the library's dtypes and K/V
+    heads); the others are not taken, so not run."""
+    return [Shape(*s) for s in SHAPES] + [s for s in MODEL_SHAPES if not attn.not_taken(s)]
 
 
 def sanitizer() -> str:

@@ -1,11 +1,18 @@
 """Correctness: every variant against an fp32 reference, on fresh random inputs.
 
-For one case (B, H, S, D, causal, scale) the inputs are drawn fresh from a seeded normal
-distribution (never zeros), the reference is computed in fp32 from the upcast inputs, and SDPA's
-own fp16 error against that reference sets the bar: a variant passes when its max abs error is
-at most 2x SDPA's plus 1e-3, with no NaN or Inf, its output buffer having been filled with NaN
-before the call (so an element it fails to write cannot pass), the inputs left untouched, and a
-second call giving a bit-identical result.
+For one case (B, H, S, D, causal, scale, and the inputs real models run: H_kv K/V heads and the
+element type) the inputs are drawn fresh from a seeded normal distribution (never zeros), the
+reference is computed in fp32 from the upcast inputs, K and V expanded to one head per query head
+by repeat_interleave (SDPA's enable_gqa semantics, materialised: never the kernels' own index
+mapping), and SDPA's own error against that reference, in the case's element type, sets the bar:
+a variant passes when its max abs error is at most 2x SDPA's plus a slack of two units of the
+element type's roundoff at |O| = 1 (1e-3 for fp16; `tolerance`), with no NaN or Inf, its output
+buffer having been filled with NaN before the call (so an element it fails to write cannot pass),
+the inputs left untouched, and a second call giving a bit-identical result.
+
+The grid's model-input cases (bf16, K/V heads shared by 2, 4, 8 and all query heads: `model_cases`)
+run for the implementations that take them; a variant that does not (its library's dtypes and K/V
+heads, as its manifest declares) is recorded as not taken, neither passed nor failed.
 
 The peers other than SDPA (lab.measure.peers) are judged by the same rule through `peer_as_attn`, on
 `peer_grid()`: they take no output buffer, so their own output, every element of it, is copied
@@ -20,11 +27,27 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 from lab.kernels.manifest import SUPPORTED_HEAD_DIMS as HEAD_DIMS  # the grid covers every head dim the kernels take
+from lab.kernels.shape import Shape
 
 SEQ_LENS = (1, 17, 64, 127, 128, 129, 512, 1000, 2048)
 BATCH_HEADS = ((1, 1), (2, 3), (4, 16))
 CUSTOM_SCALE = 0.3  # a scale far from 1/sqrt(D), on a few cases
-ERROR_FACTOR, ERROR_SLACK = 2.0, 1e-3
+ERROR_FACTOR, ERROR_SLACK = 2.0, 1e-3  # the fp16 rule: 2x SDPA's error, plus 1e-3
+# Unit roundoff of each element type (half the spacing of the numbers just above 1: 2^-(mantissa
+# bits + 1)): fp16 keeps 10 mantissa bits, bf16 7. The fp16 slack, 1e-3, is two fp16 units at
+# |O| = 1 (2 x 2^-11 = 9.8e-4, rounded up), the size of the output's own rounding; a bf16 output
+# rounds 2^3 = 8 times as coarsely, so its slack is 8e-3. The other term needs no such scaling: SDPA
+# runs on the case's own bf16 inputs, so its measured error already has bf16's size.
+UNIT_ROUNDOFF = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+# The inputs real models run (issue 22): query heads per K/V head of 2, 4 and 8 and MQA (12 heads,
+# one K/V head), plus group 1 in bf16 (multi-head bf16; fp16 multi-head is the grid above). Odd S
+# within one tile (17) and across several (129), and across many (1000) where the mapping matters
+# most (group 4, MQA); both D, causal and not; fp16 and bf16.
+GQA_HEADS = ((8, 8), (8, 4), (8, 2), (16, 2), (12, 1))  # (H, H_kv): groups 1, 2, 4, 8 and 12 (MQA)
+GQA_SEQ_LENS = (17, 129)
+GQA_LONG = ((8, 2), (12, 1))  # also at S = 1000
+BF16_SEQ_LENS = (1, 64, 127, 512, 2048)  # bf16 multi-head at (B, H) = (2, 3): short, tile edges, long
 
 
 @dataclass(frozen=True)
@@ -35,11 +58,30 @@ class Case:
     D: int
     causal: bool
     scale: float | None = None
+    H_kv: int | None = None  # K/V heads (None: H)
+    dtype: str = "fp16"
+
+    def __post_init__(self):
+        object.__setattr__(self, "H_kv", self.H if self.H_kv is None else int(self.H_kv))
+        object.__setattr__(self, "dtype", self.shape.dtype)  # "fp16"/"bf16" whichever name it was given in
+
+    @property
+    def shape(self) -> Shape:
+        """The problem (lab.kernels.shape.Shape): what an implementation is asked whether it takes."""
+        return Shape(self.B, self.H, self.S, self.D, self.causal, self.H_kv, self.dtype)
 
     @property
     def id(self) -> str:
+        """'B2H3-S17-D64-causal' (-scale0.3, then -kv2, -bf16 where they apply); also the seed's source,
+        so the cases that existed before the model inputs keep their inputs."""
         s = f"B{self.B}H{self.H}-S{self.S}-D{self.D}-{'causal' if self.causal else 'full'}"
-        return s + (f"-scale{self.scale:g}" if self.scale is not None else "")
+        s += f"-scale{self.scale:g}" if self.scale is not None else ""
+        return "-".join([s, *self.shape.input_words])
+
+    @property
+    def layout(self) -> str:
+        """'MHA', 'GQA' or 'MQA' (how the correctness counts group the cases)."""
+        return "MHA" if self.H_kv == self.H else "MQA" if self.H_kv == 1 else "GQA"
 
     @property
     def seed(self) -> int:
@@ -47,7 +89,8 @@ class Case:
 
 
 def grid() -> list[Case]:
-    """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases."""
+    """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, plus the model
+    inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -56,24 +99,76 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
+    return cases + model_cases()
+
+
+def model_cases() -> list[Case]:
+    """The inputs real models run: grouped-query and multi-query K/V heads (GQA_HEADS) at
+    GQA_SEQ_LENS (GQA_LONG also at S = 1000) in fp16 and bf16 (group 1 in bf16 only), bf16
+    multi-head over BF16_SEQ_LENS, and a custom scale in bf16 GQA; B = 2, both D, causal and not.
+    Run only by the implementations that take them (a variant declaring fp16 with H_kv = H skips
+    them all, recorded as not taken), so they cost the check stage little."""
+    cases = []
+    for dtype in ("fp16", "bf16"):
+        for H, H_kv in GQA_HEADS:
+            if dtype == "fp16" and H_kv == H:
+                continue  # fp16 multi-head: the grid above
+            lens = GQA_SEQ_LENS + ((1000,) if (H, H_kv) in GQA_LONG else ())
+            cases += [Case(2, H, S, D, causal, None, H_kv, dtype) for D in HEAD_DIMS for S in lens
+                      for causal in (False, True)]
+    cases += [Case(2, 3, S, D, causal, None, 3, "bf16") for D in HEAD_DIMS for S in BF16_SEQ_LENS
+              for causal in (False, True)]
+    cases += [Case(2, 8, 129, D, True, CUSTOM_SCALE, 2, "bf16") for D in HEAD_DIMS]
     return cases
 
 
 def small_grid() -> list[Case]:
-    """A quick subset (ragged S, both head dims, causal and not) for smoke runs."""
-    return [Case(2, 3, S, D, causal) for D in HEAD_DIMS for S in (1, 17, 129) for causal in (False, True)]
+    """A quick subset (ragged S, both head dims, causal and not) for smoke runs, with a few model
+    inputs: bf16 with 4 query heads per K/V head, and fp16 MQA."""
+    return ([Case(2, 3, S, D, causal) for D in HEAD_DIMS for S in (1, 17, 129) for causal in (False, True)]
+            + [Case(2, 8, 129, D, causal, None, 2, "bf16") for D in HEAD_DIMS for causal in (False, True)]
+            + [Case(2, 12, 17, D, True, None, 1, "fp16") for D in HEAD_DIMS])
+
+
+def counts(results) -> dict:
+    """{(dtype, layout): {"cases", "passed", "failed", "not_taken"}} over results (CaseResult or their
+    records): how many checks ran, passed and failed per element type and head layout (MHA, GQA,
+    MQA), and how many were not taken. The correctness counts the report and the closing notes give."""
+    out: dict = {}
+    for r in results:
+        r = r if isinstance(r, dict) else asdict(r)
+        H_kv = r.get("H_kv") or r["H"]
+        layout = "MHA" if H_kv == r["H"] else "MQA" if H_kv == 1 else "GQA"
+        c = out.setdefault((r.get("dtype") or "fp16", layout), {"cases": 0, "passed": 0, "failed": 0, "not_taken": 0})
+        if str(r.get("unsupported") or "").startswith(NOT_TAKEN):
+            c["not_taken"] += 1
+        elif not r.get("unsupported"):
+            c["cases"] += 1
+            c["passed" if r["passed"] else "failed"] += 1
+    return out
 
 
 def make_inputs(case: Case, device: str = "cuda"):
+    """(q, k, v) of the case: q (B, H, S, D), k and v (B, H_kv, S, D), drawn in fp32 from the case's
+    seed and rounded to its element type (fp16 multi-head cases: the inputs they always had)."""
     import torch
 
     gen = torch.Generator(device=device).manual_seed(case.seed)
-    shape = (case.B, case.H, case.S, case.D)
-    return tuple(torch.randn(shape, generator=gen, device=device, dtype=torch.float32).half() for _ in range(3))
+    shape = case.shape
+    dtype = shape.torch_dtype()
+    return tuple(torch.randn(s, generator=gen, device=device, dtype=torch.float32).to(dtype)
+                 for s in (shape.q_shape, shape.kv_shape, shape.kv_shape))
+
+
+def expand_kv(t, H: int):
+    """K or V of H_kv heads as H heads, each K/V head repeated for the H / H_kv query heads that
+    share it, consecutively (repeat_interleave: SDPA's enable_gqa semantics, materialised)."""
+    return t if t.shape[1] == H else t.repeat_interleave(H // t.shape[1], dim=1)
 
 
 def reference(q, k, v, causal: bool, scale: float | None):
-    """Attention in fp32 from the upcast fp16 inputs, one (batch) slice at a time to bound memory."""
+    """Attention in fp32 from the upcast inputs (fp16 or bf16), K and V expanded per query head
+    (expand_kv), one (batch) slice at a time to bound memory."""
     import torch
 
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -81,11 +176,18 @@ def reference(q, k, v, causal: bool, scale: float | None):
     S = q.shape[2]
     mask = torch.ones(S, S, dtype=torch.bool, device=q.device).tril() if causal else None
     for b in range(q.shape[0]):
-        scores = (q[b].float() @ k[b].float().transpose(-1, -2)) * scale
+        kb, vb = expand_kv(k[b:b + 1], q.shape[1])[0], expand_kv(v[b:b + 1], q.shape[1])[0]
+        scores = (q[b].float() @ kb.float().transpose(-1, -2)) * scale
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        out[b] = torch.softmax(scores, dim=-1) @ v[b].float()
+        out[b] = torch.softmax(scores, dim=-1) @ vb.float()
     return out
+
+
+def tolerance(sdpa_err: float, dtype: str = "fp16") -> float:
+    """The bar of a case: ERROR_FACTOR x SDPA's own max abs error plus the slack scaled to the element
+    type's unit roundoff (the module's docstring): 2 x err + 1e-3 for fp16, 2 x err + 8e-3 for bf16."""
+    return ERROR_FACTOR * sdpa_err + ERROR_SLACK * UNIT_ROUNDOFF[dtype] / UNIT_ROUNDOFF["fp16"]
 
 
 @dataclass
@@ -106,9 +208,20 @@ class CaseResult:
     deterministic: bool
     passed: bool
     error: str = ""
-    unsupported: str = ""  # a peer that cannot take the case says why (neither passed nor failed)
+    # neither passed nor failed: a peer that cannot take the case says why; a variant that does not
+    # take its dtype or K/V heads, "not taken: " and why (NOT_TAKEN)
+    unsupported: str = ""
+    H_kv: int | None = None  # K/V heads (records before issue 22: none, H)
+    dtype: str = "fp16"
+
+    @property
+    def failed(self) -> bool:
+        """Ran and did not pass (a case not taken, or unsupported by a peer, is neither)."""
+        return not self.passed and not self.unsupported
 
     def explain(self) -> str:
+        if self.unsupported.startswith(NOT_TAKEN):
+            return f"{self.variant} {self.case}: {self.unsupported}"
         if self.unsupported:
             return f"{self.variant} {self.case}: unsupported ({self.unsupported})"
         if self.error:
@@ -123,6 +236,9 @@ class CaseResult:
         if not self.deterministic:
             why.append("second call differs")
         return f"{self.variant} {self.case}: " + ("; ".join(why) or "ok")
+
+
+NOT_TAKEN = "not taken: "
 
 
 class ReferenceCache:
@@ -142,7 +258,8 @@ class ReferenceCache:
                 self._entries.pop(next(iter(self._entries)))
             q, k, v = make_inputs(case, self.device)
             ref = reference(q, k, v, case.causal, case.scale)
-            sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=case.scale)
+            gqa = {"enable_gqa": True} if case.H_kv != case.H else {}  # (torch < 2.5 has no such argument)
+            sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=case.causal, scale=case.scale, **gqa)
             sdpa_err = (sdpa.float() - ref).abs().max().item()
             self._entries[case] = (q, k, v, ref, sdpa_err)
             del sdpa
@@ -157,15 +274,26 @@ def _sync(t) -> None:
         torch.cuda.synchronize()
 
 
+def _not_taken(attn, case: Case) -> str:
+    """Why an implementation does not take the case's dtype or K/V heads (a variant, a tuned
+    dispatch: their not_taken), ''; a peer answers by raising Unsupported when called."""
+    ask = getattr(attn, "not_taken", None)
+    return ask(case.shape) if ask is not None else ""
+
+
 def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | None = None) -> CaseResult:
     """Run one variant on one case and judge it (never raises for a kernel failure)."""
     import torch
 
+    ids = dict(variant=name, case=case.id, B=case.B, H=case.H, S=case.S, D=case.D, causal=case.causal,
+               scale=case.scale, H_kv=case.H_kv, dtype=case.dtype)
+    if why := _not_taken(attn, case):  # nothing is launched, and no reference computed for it
+        return CaseResult(**ids, sdpa_max_abs_err=float("nan"), tolerance=float("nan"), max_abs_err=float("nan"),
+                          finite=False, inputs_unchanged=True, deterministic=False, passed=False,
+                          unsupported=NOT_TAKEN + why)
     refs = refs or ReferenceCache()
     q, k, v, ref, sdpa_err = refs.get(case)
-    tolerance = ERROR_FACTOR * sdpa_err + ERROR_SLACK
-    base = dict(variant=name, case=case.id, B=case.B, H=case.H, S=case.S, D=case.D, causal=case.causal,
-                scale=case.scale, sdpa_max_abs_err=sdpa_err, tolerance=tolerance)
+    base = dict(ids, sdpa_max_abs_err=sdpa_err, tolerance=tolerance(sdpa_err, case.dtype))
     snapshot = [t.clone() for t in (q, k, v)]
     try:
         out1 = torch.full_like(q, float("nan"))
@@ -186,7 +314,7 @@ def check_case(name: str, attn: Callable, case: Case, refs: ReferenceCache | Non
     if not unchanged:
         _restore((q, k, v), snapshot)
     deterministic = _bits_equal(out1, out2)
-    passed = finite and err <= tolerance and unchanged and deterministic
+    passed = finite and err <= base["tolerance"] and unchanged and deterministic
     return CaseResult(**base, max_abs_err=err, finite=finite, inputs_unchanged=unchanged,
                       deterministic=deterministic, passed=passed)
 
@@ -215,7 +343,7 @@ def run_grid(kernels: dict[str, Callable], cases: list[Case] | None = None,
     for i, case in enumerate(cases, 1):
         for name, attn in kernels.items():
             result = check_case(name, attn, case, refs)
-            if progress and not result.passed and not result.unsupported:
+            if progress and result.failed:
                 progress("  FAIL " + result.explain())
             yield result
         if progress and i % 20 == 0:
@@ -249,12 +377,20 @@ def peer_as_attn(peer) -> Callable:
 
 
 def peer_grid() -> list[Case]:
-    """The peers' cases: the quick grid (B = 2, ragged S, both D, causal and not), one-request
-    cases (B = 1, for peers wired for one request) and a custom scale. Smaller than the variants'
-    grid because each new shape costs flex_attention a compilation; the peers are libraries, and
-    what is checked here is this harness's wiring of them (layouts, causal, scale)."""
-    return (small_grid() + [Case(1, 3, 129, D, causal) for D in HEAD_DIMS for causal in (False, True)]
-            + [Case(2, 3, 129, 64, True, CUSTOM_SCALE)])
+    """The peers' cases: the quick grid's fp16 multi-head cases (B = 2, ragged S, both D, causal and
+    not), one-request cases (B = 1, for peers wired for one request), a custom scale and
+    PEER_MODEL_CASES. Smaller than the variants' grid because each new shape costs flex_attention a
+    compilation; the peers are libraries, and what is checked here is this harness's wiring of them
+    (layouts, causal, scale, enable_gqa and bf16)."""
+    plain = [c for c in small_grid() if c.shape.plain]
+    return (plain + [Case(1, 3, 129, D, causal) for D in HEAD_DIMS for causal in (False, True)]
+            + [Case(2, 3, 129, 64, True, CUSTOM_SCALE)] + PEER_MODEL_CASES)
+
+
+# The peers' model inputs: three cases, three compilations of flex_attention: bf16 with 4 query
+# heads per K/V head at both D, causal and not, and bf16 MQA as one request (B = 1).
+PEER_MODEL_CASES = [Case(2, 8, 129, 64, True, None, 2, "bf16"), Case(2, 8, 129, 128, False, None, 2, "bf16"),
+                    Case(1, 12, 129, 64, True, None, 1, "bf16")]
 
 
 def as_records(results) -> list[dict]:

@@ -15,14 +15,11 @@ def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
     power drift during the comparison falls on both alike; each side's value is its median."""
     import statistics
 
-    import torch
-
     from lab.measure import timing
 
     out = {"shape": shape.id, "impl": peer.name}
     try:
-        q, k, v = (torch.randn(shape.B, shape.H, shape.S, shape.D, device="cuda", dtype=torch.float16)
-                   for _ in range(3))
+        q, k, v = shape.random_inputs()
         if reason := peer.unsupported_reason(q, k, v, shape.causal, None):
             return {**out, "error": reason}
         launch = peer.bind(q, k, v, shape.causal, None)

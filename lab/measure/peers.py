@@ -13,6 +13,12 @@ of host time) is never inside a timed region. The closure returns the library's 
 `peer.output_bhsd(raw)` turns it into (B, H, S, D) for the correctness check only.
 `peer.unsupported_reason(...)` runs one launch (compiling where the peer compiles) and says why
 the peer cannot run a shape, or None.
+
+The inputs real models run: k and v may have fewer heads than q (H_kv dividing H; grouped-query
+attention, H_kv = 1 multi-query) and all three may be bf16. SDPA and flex_attention are then called
+with `enable_gqa=True` (query head h reads K/V head h // (H / H_kv)); the external kernels take
+such K/V as they are (their own GQA support). A backend or library that refuses a case says so
+through unsupported_reason, and is left out of that case as for any other shape.
 """
 
 from __future__ import annotations
@@ -86,17 +92,26 @@ class SdpaPeer(Peer):
     def bind(self, q, k, v, causal: bool, scale: float | None):
         import torch.nn.functional as F
 
+        kw = gqa(q, k)
+
         def launch():
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, **kw)
 
         return launch
+
+
+def gqa(q, k) -> dict:
+    """{"enable_gqa": True} where k has fewer heads than q (SDPA's and flex_attention's argument for
+    grouped-query attention), else {}: a multi-head call stays the call it always was (and torch
+    before 2.5, which has no such argument, still runs it)."""
+    return {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
 
 
 def _causal(b, h, q_idx, kv_idx):
     return q_idx >= kv_idx  # SDPA's is_causal for S_q == S_kv (top-left aligned)
 
 
-# Every (S, D, causal, dtype) is one more compiled graph, and a run checks and times dozens:
+# Every (S, D, causal, dtype, heads) is one more compiled graph, and a run checks and times dozens:
 # dynamo's default limit (8) would quietly fall back to eager flex_attention (a slow reference
 # path) after the 8th. The limit is raised, and hitting it raises instead of falling back.
 FLEX_RECOMPILE_LIMIT = 1024
@@ -143,10 +158,10 @@ class FlexAttentionPeer(Peer):
         return self._masks[key]
 
     def bind(self, q, k, v, causal: bool, scale: float | None):
-        fn, mask = self.compiled(), self.block_mask(q, k, causal)
+        fn, mask, kw = self.compiled(), self.block_mask(q, k, causal), gqa(q, k)
 
         def launch():
-            return fn(q, k, v, block_mask=mask, scale=scale)
+            return fn(q, k, v, block_mask=mask, scale=scale, **kw)
 
         return launch
 

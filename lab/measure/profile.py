@@ -12,8 +12,9 @@ It runs, in the repository root,
     ncu --clock-control none --print-units base --nvtx --nvtx-include profile/ --csv --page raw \
         --metrics <METRICS> python -m lab.measure.profile --target IMPL --shape B,H,S,D [--causal]
 
-Target side (inside ncu): builds nothing new for a variant that profile_impl has built, makes fp16
-inputs, runs two warm-up launches, then exactly one launch inside the NVTX push/pop range
+Target side (inside ncu): builds nothing new for a variant that profile_impl has built, makes the
+shape's inputs (fp16, or bf16 where the shape says so; K/V with its K/V heads: `--shape` takes
+lab.kernels.shape's words, e.g. `4,32,2048,128,kv8,bf16`), runs two warm-up launches, then exactly one launch inside the NVTX push/pop range
 `profile`, which is all that ncu profiles. IMPL is a variant name or a peer's (lab.measure.peers).
 
 Clocks are left alone (`--clock-control none`, never `base`): ncu's default locks the SM clock to
@@ -39,7 +40,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.kernels.shape import Shape
+from lab.kernels.shape import DTYPES, Shape, dtype_name
 from lab.measure.stats import attention_flops, tflops
 
 PROFILE_RANGE = "profile"
@@ -404,6 +405,14 @@ def measure_ceilings(matmul_n: int = 8192, copy_bytes: int = 1 << 30, reps: int 
 RECORD_METRICS = tuple(METRICS) + tuple(OPTIONAL_METRICS) + ("duration_us",) + DERIVED + HYPOTHESIS_ALIASES
 
 
+def _inputs(shape, causal: bool) -> Shape:
+    """The problem profiled: a Shape (its K/V heads and dtype kept, `causal` as given) or a
+    (B, H, S, D) tuple (fp16, as many K/V heads as query heads)."""
+    if isinstance(shape, Shape):
+        return Shape(*shape.dims, bool(causal), shape.H_kv, shape.dtype)
+    return Shape(*(int(x) for x in shape), bool(causal))
+
+
 @dataclass
 class ProfileResult:
     impl: str
@@ -414,11 +423,14 @@ class ProfileResult:
     csv_path: str = ""
     kernels: list[dict] = field(default_factory=list)
     main: dict | None = None
+    H_kv: int | None = None  # K/V heads (None: H)
+    dtype: str = "fp16"
 
     def to_record(self) -> dict:
         """A flat dict (one pandas row): identity, outcome and the main kernel's metrics."""
         B, H, S, D = self.shape
-        rec = {"impl": self.impl, "B": B, "H": H, "S": S, "D": D, "causal": bool(self.causal), "ok": self.ok,
+        rec = {"impl": self.impl, "B": B, "H": H, "S": S, "D": D, "causal": bool(self.causal),
+               "H_kv": H if self.H_kv is None else self.H_kv, "dtype": DTYPES[dtype_name(self.dtype)], "ok": self.ok,
                "reason": self.reason, "csv_path": self.csv_path, "n_kernels": len(self.kernels),
                "kernel": self.main.get("kernel") if self.main else None}
         m = self.main or {}
@@ -433,9 +445,14 @@ class ProfileResult:
         return rec
 
 
+def _result(impl: str, s: Shape, **kw) -> ProfileResult:
+    return ProfileResult(impl=impl, shape=s.dims, causal=s.causal, H_kv=s.H_kv, dtype=s.dtype, **kw)
+
+
 def shape_id(shape, causal: bool) -> str:
-    B, H, S, D = shape
-    return f"B{B}_H{H}_S{S}_D{D}_{'causal' if causal else 'full'}"
+    """'B4_H16_S4096_D64_full' ('_kv8_bf16' where they apply): the stem of a profile's files."""
+    s = _inputs(shape, causal)
+    return "_".join([f"B{s.B}_H{s.H}_S{s.S}_D{s.D}_{'causal' if s.causal else 'full'}", *s.input_words])
 
 
 def find_ncu() -> str | None:
@@ -454,11 +471,12 @@ def find_ncu() -> str | None:
 
 
 def ncu_command(ncu: str, impl: str, shape, causal: bool, metrics: dict[str, str] | None = None) -> list[str]:
-    B, H, S, D = shape
+    s = _inputs(shape, causal)
     metric_names = ",".join(dict.fromkeys((metrics or METRICS).values()))
     cmd = [ncu, "--clock-control", "none", "--print-units", "base", "--nvtx", "--nvtx-include", f"{PROFILE_RANGE}/",
            "--csv", "--page", "raw", "--metrics", metric_names,
-           sys.executable, "-m", "lab.measure.profile", "--target", impl, "--shape", f"{B},{H},{S},{D}"]
+           sys.executable, "-m", "lab.measure.profile", "--target", impl, "--shape",
+           ",".join([f"{s.B},{s.H},{s.S},{s.D}", *s.input_words])]
     if causal:
         cmd.append("--causal")
     return cmd
@@ -537,8 +555,8 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     a failed build or an empty capture. The raw CSV goes to out_dir/ncu_<impl>_<shapeid>.csv and
     ncu's stderr next to it (.log).
     """
-    shape = tuple(int(x) for x in shape)
-    result = ProfileResult(impl=impl, shape=shape, causal=bool(causal), ok=False)
+    shape = _inputs(shape, causal)
+    result = _result(impl, shape, ok=False)
     ncu = find_ncu()
     if ncu is None:
         result.reason = "ncu (Nsight Compute) not found on PATH or under CUDA_HOME/bin"
@@ -594,7 +612,7 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
     the variants one by one (profile_impl), which records the reasons. A variant that does not
     build gets its own failed result here and is left out of the batch.
     """
-    shape = tuple(int(x) for x in shape)
+    shape = _inputs(shape, causal)
     ncu = find_ncu()
     if ncu is None or not names:
         return None
@@ -602,7 +620,7 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
     for name in names:
         why = _prebuild(name)
         if why:
-            results[name] = ProfileResult(impl=name, shape=shape, causal=bool(causal), ok=False, reason=why)
+            results[name] = _result(name, shape, ok=False, reason=why)
         else:
             batch.append(name)
     if batch:
@@ -623,8 +641,7 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
         if len(kernels) != len(batch) or not all(VARIANT_KERNEL in str(k.get("kernel", "")) for k in kernels):
             return None
         for name, k in zip(batch, kernels):
-            results[name] = ProfileResult(impl=name, shape=shape, causal=bool(causal), ok=True,
-                                          csv_path=str(csv_path), kernels=[k], main=k)
+            results[name] = _result(name, shape, ok=True, csv_path=str(csv_path), kernels=[k], main=k)
     return [results[n] for n in names]
 
 
@@ -637,8 +654,8 @@ def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, *
                 try:
                     r = profile_impl(impl, shape, causal, out_dir, **kwargs)
                 except Exception as exc:  # noqa: BLE001 - profiling must never stop a run
-                    r = ProfileResult(impl, tuple(shape), bool(causal), ok=False,
-                                      reason=f"profiling raised {type(exc).__name__}: {exc}")
+                    r = _result(impl, _inputs(shape, causal), ok=False,
+                                reason=f"profiling raised {type(exc).__name__}: {exc}")
                 results.append(r)
                 if progress:
                     m = r.main or {}
@@ -657,8 +674,8 @@ def target(impl: str, shape, causal: bool) -> None:
     each, in that order, on the same inputs: see profile_variants)."""
     import torch
 
-    B, H, S, D = shape
-    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    shape = _inputs(shape, causal)
+    q, k, v = shape.random_inputs()
     if "," in impl:
         from lab.kernels import switches, variants
 
@@ -670,6 +687,7 @@ def target(impl: str, shape, causal: bool) -> None:
         out = torch.empty_like(q)
         for name in names:
             attn = switches.build_impl(name).load()
+            _refuse_not_taken(attn, shape)
             _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
         return
     from lab.measure import peers
@@ -696,8 +714,16 @@ def target(impl: str, shape, causal: bool) -> None:
                              f"their knock-outs <variant>~no_<switch>, {', '.join(peers.known_names())}")
         attn = switches.build_impl(impl).load()
         variants.check_inputs(q, k, v)
+        _refuse_not_taken(attn, shape)
         out = torch.empty_like(q)
         _launch_once(lambda: attn.launch(q, k, v, out, causal, None))
+
+
+def _refuse_not_taken(attn, shape: Shape) -> None:
+    """A variant asked for inputs it does not take exits with why (the profile stage leaves such a
+    variant out beforehand; this keeps a direct `--target` call from launching it on them)."""
+    if why := attn.not_taken(shape):
+        raise SystemExit(why)
 
 
 def _launch_once(launch) -> None:
@@ -718,13 +744,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
     p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
                    "flex_attention, ...)")
-    p.add_argument("--shape", type=Shape.parse, default=Shape(4, 16, 4096, 64, False), help="B,H,S,D[,causal]")
+    p.add_argument("--shape", type=Shape.parse, default=Shape(4, 16, 4096, 64, False),
+                   help="B,H,S,D[,causal][,kvN][,fp16|bf16] (lab.kernels.shape)")
     p.add_argument("--causal", action="store_true", help="causal (as ',causal' in --shape)")
     p.add_argument("--out", default="data/profile", help="host side: folder for CSVs and records.json")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
     p.add_argument("--ceilings", action="store_true", help="measure and print the GPU's roofline ceilings")
     args = p.parse_args(argv)
-    dims, causal = args.shape.dims, args.causal or args.shape.causal
+    dims, causal = args.shape, args.causal or args.shape.causal
     if args.target:
         target(args.target, dims, causal)
         return 0

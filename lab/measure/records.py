@@ -3,13 +3,15 @@
     env.json           GPU, clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
     status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
                        midway keeps "running" (or "incomplete") and readers treat it as such
-    build.json         per variant: build key, source hash, ptxas resources, launch shape
+    build.json         per variant: build key, source hash, ptxas resources, launch shape, the step
+                       it builds and the inputs it takes (dtypes, kv_heads)
     correctness.json   per variant and case: errors, tolerance, verdict
     peers.json         per peer asked for: available (imported) or not and why; after the
                        correctness stage, its result and, where it failed, why it is excluded
     peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
     shapes.json        the shapes measured, with unsupported peers and why
-    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process
+    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process;
+                       a shape is (B, H, S, D, causal, H_kv, dtype) (SHAPE_COLUMNS)
     summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS), over every replicate
     replicates.json    per timing plan (timing, factorial): R, each replicate's stopping rule, seeds,
                        exit code and seconds; replicates/<plan>/ holds the plan and each replicate's
@@ -37,16 +39,38 @@ from lab.measure.clocks import Clocks
 RUNS_DIR = REPO / "data" / "runs"
 TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one folder each, as RUNS_DIR
 
-SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "dtype", "mode", "sample", "latency_us",
+# A row's shape (lab.kernels.shape.Shape.from_row): H_kv (K/V heads) and dtype (torch's name,
+# "float16" or "bfloat16") since issue 22; tables written before lack H_kv (and summary.csv dtype).
+SHAPE_COLUMNS = ["B", "H", "S", "D", "causal", "H_kv", "dtype"]
+SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "sample", "latency_us",
                   "sm_clock_mhz", "throttled", "replicate"]
-SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "mode", "n", "median_us", "p10_us", "p90_us", "iqr_us",
-                   "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by", "dropped_throttled",
-                   "input_sets"]
+SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "n", "median_us", "p10_us", "p90_us",
+                   "iqr_us", "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by",
+                   "dropped_throttled", "input_sets"]
+
+
+def with_shape_columns(table):
+    """A samples or summary table with every SHAPE_COLUMNS column: tables written before issue 22
+    lack H_kv (every shape had H_kv = H) and summary.csv lacked dtype (every shape was float16)."""
+    out = table
+    if "H" not in out.columns:  # not a table of shapes
+        return out
+    if "H_kv" not in out.columns:
+        out = out.assign(H_kv=out["H"])
+    elif out["H_kv"].isna().any():
+        out = out.assign(H_kv=out["H_kv"].fillna(out["H"]))
+    if "dtype" not in out.columns:
+        out = out.assign(dtype="float16")
+    elif out["dtype"].isna().any():
+        out = out.assign(dtype=out["dtype"].fillna("float16"))
+    return out.assign(H_kv=out["H_kv"].astype(int)) if len(out) else out
 
 
 def with_replicate(samples):
     """Samples as every reader takes them: runs recorded before replicates existed have no
-    `replicate` column (or, written by older code, an empty one): their one replicate is 0."""
+    `replicate` column (or, written by older code, an empty one): their one replicate is 0; and
+    the shape columns of with_shape_columns."""
+    samples = with_shape_columns(samples)
     if "replicate" not in samples.columns:
         return samples.assign(replicate=0)
     return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))

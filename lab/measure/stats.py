@@ -766,14 +766,16 @@ def tflops(B: int, H: int, S: int, D: int, causal: bool, median_us: float) -> fl
 
 
 def effective_gbps(
-    B: int, H: int, S: int, D: int, median_us: float, bytes_per_elem: int = 2
+    B: int, H: int, S: int, D: int, median_us: float, bytes_per_elem: int = 2, H_kv: int | None = None
 ) -> float:
     """Effective memory bandwidth in GB/s (1e9 bytes/s).
 
-    Counts the compulsory traffic only: read Q, K, V and write O, i.e.
-    4*B*H*S*D*bytes_per_elem bytes (fp16/bf16 by default).
+    Counts the compulsory traffic only: read Q and write O (B*H*S*D elements each), read K and V
+    (B*H_kv*S*D each; H_kv = H by default), i.e. 2*B*(H + H_kv)*S*D*bytes_per_elem bytes (fp16/bf16
+    by default): grouped K/V heads are read once, whatever number of query heads share them.
     """
     if median_us <= 0:
         raise ValueError("median_us must be positive")
-    nbytes = 4.0 * B * H * S * D * bytes_per_elem
+    H_kv = H if H_kv is None else H_kv
+    nbytes = 2.0 * B * (H + H_kv) * S * D * bytes_per_elem
     return nbytes / (median_us * 1e-6) / 1e9

@@ -8,12 +8,13 @@ import math
 import numpy as np
 
 from lab.kernels.shape import Shape
+from lab.measure.records import SHAPE_COLUMNS
 
 PEER = "sdpa_flash"
 DPI = 110
 METRIC_MOVE = 0.05  # relative move of a hypothesis metric that counts as "moved"
 XVAL_GAP = 0.03  # cross-validation ratio further than this from 1 is listed as a threat
-KEYS = ["B", "H", "S", "D", "causal"]
+KEYS = SHAPE_COLUMNS  # a shape's columns in samples and summary (read through records.with_shape_columns)
 FIGURES = {
     "hero": "hero_tflops.png",
     "latency": "latency_ecdf.png",
@@ -23,6 +24,7 @@ FIGURES = {
     "stalls": "warp_stalls.png",
     "knockouts": "knockouts.png",
     "tuning": "tuning_trials.png",
+    "models": "models.png",
 }
 MISSING = "—"
 

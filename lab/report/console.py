@@ -9,16 +9,17 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
     """Per shape: each impl's median, TFLOP/s, and speedup over `peer` with its 95% interval."""
     from lab.measure import stats
 
-    summ = rec.read_table("summary.csv")
+    from lab.kernels.shape import Shape
+
+    summ = records.with_shape_columns(rec.read_table("summary.csv"))
     samples = rec.read_samples()
     samples = samples[~samples["throttled"].astype(bool)]
     by_replicate = records.latencies_by_replicate
 
     lines = []
-    keys = ["B", "H", "S", "D", "causal"]
+    keys = records.SHAPE_COLUMNS
     for shape_key, block in summ[summ["mode"] == mode].groupby(keys, sort=False):
-        lines.append(f"\n({', '.join(str(v) for v in shape_key[:4])}) {'causal' if shape_key[4] else 'non-causal'}"
-                     f" [{mode}]")
+        lines.append(f"\n{Shape.from_row(dict(zip(keys, shape_key)))} [{mode}]")
         lines.append(f"  {'impl':<24} {'median us':>10} {'p10-p90 us':>18} {'TFLOP/s':>8} {'vs ' + peer:>28}")
         sel = samples[(samples["mode"] == mode)]
         for col, val in zip(keys, shape_key):

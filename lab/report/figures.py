@@ -12,7 +12,7 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.common import DPI, PEER, _isnum, fmt_ratio, shape_label
-from lab.report.load import RunData, _bool, _num, _variant
+from lab.report.load import RunData, _num, _variant
 from lab.report.tables import _dims, _stall_columns
 from lab.studies.measure_shape import AA_SUFFIX
 
@@ -175,7 +175,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
     ai = p["arithmetic_intensity"].astype(float)
     xs = np.geomspace(min(ai.min(), ridge) / 8, max(ai.max(), ridge) * 8, 200)
     impls = [i for i in data.impls() if i in set(p["impl"])] + sorted(set(p["impl"]) - set(data.impls()))
-    pshapes = list(dict.fromkeys(Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+    pshapes = list(dict.fromkeys(Shape.from_row(r)
                                  for r in p.itertuples()))
     markers = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H"]
     with _style():
@@ -228,8 +228,10 @@ def sweep_groups(data: RunData) -> dict:
         return {k: sorted(v, key=lambda s: (s.S, s.B, s.H)) for k, v in groups.items()
                 if len({s.S for s in v}) >= 3}
 
-    swept = groups_of([s for s in data.measured_shapes if s.B * s.S == SWEEP_TOKENS and s.H == 16])
-    return swept or groups_of(data.measured_shapes)
+    # fp16 multi-head only: the models shapes (bf16, grouped K/V heads) have their own section
+    plain = [s for s in data.measured_shapes if s.plain]
+    swept = groups_of([s for s in plain if s.B * s.S == SWEEP_TOKENS and s.H == 16])
+    return swept or groups_of(plain)
 
 
 def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
-from lab.report.load import RunData, _bool, _first_line, _variant
+from lab.report.load import RunData, _first_line, _variant
 from lab.report.tables import _clock_range
 
 
@@ -70,6 +70,8 @@ def _shape_notes(data: RunData, shape: Shape) -> str:
             continue
         for impl, why in (note.get("unsupported") or {}).items():
             out.append(f"{impl} unsupported: {_first_line(why)}")
+        for impl, why in (note.get("not_taken") or {}).items():  # runs since issue 22
+            out.append(f"{impl} not taken: {_first_line(why)}")
         for impl, why in (note.get("errors") or {}).items():
             out.append(f"{impl} failed: {_first_line(why)}")
     for name in data.variants:
@@ -83,13 +85,17 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
     env = data.env
     # profiled vs timed shapes
     if data.profile is not None and len(data.profile):
-        profiled = {Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal)) for r in data.profile.itertuples()}
+        profiled = {Shape.from_row(r) for r in data.profile.itertuples()}
         timed = data.measured_shapes
         unprof = [s for s in timed if s not in profiled]
         stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
         if unprof:
+            models = sum(not s.plain for s in unprof)  # the models shapes: never profiled (their scope)
+            which = ("all causal shapes, and other B/H at a profiled S and D" if not models else
+                     f"all causal shapes, other B/H at a profiled S and D, and the {models} bf16 or grouped-query "
+                     "shapes, which no profile stands in for")
             t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
-                     f"profiled themselves (all causal shapes, and other B/H at a profiled S and D); their "
+                     f"profiled themselves ({which}); their "
                      f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
                      "this report describe those launches, not every timed one.")
         head = data.headline()
@@ -100,7 +106,7 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
         # ncu duration against the timed cold median at the same shape
         devs = []
         for r in data.profile.itertuples():
-            s = Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+            s = Shape.from_row(r)
             med = data.median(r.impl, s, "cold")
             if med and _isnum(getattr(r, "duration_us", None)):
                 devs.append((abs(r.duration_us / med - 1), r.impl, s, r.duration_us / med))

@@ -40,8 +40,10 @@ def _samples(run_dir: Path, mode: str = "hot") -> dict:
     df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
     out: dict = {}
-    for (i, B, H, S, D, c, r), g in df.groupby(["impl", "B", "H", "S", "D", "causal", "replicate"]):
-        out.setdefault((i, Shape(int(B), int(H), int(S), int(D), bool(c))), {})[int(r)] = g["latency_us"].to_numpy(float)
+    keys = ["impl", *records.SHAPE_COLUMNS, "replicate"]
+    for key, g in df.groupby(keys):
+        row = dict(zip(keys, key))
+        out.setdefault((row["impl"], Shape.from_row(row)), {})[int(row["replicate"])] = g["latency_us"].to_numpy(float)
     return out
 
 

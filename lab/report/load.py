@@ -66,13 +66,16 @@ class RunData:
             cols = ["impl", *KEYS, "mode"]
             several = self.samples["replicate"].nunique() > 1
             for key, grp in self.samples.groupby(cols, sort=False):
-                impl, B, H, S, D, causal, mode = key
-                shape_key = (impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode)
+                row = dict(zip(cols, key))
+                impl, mode = row["impl"], row["mode"]
+                shape_key = (impl, Shape.from_row(row), mode)
                 self._lat[shape_key] = grp["latency_us"].to_numpy(dtype=float)
                 if several:
                     self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
                                              for r, g in grp.groupby("replicate", sort=True)}
         self.summary = self._table("summary.csv")
+        if self.summary is not None:  # runs before issue 22: no H_kv, dtype (fp16, H_kv = H)
+            self.summary = records.with_shape_columns(self.summary)
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
         if prof is None:
@@ -151,7 +154,7 @@ class RunData:
 
     @property
     def shapes(self) -> list[Shape]:
-        out = [Shape(*s) for s in self.params.get("shapes", [])]
+        out = [Shape.of(s) for s in self.params.get("shapes", [])]
         for (_, shape, _) in self._lat:
             if shape not in out:
                 out.append(shape)
@@ -282,7 +285,8 @@ class RunData:
             return None
         s = self.summary
         sel = s[(s["impl"] == impl) & (s["B"] == shape.B) & (s["H"] == shape.H) & (s["S"] == shape.S)
-                & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal) & (s["mode"] == mode)]
+                & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal) & (s["mode"] == mode)
+                & (s["H_kv"] == shape.H_kv) & (s["dtype"] == shape.torch_dtype_name)]
         return sel.iloc[0].to_dict() if len(sel) else None
 
     # -- profile ---------------------------------------------------------------------------
@@ -293,11 +297,11 @@ class RunData:
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile
-        shapes = list(dict.fromkeys(Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
-                                    for r in p.itertuples()))
+        shapes = list(dict.fromkeys(Shape.from_row(r) for r in p.itertuples()))
         if shape in shapes:
             return shape
-        same = [s for s in shapes if s.S == shape.S and s.D == shape.D]
+        # same S and D, and the same inputs (a bf16 or grouped-query shape is not stood for by fp16 MHA)
+        same = [s for s in shapes if s.S == shape.S and s.D == shape.D and (s.dtype, s.group) == (shape.dtype, shape.group)]
         for causal in (False, True):
             c = sorted((s for s in same if s.causal == causal), key=lambda s: (-s.B * s.H, s.B))
             if c:
@@ -310,6 +314,7 @@ class RunData:
         p = self.profile
         sel = p[(p["impl"] == impl) & (p["B"] == pshape.B) & (p["H"] == pshape.H) & (p["S"] == pshape.S)
                 & (p["D"] == pshape.D) & (p["causal"].map(_bool) == pshape.causal)]
+        sel = sel[[Shape.from_row(r) == pshape for r in sel.itertuples()]]  # H_kv and dtype (profile.csv since issue 22)
         return sel.iloc[0].to_dict() if len(sel) else None
 
     def profile_failure(self, impl: str, pshape: Shape | None) -> str | None:

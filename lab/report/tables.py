@@ -15,7 +15,7 @@ from lab.measure.profile import HYPOTHESIS_METRICS
 from lab.report import branches
 from lab.report.common import (FINDING_METRICS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ci, fmt_g,
                                fmt_us, shape_label)
-from lab.report.load import RunData, _bool, _data, _first_line, _manifest, _num, _titled, _variant
+from lab.report.load import RunData, _data, _first_line, _manifest, _num, _titled, _variant
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.shapes import shape_set
 
@@ -194,7 +194,7 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
 
 
 def shape_group(shape: Shape) -> str:
-    for name in ("canonical", "large", "sweep"):
+    for name in ("canonical", "large", "sweep", "models"):
         if shape in shape_set(name):
             return name
     return "other"
@@ -353,7 +353,7 @@ def ncu_crossval_table(data: RunData) -> list[list]:
     for _, p in data.profile.iterrows():
         if not str(p["impl"]).startswith("sdpa_") or not _isnum(p.get("duration_us")):
             continue
-        shape = Shape(int(p["B"]), int(p["H"]), int(p["S"]), int(p["D"]), bool(p["causal"]))
+        shape = Shape.from_row(p)
         med = data.median(p["impl"], shape, "hot")
         if med is None:
             continue
@@ -493,7 +493,7 @@ def capped_rows(data: RunData) -> list[str]:
         return []
     cap_rows = []
     for r in summ[summ["stopped_by"] == "cap"].itertuples():
-        s = Shape(int(r.B), int(r.H), int(r.S), int(r.D), _bool(r.causal))
+        s = Shape.from_row(r)
         x = data.lat(r.impl, s, r.mode)
         half = stats.relative_ci_halfwidth(x) if x is not None and len(x) else None
         cap_rows.append(f"{r.impl} at {shape_label(s)} {r.mode} (n={r.n}, median CI half-width "

@@ -17,6 +17,7 @@ from __future__ import annotations
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure import stats
+from lab.measure.records import SHAPE_COLUMNS, with_shape_columns
 
 MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
 
@@ -47,9 +48,10 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
         return {**base, "applicable": False,
                 "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
     lat = {}
-    for (impl, B, H, S, D, causal, mode, rep), g in kept.groupby(["impl", "B", "H", "S", "D", "causal", "mode",
-                                                                    "replicate"]):
-        lat.setdefault((impl, Shape(int(B), int(H), int(S), int(D), bool(causal)), mode), {})[int(rep)] = \
+    keys = ["impl", *SHAPE_COLUMNS, "mode", "replicate"]
+    for key, g in with_shape_columns(kept).groupby(keys):
+        row = dict(zip(keys, key))
+        lat.setdefault((row["impl"], Shape.from_row(row), row["mode"]), {})[int(row["replicate"])] = \
             g["latency_us"].to_numpy(float)
     ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
     rows = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.studies.measure_shape import AA_SUFFIX
 
@@ -16,7 +17,8 @@ def best_base(run_id: str) -> str | None:
 
     rec = records.RunRecord.open(run_id)
     gpu = rec.read_json("env.json").get("gpu")
-    cur = rec.read_table("summary.csv").set_index(["impl", "B", "H", "S", "D", "causal", "mode"])["median_us"]
+    keys = ["impl", *records.SHAPE_COLUMNS, "mode"]  # summary.csv of runs before issue 22: H_kv, dtype filled in
+    cur = records.with_shape_columns(rec.read_table("summary.csv")).set_index(keys)["median_us"]
     best, best_score = None, math.inf
     for other in records.list_runs():
         if other >= run_id:
@@ -24,7 +26,7 @@ def best_base(run_id: str) -> str | None:
         o = records.RunRecord.open(other)
         if o.status.get("state") != "complete" or not o.has("summary.csv") or o.read_json("env.json").get("gpu") != gpu:
             continue
-        prev = o.read_table("summary.csv").set_index(cur.index.names)["median_us"]
+        prev = records.with_shape_columns(o.read_table("summary.csv")).set_index(keys)["median_us"]
         common = cur.index.intersection(prev.index)
         if len(common) == 0:
             continue
@@ -52,7 +54,7 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
     progress(f"comparing {run_id} against {base_id} (ratio > 1: {run_id} faster)")
     a, b = rec.read_samples(), base.read_samples()
     a, b = a[~a["throttled"].astype(bool)], b[~b["throttled"].astype(bool)]
-    keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
+    keys = ["impl", *records.SHAPE_COLUMNS, "mode"]
     by_replicate = records.latencies_by_replicate
     pairs, labels = [], []
     for key, grp in a.groupby(keys):
@@ -67,7 +69,11 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
     regressions = []
     for key, cmp in zip(labels, rows):
         verdict = cmp.verdict()
-        progress(f"  {key[0]:<24} ({key[1]},{key[2]},{key[3]},{key[4]}) {'causal' if key[5] else 'full':<6} {key[6]:<4}"
+        row = dict(zip(keys, key))
+        shape = Shape.from_row(row)
+        extra = "".join(f",{w}" for w in shape.spec.split(",")[5 if shape.causal else 4:])  # kvN, bf16 where they apply
+        progress(f"  {key[0]:<24} ({shape.B},{shape.H},{shape.S},{shape.D}{extra}) "
+                 f"{'causal' if shape.causal else 'full':<6} {row['mode']:<4}"
                  f" {cmp.speedup.ratio:6.3f}x [{cmp.speedup.lo:.3f}, {cmp.speedup.hi:.3f}] {verdict}")
         is_variant = not peer_mod.is_peer(key[0]) and not key[0].endswith(AA_SUFFIX)
         if is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold:

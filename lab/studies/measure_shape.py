@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 import time
 
-from lab.kernels.shape import Shape
+from lab.kernels.shape import DTYPE_BYTES, Shape
 
 AA_SUFFIX = "__aa"  # the A/A twin: one implementation measured twice in the same interleave
 
 
 def input_sets(shape: Shape, l2_bytes: int) -> int:
     """How many input sets hot mode rotates through: enough that they do not fit in L2 together."""
-    set_bytes = 4 * shape.B * shape.H * shape.S * shape.D * 2  # Q, K, V, O in fp16
+    elem = DTYPE_BYTES[shape.dtype]
+    set_bytes = 2 * shape.B * (shape.H + shape.H_kv) * shape.S * shape.D * elem  # Q and O; K and V (H_kv heads)
     return 1 if set_bytes >= l2_bytes else min(32, math.ceil(2 * l2_bytes / set_bytes))
 
 
@@ -34,10 +35,23 @@ def summary_row(shape: Shape, impl: str, mode: str, kept: dict, stopped_by: str,
         summ["median_us"] = stats.replicated_median(kept)
     lo, hi = stats.replicated_median_ci(kept)
     dims = (shape.B, shape.H, shape.S, shape.D)
-    return dict(impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, mode=mode, **summ,
+    return dict(impl=impl, **shape_columns(shape), mode=mode, **summ,
                 ci_lo_us=lo, ci_hi_us=hi, tflops=stats.tflops(*dims, shape.causal, summ["median_us"]),
-                gbps=stats.effective_gbps(*dims, summ["median_us"]), stopped_by=stopped_by,
-                dropped_throttled=dropped_throttled, input_sets=input_sets)
+                gbps=stats.effective_gbps(*dims, summ["median_us"], DTYPE_BYTES[shape.dtype], shape.H_kv),
+                stopped_by=stopped_by, dropped_throttled=dropped_throttled, input_sets=input_sets)
+
+
+def shape_columns(shape: Shape) -> dict:
+    """A shape as a table row's columns (lab.measure.records.SHAPE_COLUMNS; Shape.from_row reads them)."""
+    return dict(B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, H_kv=shape.H_kv,
+                dtype=shape.torch_dtype_name)
+
+
+def _not_taken(attn, shape: Shape) -> str:
+    """Why a kernel (KernelAttention, a tuned dispatch) cannot take the shape's inputs, ''; one
+    without the question (a stand-in) takes every shape."""
+    ask = getattr(attn, "not_taken", None)
+    return ask(shape) if ask is not None else ""
 
 
 def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
@@ -47,13 +61,17 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
 
     from lab.measure import timing
 
-    notes = {"shape": shape.id, "unsupported": {}, "errors": {}}
+    notes = {"shape": shape.id, "unsupported": {}, "errors": {}, "not_taken": {}}
     n_sets = input_sets(shape, timing.l2_bytes())
-    dims = (shape.B, shape.H, shape.S, shape.D)
-    sets = [tuple(torch.randn(dims, device="cuda", dtype=torch.float16) for _ in range(4)) for _ in range(n_sets)]
+    sets = [shape.random_inputs(outputs=True) for _ in range(n_sets)]
 
     launches, contexts = {}, {}
     for name, attn in kernels.items():
+        # a kernel that does not take the shape's dtype or K/V heads (its library, as its manifest
+        # declares) is left out and recorded as not taken (a peer that cannot run it: unsupported)
+        if why := _not_taken(attn, shape):
+            notes["not_taken"][name] = why
+            continue
         launches[name] = [lambda a=attn, t=t: a.launch(t[0], t[1], t[2], t[3], shape.causal) for t in sets]
     for peer in peers:
         reason = peer.unsupported_reason(*sets[0][:3], shape.causal, None)
@@ -85,9 +103,8 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
         state = timing.interleave(timers, rule, clocks=clocks, seed=seed, context_of=context_of)
         for name, st in state.items():
             for i, (lat, clk, thr) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"])):
-                sample_rows.append(dict(run_id=run_id, impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
-                                        causal=shape.causal, dtype="float16", mode=mode, sample=i, latency_us=lat,
-                                        sm_clock_mhz=clk, throttled=thr))
+                sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=i,
+                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"

@@ -29,7 +29,7 @@ MODES = ("hot", "cold")
 CHECKS = ("full", "quick", "none")
 PROFILE_SHAPES = ("distinct", "all")
 SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")
-DEFAULT_SHAPES = "canonical,large,long,sweep"
+DEFAULT_SHAPES = "canonical,large,long,sweep,models"
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ def _names(text) -> tuple[str, ...]:
 RUN_OPTIONS = (
     Option("variants", "--variants", "VARIANTS", "comma-separated steps (lab.variants.names()); empty: the whole "
            "ladder"),
-    Option("shapes", "--shapes", "SHAPES", "shape sets (canonical, large, long, sweep; comma-joined; "
-           "lab.studies.shapes) or B,H,S,D[,causal] joined by ';'"),
+    Option("shapes", "--shapes", "SHAPES", "shape sets (canonical, large, long, sweep, models, models-fp16; "
+           "comma-joined; lab.studies.shapes) or B,H,S,D[,causal][,kvN][,fp16|bf16] joined by ';'"),
     Option("modes", "--modes", "MODES", "hot (CUDA-graph replay) and/or cold (L2 flushed before every launch), "
            "comma-joined"),
     Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode)", float),

@@ -26,20 +26,23 @@ def select_profile_shapes(shapes: list[Shape], which: str = "all") -> list[Shape
 
 
 def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
-    """One launch per implementation for each distinct (S, D), non-causal where there is one: the
-    cheaper choice where profiling every shape would not fit the time a run may take. The report
+    """One launch per implementation for each distinct (S, D) (and element type and query heads per
+    K/V head, where a run has model inputs among its ladder shapes), non-causal where there is one:
+    the cheaper choice where profiling every shape would not fit the time a run may take. The report
     says which shapes were profiled."""
     chosen: dict = {}
     for s in sorted(shapes, key=lambda s: (s.causal, -s.B * s.H)):
-        chosen.setdefault((s.S, s.D), s)
+        chosen.setdefault((s.S, s.D, s.dtype, s.group), s)
     return list(chosen.values())
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
-                where=None) -> None:
+                where=None, not_taken=None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
     `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
-    `where(impl, shape)`: whether to profile a kernel there (default: everywhere)."""
+    `where(impl, shape)`: whether to profile a kernel there (default: everywhere). `not_taken(impl,
+    shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
+    kernel is not launched, and its row in profile.csv says so."""
     import pandas as pd
 
     try:
@@ -52,8 +55,13 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     rows, all_names = [], list(names)
     for shape in shapes:
         here = [n for n in all_names if where is None or where(n, shape)]
-        dims = (shape.B, shape.H, shape.S, shape.D)
-        together = prof.profile_variants(list(here), dims, shape.causal, out)
+        refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
+        for n, why in refused.items():
+            rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
+                                           H_kv=shape.H_kv, dtype=shape.dtype).to_record())
+        here = [n for n in here if n not in refused]
+        # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
+        together = prof.profile_variants(list(here), shape, shape.causal, out)
         if together is None and here:
             progress(f"  profile {shape}: the variants did not profile together; one by one instead")
         for res in together or []:
@@ -61,7 +69,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
             if not res.ok:
                 progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
         for impl in [*([] if together is not None else here), *peer_names]:
-            res = prof.profile_impl(impl, dims, shape.causal, out)
+            res = prof.profile_impl(impl, shape, shape.causal, out)
             rows.append(res.to_record())
             if not res.ok:
                 progress(f"  profile {impl} {shape}: skipped ({res.reason})")

@@ -28,7 +28,7 @@ import json
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from lab.kernels.manifest import REPO
@@ -37,6 +37,8 @@ from lab.measure.timing import StopRule
 from lab.studies.params import REPLICATE_SEED_STRIDE
 
 ROOT = "replicates"  # under the run's folder: one folder per plan
+# What identifies a summary row: the implementation, the shape (lab.measure.records.SHAPE_COLUMNS) and the mode
+ROW_KEYS = ("impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode")
 
 
 @dataclass
@@ -51,6 +53,12 @@ class Job:
     aa: str | None  # the implementation timed twice (A/A twin), or None
     seed: int
     scope: str = ""  # lab.studies.shapes' scope, recorded in the notes
+    # The run's kernels of the scope left out because they do not take the shape's dtype or K/V
+    # heads ({impl: why}), recorded in the notes as not taken (plans before issue 22: none).
+    not_taken: dict = field(default_factory=dict)
+    # This job's time cap per (implementation, mode) in each replicate where it is below the plan's
+    # rule (lab.studies.shapes.SCOPE_CAP_S: a scope's sample budget); None: the plan's rule.
+    cap_s: float | None = None
 
     def to_json(self) -> dict:
         return {**asdict(self), "shape": list(self.shape.astuple())}
@@ -58,6 +66,10 @@ class Job:
     @classmethod
     def from_json(cls, d: dict) -> Job:
         return cls(**{**d, "shape": Shape.of(d["shape"])})
+
+    def rule(self, plan_rule: StopRule) -> StopRule:
+        """The stopping rule this job's rows follow: the plan's, its cap lowered to cap_s where set."""
+        return plan_rule if self.cap_s is None else replace(plan_rule, cap_s=min(plan_rule.cap_s, self.cap_s))
 
 
 def plan_dir(run_dir: Path, plan: str) -> Path:
@@ -137,12 +149,11 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
         progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
         here = {n: kernels[n] for n in job.impls if n in kernels}
-        s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, rule, clocks,
+        s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, job.rule(rule), clocks,
                                        p["run_id"], job.aa, seed, progress)
         samples += [{**r, "replicate": i} for r in s_rows]
-        rows += [{k: r[k] for k in ("impl", "B", "H", "S", "D", "causal", "mode", "stopped_by", "dropped_throttled",
-                                    "input_sets")} for r in m_rows]
-        notes.append({**note, "scope": job.scope})
+        rows += [{k: r[k] for k in (*ROW_KEYS, "stopped_by", "dropped_throttled", "input_sets")} for r in m_rows]
+        notes.append({**note, "scope": job.scope, "not_taken": {**job.not_taken, **note.get("not_taken", {})}})
         pd.DataFrame(samples, columns=SAMPLE_COLUMNS).to_parquet(out / f"r{i}.parquet.tmp", index=False)
         (out / f"r{i}.parquet.tmp").replace(out / f"r{i}.parquet")
         record = {"replicate": i, "input_seed": input_seed, "job_seeds": job_seeds, "jobs_done": j,
@@ -160,7 +171,7 @@ def fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, p
 
     import numpy as np
 
-    from lab.studies.measure_shape import AA_SUFFIX, summary_row
+    from lab.studies.measure_shape import AA_SUFFIX, shape_columns, summary_row
 
     rng = np.random.default_rng(seed)
     names = list(kernels) + [p.name for p in peers] + ([aa + AA_SUFFIX] if aa in kernels else [])
@@ -172,11 +183,10 @@ def fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, p
             base = 1 + zlib.crc32(name.removesuffix(AA_SUFFIX).encode()) % 100 / 100.0
             lat = work * base * (1.1 if mode == "cold" else 1.0) * np.exp(rng.normal(0, 0.01) + rng.normal(0, 0.005, n))
             for k, x in enumerate(lat):
-                sample_rows.append(dict(run_id=run_id, impl=name, B=shape.B, H=shape.H, S=shape.S, D=shape.D,
-                                        causal=shape.causal, dtype="float16", mode=mode, sample=k,
+                sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=k,
                                         latency_us=float(x), sm_clock_mhz=None, throttled=False))
             summary_rows.append(summary_row(shape, name, mode, {0: lat}, "ci", 0, 1))
-    return sample_rows, summary_rows, {"shape": shape.id, "unsupported": {}, "errors": {}}
+    return sample_rows, summary_rows, {"shape": shape.id, "unsupported": {}, "errors": {}, "not_taken": {}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,30 +286,34 @@ def merge(run_dir: Path, plan: str):
     errors added)."""
     import pandas as pd
 
-    from lab.measure.records import SAMPLE_COLUMNS, SUMMARY_COLUMNS
+    from lab.measure.records import SAMPLE_COLUMNS, SUMMARY_COLUMNS, with_shape_columns
     from lab.studies.measure_shape import summary_row
 
     out = plan_dir(run_dir, plan)
     children = [(int(f.stem[1:]), f) for f in sorted(out.glob("r*.parquet"))]
     frames = [pd.read_parquet(f) for _, f in sorted(children)]
     samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SAMPLE_COLUMNS)
+    samples = with_shape_columns(samples)  # replicates written before issue 22 lack H_kv
     meta = {i: _read_child(run_dir, plan, i) for i, _ in sorted(children)}
+
+    def row_key(impl, shape: Shape, mode) -> tuple:
+        return impl, shape, mode
+
     stops: dict = {}
     for i, m in meta.items():
         for r in m.get("rows", []):
-            key = (r["impl"], r["B"], r["H"], r["S"], r["D"], bool(r["causal"]), r["mode"])
-            stops.setdefault(key, []).append(r)
+            stops.setdefault(row_key(r["impl"], Shape.from_row(r), r["mode"]), []).append(r)
     summary = []
-    keys = ["impl", "B", "H", "S", "D", "causal", "mode"]
-    for key, grp in samples.groupby(keys, sort=False):
-        key = (key[0], *(int(k) for k in key[1:5]), bool(key[5]), key[6])
+    for key, grp in samples.groupby(list(ROW_KEYS), sort=False):
+        row = dict(zip(ROW_KEYS, key))
+        shape = Shape.from_row(row)
         kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~grp["throttled"].astype(bool)]
                 .groupby("replicate")}
-        reps = stops.get(key, [])
+        reps = stops.get(row_key(row["impl"], shape, row["mode"]), [])
         if not kept or not reps:
             continue
         stopped = "cap" if any(r["stopped_by"] == "cap" for r in reps) else reps[0]["stopped_by"]
-        summary.append(summary_row(Shape(*key[1:6]), key[0], key[6], kept, stopped,
+        summary.append(summary_row(shape, row["impl"], row["mode"], kept, stopped,
                                    sum(int(r["dropped_throttled"]) for r in reps), reps[0]["input_sets"]))
     notes = []
     for i, m in meta.items():

@@ -5,9 +5,13 @@ shapes the studies single out (the headline).
     large      (4, 16, 4096, D), D = 64 and 128, causal and not
     long       (2, 16, 8192, 128), (1, 16, 16384, 128), (16, 16, 1024, 128), causal and not
     sweep      B * S = 16384, H = 16, S from 256 to 16384, D = 64 and 128, non-causal
+    models     prefill of the models in MODELS (their query heads, K/V heads and D) at S = 2048 and
+               8192, causal, bf16, B * S = 8192 tokens
+    models-fp16  the same in fp16 (not in the default run): what the models' bf16 rows are judged
+               against (bf16 no more than 2 % slower than fp16 at the same shape)
 
-A spec is set names joined by ',' or '+' (`canonical,large,long,sweep`), or explicit shapes
-`B,H,S,D[,causal]` joined by ';' (lab.kernels.shape).
+A spec is set names joined by ',' or '+' (`canonical,large,long,sweep,models`), or explicit shapes
+`B,H,S,D[,causal][,kvN][,fp16|bf16]` joined by ';' (lab.kernels.shape).
 """
 
 from __future__ import annotations
@@ -26,16 +30,64 @@ SWEEP_TOKENS = 16384  # B * S held fixed across the sweep
 LONG_SHAPES = [Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024)) for c in (False, True)]
 SWEEP_S = (256, 512, 1024, 2048, 4096, 8192, 16384)
 
+# The models whose attention the `models` set times (issue 22), the one home for their names:
+# (query heads H, K/V heads H_kv, head dim D) -> the models with that attention. Llama-3-8B and
+# Mistral-7B share one; GPT-2 and BERT-base have the same 12 heads of 64 (BERT's encoder attends both
+# ways; the set times every model's prefill causal, as a decoder runs it).
+MODELS = {
+    (32, 8, 128): ("Llama-3-8B", "Mistral-7B"),
+    (64, 8, 128): ("Llama-3-70B",),
+    (28, 4, 128): ("Qwen2.5-7B",),
+    (71, 1, 64): ("Falcon-7B",),
+    (12, 12, 64): ("GPT-2", "BERT-base"),
+}
+MODEL_SEQ_LENS = (2048, 8192)
+MODEL_DTYPE = "bf16"  # what these models are trained and served in
+# Tokens per shape (B * S): B = 4 at S = 2048, 1 at S = 8192. Enough to fill the GPU: at 128-row query
+# tiles a head has S / 128 tiles, so the grid has B * H * S / 128 = 64 * H work tiles, at least 768 (H =
+# 12), 5.8 waves on an H100's or H200's 132 SMs (at D = 64 the sm_90a kernel's 64-row tiles, two CTAs an
+# SM, give the same count of waves); Falcon's 71 heads make 34. More tokens would only lengthen the
+# time the set takes (see SCOPE_CAP_S).
+MODEL_TOKENS = 8192
+
+
+def model_names(shape: Shape) -> tuple[str, ...]:
+    """The models (MODELS) whose attention `shape` is, by its heads, K/V heads and D; () for none."""
+    return MODELS.get((shape.H, shape.H_kv, shape.D), ())
+
+
 # What a shape set is measured with. "ladder": every step, the knock-outs and the A/A twin, in the
-# run's modes. "tails": the last step of each branch (lab.kernels.manifest.branch_ends) and the peers, in the
-# run's modes: the long shapes, where the early steps would take minutes. "tails-hot": the same, hot
-# only: the TFLOP/s-vs-S sweep. A shape in several sets takes the widest scope.
-SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot"}
-SCOPES = ("ladder", "tails", "tails-hot")  # widest first
+# run's modes. "models": the last step of each branch, the knock-outs where their switch changes the
+# kernel (and the kernel each is measured against), and the peers, in the run's modes; whatever does not
+# take the shape's dtype or K/V heads is left out and recorded as not taken. "tails": the last step of
+# each branch (lab.kernels.manifest.branch_ends) and the peers, in the run's modes: the long shapes,
+# where the early steps would take minutes. "tails-hot": the same, hot only: the TFLOP/s-vs-S sweep. A
+# shape in several sets takes the widest scope.
+SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot", "models": "models",
+              "models-fp16": "models"}
+SCOPES = ("ladder", "models", "tails", "tails-hot")  # widest first
+
+# A scope's sample budget where it is below the run's CAP: seconds per (implementation, shape, mode)
+# row, over all replicates (each replicate gets its share, as of CAP). The models set's extra wall time
+# is to stay within 60 s on an H100 (issue 22). Estimated from run 20261123T080257Z-831d1d3's timing
+# stage (H200; per shape, the interleave's time is about the sum over rows of samples x their time,
+# 1 ms a hot sample below 1 ms, the latency above; cold, the latency; and 2.6 s a shape besides, 1.5 s
+# of it flex_attention's compilation) and its TFLOP/s at long causal shapes (D = 128 / 64: sm_90a end
+# 550 / 380, portable end 265 / 230, cuDNN 575 / 415, flash 310 / 263, efficient 162 / 118,
+# flex_attention 390 / 325): one sample of each of the set's 124 rows (10 shapes x 7 implementations x
+# hot, cold, less SDPA's efficient backend at the 8 grouped-query shapes, which it refuses) takes about
+# 0.14 s, so the 54 samples (18 a replicate) a row takes when it meets the CI target at once are about
+# 8 s; each shape costs about 0.3 s a replicate of inputs, timers and probes plus flex_attention's
+# compilation, 1.5 s in the first replicate and 0.5 s from the inductor cache in the others:
+# 10 x (3 x 0.3 + 1.5 + 2 x 0.5) = 34 s. Expected: about 42 s. The cap bounds a row that does not meet
+# the CI target: 0.15 s a row is at most 19 s of samples in all (53 s with the rest), and still at least
+# two blocks of samples a replicate for every row (a 4 ms launch: 9 samples a block).
+SCOPE_CAP_S = {"models": 0.15}
 
 
 def shape_set(name: str) -> list[Shape]:
-    """canonical | large | long | sweep | a list like '4,16,512,64' or '4,16,512,64,causal' joined by ';'."""
+    """canonical | large | long | sweep | models | models-fp16 | a list like '4,16,512,64' or '4,32,512,64,causal,kv8,bf16'
+    joined by ';'."""
     if name == "canonical":
         shapes = []
         for B, H in ((1, 8), (4, 16), (8, 16)):
@@ -47,6 +99,10 @@ def shape_set(name: str) -> list[Shape]:
         return list(LONG_SHAPES)
     if name == "sweep":  # B * S held at SWEEP_TOKENS, H = 16, non-causal: TFLOP/s against S
         return [Shape(SWEEP_TOKENS // S, 16, S, D, False) for D in (64, 128) for S in SWEEP_S]
+    if name in ("models", "models-fp16"):  # prefill, causal, bf16 (or fp16), B * S = MODEL_TOKENS
+        dtype = MODEL_DTYPE if name == "models" else "fp16"
+        return [Shape(MODEL_TOKENS // S, H, S, D, True, H_kv, dtype) for (H, H_kv, D) in MODELS
+                for S in MODEL_SEQ_LENS]
     try:
         return [Shape.parse(item) for item in name.split(";")]
     except ValueError as exc:
@@ -79,7 +135,7 @@ def scopes_from(spec: str) -> list[str]:
 
 def shape_scopes(p: dict) -> dict[Shape, str]:
     """A run's shape -> scope (runs recorded before scopes measured every shape as "ladder")."""
-    shapes = [s if isinstance(s, Shape) else Shape(*s) for s in p["shapes"]]
+    shapes = [Shape.of(s) for s in p["shapes"]]
     return dict(zip(shapes, p.get("shape_scopes") or ["ladder"] * len(shapes)))
 
 

@@ -89,6 +89,13 @@ def _built(rec) -> dict:
     return {n: r for n, r in built.items() if r.ok}
 
 
+def _not_taken(build, shape: Shape) -> str:
+    """Why a build (lab.kernels.build.BuildResult) does not take the shape's dtype or K/V heads, ''.
+    A stand-in without the question (the CPU tests' builds) takes every shape."""
+    ask = getattr(build, "not_taken", None)
+    return ask(shape) if ask is not None else ""
+
+
 def _kernels(rec):
     """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
     return {n: r.load() for n, r in _built(rec).items()}
@@ -121,7 +128,7 @@ def check_peers(rec, progress=print) -> list:
     status = rec.read_json("peers.json")
     for peer in peers:
         mine = [r for r in results if r.variant == peer.name]
-        failed = [r for r in mine if not r.passed and not r.unsupported]
+        failed = [r for r in mine if r.failed]
         ran = [r for r in mine if not r.unsupported]
         if failed:
             status[peer.name]["excluded"] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
@@ -166,37 +173,54 @@ def stage_correctness(rec, progress=print) -> list:
         results = list(checks.run_grid(kernels, cases, progress=progress))
         rec.write_json("correctness.json", checks.as_records(results))
         for n in kernels:
-            failed = [r for r in results if r.variant == n and not r.passed]
+            failed = [r for r in results if r.variant == n and r.failed]  # a case not taken is no failure
             if failed:
                 excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
         rec.write_json("excluded.json", excluded)
-        progress(f"  {len(results)} checks, {sum(r.passed for r in results)} passed")
+        skipped = sum(bool(r.unsupported) for r in results)
+        progress(f"  {len(results) - skipped} checks, {sum(r.passed for r in results)} passed; {skipped} not taken "
+                 "(a step asked for a dtype or K/V heads it does not take)")
         return results + check_peers(rec, progress)
 
     return _timed_stage(rec, "correctness", body, progress)
 
 
-def timing_jobs(p: RunParams, kernels: list[str]) -> list:
+def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     """What each replicate of the timing measures, shape by shape (lab.studies.replicates.Job): at a
     ladder shape every kernel (a knock-out only where its switch changes the kernel) and the A/A
-    twin of the headline branch's end; at the long and sweep shapes the branch ends; the peers
-    everywhere; the sweep hot only. Each shape's interleave seed is the run's plus its index."""
+    twin of the headline branch's end; at the long and sweep shapes the branch ends; at the models
+    shapes the branch ends, the knock-outs where their switch changes the kernel and the kernels they
+    are measured against, within the scope's sample budget (SCOPE_CAP_S); the peers everywhere; the
+    sweep hot only. `not_taken(kernel, shape)`: why a kernel does not take the shape's dtype or K/V
+    heads ('' where it does); such a kernel is left out of the shape and the job records why. Each
+    shape's interleave seed is the run's plus its index."""
     from lab.kernels.manifest import branch_ends, headline_end
     from lab.studies.replicates import Job
+    from lab.studies.shapes import SCOPE_CAP_S
 
     variant_names = [n for n in kernels if n in p.variants]
     aa = headline_end(variant_names) or None
-    ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
+    configs = knockout_configs(p)
+    ko_applies = {i: a for i, (_, _, a) in configs.items()}
     tails = set(branch_ends(variant_names))
     jobs = []
     for i, shape in enumerate(p.shapes, 1):
         scope = p.scopes[shape]
         if scope == "ladder":
             here = [n for n in kernels if n not in ko_applies or applies(ko_applies[n], shape)]
+        elif scope == "models":
+            kos = [n for n in kernels if n in ko_applies and applies(ko_applies[n], shape)]
+            against = {configs[n][0] for n in kos}
+            here = [n for n in kernels if n in tails or n in kos or n in against]
         else:
             here = [n for n in kernels if n in tails]
-        jobs.append(Job(shape, here, True, ["hot"] if scope == "tails-hot" else list(p.modes),
-                        aa if scope == "ladder" else None, p.seed + i, scope))
+        refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
+        cap = SCOPE_CAP_S.get(scope)
+        jobs.append(Job(shape, [n for n in here if n not in refused], True,
+                        ["hot"] if scope == "tails-hot" else list(p.modes), aa if scope == "ladder" else None,
+                        p.seed + i, scope, refused,
+                        # the scope's budget, shared out among the replicates as the run's CAP is
+                        None if cap is None or cap >= p.cap_s else cap / p.replicates))
     return jobs
 
 
@@ -220,7 +244,8 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
         peers = [peer.name for peer in _peers(rec)]
         progress(f"  {len(p.shapes)} shapes x {len(built)} variants + peers {peers}, modes {p.modes}, "
                  f"{p.replicates} replicate(s)")
-        replicates.write_plan(rec, "timing", timing_jobs(p, list(built)), {n: r.summary() for n, r in built.items()},
+        jobs = timing_jobs(p, list(built), not_taken=lambda n, shape: _not_taken(built[n], shape))
+        replicates.write_plan(rec, "timing", jobs, {n: r.summary() for n, r in built.items()},
                               peers, p.replicate_rule(), p.replicates, p.seed)
 
         def write(samples, summary, notes):
@@ -266,7 +291,7 @@ def stage_profile(rec, progress=print) -> None:
         timed = [peer.name for peer in _peers(rec)]
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
-        progress(f"  {len(shapes)} shapes x {len(_kernels(rec)) + len(peers)} implementations")
+        progress(f"  {len(shapes)} shapes x {len(_built(rec)) + len(peers)} implementations")
         ko_applies = {i: a for i, (_, _, a) in knockout_configs(p).items()}
         # knock-outs: where their switch changes the kernel, at one shape per (S, D) (the time a run may take)
         ko_shapes = set(one_per_s_and_d(ladder))
@@ -274,7 +299,9 @@ def stage_profile(rec, progress=print) -> None:
         def where(impl: str, shape: Shape) -> bool:
             return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
 
-        profile_run(rec, list(_kernels(rec)), shapes, peers, progress, not_profiled=not_profiled, where=where)
+        kernels = _kernels(rec)
+        profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
+                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape))
 
     return _timed_stage(rec, "profile", body, progress)
 

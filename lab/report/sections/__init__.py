@@ -13,15 +13,16 @@ from lab.report.sections.ablation import section_ablation, section_bar
 from lab.report.sections.first_screen import section_first_screen
 from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
 from lab.report.sections.method import section_methodology
+from lab.report.sections.models import section_models
 from lab.report.sections.results import (section_missing, section_per_shape, section_profiler, section_reproduce,
                                          section_sweep, section_threats)
 from lab.report.sections.studies import section_knockouts, section_replication, section_tuning
 
 FIRST_SCREEN = [section_title, section_first_screen]
-SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_ablation, section_knockouts, section_replication,
-                           section_per_shape, section_sweep, section_profiler, section_tuning, section_objective,
-                           section_methodology, section_environment, section_missing, section_threats,
-                           section_reproduce]
+SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_models, section_ablation, section_knockouts,
+                           section_replication, section_per_shape, section_sweep, section_profiler, section_tuning,
+                           section_objective, section_methodology, section_environment, section_missing,
+                           section_threats, section_reproduce]
 # Knock-out and tuning impls (`<variant>~no_<switch>`, `<variant>@...`) appear only in their own
 # sections; every other table leaves them out (RunData.impls(studies=True) includes them).
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from lab.kernels.shape import Shape
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
 from lab.report.context import Context
-from lab.report.load import _bool
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, calibration_summary, capped_rows,
                                clock_summary, crossval_table, ncu_crossval_table, noise_floor, precision_summary,
                                variance_split_table)
@@ -25,7 +24,7 @@ def _timing(ctx: Context) -> list[str]:
         hot = summ[summ["mode"] == "hot"]
         if len(hot):
             per_shape = hot.groupby(KEYS, sort=False)["input_sets"].max()
-            rot = [f"{Shape(*k[:4], causal=_bool(k[4])).tuple_label}: {int(v)}" for k, v in per_shape.items()]
+            rot = [f"{Shape.from_row(dict(zip(KEYS, k))).tuple_label}: {int(v)}" for k, v in per_shape.items()]
             sets_txt = "; ".join(rot)
     l2 = env.get("l2_bytes")
     add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "

@@ -27,7 +27,7 @@ def section_per_shape(ctx: Context) -> list[str]:
         groups.setdefault(shape_group(s), []).append(s)
     not_measured = [s for s in data.shapes if s not in data.measured_shapes]
     modes = [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]
-    for gname in ("canonical", "large", "sweep", "other"):
+    for gname in ("canonical", "large", "sweep", "models", "other"):
         if gname not in groups:
             continue
         add(f"### {gname.capitalize()} shapes")

@@ -143,12 +143,17 @@ class TunedDispatch:
     def entry_for(self, D: int, causal: bool, S: int) -> dict:
         return entry_for(self.table, D, causal, S)
 
+    def not_taken(self, shape) -> str:
+        """Why the dispatch cannot take `shape`'s element type or K/V heads, ''. Its configurations
+        are builds of one twin, so they take what the default takes (fp16, H_kv = H, for ftz_exp2)."""
+        return self._default.not_taken(shape)
+
     def kernel_for(self, D: int, causal: bool, S: int):
         impl = self.entry_for(D, causal, S)["impl"]
         return self._default if impl == self.table["variant"] else self._kernels[impl]
 
     def __call__(self, q, k, v, is_causal: bool = False, scale: float | None = None, out=None):
-        check_inputs(q, k, v, scale)
+        check_inputs(q, k, v, scale, takes=getattr(self._default, "takes", None))
         return self.kernel_for(q.shape[3], is_causal, q.shape[2])(q, k, v, is_causal=is_causal, scale=scale, out=out)
 
     def launch(self, q, k, v, out, is_causal: bool = False, scale: float | None = None) -> None:

@@ -36,6 +36,10 @@ class FakeCase:
     passed: bool
     case: str
 
+    @property
+    def failed(self) -> bool:  # as lab.measure.check.CaseResult's: every synthetic case runs
+        return not self.passed
+
     def explain(self) -> str:
         return f"{self.case}: {'ok' if self.passed else 'max abs err 0.5 > tolerance 0.004 (synthetic)'}"
 

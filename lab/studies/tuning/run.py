@@ -28,6 +28,7 @@ import sys
 import time
 from dataclasses import asdict
 
+from lab.kernels.shape import Shape
 from lab.kernels.variants import REPO
 from lab.measure import records
 from lab.studies.params import TuneParams
@@ -48,6 +49,21 @@ HELDOUT_SETS = {
                 (4, 8, 768, 128, True), (16, 16, 1024, 128, True), (2, 16, 2048, 128, False),
                 (1, 32, 8192, 128, False)],
 }
+
+
+def taken_shapes(variant: str, shapes: list[tuple]) -> tuple[list[tuple], dict]:
+    """(the shapes `variant` takes, {spec: why} for those whose dtype or K/V heads it does not take,
+    by its manifest): a tuning run measures the first and records the second, as not taken."""
+    from lab.kernels.manifest import get
+
+    v, kept, refused = get(variant), [], {}
+    for s in shapes:
+        shape = Shape.of(s)
+        if why := v.not_taken(shape):
+            refused[shape.spec] = why
+        else:
+            kept.append(s)
+    return kept, refused
 
 
 def shapes_named(name: str, sets: dict) -> list[tuple]:
@@ -231,8 +247,13 @@ def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) ->
     from lab.studies.tuning.space import space
 
     sp = space(p.variant)
-    shapes = shapes_named(p.shapes, TUNING_SETS)
-    held = shapes_named(p.heldout_shapes, HELDOUT_SETS)
+    shapes, not_taken = taken_shapes(p.variant, shapes_named(p.shapes, TUNING_SETS))
+    held, held_not_taken = taken_shapes(p.variant, shapes_named(p.heldout_shapes, HELDOUT_SETS))
+    not_taken.update(held_not_taken)
+    for spec, why in not_taken.items():
+        progress(f"  shape {spec} not taken: {why}")
+    if not shapes:
+        raise ValueError(f"no tuning shape of {p.shapes!r} is taken by {p.variant}: " + "; ".join(not_taken.values()))
     if overlap := set(shapes) & set(held):
         raise ValueError(f"held-out shapes must not be tuning shapes: {sorted(overlap)}")
     if backend is None:
@@ -245,7 +266,8 @@ def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) ->
     rec = records.RunRecord(root=root)
     recorder = Recorder(rec)
     rec.write_json("params.json", {**asdict(p), "shape_list": shapes, "heldout_list": held,
-                                   "stop_rule": p.rule(), "backend": getattr(backend, "__name__", str(backend))})
+                                   "stop_rule": p.rule(), "backend": getattr(backend, "__name__", str(backend)),
+                                   "not_taken": not_taken})
     own = client is None
     cluster = make_cluster(p.gpus, p.fake) if own else None
     if own:

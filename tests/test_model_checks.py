@@ -1,0 +1,182 @@
+"""CPU tests of the correctness grid's model inputs (issue 22): bf16 and grouped-query cases, their
+reference and tolerance, fake kernels right and wrong, and the peers' enable_gqa wiring. Every
+expected number is derived by hand in the test (not by the code under test)."""
+
+import math
+from collections import Counter
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lab.measure import check, peers
+
+
+def _attention_by_head(q, k, v, causal, scale, kv_head_of):
+    """Attention computed head by head in fp32, query head h reading K/V head kv_head_of(h, H, H_kv):
+    a stand-in kernel written apart from lab.measure.check.reference (a loop, no expansion)."""
+    B, H, S, D = q.shape
+    H_kv = k.shape[1]
+    scale = 1 / math.sqrt(D) if scale is None else scale
+    out = torch.empty(q.shape, dtype=torch.float32)
+    for h in range(H):
+        j = kv_head_of(h, H, H_kv)
+        s = (q[:, h].float() @ k[:, j].float().transpose(-1, -2)) * scale
+        if causal:
+            s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+        out[:, h] = torch.softmax(s, dim=-1) @ v[:, j].float()
+    return out
+
+
+def _fake(kv_head_of, drop_last_key=False, takes=None):
+    """A 'kernel' with the variants' interface; `takes`: its not_taken answer (None: takes everything)."""
+    def attn(q, k, v, is_causal=False, scale=None, out=None):
+        if drop_last_key:  # the last key is never read (an off-by-one at a tile's end)
+            k, v = k[:, :, :-1], v[:, :, :-1]
+        res = _attention_by_head(q, k, v, is_causal and not drop_last_key, scale, kv_head_of).to(q.dtype)
+        out.copy_(res)
+        return out
+
+    if takes is not None:
+        attn.not_taken = takes
+    return attn
+
+
+SDPA_MAPPING = lambda h, H, H_kv: h // (H // H_kv)  # noqa: E731 - SDPA's enable_gqa: consecutive query heads share
+WRONG_MAPPING = lambda h, H, H_kv: h % H_kv  # noqa: E731 - query heads dealt round-robin: a plausible bug
+
+
+def test_the_bf16_tolerance_scales_the_slack_by_the_unit_roundoff():
+    # fp16: 10 mantissa bits, unit roundoff 2^-11; bf16: 7 bits, 2^-8; the slack 1e-3 grows 2^3 = 8 times
+    assert check.tolerance(0.004, "fp16") == pytest.approx(2 * 0.004 + 0.001)
+    assert check.tolerance(0.004, "bf16") == pytest.approx(2 * 0.004 + 0.008)
+    assert check.UNIT_ROUNDOFF["bf16"] / check.UNIT_ROUNDOFF["fp16"] == 8
+
+
+def test_the_reference_gives_each_query_head_its_k_v_head_as_sdpa_does():
+    # with S = 1 the softmax is 1 and the output is V itself: heads 0, 1 read K/V head 0, heads 2, 3 head 1
+    q, k = torch.randn(1, 4, 1, 64), torch.randn(1, 2, 1, 64)
+    v = torch.tensor([1.0, 2.0]).view(1, 2, 1, 1).expand(1, 2, 1, 64).contiguous()  # K/V head j holds j + 1
+    ref = check.reference(q, k, v, causal=False, scale=None)
+    assert [ref[0, h, 0, 0].item() for h in range(4)] == [1.0, 1.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("case", [check.Case(2, 8, 129, 64, False, None, 2, "bf16"),
+                                  check.Case(2, 8, 129, 128, True, None, 4, "bf16"),
+                                  check.Case(2, 12, 17, 64, True, None, 1, "bf16"),
+                                  check.Case(2, 3, 127, 64, True, None, 3, "bf16"),
+                                  check.Case(2, 16, 129, 64, False, None, 2, "fp16")])
+def test_a_correct_model_input_kernel_passes(case):
+    r = check.check_case("right", _fake(SDPA_MAPPING), case, check.ReferenceCache(device="cpu"))
+    assert r.passed, r.explain()
+    assert (r.H_kv, r.dtype) == (case.H_kv, case.dtype)
+    slack = 0.008 if case.dtype == "bf16" else 0.001
+    assert r.tolerance == pytest.approx(2 * r.sdpa_max_abs_err + slack)
+
+
+def test_a_wrong_bf16_kernel_fails():
+    case = check.Case(2, 3, 129, 64, False, None, 3, "bf16")
+    r = check.check_case("off_by_one", _fake(SDPA_MAPPING, drop_last_key=True), case, check.ReferenceCache(device="cpu"))
+    assert not r.passed and r.failed and "max abs err" in r.explain()
+
+
+@pytest.mark.parametrize("H, H_kv, dtype", [(8, 2, "bf16"), (8, 4, "fp16"), (16, 2, "bf16")])
+def test_a_gqa_kernel_reading_the_wrong_k_v_head_fails(H, H_kv, dtype):
+    case = check.Case(2, H, 129, 64, True, None, H_kv, dtype)
+    r = check.check_case("wrong_head", _fake(WRONG_MAPPING), case, check.ReferenceCache(device="cpu"))
+    assert not r.passed and r.failed and r.max_abs_err > r.tolerance
+
+
+def test_a_kernel_that_does_not_take_a_case_is_recorded_as_not_taken_without_running():
+    calls = []
+
+    def not_taken(shape):
+        calls.append(shape)
+        return "" if shape.plain else f"variant 'tma' takes float16 only (its manifest dtypes); got {shape.torch_dtype_name}"
+
+    refs = check.ReferenceCache(device="cpu")
+    fp16_only = _fake(SDPA_MAPPING, takes=not_taken)
+    case = check.Case(2, 3, 17, 64, True, None, 3, "bf16")
+    r = check.check_case("tma", fp16_only, case, refs)
+    assert (r.passed, r.failed) == (False, False)
+    assert r.unsupported == "not taken: variant 'tma' takes float16 only (its manifest dtypes); got bfloat16"
+    assert r.explain() == "tma B2H3-S17-D64-causal-bf16: not taken: variant 'tma' takes float16 only (its manifest " \
+                          "dtypes); got bfloat16"
+    assert refs._entries == {}, "no reference is computed for a case nobody takes"
+    plain = check.check_case("tma", fp16_only, check.Case(2, 3, 17, 64, True), refs)
+    assert plain.passed, plain.explain()
+
+
+def test_counts_per_dtype_and_head_layout():
+    refs = check.ReferenceCache(device="cpu")
+    kernels = {"right": _fake(SDPA_MAPPING), "fp16_mha": _fake(SDPA_MAPPING, takes=lambda s: "" if s.plain else "no")}
+    cases = [check.Case(2, 3, 17, 64, False), check.Case(2, 8, 17, 64, False, None, 2, "bf16"),
+             check.Case(2, 12, 17, 64, True, None, 1, "fp16")]
+    results = list(check.run_grid(kernels, cases, device="cpu"))
+    assert check.counts(results) == {
+        ("fp16", "MHA"): {"cases": 2, "passed": 2, "failed": 0, "not_taken": 0},
+        ("bf16", "GQA"): {"cases": 1, "passed": 1, "failed": 0, "not_taken": 1},
+        ("fp16", "MQA"): {"cases": 1, "passed": 1, "failed": 0, "not_taken": 1},
+    }
+    assert check.counts(check.as_records(results)) == check.counts(results)  # correctness.json's records too
+    del refs
+
+
+def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
+    model = check.model_cases()
+    # fp16: groups 2, 4, 8 and MQA (4 head layouts) x S 17, 129 x D x causal = 32, plus S = 1000 for group 4 and
+    # MQA x D x causal = 8; bf16: the same with group 1 (40 + 8), 20 multi-head (5 S x D x causal), 2 scaled
+    assert Counter((c.dtype, c.layout) for c in model) == {("fp16", "GQA"): 28, ("fp16", "MQA"): 12,
+                                                           ("bf16", "GQA"): 30, ("bf16", "MQA"): 12,
+                                                           ("bf16", "MHA"): 28}
+    assert {c.H // c.H_kv for c in model} == {1, 2, 4, 8, 12}
+    assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
+    assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
+    grid = check.grid()
+    assert len(grid) == 116 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # the cases that existed keep their ids, so their seeds and inputs
+    assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
+    assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
+    assert check.Case(2, 8, 129, 64, True, 0.3, 2, "bf16").id == "B2H8-S129-D64-causal-scale0.3-kv2-bf16"
+
+
+def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():
+    q, k, v = check.make_inputs(check.Case(2, 8, 17, 64, True, None, 2, "bf16"), device="cpu")
+    assert (q.shape, k.shape, v.shape) == ((2, 8, 17, 64), (2, 2, 17, 64), (2, 2, 17, 64))
+    assert q.dtype == k.dtype == v.dtype == torch.bfloat16
+    # an fp16 multi-head case draws what it drew before: three fp32 normals from its seed, rounded to fp16
+    case = check.Case(2, 3, 17, 64, True)
+    gen = torch.Generator().manual_seed(case.seed)
+    before = [torch.randn((2, 3, 17, 64), generator=gen, dtype=torch.float32).half() for _ in range(3)]
+    assert all(torch.equal(a, b) for a, b in zip(check.make_inputs(case, device="cpu"), before))
+
+
+# --- the peers: enable_gqa and bf16 --------------------------------------------------------------
+
+def test_sdpa_peer_calls_enable_gqa_only_for_grouped_heads(monkeypatch):
+    seen = []
+    real = F.scaled_dot_product_attention
+    monkeypatch.setattr(F, "scaled_dot_product_attention", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    peer = peers.SdpaPeer("math")
+    q, k, v = check.make_inputs(check.Case(1, 8, 17, 64, True, None, 2, "bf16"), device="cpu")
+    with peer.context():
+        out = peer.bind(q, k, v, True, None)()
+    assert seen[-1].get("enable_gqa") is True and out.shape == q.shape and out.dtype == torch.bfloat16
+    q, k, v = check.make_inputs(check.Case(1, 4, 17, 64, True), device="cpu")
+    with peer.context():
+        peer.bind(q, k, v, True, None)()
+    assert "enable_gqa" not in seen[-1]
+
+
+@pytest.mark.parametrize("case", check.PEER_MODEL_CASES)
+def test_sdpa_peers_pass_the_model_cases_by_the_variants_rule(case):
+    r = check.check_case("sdpa_math", check.peer_as_attn(peers.SdpaPeer("math")), case,
+                         check.ReferenceCache(device="cpu"))
+    assert r.passed, r.explain()
+
+
+def test_the_peer_grid_has_bf16_gqa_and_mqa_cases_at_both_head_dims():
+    model = [c for c in check.peer_grid() if not c.shape.plain]
+    assert model == check.PEER_MODEL_CASES
+    assert {c.D for c in model} == {64, 128} and {c.layout for c in model} == {"GQA", "MQA"}
+    assert {c.dtype for c in model} == {"bf16"} and any(c.B == 1 for c in model)
