@@ -330,3 +330,30 @@ def test_the_reference_is_computed_on_the_inputs_device():
     for causal in (True, False):
         ref = check.reference(q, k, v, causal, None)
         assert ref.device.type == "meta" and ref.dtype == torch.float32 and ref.shape == q.shape
+
+
+def test_a_case_the_kernel_does_not_take_is_recorded_and_never_launched(refs):
+    # a step that declares fp16 only, asked for a bf16 case with grouped K/V heads: not launched,
+    # no reference computed; the record says why, keeps the case's fields and passes nothing
+    case = check.Case(1, 4, 17, 64, True, None, 2, "bf16")
+    asked, launched = [], []
+
+    def attn(*a, **kw):
+        launched.append(1)
+
+    attn.not_taken = lambda shape: asked.append(shape) or "takes fp16 only"
+    r = check.check_case("step", attn, case, refs)
+    assert asked == [case.shape] and launched == [] and refs._entries == {}
+    assert (r.variant, r.case, r.B, r.H, r.S, r.D, r.causal, r.scale, r.H_kv, r.dtype) == (
+        "step", case.id, 1, 4, 17, 64, True, None, 2, "bf16")
+    assert r.unsupported == "not taken: takes fp16 only" and r.error == ""
+    assert (r.finite, r.inputs_unchanged, r.deterministic, r.passed) == (False, True, False, False)
+    assert all(math.isnan(x) for x in (r.sdpa_max_abs_err, r.tolerance, r.max_abs_err))
+
+
+def test_a_bf16_case_is_judged_by_its_own_tolerance(refs):
+    # bf16's unit roundoff is 8 x fp16's: the slack is 8e-3 instead of 1e-3 (2 x SDPA's error + slack)
+    case = check.Case(1, 4, 17, 64, False, None, 2, "bf16")
+    r = check.check_case("good", good, case, refs)
+    assert (r.H_kv, r.dtype) == (2, "bf16")
+    assert r.tolerance == pytest.approx(2 * r.sdpa_max_abs_err + 8e-3, rel=1e-12)
