@@ -380,14 +380,15 @@ def test_speedup_against_the_predicted_range(lo, hi, expected):
 BASE_ID, RUN_ID = "20260101T000000Z-base", "20260102T000000Z-new"
 
 
-def _gate_run(root, run_id, samples: dict, failed=(), gpu="NVIDIA H200", state="complete"):
+def _gate_run(root, run_id, samples: dict, failed=(), gpu="NVIDIA H200", state="complete", shape=None):
     rec = records.RunRecord(run_id=run_id, root=root)
     rec.write_json("env.json", {"gpu": gpu})
     rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in samples])
     """samples: impl -> latencies (one replicate) or {replicate: latencies}."""
     reps = {impl: xs if isinstance(xs, dict) else {0: xs} for impl, xs in samples.items()}
-    rows = [dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16", mode="hot",
-                 sample=i, latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r)
+    dims = shape or dict(B=1, H=8, S=512, D=64, causal=False)
+    rows = [dict(run_id=run_id, impl=impl, **dims, mode="hot", sample=i, latency_us=float(x), sm_clock_mhz=1980.0,
+                 throttled=False, replicate=r)
             for impl, by_rep in reps.items() for r, xs in by_rep.items() for i, x in enumerate(xs)]
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_table("summary.csv", pd.DataFrame([dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot",
@@ -481,6 +482,21 @@ def test_gate_does_not_pair_the_replicates_of_two_runs(runs_dir):
     assert "within noise" in lines[1]
     lo, hi = (float(x) for x in lines[1].split("[")[1].split("]")[0].split(", "))
     assert lo < 0.7 and hi > 1.3
+
+
+@pytest.mark.parametrize("dims, label", [
+    (dict(B=1, H=8, S=512, D=64, causal=False), "(1,8,512,64) full   hot"),
+    (dict(B=1, H=8, S=512, D=64, causal=True), "(1,8,512,64) causal hot"),
+    (dict(B=2, H=8, S=512, D=128, causal=True, H_kv=2, dtype="bf16"), "(2,8,512,128,kv2,bf16) causal hot"),
+    (dict(B=2, H=8, S=512, D=128, causal=False, H_kv=8, dtype="bf16"), "(2,8,512,128,bf16) full   hot"),
+])
+def test_gate_prints_each_rows_shape_with_its_model_inputs(runs_dir, dims, label):
+    # the K/V heads where they differ from H and the element type where it is not fp16 follow the dims
+    _gate_run(runs_dir, BASE_ID, {"wmma": TIGHT}, shape=dims)
+    _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT}, shape=dims)
+    lines = []
+    assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 0
+    assert lines[1].startswith(f"  {'wmma':<24} {label} ")
 
 
 def test_gate_needs_a_significant_slowdown_not_only_a_low_ratio(runs_dir):
