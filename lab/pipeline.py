@@ -56,11 +56,19 @@ def stage_name(notebook: str) -> str:
 def remaining(rec, stop_after: str = "") -> list[str]:
     """The measuring notebooks a run still needs, in order, up to and including `stop_after`."""
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    todo = [nb for nb in MEASURE[1:] if STAGE_KEYS[nb] not in done]
+    todo = [nb for nb in MEASURE[1:] if STAGE_KEYS[nb] not in done
+            or (nb == "03_timing.ipynb" and "factorial_s" not in done and _has_factorial(rec))]
     if stop_after:
         names = [stage_name(nb) for nb in MEASURE]
         todo = [nb for nb in todo if names.index(stage_name(nb)) <= names.index(stop_after)]
     return todo
+
+
+def _has_factorial(rec) -> bool:
+    """Whether the run's timing stage ends with the factorial (its knock-outs parameter)."""
+    from lab.studies.params import RunParams
+
+    return rec.has("params.json") and RunParams.read(rec).knockouts
 
 
 class OneLineParser(argparse.ArgumentParser):

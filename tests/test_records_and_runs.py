@@ -196,6 +196,21 @@ def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
     assert pipeline.remaining(rec) == []
 
 
+def test_pipeline_resume_reruns_the_timing_notebook_for_a_factorial_it_lacks(tmp_path):
+    """Stopped after the timing but inside the factorial (which the timing notebook runs): 03 again."""
+    from lab import pipeline
+
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("params.json", {"variants": ["wmma"], "shapes": [[1, 8, 512, 64, False]], "knockouts": True})
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    assert pipeline.remaining(rec) == ["03_timing.ipynb", "04_profile.ipynb"]
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0, "factorial_s": 1.0})
+    assert pipeline.remaining(rec) == ["04_profile.ipynb"]
+    rec.write_json("params.json", {"variants": ["wmma"], "shapes": [[1, 8, 512, 64, False]], "knockouts": False})
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    assert pipeline.remaining(rec) == ["04_profile.ipynb"]
+
+
 def test_profiled_shapes_all_or_one_per_s_and_d():
     ladder = shapes.shapes_from("canonical,large")
     assert profiling.select_profile_shapes(ladder, "all") == ladder

@@ -160,6 +160,99 @@ def test_a_failing_replicate_stops_the_rest_and_is_recorded(tmp_path):
         replicates.write_plan(rec, "timing", jobs, {}, [], p.replicate_rule(), 3, p.seed)
 
 
+def _two_job_plan(rec, replicates_n=3):
+    p = RunParams.read(rec)
+    jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], False, ["hot"], None, 8, "ladder"),
+            replicates.Job(Shape(1, 8, 512, 64, True), ["wmma"], False, ["hot"], None, 9, "ladder")]
+    builds = {"wmma": {"key": "k1", "library": "/machine-a/build/wmma.so"}}
+    replicates.write_plan(rec, "timing", jobs, builds, [], p.replicate_rule(), replicates_n, p.seed)
+    return p, jobs, builds
+
+
+def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_again(tmp_path):
+    """A run stopped inside replicate 1 (its first shape written, the second not): resumed, replicate
+    0 is not measured again, replicate 1's partial files go to interrupted/ and it is measured again
+    from its first shape, then replicate 2; the merge holds each replicate once."""
+    rec = _run(tmp_path, replicates=3)
+    _two_job_plan(rec)
+    whole = replicates.in_process(replicates.fake_measure)
+    assert whole(rec.dir, "timing", 0) == 0
+    stop_after_one = []
+
+    def stopped(shape, *args, **kw):
+        if stop_after_one:
+            raise KeyboardInterrupt  # the process killed midway (a time limit)
+        stop_after_one.append(shape)
+        return replicates.fake_measure(shape, *args, **kw)
+
+    with pytest.raises(KeyboardInterrupt):
+        replicates.in_process(stopped)(rec.dir, "timing", 1)
+    partial = pd.read_parquet(replicates.plan_dir(rec.dir, "timing") / "r1.parquet")
+    assert set(zip(partial.B, partial.S)) == {(4, 512)}  # one shape of two
+    first_r0 = pd.read_parquet(replicates.plan_dir(rec.dir, "timing") / "r0.parquet")
+
+    spawned = []
+
+    def spawn(run_dir, plan, i, fake=False, progress=print):
+        spawned.append(i)
+        return whole(run_dir, plan, i)
+
+    samples, summary, _ = replicates.run(rec, "timing", progress=lambda s: None, spawn=spawn)
+    assert spawned == [1, 2]
+    aside = replicates.plan_dir(rec.dir, "timing") / "interrupted"
+    assert sorted(f.name for f in aside.iterdir()) == ["1-r1.json", "1-r1.parquet"]
+    assert sorted(samples["replicate"].unique()) == [0, 1, 2]
+    per = samples.groupby("replicate").apply(lambda g: set(zip(g.B, g.S)), include_groups=False)
+    assert all(v == {(4, 512), (1, 512)} for v in per)  # every replicate whole, none twice
+    assert len(samples[samples.replicate == 1]) == len(samples[samples.replicate == 0])
+    kept_r0 = samples[samples.replicate == 0].reset_index(drop=True)
+    assert kept_r0["latency_us"].tolist() == first_r0["latency_us"].tolist()  # replicate 0 as measured first
+    log = rec.read_json("replicates.json")["timing"]
+    assert log["resumed"] is True and [r["replicate"] for r in log["runs"]] == [0, 1, 2]
+    assert len(summary) == 2
+
+
+def test_a_resumed_plan_must_ask_for_the_same_measurement(tmp_path):
+    rec = _run(tmp_path, replicates=3)
+    p, jobs, builds = _two_job_plan(rec)
+    moved = {"wmma": {"key": "k1", "library": "/machine-b/build/wmma.so"}}  # same build, another machine
+    replicates.write_plan(rec, "timing", jobs, moved, [], p.replicate_rule(), 3, p.seed)
+    assert replicates.read_plan(rec.dir, "timing")["builds"] == moved  # this machine's library paths
+    for other in ([jobs[0]], {"wmma": {"key": "k2", "library": "/machine-b/build/wmma.so"}}):
+        args = (other, moved) if isinstance(other, list) else (jobs, other)
+        with pytest.raises(FileExistsError, match="asks for another measurement"):
+            replicates.write_plan(rec, "timing", *args, [], p.replicate_rule(), 3, p.seed)
+    with pytest.raises(FileExistsError):
+        replicates.write_plan(rec, "timing", jobs, moved, [], p.replicate_rule(), 2, p.seed)
+
+
+def test_a_stage_resumed_after_its_timing_runs_only_the_factorial(tmp_path, gpu_free_stage, monkeypatch):
+    rec = _run(tmp_path, replicates=3, knockouts=True)
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 1.0, "timing_s": 42.0})
+    ran = []
+    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress, spawn: ran.append("factorial"))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=lambda *a, **k: pytest.fail("timing measured again"))
+    assert ran == ["factorial"]
+    st = rec.read_json("stages.json")
+    assert st["timing_s"] == 42.0 and "factorial_s" in st
+
+
+def test_a_resumed_timing_stage_counts_the_seconds_of_the_replicates_kept(tmp_path):
+    rec = _run(tmp_path, replicates=3)
+    _two_job_plan(rec)
+    assert replicates.seconds_measured(rec, "timing") == 0.0
+    whole = replicates.in_process(replicates.fake_measure)
+    whole(rec.dir, "timing", 0)
+    whole(rec.dir, "timing", 1)
+    runs = [{"replicate": 0, "exit_code": 0, "seconds": 100.0}, {"replicate": 1, "exit_code": 0, "seconds": 30.5},
+            {"replicate": 2, "exit_code": -9, "seconds": 7.0}]  # 2 was stopped: no child record in full
+    rec.write_json("replicates.json", {"timing": {"runs": runs}})
+    assert replicates.seconds_measured(rec, "timing") == 130.5
+    stages._timed_stage(rec, "timing", lambda: None, lambda s: None, earlier_s=130.5)
+    st = rec.read_json("stages.json")
+    assert st["timing_resumed_s"] == 130.5 and 130.5 <= st["timing_s"] < 131.5
+
+
 def test_runs_recorded_before_replicates_read_back_as_one(tmp_path):
     rec = records.RunRecord(run_id="20990104T000000Z-old", root=tmp_path)
     old_columns = records.SAMPLE_COLUMNS[:-1]

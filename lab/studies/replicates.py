@@ -79,14 +79,29 @@ def plan_dir(run_dir: Path, plan: str) -> Path:
 def write_plan(rec, plan: str, jobs: list[Job], builds: dict, peers: list[str], rule: StopRule, replicates: int,
                seed: int) -> Path:
     """replicates/<plan>/plan.json: the jobs, the cached builds to load ({name: BuildResult.summary()}),
-    the peers by name, each replicate's stopping rule, R and the run's seed."""
+    the peers by name, each replicate's stopping rule, R and the run's seed. A plan is measured once
+    per run: where one is there already (a run resumed after it was stopped midway) it is kept if it
+    asks for the same measurement (jobs, rule, R, seeds, peers, build keys), with this machine's
+    library paths, and refused with FileExistsError if it differs."""
     path = plan_dir(rec.dir, plan)
-    path.mkdir(parents=True, exist_ok=False)  # a plan is measured once per run
     body = {"plan": plan, "run_id": rec.run_id, "replicates": replicates, "seed": seed,
             "seed_stride": REPLICATE_SEED_STRIDE, "rule": asdict(rule), "builds": builds, "peers": list(peers),
             "jobs": [j.to_json() for j in jobs]}
-    (path / "plan.json").write_text(json.dumps(body, indent=1, default=str))
+    text = json.dumps(body, indent=1, default=str)
+    if (path / "plan.json").exists():
+        old = json.loads((path / "plan.json").read_text())
+        if _plan_identity(old) != _plan_identity(json.loads(text)):
+            raise FileExistsError(f"{path / 'plan.json'}: a plan is measured once per run, and the one there asks "
+                                  f"for another measurement (jobs, rule, replicates, seeds, peers or build keys)")
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "plan.json").write_text(text)
     return path / "plan.json"
+
+
+def _plan_identity(body: dict) -> dict:
+    """What a plan measures: everything but where this machine keeps the builds' libraries."""
+    return {**{k: v for k, v in body.items() if k != "builds"},
+            "builds": {name: b.get("key") if isinstance(b, dict) else b for name, b in body["builds"].items()}}
 
 
 def read_plan(run_dir: Path, plan: str) -> dict:
@@ -241,13 +256,31 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     """The plan's R replicates in turn, then merged: (samples, summary, notes). `after_each(samples,
     summary, notes)` gets the merge after every replicate (the stage writes its files there, so a
     run stopped midway keeps what it measured). A replicate that fails stops the rest: its exit
-    code goes to replicates.json and a RuntimeError names it."""
+    code goes to replicates.json and a RuntimeError names it.
+
+    Resuming (the plan was started before, and the process measuring it was stopped): a replicate
+    whose child measured every job is kept, not measured again; one stopped midway has its files
+    moved to `interrupted/` (kept, not merged) and is measured again from its first job, with the
+    same seeds."""
     p = read_plan(rec.dir, plan)
     _release_gpu_cache()
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
+    earlier = {r["replicate"]: r for r in log.get(plan, {}).get("runs", [])}
+    done = [i for i in range(p["replicates"]) if _read_child(rec.dir, plan, i).get("jobs_done") == len(p["jobs"])]
     log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
+    if done:
+        log[plan]["resumed"] = True
     merged = None
     for i in range(p["replicates"]):
+        if i in done:
+            child = _read_child(rec.dir, plan, i)
+            log[plan]["runs"].append(earlier.get(i) or {
+                "replicate": i, "exit_code": None, "seconds": child.get("seconds"), "startup_s": child.get("startup_s"),
+                "measured_s": child.get("seconds"), "input_seed": child.get("input_seed"),
+                "jobs_done": child.get("jobs_done", 0)})
+            progress(f"  [{plan}] replicate {i + 1} of {p['replicates']}: measured before the run was resumed, kept")
+            continue
+        set_aside(rec.dir, plan, i)
         progress(f"  [{plan}] replicate {i + 1} of {p['replicates']} (a fresh process)")
         t0 = time.perf_counter()
         code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
@@ -262,7 +295,39 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
         if code != 0:
             raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
                                f"what it measured is in {plan_dir(rec.dir, plan)})")
+    rec.write_json("replicates.json", log)
+    if merged is None:  # every replicate was measured before: merge them for the stage
+        merged = merge(rec.dir, plan)
+        if after_each is not None:
+            after_each(*merged)
     return merged
+
+
+def set_aside(run_dir: Path, plan: str, i: int) -> list[Path]:
+    """Move what an earlier, stopped attempt at replicate i left (r<i>.parquet, r<i>.json) to
+    interrupted/<attempt>-r<i>.*, where merge does not read it; returns the new paths."""
+    out = plan_dir(run_dir, plan)
+    left = [f for f in (out / f"r{i}.parquet", out / f"r{i}.json") if f.exists()]
+    if not left:
+        return []
+    aside = out / "interrupted"
+    aside.mkdir(exist_ok=True)
+    attempt = 1 + len({f.name.split("-", 1)[0] for f in aside.glob(f"*-r{i}.*")})
+    moved = []
+    for f in left:
+        moved.append(f.replace(aside / f"{attempt}-{f.name}"))
+    return moved
+
+
+def seconds_measured(rec, plan: str) -> float:
+    """Seconds the replicates of a plan measured in full before this process started (a resumed
+    run's earlier attempt); 0 for a plan not started."""
+    if not rec.has("replicates.json") or not plan_dir(rec.dir, plan).joinpath("plan.json").exists():
+        return 0.0
+    p = read_plan(rec.dir, plan)
+    runs = rec.read_json("replicates.json").get(plan, {}).get("runs", [])
+    return float(sum(r.get("seconds") or 0 for r in runs
+                     if _read_child(rec.dir, plan, r["replicate"]).get("jobs_done") == len(p["jobs"])))
 
 
 def _release_gpu_cache() -> None:

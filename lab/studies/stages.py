@@ -48,7 +48,9 @@ def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
     return rec
 
 
-def _timed_stage(rec, name, fn, progress):
+def _timed_stage(rec, name, fn, progress, earlier_s: float = 0.0):
+    """Run a stage, recording its seconds in stages.json (plus `earlier_s`: what a resumed stage
+    spent before it was stopped, also recorded as `<name>_resumed_s`)."""
     t0 = time.perf_counter()
     progress(f"[{name}]")
     try:
@@ -58,7 +60,9 @@ def _timed_stage(rec, name, fn, progress):
         raise
     finally:
         stages = rec.read_json("stages.json")
-        stages[f"{name}_s"] = round(time.perf_counter() - t0, 1)
+        stages[f"{name}_s"] = round(time.perf_counter() - t0 + earlier_s, 1)
+        if earlier_s:
+            stages[f"{name}_resumed_s"] = round(earlier_s, 1)
         rec.write_json("stages.json", stages)
 
 
@@ -226,8 +230,10 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
 
 def stage_timing(rec, progress=print, spawn=None) -> None:
     """Ceilings, then the run's R replicates of every shape with every implementation (each a
-    fresh process: lab.studies.replicates), then the cross-validation and the calibration.
-    `spawn`: how a replicate is run (default: a child process on this GPU)."""
+    fresh process: lab.studies.replicates), then the cross-validation and the calibration; then the
+    factorial. `spawn`: how a replicate is run (default: a child process on this GPU).
+    A run resumed after it was stopped here keeps the replicates it measured in full
+    (lab.studies.replicates.run) and, once the timing is recorded, runs only the factorial."""
 
     from lab.measure import peers as peer_mod
     from lab.studies import calibration, replicates
@@ -258,8 +264,10 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
                                           if p.scopes[shape] == "ladder"])
         rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
 
-    _timed_stage(rec, "timing", body, progress)
-    if RunParams.read(rec).knockouts:
+    done = rec.read_json("stages.json") if rec.has("stages.json") else {}
+    if "timing_s" not in done:
+        _timed_stage(rec, "timing", body, progress, earlier_s=replicates.seconds_measured(rec, "timing"))
+    if RunParams.read(rec).knockouts and "factorial_s" not in done:
         _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress)
 
 
