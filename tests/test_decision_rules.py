@@ -283,6 +283,19 @@ non-causal: 2048 CTAs of 128 rows, 2 per SM: 7.76 waves).
     assert "\n".join(bar.success_bar(data, BEST, peer)) == expected
 
 
+def test_the_launch_note_of_a_persistent_kernel_counts_work_tiles_not_waves():
+    # Profiled at the shape itself: 264 CTAs in 1.0 wave on 132 SMs = 2 per SM, fewer CTAs than the
+    # 4096 / 64 x 4 x 16 = 4096 work tiles of 64 rows: persistent, 4096 / 264 = 15.52 tiles a CTA.
+    # A grid of one CTA per tile (4096 CTAs in 15.52 waves at 2 per SM) is the non-persistent note.
+    data = FakeData({}, {}, {(BEST, LARGE64): dict(grid_size=264, waves=1.0, sm_count=132)})
+    data.build = {BEST: {"launch": {"64": {"rows_per_block": 64}}}}
+    assert bar._grid_note(data, BEST, LARGE64) == \
+        "persistent: 264 CTAs, 2 per SM, walk 4096 work tiles of 64 rows, 15.52 a CTA"
+    data = FakeData({}, {}, {(BEST, LARGE64): dict(grid_size=4096, waves=15.52, sm_count=132)})
+    data.build = {BEST: {"launch": {"64": {"rows_per_block": 64}}}}
+    assert bar._grid_note(data, BEST, LARGE64) == "4096 CTAs of 64 rows, 2 per SM: 15.52 waves"
+
+
 def test_bar_parts_without_rows_and_at_the_tflops_target_exactly(monkeypatch):
     data = _bar_data({}, medians={(BEST, LARGE64, "hot"): 560.0})
     parts = bar.bar_verdicts(data, BEST, pd.DataFrame())  # no speedup row: the TFLOP/s target alone

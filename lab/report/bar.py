@@ -47,10 +47,12 @@ def bar_shapes(data: RunData) -> list[Shape]:
 
 def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
     """CTAs and waves of impl at shape, from its launch shape and the resident CTAs per SM that
-    ncu measured for it at the profiled stand-in."""
+    ncu measured for it at the profiled stand-in. A kernel whose profiled grid was one wave holding
+    fewer CTAs than work tiles is persistent: its CTAs walk the tiles."""
     launch = (data.build.get(impl) or {}).get("launch", {}).get(str(shape.D), {})
     rows = launch.get("rows_per_block")
-    prow = data.profile_row(impl, data.profile_shape_for(shape))
+    pshape = data.profile_shape_for(shape)
+    prow = data.profile_row(impl, pshape)
     sms = _num((prow or {}).get("sm_count")) or _num(data.env.get("sm_count"))
     if not rows or not prow or not sms:
         return ""
@@ -59,6 +61,10 @@ def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
         return ""
     per_sm = round(grid_p / (waves_p * sms))
     ctas = -(-shape.S // rows) * shape.B * shape.H
+    if grid_p < -(-pshape.S // rows) * pshape.B * pshape.H and waves_p <= 1.0 + 1e-6:
+        grid = int(min(ctas, per_sm * sms))
+        return (f"persistent: {grid} CTAs, {per_sm} per SM, walk {ctas} work tiles of {rows} rows, "
+                f"{ctas / grid:.2f} a CTA")
     return f"{ctas} CTAs of {rows} rows, {per_sm} per SM: {ctas / (per_sm * sms):.2f} waves"
 
 
