@@ -250,7 +250,9 @@ def test_a_resumed_timing_stage_counts_the_seconds_of_the_replicates_kept(tmp_pa
     assert replicates.seconds_measured(rec, "timing") == 130.5
     stages._timed_stage(rec, "timing", lambda: None, lambda s: None, earlier_s=130.5)
     st = rec.read_json("stages.json")
-    assert st["timing_resumed_s"] == 130.5 and 130.5 <= st["timing_s"] < 131.5
+    assert st["resumed"] == {"timing": 130.5} and 130.5 <= st["timing_s"] < 131.5
+    stages.finish(rec)  # the total counts the stage once: 130.5 s and this call's instant
+    assert 130.5 <= rec.read_json("stages.json")["total_s"] < 131.5
 
 
 def test_runs_recorded_before_replicates_read_back_as_one(tmp_path):

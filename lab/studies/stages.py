@@ -50,7 +50,7 @@ def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
 
 def _timed_stage(rec, name, fn, progress, earlier_s: float = 0.0):
     """Run a stage, recording its seconds in stages.json (plus `earlier_s`: what a resumed stage
-    spent before it was stopped, also recorded as `<name>_resumed_s`)."""
+    spent before it was stopped, also recorded under `resumed`)."""
     t0 = time.perf_counter()
     progress(f"[{name}]")
     try:
@@ -61,8 +61,8 @@ def _timed_stage(rec, name, fn, progress, earlier_s: float = 0.0):
     finally:
         stages = rec.read_json("stages.json")
         stages[f"{name}_s"] = round(time.perf_counter() - t0 + earlier_s, 1)
-        if earlier_s:
-            stages[f"{name}_resumed_s"] = round(earlier_s, 1)
+        if earlier_s:  # not a "<stage>_s" key: readers take every such key for a stage of its own
+            stages.setdefault("resumed", {})[name] = round(earlier_s, 1)
         rec.write_json("stages.json", stages)
 
 
