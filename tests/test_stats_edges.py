@@ -226,4 +226,8 @@ def test_throughput_by_hand_to_the_last_digit():
                                                                       rel=1e-14)
     assert stats.effective_gbps(2, 3, 1000, 128, 2.0, bytes_per_elem=4) == pytest.approx(
         4 * 2 * 3 * 1000 * 128 * 4 / 2e-6 / 1e9, rel=1e-14)
+    # grouped K/V heads: Q and O of 8 heads, K and V of 2 heads: 2 * 2 * (8 + 2) * 1000 * 64 * 2 bytes
+    # = 5.12 MB in 2 us = 2560 GB/s (as many K/V heads as query heads would be 4096 GB/s)
+    assert stats.effective_gbps(2, 8, 1000, 64, 2.0, H_kv=2) == pytest.approx(2560.0, rel=1e-14)
+    assert stats.effective_gbps(2, 8, 1000, 64, 2.0) == pytest.approx(4096.0, rel=1e-14)
     assert stats.tflops(1, 1, 1024, 64, False, 1.0) == 268.435456  # 2^28 / 1e6, exactly representable digits

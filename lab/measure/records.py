@@ -62,7 +62,7 @@ def with_shape_columns(table):
     if "dtype" not in out.columns:
         out = out.assign(dtype="float16")
     elif out["dtype"].isna().any():
-        out = out.assign(dtype=out["dtype"].fillna("float16"))
+        out = out.assign(dtype=out["dtype"].astype(object).fillna("float16"))  # an all-NaN column reads as float
     return out.assign(H_kv=out["H_kv"].astype(int)) if len(out) else out
 
 

@@ -164,11 +164,13 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
         progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
         here = {n: kernels[n] for n in job.impls if n in kernels}
+        t_job = time.perf_counter()
         s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, job.rule(rule), clocks,
                                        p["run_id"], job.aa, seed, progress)
         samples += [{**r, "replicate": i} for r in s_rows]
         rows += [{k: r[k] for k in (*ROW_KEYS, "stopped_by", "dropped_throttled", "input_sets")} for r in m_rows]
-        notes.append({**note, "scope": job.scope, "not_taken": {**job.not_taken, **note.get("not_taken", {})}})
+        notes.append({**note, "scope": job.scope, "not_taken": {**job.not_taken, **note.get("not_taken", {})},
+                      "seconds": round(time.perf_counter() - t_job, 2)})  # what each scope costs a run
         pd.DataFrame(samples, columns=SAMPLE_COLUMNS).to_parquet(out / f"r{i}.parquet.tmp", index=False)
         (out / f"r{i}.parquet.tmp").replace(out / f"r{i}.parquet")
         record = {"replicate": i, "input_seed": input_seed, "job_seeds": job_seeds, "jobs_done": j,

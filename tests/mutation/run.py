@@ -336,9 +336,10 @@ def main(argv=None) -> int:
         rev = re.search(r"Tests of revision (\S+) ", text)
         if score:
             unrun = re.search(r" (\d+) of the scope's mutants had not been run", text)
-            before = (f"Before: {score.group(1)} with the tests of revision {rev.group(1) if rev else '?'} (the same "
-                      f"code and scope; `{args.before.name}`" + (f"; {unrun.group(1)} mutants not run there" if unrun
-                                                                 else "") + ").")
+            mutants = re.search(r"\((\d+) mutants,", text)
+            before = (f"Before: {score.group(1)} with the tests of revision {rev.group(1) if rev else '?'} (the "
+                      f"scope's code as that report mutated it, {mutants.group(1) if mutants else '?'} mutants; "
+                      f"`{args.before.name}`" + (f"; {unrun.group(1)} mutants not run there" if unrun else "") + ").")
     missing = write_report(report, args.scope, scope, status, notes, diff, wall, tests, what,
                            with_diffs=not args.tests_rev, before=before)
     print(report.read_text().split("## Survivors")[0].strip())
