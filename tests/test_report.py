@@ -331,8 +331,11 @@ def test_a_step_with_judged_at_is_judged_at_its_own_shape():
 
 @pytest.mark.skipif(not (records.RUNS_DIR / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
-    rec = records.RunRecord.open(JUDGED_RUN)
-    md = report.write(rec, tmp_path).read_text(encoding="utf-8")
+    # the run alone in its runs folder: no run of another GPU beside it to replicate against (that
+    # section, computed over every ratio of both runs, is not what this test reads)
+    shutil.copytree(records.RUNS_DIR / JUDGED_RUN, tmp_path / "runs" / JUDGED_RUN)
+    rec = records.RunRecord.open(JUDGED_RUN, tmp_path / "runs")
+    md = report.write(rec, tmp_path / "reports").read_text(encoding="utf-8")
     rows = _table_after(md, "Against Nsight Compute's `gpu__time_duration`")
     ratios = [(float(r[3]), float(r[4])) for r in rows]
     long_ = [x for d, x in ratios if d >= report.NCU_XVAL_MIN_US]
