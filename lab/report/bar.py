@@ -60,8 +60,9 @@ def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
     if not grid_p or not waves_p:
         return ""
     per_sm = round(grid_p / (waves_p * sms))
-    ctas = -(-shape.S // rows) * shape.B * shape.H
-    if grid_p < -(-pshape.S // rows) * pshape.B * pshape.H and waves_p <= 1.0 + 1e-6:
+    tiles = lambda s: -(-s.S // rows) * s.B * s.H  # noqa: E731 - work tiles (CTAs of a one-tile-a-CTA grid)
+    ctas = tiles(shape)
+    if grid_p < tiles(pshape) and waves_p <= 1.0 + 1e-6:
         grid = int(min(ctas, per_sm * sms))
         return (f"persistent: {grid} CTAs, {per_sm} per SM, walk {ctas} work tiles of {rows} rows, "
                 f"{ctas / grid:.2f} a CTA")

@@ -268,7 +268,7 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     _release_gpu_cache()
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     earlier = {r["replicate"]: r for r in log.get(plan, {}).get("runs", [])}
-    done = [i for i in range(p["replicates"]) if _read_child(rec.dir, plan, i).get("jobs_done") == len(p["jobs"])]
+    done = [i for i in range(p["replicates"]) if _measured_in_full(rec.dir, plan, p, i)]
     log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
     if done:
         log[plan]["resumed"] = True
@@ -276,20 +276,14 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     for i in range(p["replicates"]):
         if i in done:
             child = _read_child(rec.dir, plan, i)
-            log[plan]["runs"].append(earlier.get(i) or {
-                "replicate": i, "exit_code": None, "seconds": child.get("seconds"), "startup_s": child.get("startup_s"),
-                "measured_s": child.get("seconds"), "input_seed": child.get("input_seed"),
-                "jobs_done": child.get("jobs_done", 0)})
+            log[plan]["runs"].append(earlier.get(i) or _log_entry(i, None, child.get("seconds"), child))
             progress(f"  [{plan}] replicate {i + 1} of {p['replicates']}: measured before the run was resumed, kept")
             continue
         set_aside(rec.dir, plan, i)
         progress(f"  [{plan}] replicate {i + 1} of {p['replicates']} (a fresh process)")
         t0 = time.perf_counter()
         code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
-        child = _read_child(rec.dir, plan, i)
-        log[plan]["runs"].append({"replicate": i, "exit_code": code, "seconds": round(time.perf_counter() - t0, 1),
-                                  "startup_s": child.get("startup_s"), "measured_s": child.get("seconds"),
-                                  "input_seed": child.get("input_seed"), "jobs_done": child.get("jobs_done", 0)})
+        log[plan]["runs"].append(_log_entry(i, code, round(time.perf_counter() - t0, 1), _read_child(rec.dir, plan, i)))
         rec.write_json("replicates.json", log)
         merged = merge(rec.dir, plan)
         if after_each is not None:
@@ -303,6 +297,19 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
         if after_each is not None:
             after_each(*merged)
     return merged
+
+
+def _log_entry(i: int, code, seconds, child: dict) -> dict:
+    """replicates.json's record of replicate i: its exit code (None: measured before a resume, its
+    exit not seen), its seconds, and its child's own record."""
+    return {"replicate": i, "exit_code": code, "seconds": seconds, "startup_s": child.get("startup_s"),
+            "measured_s": child.get("seconds"), "input_seed": child.get("input_seed"),
+            "jobs_done": child.get("jobs_done", 0)}
+
+
+def _measured_in_full(run_dir: Path, plan: str, p: dict, i: int) -> bool:
+    """Whether replicate i's child measured every job of the plan `p`."""
+    return _read_child(run_dir, plan, i).get("jobs_done") == len(p["jobs"])
 
 
 def set_aside(run_dir: Path, plan: str, i: int) -> list[Path]:
@@ -328,8 +335,7 @@ def seconds_measured(rec, plan: str) -> float:
         return 0.0
     p = read_plan(rec.dir, plan)
     runs = rec.read_json("replicates.json").get(plan, {}).get("runs", [])
-    return float(sum(r.get("seconds") or 0 for r in runs
-                     if _read_child(rec.dir, plan, r["replicate"]).get("jobs_done") == len(p["jobs"])))
+    return float(sum(r.get("seconds") or 0 for r in runs if _measured_in_full(rec.dir, plan, p, r["replicate"])))
 
 
 def _release_gpu_cache() -> None:
@@ -363,20 +369,17 @@ def merge(run_dir: Path, plan: str):
     samples = with_shape_columns(samples)  # replicates written before issue 22 lack H_kv
     meta = {i: _read_child(run_dir, plan, i) for i, _ in sorted(children)}
 
-    def row_key(impl, shape: Shape, mode) -> tuple:
-        return impl, shape, mode
-
     stops: dict = {}
     for i, m in meta.items():
         for r in m.get("rows", []):
-            stops.setdefault(row_key(r["impl"], Shape.from_row(r), r["mode"]), []).append(r)
+            stops.setdefault((r["impl"], Shape.from_row(r), r["mode"]), []).append(r)
     summary = []
     for key, grp in samples.groupby(list(ROW_KEYS), sort=False):
         row = dict(zip(ROW_KEYS, key))
         shape = Shape.from_row(row)
         kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~grp["throttled"].astype(bool)]
                 .groupby("replicate")}
-        reps = stops.get(row_key(row["impl"], shape, row["mode"]), [])
+        reps = stops.get((row["impl"], shape, row["mode"]), [])
         if not kept or not reps:
             continue
         stopped = "cap" if any(r["stopped_by"] == "cap" for r in reps) else reps[0]["stopped_by"]
