@@ -13,7 +13,8 @@ kernels/include/fa/mma_attention.cuh, both off in every step:
 
 Modes: as explore_d64_tiles.py (check on the model-inputs grid, hot timing beside SDPA's backends:
 VARIANTS=name[:MACRO=v+MACRO=v],...; CAP; CHECK; OUT), or NCU_SHAPE="B,H,Hkv,S,D,dtype[,c]": one
-launch of each configuration (and cuDNN) in an NVTX range "profile/<name>", for ncu.
+launch of each configuration, then cuDNN, in VARIANTS order (for ncu -k regex:attention|cudnn).
+run_call.sh is the device call that produced call1/.
 """
 import importlib.util
 import os
@@ -42,14 +43,9 @@ if __name__ == "__main__" and os.environ.get("NCU_SHAPE"):
     o = torch.empty_like(q)
     runs = {n: base.launcher(lib, q, k, v, o, causal) for n, lib in libs.items()}
     runs["sdpa_cudnn"] = lambda: base.sdpa(q, k, v, causal, "cudnn")
-    for f in runs.values():  # warm up outside the ranges
-        f()
-    torch.cuda.synchronize()
-    for n, f in runs.items():
-        torch.cuda.nvtx.range_push(f"profile/{n}")
+    for n, f in runs.items():  # in this order: ncu's rows follow it (kernel filter by name)
         f()
         torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
 elif __name__ == "__main__":
     sys.argv[0] = str(D64)
     runpy.run_path(str(D64), run_name="__main__")
