@@ -122,85 +122,6 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
 // MASK = false skips the visibility test, for tiles wholly inside the sequence and (causal)
 // wholly at or below the diagonal. FTZ_EXP2: see softmax_exp2.
-// Exploration knobs (issue 18, data/explorations/2026-11-23-softmax-issue): FA_SOFTMAX_CHAINS
-// independent accumulators for a row's max and sum (1: one dependent chain, as every step is
-// measured), FA_EXP2_POLY_MOD / _REM: 2^x on the FMA pipe (a cubic, 7.5e-5 relative error) for the
-// score columns n with n % MOD < REM, MUFU.EX2 for the rest (MOD 0: MUFU for all). Off by default.
-#ifndef FA_SOFTMAX_CHAINS
-#define FA_SOFTMAX_CHAINS 1
-#endif
-#ifndef FA_EXP2_POLY_MOD
-#define FA_EXP2_POLY_MOD 0
-#endif
-#ifndef FA_EXP2_POLY_REM
-#define FA_EXP2_POLY_REM 1
-#endif
-
-// 2^x for x <= 0 without MUFU: x = j + f with j an integer (rounded through the float's mantissa:
-// 1.5 * 2^23 + x) and f in [-0.5, 0.5]; 2^f from a cubic, 2^j added to its exponent field. Below
-// -125 (masked scores, -inf) it returns about 2^-125, which P's 16-bit types round to 0.
-__device__ __forceinline__ float exp2_on_fma_pipe(float x) {
-  x = fmaxf(x, -125.0f);
-  const float t = x + 12582912.0f;
-  const float f = x - (t - 12582912.0f);
-  const float p = fmaf(fmaf(fmaf(0.055171649903059006f, f, 0.2426111400127411f), f, 0.6932609677314758f), f,
-                       0.9999280571937561f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
-#if FA_SOFTMAX_CHAINS > 1 || FA_EXP2_POLY_MOD > 0
-template <class T, bool MASK = true, bool FTZ_EXP2 = false>
-__device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
-                                                   float (&alpha)[2], const AttnShape& shape, int query0,
-                                                   int kv0, int lane, float scale_log2) {
-  constexpr int K = FA_SOFTMAX_CHAINS;
-  const int g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row) {
-    const int query = query0 + g + 8 * half_row;
-    float chain_max[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) chain_max[k] = kNegInf;
-#pragma unroll
-    for (int n = 0; n < T::BC / 8; ++n)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int key = kv0 + n * 8 + 2 * t + c;
-        float& x = s[n][2 * half_row + c];
-        if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
-        chain_max[(2 * n + c) % K] = fmaxf(chain_max[(2 * n + c) % K], x);
-      }
-#pragma unroll
-    for (int width = K / 2; width > 0; width /= 2)
-#pragma unroll
-      for (int k = 0; k < width; ++k) chain_max[k] = fmaxf(chain_max[k], chain_max[k + width]);
-    RowState& row = rows[half_row];
-    const float m_new = fmaxf(row.m, group_max<4>(chain_max[0]));
-    const float base = m_new == kNegInf ? 0.0f : m_new * scale_log2;
-    alpha[half_row] = softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base);
-    float chain_sum[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) chain_sum[k] = 0.0f;
-#pragma unroll
-    for (int n = 0; n < T::BC / 8; ++n)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        float& x = s[n][2 * half_row + c];
-        const float arg = fmaf(x, scale_log2, -base);
-        x = FA_EXP2_POLY_MOD > 0 && n % (FA_EXP2_POLY_MOD > 0 ? FA_EXP2_POLY_MOD : 1) < FA_EXP2_POLY_REM
-                ? exp2_on_fma_pipe(arg)
-                : softmax_exp2<FTZ_EXP2>(arg);
-        chain_sum[(2 * n + c) % K] += x;
-      }
-#pragma unroll
-    for (int width = K / 2; width > 0; width /= 2)
-#pragma unroll
-      for (int k = 0; k < width; ++k) chain_sum[k] += chain_sum[k + width];
-    row.l = row.l * alpha[half_row] + chain_sum[0];
-    row.m = m_new;
-  }
-}
-#else
 template <class T, bool MASK = true, bool FTZ_EXP2 = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
@@ -236,8 +157,6 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
     row.m = m_new;
   }
 }
-
-#endif
 
 // O (16 x D, D/8 accumulator tiles) = alpha * O + P V, P taken straight from the S registers.
 template <class T>

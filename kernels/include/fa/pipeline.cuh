@@ -38,25 +38,12 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
                : "memory");
 }
 
-// Exploration knob (issue 18, data/explorations/2026-11-23-softmax-issue): FA_WAIT_SUSPEND_NS > 0
-// gives the producer's wait for a free K/V stage (FA_WAIT_SUSPEND_ALL: every mbarrier_wait) a
-// suspend-time hint, so the waiting warp sleeps in hardware until the phase completes instead of
-// looping on try_wait. Off by default (every step's code unchanged).
-#ifndef FA_WAIT_SUSPEND_NS
-#define FA_WAIT_SUSPEND_NS 0
-#endif
-#ifndef FA_WAIT_SUSPEND_ALL
-#define FA_WAIT_SUSPEND_ALL 0
-#endif
 // Wait until the phase with the given parity has completed.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
   const unsigned addr = smem_address(bar);
   unsigned done = 0;
   while (!done) {
-#if __CUDA_ARCH__ >= 900 && FA_WAIT_SUSPEND_ALL && FA_WAIT_SUSPEND_NS > 0
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2, %3;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(addr), "r"(parity), "r"(FA_WAIT_SUSPEND_NS) : "memory");
-#elif __CUDA_ARCH__ >= 900  // try_wait may suspend the thread in hardware instead of spinning
+#if __CUDA_ARCH__ >= 900  // try_wait may suspend the thread in hardware instead of spinning
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
                  : "=r"(done) : "r"(addr), "r"(parity) : "memory");
 #else
@@ -64,19 +51,6 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, int parity) {
                  : "=r"(done) : "r"(addr), "r"(parity) : "memory");
 #endif
   }
-}
-
-// The producer's wait for a free stage (see the knob above).
-__device__ __forceinline__ void mbarrier_wait_suspending(uint64_t* bar, int parity) {
-#if FA_WAIT_SUSPEND_NS > 0 && __CUDA_ARCH__ >= 900
-  const unsigned addr = smem_address(bar);
-  unsigned done = 0;
-  while (!done)
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2, %3;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(addr), "r"(parity), "r"(FA_WAIT_SUSPEND_NS) : "memory");
-#else
-  mbarrier_wait(bar, parity);
-#endif
 }
 
 // The barriers of a KV_STAGES-deep ring; lives in static shared memory of the kernel.

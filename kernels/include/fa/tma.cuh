@@ -93,7 +93,7 @@ __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::S
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int slot = ring_first + tile;
     const int stage = ring.stage(slot);
-    if (slot >= T::KV_STAGES) mbarrier_wait_suspending(&ring.empty[stage], ring.parity(slot - T::KV_STAGES));
+    if (slot >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(slot - T::KV_STAGES));
     arrive_expect_bytes(&ring.full[stage], kTileBytes);
     load_tile<T::BC, T::D>(sm.k_stage(stage), k_map, tile * T::BC, head, &ring.full[stage]);
     load_tile<T::BC, T::D>(sm.v_stage(stage), v_map, tile * T::BC, head, &ring.full[stage]);
