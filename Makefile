@@ -108,14 +108,23 @@ sanitize: env
 # but not it gets it here, or, with no package registry, runs without the property tests (they skip).
 TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q "hypothesis>=6.100" \
 	|| echo "hypothesis could not be installed: the property tests skip"
+# The CPU tests are spread over TEST_WORKERS processes (pytest-xdist, in requirements.txt), a test
+# file to a worker so that module fixtures run once: 4.7 min instead of 7 on two cores. Without
+# xdist (a prepared Python that lacks it and no registry) they run in one process.
+TEST_WORKERS ?= 2
+XDIST = $$($(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
+XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -q "pytest-xdist>=3.5" \
+	|| echo "pytest-xdist could not be installed: the tests run in one process"
 
 test: env
 	$(TEST_DEPS)
-	$(PY) -m pytest -q
+	$(XDIST_DEP)
+	$(PY) -m pytest -q $(XDIST)
 
 test-cpu: env
 	$(TEST_DEPS)
-	$(PY) -m pytest -q -m "not gpu"
+	$(XDIST_DEP)
+	$(PY) -m pytest -q -m "not gpu" $(XDIST)
 
 test-gpu: env
 	$(PY) -m pytest -q -m gpu

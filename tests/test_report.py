@@ -189,6 +189,25 @@ def test_writing_twice_is_byte_identical(written, tmp_path):
         assert (tmp_path / "again" / "figures" / png.name).read_bytes() == png.read_bytes(), png.name
 
 
+def test_an_interrupted_write_leaves_the_reports_folder_untouched(written, tmp_path, monkeypatch):
+    """The report, the HTML and the figures go to a temporary folder and replace the old ones only
+    once all are written: a write that fails half way leaves the last report as it was."""
+    from lab.report import render
+
+    rec, out, _, _ = written
+    before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert len(before) == 8  # md, html, 5 figures of the run, the tuning run's trials
+
+    def boom(*a, **k):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(render, "render_html", boom)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        render.write(rec, out)
+    assert {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}-")]  # no temporary folder left
+
+
 def test_missing_profile_and_excluded_variant_are_reported(tmp_path, capsys):
     rec = _copy_run(tmp_path / "runs")
     (rec.dir / "profile.csv").unlink()

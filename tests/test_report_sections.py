@@ -4,7 +4,6 @@ against the fastest SDPA backend, peers and study impls, determinism and the ato
 
 import json
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -208,29 +207,6 @@ def test_study_impls_and_external_peers(ctx):
     assert "flashinfer (not installed)" in text and "vs flex_attention (fastest peer)" in text
     assert "~no_" not in text and "@bc64" not in text
     assert "flex_attention" not in "\n".join(section_bar(c))
-
-
-def test_write_twice_gives_identical_bytes_and_an_interrupted_write_leaves_reports_untouched(tmp_path, monkeypatch):
-    root = tmp_path / "runs"
-    shutil.copytree(records.RUNS_DIR / RUN_ID, root / RUN_ID)
-    rec = records.RunRecord.open(RUN_ID, root)
-    out = tmp_path / "reports"
-    render.write(rec, out)
-    before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
-    render.write(rec, tmp_path / "again")
-    again = {p.relative_to(tmp_path / "again"): p.read_bytes() for p in sorted((tmp_path / "again").rglob("*"))
-             if p.is_file()}
-    assert before == again and len(before) == 8  # md, html, 5 figures of the run, the tuning run's trials
-
-    def boom(*a, **k):
-        raise RuntimeError("interrupted")
-
-    monkeypatch.setattr(render, "render_html", boom)
-    with pytest.raises(RuntimeError, match="interrupted"):
-        render.write(rec, out)
-    after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
-    assert after == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["again", "reports", "runs"]  # no temporary folder left
 
 
 PORTABLE = ["baseline", "restrict", "coalesced", "padded", "warp_specialized", "wmma", "mma_sync", "async_pipeline"]

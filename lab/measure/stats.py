@@ -337,6 +337,26 @@ def replicated_median(x: Samples) -> float:
     return float(np.exp(np.mean([np.log(np.median(v)) for v in reps.values()])))
 
 
+def _resampled_medians(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """np.median(x[idx], axis=1), bit for bit, without sorting each row: a resample's median is an
+    order statistic of x. Count each row's draws per rank of x, run one cumulative count over all
+    rows (row r's counts end at (r + 1) n), and find the middle order statistics by binary search
+    (about 2.5x faster than partitioning every row, which the report's replicated intervals did
+    for tens of seconds)."""
+    n, m = x.size, idx.shape[0]
+    order = np.argsort(x, kind="stable")
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    offsets = np.arange(m) * n
+    drawn = rank[idx]
+    drawn += offsets[:, None]
+    at_or_below = np.cumsum(np.bincount(drawn.ravel(), minlength=m * n))
+    lo = np.searchsorted(at_or_below, offsets + (n - 1) // 2, side="right") - offsets  # odd n: lo == hi
+    hi = np.searchsorted(at_or_below, offsets + n // 2, side="right") - offsets
+    xs = x[order]
+    return (xs[lo] + xs[hi]) / 2  # np.median's mean of the two middle values (the value itself when one)
+
+
 def _log_median_var(x: np.ndarray, n_resamples: int, rng) -> float:
     """Bootstrap variance of log(median(x)): x's samples resampled with replacement, in blocks
     that bound memory (the within-replicate level of a two-level bootstrap)."""
@@ -344,7 +364,7 @@ def _log_median_var(x: np.ndarray, n_resamples: int, rng) -> float:
     step = max(1, _BOOT_BLOCK // x.size)
     for start in range(0, n_resamples, step):
         m = min(step, n_resamples - start)
-        draws[start:start + m] = np.log(np.median(x[rng.integers(0, x.size, size=(m, x.size))], axis=1))
+        draws[start:start + m] = np.log(_resampled_medians(x, rng.integers(0, x.size, size=(m, x.size))))
     return float(np.var(draws, ddof=1))
 
 

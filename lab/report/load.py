@@ -284,10 +284,23 @@ class RunData:
         if self.summary is None:
             return None
         s = self.summary
-        sel = s[(s["impl"] == impl) & (s["B"] == shape.B) & (s["H"] == shape.H) & (s["S"] == shape.S)
-                & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal) & (s["mode"] == mode)
-                & (s["H_kv"] == shape.H_kv) & (s["dtype"] == shape.torch_dtype_name)]
-        return sel.iloc[0].to_dict() if len(sel) else None
+        index = self._first_rows("summary", s, lambda: zip(
+            s["impl"], s["B"], s["H"], s["S"], s["D"], s["causal"].astype(bool), s["mode"], s["H_kv"], s["dtype"]))
+        pos = index.get((impl, shape.B, shape.H, shape.S, shape.D, shape.causal, mode, shape.H_kv,
+                         shape.torch_dtype_name))
+        return s.iloc[pos].to_dict() if pos is not None else None
+
+    def _first_rows(self, name: str, table: pd.DataFrame, keys) -> dict:
+        """{key: position of the first row with that key} of a table, built once per table (the
+        report asks for thousands of rows; a boolean mask over the table each time took seconds).
+        keys() yields each row's key in table order."""
+        cached = self.__dict__.setdefault("_row_index", {}).get(name)
+        if cached is None or cached[0] is not table:  # built again if a caller replaced the table
+            index: dict = {}
+            for pos, key in enumerate(keys()):
+                index.setdefault(key, pos)
+            cached = self._row_index[name] = (table, index)
+        return cached[1]
 
     # -- profile ---------------------------------------------------------------------------
 
@@ -297,7 +310,7 @@ class RunData:
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile
-        shapes = list(dict.fromkeys(Shape.from_row(r) for r in p.itertuples()))
+        shapes = list(self._profile_rows(p))
         if shape in shapes:
             return shape
         # same S and D, and the same inputs (a bf16 or grouped-query shape is not stood for by fp16 MHA)
@@ -312,10 +325,19 @@ class RunData:
         if pshape is None or self.profile is None:
             return None
         p = self.profile
-        sel = p[(p["impl"] == impl) & (p["B"] == pshape.B) & (p["H"] == pshape.H) & (p["S"] == pshape.S)
-                & (p["D"] == pshape.D) & (p["causal"].map(_bool) == pshape.causal)]
-        sel = sel[[Shape.from_row(r) == pshape for r in sel.itertuples()]]  # H_kv and dtype (profile.csv since issue 22)
-        return sel.iloc[0].to_dict() if len(sel) else None
+        pos = self._profile_rows(p).get(pshape, {}).get(impl)  # the shape with H_kv and dtype (since issue 22)
+        return p.iloc[pos].to_dict() if pos is not None else None
+
+    def _profile_rows(self, p: pd.DataFrame) -> dict:
+        """{shape: {impl: position of its first row}} of the profile table, shapes in table order;
+        built once per table, as _first_rows."""
+        cached = self.__dict__.setdefault("_row_index", {}).get("profile")
+        if cached is None or cached[0] is not p:
+            by_shape: dict = {}
+            for pos, (impl, r) in enumerate(zip(p["impl"], p.itertuples())):
+                by_shape.setdefault(Shape.from_row(r), {}).setdefault(impl, pos)
+            cached = self._row_index["profile"] = (p, by_shape)
+        return cached[1]
 
     def profile_failure(self, impl: str, pshape: Shape | None) -> str | None:
         p = getattr(self, "profile_failed", None)
