@@ -69,7 +69,7 @@ SCOPES = ("ladder", "models", "tails", "tails-hot")  # widest first
 
 # A scope's sample budget where it is below the run's CAP: seconds per (implementation, shape, mode)
 # row, over all replicates (each replicate gets its share, as of CAP). The models set's extra wall time
-# is to stay within 60 s on an H100 (issue 22). Estimated from run 20261123T080257Z-831d1d3's timing
+# is to stay within 60 s on an H100 (issue 22). Estimated from run 20261123T080257Z-831d1d3's timing (in git history)
 # stage (H200; per shape, the interleave's time is about the sum over rows of samples x their time,
 # 1 ms a hot sample below 1 ms, the latency above; cold, the latency; and 2.6 s a shape besides, 1.5 s
 # of it flex_attention's compilation) and its TFLOP/s at long causal shapes (D = 128 / 64: sm_90a end
