@@ -221,6 +221,23 @@ def test_a_medians_bootstrap_variance_by_hand():
                                                                                       rel=0.25)
 
 
+def test_resampled_medians_are_numpys_medians_bit_for_bit():
+    # by hand: x = 1, 2, 10: draws 0,0,2 -> 1; 1,2,2 -> 10; 0,1,2 -> 2; 2,2,2 -> 10
+    x = np.array([2.0, 10.0, 1.0])  # unsorted: ranks are x's, not positions
+    idx = np.array([[2, 2, 1], [0, 1, 1], [2, 0, 1], [1, 1, 1]])
+    assert stats._resampled_medians(x, idx).tolist() == [1.0, 10.0, 2.0, 10.0]
+    # even size: the mean of the two middle values: 1,1,4,4 -> 2.5; 2,3,3,4 -> 3; 1,1,1,2 -> 1
+    y = np.array([4.0, 1.0, 3.0, 2.0])
+    idy = np.array([[1, 1, 0, 0], [3, 2, 2, 0], [1, 1, 1, 3]])
+    assert stats._resampled_medians(y, idy).tolist() == [2.5, 3.0, 1.0]
+    # against np.median itself: odd and even sizes, ties, one sample
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 9, 10, 101, 1000):
+        for z in (100 * np.exp(rng.normal(0, 0.01, n)), np.round(rng.uniform(1, 3, n), 1)):
+            draws = rng.integers(0, n, size=(50, n))
+            assert np.array_equal(stats._resampled_medians(z, draws), np.median(z[draws], axis=1)), n
+
+
 # --- the comparison pairs the replicates of one run ---------------------------------------------
 
 def _shared_processes(seed=3):
