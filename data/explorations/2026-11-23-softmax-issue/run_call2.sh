@@ -2,9 +2,9 @@
 # instruction (Nsight Compute's source counters), at one D = 64 and one D = 128 shape.
 source .whl/prelude.sh && export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 X=data/explorations/2026-11-23-softmax-issue/explore_softmax.py
-export VARIANTS=model_inputs
+export VARIANTS=${VARIANTS:-model_inputs}
 mkdir -p $OUT/c2
-for sh in 4,16,16,4096,64,fp16 4,16,16,4096,128,fp16; do
+for sh in ${NCU_SHAPES:-4,16,16,4096,64,fp16 4,16,16,4096,128,fp16}; do
   n=${sh//,/_}
   NCU_SHAPE=$sh ncu --clock-control none --section SourceCounters --section WarpStateStats --section ComputeWorkloadAnalysis \
     -k regex:"attention|cudnn" -o $OUT/c2/prof_$n python $X > $OUT/c2/ncu_log_$n.txt 2>&1
