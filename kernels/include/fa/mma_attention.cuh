@@ -122,54 +122,6 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
 // MASK = false skips the visibility test, for tiles wholly inside the sequence and (causal)
 // wholly at or below the diagonal. FTZ_EXP2: see softmax_exp2.
-// Exploration knob (issue 18, data/explorations/2026-11-23-softmax-issue, call 5), off by default:
-// FA_SOFTMAX_ROWS_TOGETHER=1 takes both of a thread's rows through each phase together (both
-// maxima, then both rows' exponentials and sums in one loop), so each MUFU.EX2 has an independent
-// one of the other row beside it instead of the rows following each other.
-#ifndef FA_SOFTMAX_ROWS_TOGETHER
-#define FA_SOFTMAX_ROWS_TOGETHER 0
-#endif
-#if FA_SOFTMAX_ROWS_TOGETHER
-template <class T, bool MASK = true, bool FTZ_EXP2 = false>
-__device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
-                                                   float (&alpha)[2], const AttnShape& shape, int query0,
-                                                   int kv0, int lane, float scale_log2) {
-  const int g = lane / 4, t = lane % 4;
-  float tile_max[2] = {kNegInf, kNegInf};
-#pragma unroll
-  for (int n = 0; n < T::BC / 8; ++n)
-#pragma unroll
-    for (int c = 0; c < 2; ++c)
-#pragma unroll
-      for (int half_row = 0; half_row < 2; ++half_row) {
-        const int key = kv0 + n * 8 + 2 * t + c, query = query0 + g + 8 * half_row;
-        float& x = s[n][2 * half_row + c];
-        if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
-        tile_max[half_row] = fmaxf(tile_max[half_row], x);
-      }
-  float base[2], partial[2] = {0.0f, 0.0f};
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row) {
-    const float m_new = fmaxf(rows[half_row].m, group_max<4>(tile_max[half_row]));
-    base[half_row] = m_new == kNegInf ? 0.0f : m_new * scale_log2;
-    alpha[half_row] = softmax_exp2<FTZ_EXP2>(rows[half_row].m * scale_log2 - base[half_row]);
-    rows[half_row].m = m_new;
-  }
-#pragma unroll
-  for (int n = 0; n < T::BC / 8; ++n)
-#pragma unroll
-    for (int c = 0; c < 2; ++c)
-#pragma unroll
-      for (int half_row = 0; half_row < 2; ++half_row) {
-        float& x = s[n][2 * half_row + c];
-        x = softmax_exp2<FTZ_EXP2>(fmaf(x, scale_log2, -base[half_row]));
-        partial[half_row] += x;
-      }
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row)
-    rows[half_row].l = rows[half_row].l * alpha[half_row] + partial[half_row];
-}
-#else
 template <class T, bool MASK = true, bool FTZ_EXP2 = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
@@ -205,8 +157,6 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
     row.m = m_new;
   }
 }
-
-#endif
 
 // O (16 x D, D/8 accumulator tiles) = alpha * O + P V, P taken straight from the S registers.
 template <class T>
