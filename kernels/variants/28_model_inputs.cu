@@ -131,17 +131,6 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
       wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
       wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
       end_turn(false);
-#if FA_EXPLORE_WAIT_ALL  // exploration knob (issue 18, softmax exploration call 6), off by default
-      wg::wait<0>();  // S_j and P_{j-1} V_{j-1} both landed: O can be rescaled among the exponentials
-      wg::fence_registers(s);
-      wg::fence_registers(o_acc);
-      wg::fence_registers(p);
-      if (tile == n_mine - 1) fa::mbarrier_arrive(&q_empty);
-      fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
-      softmax_tile(tile * T::BC);
-      fa::rescale_rows(o_acc, alpha);
-      fa::pack_p_fragments<T>(p, s);
-#else
       wg::wait<1>();                                       // S_j has landed
       wg::fence_registers(s);
       if (tile == n_mine - 1) fa::mbarrier_arrive(&q_empty);
@@ -152,7 +141,6 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
       fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
       fa::rescale_rows(o_acc, alpha);
       fa::pack_p_fragments<T>(p, s);
-#endif
     }
     const bool last_work = !scheduler.valid(scheduler.next(cursor));
     wg::fence_registers(o_acc);
