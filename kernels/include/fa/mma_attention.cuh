@@ -150,11 +150,7 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         float& x = s[n][2 * half_row + c];
-#if FA_EXPLORE_EXP2_MUL_ADD  // exploration knob (issue 18, softmax exploration call 7), off by default:
-        x = softmax_exp2<FTZ_EXP2>(__fadd_rn(__fmul_rn(x, scale_log2), -base));  // FMUL + FADD, as cuDNN
-#else
         x = softmax_exp2<FTZ_EXP2>(fmaf(x, scale_log2, -base));
-#endif
         partial += x;
       }
     row.l = row.l * alpha[half_row] + partial;
