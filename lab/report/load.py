@@ -284,22 +284,19 @@ class RunData:
         if self.summary is None:
             return None
         s = self.summary
-        index = self._first_rows("summary", s, lambda: zip(
-            s["impl"], s["B"], s["H"], s["S"], s["D"], s["causal"].astype(bool), s["mode"], s["H_kv"], s["dtype"]))
+        index = self._row_index("summary", s, lambda: _first_positions(zip(
+            s["impl"], s["B"], s["H"], s["S"], s["D"], s["causal"].astype(bool), s["mode"], s["H_kv"], s["dtype"])))
         pos = index.get((impl, shape.B, shape.H, shape.S, shape.D, shape.causal, mode, shape.H_kv,
                          shape.torch_dtype_name))
         return s.iloc[pos].to_dict() if pos is not None else None
 
-    def _first_rows(self, name: str, table: pd.DataFrame, keys) -> dict:
-        """{key: position of the first row with that key} of a table, built once per table (the
-        report asks for thousands of rows; a boolean mask over the table each time took seconds).
-        keys() yields each row's key in table order."""
-        cached = self.__dict__.setdefault("_row_index", {}).get(name)
-        if cached is None or cached[0] is not table:  # built again if a caller replaced the table
-            index: dict = {}
-            for pos, key in enumerate(keys()):
-                index.setdefault(key, pos)
-            cached = self._row_index[name] = (table, index)
+    def _row_index(self, name: str, table: pd.DataFrame, build):
+        """build(), an index of `table`'s rows, made once per table (the report asks for thousands of
+        rows; a boolean mask over the table each time took seconds) and again if a caller replaced
+        the table."""
+        cached = self.__dict__.setdefault("_row_indexes", {}).get(name)
+        if cached is None or cached[0] is not table:
+            cached = self._row_indexes[name] = (table, build())
         return cached[1]
 
     # -- profile ---------------------------------------------------------------------------
@@ -329,15 +326,14 @@ class RunData:
         return p.iloc[pos].to_dict() if pos is not None else None
 
     def _profile_rows(self, p: pd.DataFrame) -> dict:
-        """{shape: {impl: position of its first row}} of the profile table, shapes in table order;
-        built once per table, as _first_rows."""
-        cached = self.__dict__.setdefault("_row_index", {}).get("profile")
-        if cached is None or cached[0] is not p:
+        """{shape: {impl: position of its first row}} of the profile table, shapes in table order."""
+        def build():
             by_shape: dict = {}
-            for pos, (impl, r) in enumerate(zip(p["impl"], p.itertuples())):
-                by_shape.setdefault(Shape.from_row(r), {}).setdefault(impl, pos)
-            cached = self._row_index["profile"] = (p, by_shape)
-        return cached[1]
+            for (impl, shape), pos in _first_positions(zip(p["impl"], map(Shape.from_row, p.itertuples()))).items():
+                by_shape.setdefault(shape, {})[impl] = pos
+            return by_shape
+
+        return self._row_index("profile", p, build)
 
     def profile_failure(self, impl: str, pshape: Shape | None) -> str | None:
         p = getattr(self, "profile_failed", None)
@@ -348,10 +344,12 @@ class RunData:
         return str(sel.iloc[0]["reason"]) if len(sel) else None
 
 
-def _bool(x) -> bool:
-    if isinstance(x, str):
-        return x.strip().lower() in ("true", "1", "1.0")
-    return bool(x)
+def _first_positions(keys) -> dict:
+    """{key: position of its first occurrence} over an iterable of keys, in first-seen order."""
+    index: dict = {}
+    for pos, key in enumerate(keys):
+        index.setdefault(key, pos)
+    return index
 
 
 def _first_line(text) -> str:

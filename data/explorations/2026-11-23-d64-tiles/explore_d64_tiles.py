@@ -60,9 +60,4 @@ if __name__ == "__main__":
 
         json.dump(result, open(os.path.join(os.environ["OUT"], "d64_tiles.json"), "w"))
     if "bench" in result:
-        print("\nSUMMARY (hot medians; x = fastest SDPA backend / impl)")
-        for row in result["bench"]:
-            med = row["median_us"]
-            peers = [n for n in med if n.startswith("sdpa_")]
-            best = min(med[n] for n in peers) if peers else float("nan")
-            print(f"{row['spec']:<28}" + "  ".join(f"{n}:{m:.1f}us/{best / m:.3f}x" for n, m in med.items()))
+        base.print_summary(result["bench"])

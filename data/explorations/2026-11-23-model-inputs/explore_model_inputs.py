@@ -163,6 +163,16 @@ def bench(libs, specs):
     return out
 
 
+def print_summary(bench_rows):
+    """The bench's medians, a shape a line, each with the fastest SDPA backend's over it."""
+    print("\nSUMMARY (hot medians; x = fastest SDPA backend / impl)")
+    for row in bench_rows:
+        med = row["median_us"]
+        peers = [n for n in med if n.startswith("sdpa_")]
+        best = min(med[n] for n in peers) if peers else float("nan")
+        print(f"{row['spec']:<28}" + "  ".join(f"{n}:{m:.1f}us/{best / m:.3f}x" for n, m in med.items()))
+
+
 if __name__ == "__main__":
     names = os.environ.get("VARIANTS", "balanced_causal,model_inputs,small_grid_tiles,portable_model_inputs").split(",")
     libs = {n: library(n) for n in names}
@@ -175,9 +185,4 @@ if __name__ == "__main__":
     if os.environ.get("OUT"):
         json.dump(result, open(os.path.join(os.environ["OUT"], "model_inputs.json"), "w"))
     if "bench" in result:
-        print("\nSUMMARY (hot medians; x = fastest SDPA backend / impl)")
-        for row in result["bench"]:
-            med = row["median_us"]
-            peers = [n for n in med if n.startswith("sdpa_")]
-            best = min(med[n] for n in peers) if peers else float("nan")
-            print(f"{row['spec']:<28}" + "  ".join(f"{n}:{m:.1f}us/{best / m:.3f}x" for n, m in med.items()))
+        print_summary(result["bench"])
