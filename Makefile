@@ -109,8 +109,8 @@ sanitize: env
 TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q "hypothesis>=6.100" \
 	|| echo "hypothesis could not be installed: the property tests skip"
 # The CPU tests are spread over TEST_WORKERS processes (pytest-xdist, in requirements.txt), a test
-# file to a worker so that module fixtures run once: 4.7 min instead of 7 on two cores. Without
-# xdist (a prepared Python that lacks it and no registry) they run in one process.
+# file to a worker so that module fixtures run once (the time it saves: docs/methodology.md, Tests).
+# Without xdist (a prepared Python that lacks it and no registry) they run in one process.
 TEST_WORKERS ?= 2
 XDIST = $$($(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
 XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -q "pytest-xdist>=3.5" \
