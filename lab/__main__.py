@@ -18,10 +18,19 @@ def _names(arg: str | None) -> list[str]:
 
     if not arg:
         return variants.names()
+    from lab.kernels import switches
+
     names = arg.split(",")
     for n in names:
-        variants.get(n)  # unknown names fail here, with the list of known ones
+        switches.impl_config(n)  # a variant or a knock-out (kernel~no_switch); unknown names fail here, naming the known
     return names
+
+
+def _configs(names: list[str]) -> dict:
+    """The knock-out configurations among `names`: impl -> (kernel, defines), as build.build_all takes them."""
+    from lab.kernels import switches
+
+    return {n: switches.impl_config(n) for n in names if switches.parse_impl(n)}
 
 
 def _require_gpu() -> None:
@@ -37,7 +46,8 @@ def _load_built(names: list[str]) -> tuple[dict, dict]:
 
     print(f"building {len(names)} variants ...", flush=True)
     t0 = time.perf_counter()
-    results = build.build_all(names)
+    configs = _configs(names)
+    results = build.build_all([n for n in names if n not in configs], configs=configs)
     print(f"build done in {time.perf_counter() - t0:.1f} s", flush=True)
     kernels, failures = {}, {}
     for name, r in results.items():
@@ -54,7 +64,9 @@ def cmd_build(args) -> int:
 
     if args.arch is None:
         _require_gpu()
-    results = build.build_all(_names(args.variants), arch=args.arch, force=args.force)
+    names = _names(args.variants)
+    configs = _configs(names)
+    results = build.build_all([n for n in names if n not in configs], configs=configs, arch=args.arch, force=args.force)
     print(f"\n{'variant':<18} {'D':>4} {'regs':>5} {'spill st/ld':>12} {'stack':>6} {'dyn smem':>9} {'threads':>8}")
     for r in results.values():
         for k in sorted(r.ptxas, key=lambda k: k["head_dim"] or 0):

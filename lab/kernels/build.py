@@ -126,7 +126,7 @@ def variant_arch(variant: Variant, arch: str) -> str:
 #
 # A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
 # same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
-# ("ftz_exp2~no_ping_pong", "ftz_exp2@bc=64,stages=4"); its build is keyed by the defines too.
+# ("model_inputs~no_ping_pong_d128", "model_inputs@bc64=64,st64=4"); its build is keyed by the defines too.
 
 _DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
 
@@ -411,7 +411,7 @@ def build_all(names: list[str] | None = None, arch: str | None = None, force: bo
     """Build variants in parallel; a failing variant is reported and the others still build.
 
     `configs` adds configurations: implementation name -> (variant name, defines)."""
-    jobs_list = [(n, get(n), {}) for n in (names or [v.name for v in manifest()])]
+    jobs_list = [(n, get(n), {}) for n in (names if names is not None else [v.name for v in manifest()])]
     jobs_list += [(impl, get(variant), dict(defines)) for impl, (variant, defines) in (configs or {}).items()]
     arch = arch or device_arch()
     jobs = jobs or max(1, min(len(jobs_list), os.cpu_count() or 1))

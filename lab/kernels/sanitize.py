@@ -37,10 +37,10 @@ UNFILTERED_TOOLS = ("initcheck",)
 def target(names: list[str]) -> None:
     import torch
 
-    from lab.kernels import variants
+    from lab.kernels import switches, variants
 
-    for name in names:
-        attn = variants.load(name)
+    for name in names:  # a variant, or a knock-out configuration of one (kernel~no_switch)
+        attn = switches.build_impl(name).load() if switches.parse_impl(name) else variants.load(name)
         for shape in shapes_for(attn):
             q, k, v = shape.random_inputs()
             attn(q, k, v, is_causal=shape.causal)

@@ -22,14 +22,15 @@ from pathlib import Path
 
 from lab.kernels import manifest, variants
 
-APPLIES = ("all", "D=64", "D=128")
+APPLIES = ("all", "D=64", "D=128", "causal")
 _MACRO = re.compile(r"^FA_[A-Z0-9_]+$")
 KNOCKOUT_SEP = "~no_"
 
 
-def applies(applies_to: str, D: int) -> bool:
-    """Whether a switch declared `applies_to` ("all", "D=64", "D=128") changes the kernel at head dim D."""
-    return applies_to == "all" or applies_to == f"D={D}"
+def applies(applies_to: str, D: int, causal: bool) -> bool:
+    """Whether a switch declared `applies_to` ("all", "D=64", "D=128", "causal") changes the kernel
+    at head dim D, causal or not."""
+    return applies_to == "all" or applies_to == f"D={D}" or (applies_to == "causal" and bool(causal))
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ class Switch:
     def impl(self) -> str:
         return knockout_impl(self.kernel, self.name)
 
-    def applies(self, D: int) -> bool:
-        return applies(self.applies_to, D)
+    def applies(self, D: int, causal: bool) -> bool:
+        return applies(self.applies_to, D, causal)
 
 
 @dataclass(frozen=True)

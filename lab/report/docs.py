@@ -129,7 +129,7 @@ def portable(data: RunData, peer: str = PEER) -> str:
     return text
 
 
-def tuning(variant: str = "ftz_exp2") -> str:
+def tuning(variant: str = "model_inputs") -> str:
     from lab.report import tuning as tuning_report
     from lab.studies.tuning import dispatch
 

@@ -55,27 +55,47 @@ def _speedup(samples: dict, faster: str, slower: str, shape) -> stats.SpeedupCI 
     return stats.speedup_ci(a, b)
 
 
+def run_kernel(declared: str, impls, switches: list) -> str:
+    """The kernel whose knock-outs of `declared`'s switches a run measured: `declared` itself, or,
+    for a run recorded before the switches moved to a new end of the branch (step 18's went to
+    step 28 when the ladder grew), the kernel the run's knock-out impls name."""
+    names = {s.name for s in switches if s.kernel == declared}
+    found = {}
+    for impl in impls:
+        parsed = sw.parse_impl(impl)
+        if parsed and parsed[1] in names:
+            found[parsed[0]] = found.get(parsed[0], 0) + 1
+    return declared if declared in found or not found else max(found, key=found.get)
+
+
 def table(run) -> pd.DataFrame:
     """One row per (switch, shape): ladder gain and knock-out cost with intervals (NaN where
     the run lacks the measurement or the switch does not change that shape's kernel)."""
     run_dir = _dir(run)
     params = json.loads((run_dir / "params.json").read_text()) if (run_dir / "params.json").exists() else {}
     samples = _samples(run_dir)
+    impls = {impl for impl, _ in samples}
     all_switches = sw.load()[0]
-    kernels = [k for k in params.get("variants", variants.names()) if any(s.kernel == k for s in all_switches)]
+    by_name = {x.name: x for x in all_switches}
+    run_variants = set(params.get("variants", variants.names()))
+    kernel_of = {d: run_kernel(d, impls, all_switches) for d in {s.kernel for s in all_switches}}
     rows = []
-    for s in (s for s in all_switches if s.kernel in kernels):
+    for s in all_switches:
+        kernel = kernel_of[s.kernel]
+        # the run's kernel must hold the idea: a switch declared later than it is not its knock-out
+        if kernel not in run_variants or variants.get(s.introduced_by).index > variants.get(kernel).index:
+            continue
+        impl = sw.knockout_impl(kernel, s.name)
         step = variants.get(s.introduced_by)
         judged = variants.judged_shape(step) or HEADLINE
         roles = [("judged", judged)] if judged != HEADLINE else []  # judged at the headline: one row
         for label, shape in [*roles, ("headline", HEADLINE), ("canonical", HEADLINE_CANONICAL)]:
             gain = _speedup(samples, step.name, step.parent, shape) if step.parent else None
-            cost = _speedup(samples, s.kernel, s.impl, shape) if s.applies(shape.D) else None
-            dep_off = [d for d in sw.configuration(s.kernel, [s.name], {x.name: x for x in all_switches}).off
-                       if d != s.name]
-            rows.append(dict(switch=s.name, kernel=s.kernel, step=step.name, parent=step.parent, shape_role=label,
-                             shape=shape.tuple_label, applies=s.applies(shape.D), with_off=", ".join(dep_off),
-                             **_ci("gain", gain), **_ci("cost", cost)))
+            cost = _speedup(samples, kernel, impl, shape) if s.applies(shape.D, shape.causal) else None
+            dep_off = [d for d in sw.configuration(s.kernel, [s.name], by_name).off if d != s.name]
+            rows.append(dict(switch=s.name, kernel=kernel, declared_in=s.kernel, step=step.name, parent=step.parent,
+                             shape_role=label, shape=shape.tuple_label, applies=s.applies(shape.D, shape.causal),
+                             with_off=", ".join(dep_off), **_ci("gain", gain), **_ci("cost", cost)))
     return pd.DataFrame(rows)
 
 
@@ -202,7 +222,7 @@ def section(run, figures_dir, figure_link: str | None = None) -> str:
     out += ["", _disagreement(run_dir, prim), "", "### Interactions", "", interactions(run_dir),
             "### Not removable", ""]
     for st in sw.load()[1]:
-        if st.kernel in set(tab.kernel):
+        if st.kernel in set(tab.declared_in):
             out.append(f"- {', '.join(st.ideas)} ({st.kernel}): {st.reason}")
     return "\n".join(out) + "\n"
 

@@ -38,7 +38,7 @@ def knockout_costs(summary: pd.DataFrame, kernel: str, switches: list[sw.Switch]
     rows = []
     hot = summary[summary["mode"] == mode]
     for s in (s for s in switches if s.kernel == kernel):
-        shape = HEADLINE if s.applies(HEADLINE.D) else HEADLINE_D128
+        shape = HEADLINE if s.applies(HEADLINE.D, HEADLINE.causal) else HEADLINE_D128
         at = hot[(hot.B == shape.B) & (hot.H == shape.H) & (hot.S == shape.S) & (hot.D == shape.D)
                  & (hot.causal.astype(bool) == shape.causal)].set_index("impl")["median_us"]
         if kernel in at and s.impl in at:
@@ -150,7 +150,7 @@ def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int)
     return np.asarray(coef), boot
 
 
-def run(rec, kernel: str = "ftz_exp2", progress=print, spawn=None) -> None:
+def run(rec, kernel: str = "model_inputs", progress=print, spawn=None) -> None:
     """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
     write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
     never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""
@@ -193,7 +193,7 @@ def _run(rec, kernel: str, progress, spawn=None) -> None:
     effects = []
     for (B, H, S, D, causal), one in samples.groupby(["B", "H", "S", "D", "causal"]):
         est = estimate(one, factors, seed=p.seed, drop=drop)
-        applies = {f: next(s for s in switches if s.name == f).applies(D) for f in factors}
+        applies = {f: next(s for s in switches if s.name == f).applies(D, causal) for f in factors}
         est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
         effects.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
     rec.write_table("factorial.csv", pd.concat(effects, ignore_index=True))

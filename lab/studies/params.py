@@ -333,7 +333,7 @@ TUNE_SWITCHES = {
 class TuneParams:
     """A tuning run's parameters (its params.json); the field defaults are `make tune`'s."""
 
-    variant: str = "ftz_exp2"
+    variant: str = "model_inputs"
     shapes: str = "tune"
     heldout_shapes: str = "heldout"
     trials: int = 16

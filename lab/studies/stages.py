@@ -77,7 +77,7 @@ def knockout_configs(p: RunParams) -> dict[str, tuple[str, dict, str]]:
 def applies(applies_to: str, shape: Shape) -> bool:
     from lab.kernels import switches
 
-    return switches.applies(applies_to, shape.D)
+    return switches.applies(applies_to, shape.D, shape.causal)
 
 
 def _built(rec) -> dict:
@@ -283,7 +283,7 @@ def factorial_stage(rec, progress=print, spawn=None) -> None:
         return
     from lab.kernels.manifest import headline_end
 
-    factorial.run(rec, headline_end(kernels), progress, spawn)  # ftz_exp2 on Hopper, else the portable end
+    factorial.run(rec, headline_end(kernels), progress, spawn)  # model_inputs on Hopper, else the portable end
 
 
 def stage_profile(rec, progress=print) -> None:

@@ -142,14 +142,18 @@ __device__ __forceinline__ void cp_async_kv_tile(Elem* dst, const Elem* src, int
 // T provides BC, D, LD (unless SWIZZLE_128B), KV_STAGES, PRODUCER_WARPS and Smem::{k,v}_stage, and optionally
 // ASYNC_ARRIVE: then completion of the copies arrives on "full" by itself and the producer
 // moves on to the next stage at once, instead of waiting for each tile to land.
+// ring_first is how many tiles went through the ring before these (a persistent CTA's earlier
+// work tiles): tile t takes ring slot ring_first + t, as fa::tma::produce_kv_tiles does.
 template <class T>
 __device__ void produce_kv_tiles(KvRing<T::KV_STAGES>& ring, const typename T::Smem& sm, const ElemOf<T>* k_head,
-                                 const ElemOf<T>* v_head, const AttnShape& shape, int n_tiles, int producer_tid) {
+                                 const ElemOf<T>* v_head, const AttnShape& shape, int n_tiles, int producer_tid,
+                                 int ring_first = 0) {
   constexpr int PRODUCER_THREADS = 32 * T::PRODUCER_WARPS;
   for (int tile = 0; tile < n_tiles; ++tile) {
-    const int stage = ring.stage(tile);
+    const int slot = ring_first + tile;
+    const int stage = ring.stage(slot);
     // Refilling a stage waits for the consumers' release of the tile it held last round.
-    if (tile >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(tile - T::KV_STAGES));
+    if (slot >= T::KV_STAGES) mbarrier_wait(&ring.empty[stage], ring.parity(slot - T::KV_STAGES));
     const int kv0 = tile * T::BC;
     const size_t offset = static_cast<size_t>(kv0) * T::D;
     cp_async_kv_tile<T, PRODUCER_THREADS>(sm.k_stage(stage), k_head + offset, shape.S - kv0, producer_tid);

@@ -75,8 +75,9 @@ struct BalancedTileScheduler {
 namespace {  // internal linkage, like fa::launch
 
 // Launch a persistent kernel: min(work items, SMs x Tile's CTAs per SM) CTAs in one dimension,
-// so that every CTA has at least one item.
-template <class Tile, template <int> class Scheduler, class... Params, class... Args>
+// so that every CTA has at least one item. ONE_WAVE = false (a knock-out of persistence) launches
+// one CTA per work item instead, as many waves as the items need.
+template <class Tile, template <int> class Scheduler, bool ONE_WAVE = true, class... Params, class... Args>
 int launch_persistent(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t stream, Args... args) {
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;
   int sms = 0;
@@ -86,7 +87,7 @@ int launch_persistent(void (*kernel)(Params...), const AttnShape& shape, cudaStr
     return static_cast<int>(cudaErrorInvalidValue);
   const int items = Scheduler<Tile::BR>(shape).items();
   const int resident = sms * CtasPerSm<Tile>::value;
-  kernel<<<items < resident ? items : resident, Tile::THREADS, Tile::smem_bytes(), stream>>>(args..., shape);
+  kernel<<<items < resident || !ONE_WAVE ? items : resident, Tile::THREADS, Tile::smem_bytes(), stream>>>(args..., shape);
   return static_cast<int>(cudaGetLastError());
 }
 

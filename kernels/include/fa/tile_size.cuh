@@ -35,7 +35,8 @@ namespace fa {
 
 // Hopper (sm_90a): one consumer warpgroup and two CTAs per SM at D = 64, two warpgroups taking
 // turns at D = 128; 128-key K/V tiles in a three-stage ring. TMA_KV = false (a knock-out: the
-// producer copies K/V with cp.async) keeps 40 registers for the producer, which TMA does not need.
+// producer copies K/V with cp.async) keeps 40 registers for the producer (56 beside two consumer
+// warpgroups: a persistent producer's copy loop spills at 40), which TMA does not need.
 // Elem: the 16-bit input type (half; __nv_bfloat16 in the steps that take it), the same tile.
 template <int D, bool TMA_KV = true, class Elem = half>
 using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
@@ -44,7 +45,7 @@ using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D12
                              /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
                              /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
                              /*PRODUCER_REGISTERS=*/TMA_KV && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1
-                                 ? 24 : 40, Elem>;
+                                 ? 24 : TMA_KV || (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 40 : 56, Elem>;
 
 // Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
 // GPU), no producer warp; D = 128 with two m-tiles takes 32 keys a tile (three stages: still 64

@@ -36,7 +36,7 @@ struct WgmmaTile {
   // producer keeps what issuing copies needs; the consumers take the rest (at most 232).
   // Two consumer warpgroups, 1 CTA/SM: 168 at launch -> 40 / 232. One, 2 CTAs/SM: 128 -> 24 / 232.
   static constexpr int LAUNCH_REGISTERS = 65536 / (THREADS * CTAS_PER_SM) / 8 * 8;
-  static constexpr int PRODUCER_REGISTERS = PRODUCER_REGISTERS_;  // 24 or 40 suffice for TMA; cp.async copies want 40
+  static constexpr int PRODUCER_REGISTERS = PRODUCER_REGISTERS_;  // 24 or 40 suffice for TMA; cp.async copies want 40-56
   static constexpr int CONSUMER_REGISTERS_FIT =
       (THREADS * LAUNCH_REGISTERS - 32 * PRODUCER_WARPS * PRODUCER_REGISTERS) / CONSUMER_THREADS / 8 * 8;
   static constexpr int CONSUMER_REGISTERS = CONSUMER_REGISTERS_FIT < 232 ? CONSUMER_REGISTERS_FIT : 232;

@@ -22,7 +22,7 @@ def section_knockouts(ctx: Context) -> list[str]:
     return [*md.rstrip().splitlines(), ""]
 
 
-def section_tuning(ctx: Context, variant: str = "ftz_exp2") -> list[str]:
+def section_tuning(ctx: Context, variant: str = "model_inputs") -> list[str]:
     """The tuning run named by the committed dispatch table (kernels/variants/dispatch_<variant>.json)."""
     table = dispatch.read_table(variant=variant)
     run_id = table.get("run_id")

@@ -1,12 +1,12 @@
 """A kernel's tunable compile-time parameters: declared in the manifest, checked before building.
 
     >>> from lab.studies.tuning import space as ts
-    >>> space = ts.space("ftz_exp2")
+    >>> space = ts.space("model_inputs")
     >>> cfg = space.config(64, {"bc64": 64, "st64": 4})
     >>> space.violations(cfg)          # [] when legal, else one reason per broken constraint
-    >>> space.impl_name(cfg)           # 'ftz_exp2@bc64=64,st64=4' (only non-default values)
+    >>> space.impl_name(cfg)           # 'model_inputs@bc64=64,st64=4' (only non-default values)
     >>> space.defines(cfg)             # {'FA_TILE_BC_D64': 64, 'FA_TILE_STAGES_D64': 4}
-    >>> space.parse_impl('ftz_exp2@wgs64=2')
+    >>> space.parse_impl('model_inputs@wgs64=2')
 
 A configuration is one head dim's parameters (the kernel of the other head dim stays as written):
 the two kernels are separate instantiations, so searching them jointly would only mix two
@@ -216,7 +216,7 @@ def _shorts(cfg: Config) -> dict[str, int]:
 
 
 @cache
-def space(variant: str = "ftz_exp2") -> Space:
+def space(variant: str = "model_inputs") -> Space:
     """The variant's tunable space from the manifest; a ValueError names what is malformed."""
     raw = manifest.tables()
     params = []

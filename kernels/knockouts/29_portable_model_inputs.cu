@@ -1,18 +1,18 @@
-// The switchable twin of step 25 (small_grid_tiles, the portable branch's end):
-// kernels/variants/25_small_grid_tiles.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 29 (portable_model_inputs, the portable branch's end):
+// kernels/variants/29_portable_model_inputs.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
 // idea; at its defaults this file compiles to the step's SASS byte for byte
-// (tests/test_knockouts.py checks it).
+// (tests/test_knockouts.py checks it). Every configuration takes what the step takes: fp16 and
+// bf16, K/V heads any divisor of the query heads.
 //
-// Step 25 - +small-grid tiles: when the 128-row grid has fewer CTAs than the GPU has
-// SMs (S = 512 with few heads: (1, 8, 512) makes 32), the launch takes the 64-row tile instead
-// (one m-tile per warp, as up to step 19), doubling the CTAs and halving each one's path.
-// Hypothesis: at such shapes the time is one CTA's latency, not throughput; step 20's two m-tiles
-// made them slower (fewer, longer CTAs), and this wins it back without touching the shapes that
-// fill the GPU.
-// Predicted: 1.3x-1.5x over +lazy rescaling at (1, 8, 512, 64); 1.0x elsewhere.
+// Step 29 - +model inputs (portable): bf16 as well as fp16, and K/V with fewer heads than Q
+// (grouped-query and multi-query attention, SDPA's enable_gqa: query head h reads K/V head
+// h / (H / H_kv)), as step 28 does on the sm_90a branch.
+// Hypothesis: it costs nothing on fp16 multi-head shapes (one integer division per CTA), and a
+// bf16 kernel runs as fast as the fp16 one.
+// Predicted: 0.99x-1.01x over +small-grid tiles (fp16, the ladder's shapes): within noise.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -49,32 +49,34 @@ constexpr bool kFtzExp2 = FA_FTZ_EXP2, kUnmaskedInterior = FA_UNMASKED_INTERIOR,
 
 // MT: m-tiles per warp, 2 unless the grid is small (see launch_for_grid); fa::PortableTile gives
 // D = 128 32-key tiles at two m-tiles.
-template <int D, int MT = 2>
-using Tile = fa::PortableTile<D, MT>;
+template <class Elem, int D, int MT = 2>
+using Tile = fa::PortableTile<D, MT, Elem>;
 
-template <int D, int MT>
-__global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
-    attention_fwd(const half* __restrict__ q, const half* __restrict__ k, const half* __restrict__ v,
-                  half* __restrict__ o, fa::AttnShape shape) {
-  using T = Tile<D, MT>;
+template <class Elem, int D, int MT>
+__global__ void __launch_bounds__(Tile<Elem, D, MT>::THREADS, 1)
+    attention_fwd(const Elem* __restrict__ q, const Elem* __restrict__ k, const Elem* __restrict__ v,
+                  Elem* __restrict__ o, fa::AttnShape shape) {
+  using T = Tile<Elem, D, MT>;
   constexpr bool Q_IN_REGISTERS = D == 64 || MT == 1;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const typename T::Smem sm(smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int q0 = blockIdx.x * T::BR;
   const size_t head = fa::head_offset<D>(shape);
+  const size_t kv_head =
+      static_cast<size_t>(fa::kv_head_index(shape, blockIdx.z * shape.H + blockIdx.y)) * shape.S * D;
   const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
 
   // The first KV_STAGES - 1 tiles are in flight while Q is copied.
   for (int tile = 0; tile < T::KV_STAGES - 1; ++tile)
-    fa::issue_kv_tile<T>(sm, k + head, v + head, shape, tile, n_tiles, tid);
+    fa::issue_kv_tile<T>(sm, k + kv_head, v + kv_head, shape, tile, n_tiles, tid);
   fa::load_tile_vec16<T::BR, D, T::LD, T::THREADS>(sm.q, q + head + static_cast<size_t>(q0) * D,
                                                     shape.S - q0, tid);
   __syncthreads();
 
   const int row0 = warp * T::WARP_ROWS;  // this warp's query rows within the tile
   const float scale_log2 = shape.scale * 1.4426950408889634f;
-  const half* q_w = sm.q + row0 * T::LD;
+  const Elem* q_w = sm.q + row0 * T::LD;
   unsigned qa[Q_IN_REGISTERS ? MT : 1][Q_IN_REGISTERS ? D / 16 : 1][4];
   if constexpr (Q_IN_REGISTERS)
 #pragma unroll
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
   for (int tile = 0; tile < n_tiles; ++tile) {
     const int kv0 = tile * T::BC;
     fa::wait_kv_tile<T>();  // tile has landed; every warp is done with the stage refilled next
-    fa::issue_kv_tile<T>(sm, k + head, v + head, shape, tile + T::KV_STAGES - 1, n_tiles, tid);
+    fa::issue_kv_tile<T>(sm, k + kv_head, v + kv_head, shape, tile + T::KV_STAGES - 1, n_tiles, tid);
     if (shape.causal && kv0 > last_row) continue;
     const int stage = tile % T::KV_STAGES;
     float s[MT][T::BC / 8][4];
@@ -131,26 +133,27 @@ __global__ void __launch_bounds__(Tile<D, MT>::THREADS, 1)
 // Grids too small for the SMs take 16 query rows a warp (BR = 64): twice the CTAs, each half as
 // long. Below one 128-row CTA per SM, the 64-row grid finishes sooner even though each of its
 // mma loads twice the shared-memory bytes. (fa_tile_rows reports the 128-row tile.)
-template <int D>
-int launch_for_grid(const half* q, const half* k, const half* v, half* o, const fa::AttnShape& shape,
-                    cudaStream_t stream) {
-  if constexpr (!kTwoMTiles) {
-    return fa::launch<Tile<D, 1>>(attention_fwd<D, 1>, shape, stream, q, k, v, o);
-  } else {
-    if constexpr (kSmallGridTiles) {
-      int sms = 0;
-      if (int err = fa::multiprocessor_count(&sms)) return err;
-      const long long ctas = static_cast<long long>(fa::ceil_div(shape.S, Tile<D, 2>::BR)) * shape.B * shape.H;
-      if (ctas < sms)
-        return fa::launch<Tile<D, 1>>(attention_fwd<D, 1>, shape, stream, q, k, v, o);
+template <class Elem, int D>
+struct LaunchForGrid {
+  static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
+                 cudaStream_t stream) {
+    if constexpr (!kTwoMTiles) {
+      return fa::launch<Tile<Elem, D, 1>>(attention_fwd<Elem, D, 1>, shape, stream, q, k, v, o);
+    } else {
+      if constexpr (kSmallGridTiles) {
+        int sms = 0;
+        if (int err = fa::multiprocessor_count(&sms)) return err;
+        const long long ctas = static_cast<long long>(fa::ceil_div(shape.S, Tile<Elem, D, 2>::BR)) * shape.B * shape.H;
+        if (ctas < sms) return fa::launch<Tile<Elem, D, 1>>(attention_fwd<Elem, D, 1>, shape, stream, q, k, v, o);
+      }
+      return fa::launch<Tile<Elem, D, 2>>(attention_fwd<Elem, D, 2>, shape, stream, q, k, v, o);
     }
-    return fa::launch<Tile<D, 2>>(attention_fwd<D, 2>, shape, stream, q, k, v, o);
   }
-}
+};
 
 template <int D>
-using LargeGridTile = Tile<D, kTwoMTiles ? 2 : 1>;
+using LargeGridTile = Tile<half, D, kTwoMTiles ? 2 : 1>;  // the bf16 tile has the same sizes
 
 }  // namespace
 
-FA_EXPORT_VARIANT_WITH(launch_for_grid, LargeGridTile)
+FA_EXPORT_MODEL_VARIANT(LaunchForGrid, LargeGridTile)
