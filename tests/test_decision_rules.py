@@ -797,3 +797,38 @@ def test_speedup_ci_width_of_unequal_sizes_matches_the_large_sample_theory():
         assert ci.method == "BCa"
         halves.append((math.log(ci.hi) - math.log(ci.lo)) / 2)
     assert np.mean(halves) == pytest.approx(expected, rel=0.2)
+
+
+def _held(cls, config, lo, hi, status="ok"):
+    return dict(status=status, shape_class=cls, config=config, ratio_to_default=(lo + hi) / 2,
+                ratio_to_default_lo=lo, ratio_to_default_hi=hi)
+
+
+@pytest.mark.parametrize("lo, hi, want", [(1.001, 1.02, "faster"), (1.0, 1.02, "no difference"),
+                                          (0.98, 0.999, "slower"), (0.98, 1.0, "no difference")])
+def test_a_held_out_shape_is_faster_only_when_its_interval_lies_above_1(lo, hi, want):
+    assert td.heldout_verdict(lo, hi) == want
+
+
+def test_the_committed_table_drops_a_class_its_held_out_shapes_call_overfitted():
+    """A class whose configuration is faster on none of its held-out shapes keeps the default;
+    one faster on at least one stays; one without held-out shapes stays (not validated); rows that
+    failed or time the default against itself decide nothing."""
+    entry = lambda impl: {"impl": impl, "defines": {"X": 1}, "ratio": 1.02, "ci_lo": 1.01, "ci_hi": 1.03}  # noqa: E731
+    table = {"variant": "model_inputs", "considered": {}, "classes": {
+        "D128-causal-short": entry("model_inputs@bc128=64"), "D64-full-short": entry("model_inputs@st64=2"),
+        "D64-causal-long": entry("model_inputs@wgs64=2")}}
+    held = pd.DataFrame([
+        _held("D128-causal-short", "model_inputs@bc128=64", 0.95, 0.96),     # slower
+        _held("D128-causal-short", "model_inputs@bc128=64", 0.99, 1.01),     # no difference
+        _held("D128-causal-short", "model_inputs@bc128=64", 1.2, 1.3, status="error"),  # failed: no verdict
+        _held("D64-full-short", "model_inputs@st64=2", 0.97, 0.98),          # slower ...
+        _held("D64-full-short", "model_inputs@st64=2", 1.001, 1.01),         # ... and faster: validated
+        _held("D128-full-long", "model_inputs", 1.05, 1.06),                 # the default against itself
+    ])
+    out = td.without_overfitted(table, held)
+    assert set(out["classes"]) == {"D64-full-short", "D64-causal-long"}
+    assert out["considered"]["D128-causal-short"].endswith("overfitted, default kept")
+    assert out["considered"]["D128-causal-short"].startswith("model_inputs@bc128=64 x1.020 [1.010, 1.030]")
+    assert set(table["classes"]) == {"D128-causal-short", "D64-full-short", "D64-causal-long"}  # input untouched
+    assert td.without_overfitted(table, pd.DataFrame())["classes"] == table["classes"]  # no held-out run: as chosen

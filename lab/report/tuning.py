@@ -21,6 +21,7 @@ from pathlib import Path
 from lab.kernels.manifest import REPO
 from lab.kernels.shape import Shape
 from lab.report.common import fmt_ci, md_table
+from lab.studies.tuning.dispatch import heldout_verdict as verdict, heldout_verdicts  # noqa: F401 (the report's names)
 
 REPORT_DIR = REPO / "reports" / "tuning"
 TOP = 5
@@ -44,10 +45,6 @@ def _ci(r, lo, hi) -> str:
     return fmt_ci(r, lo, hi, mark="")
 
 
-def verdict(lo: float, hi: float) -> str:
-    return "faster" if lo > 1 else ("slower" if hi < 1 else "no difference")
-
-
 # --- pieces ---------------------------------------------------------------------------------
 
 
@@ -57,24 +54,6 @@ def leaderboard(tuning, top: int = TOP, mode: str = "hot"):
 
     scores = class_scores(tuning, mode)
     return scores.groupby("shape_class", group_keys=False).head(top)
-
-
-def heldout_verdicts(heldout, dispatch: dict):
-    """Per held-out row: its verdict; per class the table chose a configuration for: 'validated'
-    when some held-out shape of the class is faster, 'overfitted' when none is, 'not validated'
-    when the held-out set has no shape in it."""
-    ok = heldout[heldout["status"] == "ok"].copy() if not heldout.empty else heldout
-    if not ok.empty:  # where the table keeps the default, the comparison is the default against itself
-        default = dispatch.get("variant")
-        ok["verdict"] = [f"same kernel: A/A ({verdict(lo, hi)})" if cfg == default else verdict(lo, hi)
-                         for cfg, lo, hi in zip(ok.get("config", [None] * len(ok)), ok["ratio_to_default_lo"],
-                                                ok["ratio_to_default_hi"])]
-    classes = {}
-    for cls in dispatch.get("classes", {}):
-        rows = ok[ok["shape_class"] == cls] if not ok.empty else ok
-        classes[cls] = ("not validated" if rows.empty else
-                        "validated" if (rows["verdict"] == "faster").any() else "overfitted")
-    return ok, classes
 
 
 def outcomes(tuning) -> dict[str, int]:
@@ -192,6 +171,9 @@ def held_out_part(run_dir: Path, heldout, dispatch: dict) -> list[str]:
     slower = ok[ok["verdict"] == "slower"] if not ok.empty else ok
     if not slower.empty:
         out.append(f"The tuned dispatch is slower than the default at {len(slower)} held-out shape(s).")
+    if dropped := [c for c, v in classes.items() if v == "overfitted"]:
+        out.append(f"The committed table (`kernels/variants/dispatch_{dispatch.get('variant')}.json`, "
+                   f"lab.studies.tuning.dispatch.without_overfitted) keeps the default for {', '.join(dropped)}.")
     return out
 
 

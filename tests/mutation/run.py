@@ -42,7 +42,8 @@ FAST = {
     "lab/studies/compare.py": ["compare"],
     "lab/report/bar.py": ["bar_rows", "_row_level", "bar_verdicts", "_profile_verdicts", "portable_bar_rows"],
     "lab/report/tables.py": ["hypothesis_verdict", "_rel_change", "_vs_prediction"],
-    "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "choose_table"],
+    "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "choose_table", "heldout_verdict",
+                                       "heldout_verdicts", "without_overfitted"],
 }
 FULL = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal", "reference", "ReferenceCache.get",
@@ -63,6 +64,7 @@ FULL = {
     "lab/report/tables.py": ["hypothesis_verdict", "_rel_change", "_vs_prediction"],
     "lab/report/replication.py": ["rows", "_se", "agreement", "_normal_cdf"],
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "_log_se", "class_scores", "choose_table",
+                                       "heldout_verdict", "heldout_verdicts", "without_overfitted",
                                        "TunedDispatch.kernel_for"],
 }
 SCOPES = {"fast": FAST, "full": FULL}

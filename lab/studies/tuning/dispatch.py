@@ -115,6 +115,44 @@ def choose_table(tuning, run_id: str, variant: str = "model_inputs", mode: str =
     return table
 
 
+def heldout_verdict(lo: float, hi: float) -> str:
+    """A held-out shape's verdict from its speedup interval over the default."""
+    return "faster" if lo > 1 else ("slower" if hi < 1 else "no difference")
+
+
+def heldout_verdicts(heldout, table: dict):
+    """Per held-out row: its verdict; per class the table chose a configuration for: 'validated'
+    when some held-out shape of the class is faster, 'overfitted' when none is, 'not validated'
+    when the held-out set has no shape in it."""
+    ok = heldout[heldout["status"] == "ok"].copy() if not heldout.empty else heldout
+    if not ok.empty:  # where the table keeps the default, the comparison is the default against itself
+        default = table.get("variant")
+        ok["verdict"] = [f"same kernel: A/A ({heldout_verdict(lo, hi)})" if cfg == default else heldout_verdict(lo, hi)
+                         for cfg, lo, hi in zip(ok.get("config", [None] * len(ok)), ok["ratio_to_default_lo"],
+                                                ok["ratio_to_default_hi"])]
+    classes = {}
+    for cls in table.get("classes", {}):
+        rows = ok[ok["shape_class"] == cls] if not ok.empty else ok
+        classes[cls] = ("not validated" if rows.empty else
+                        "validated" if (rows["verdict"] == "faster").any() else "overfitted")
+    return ok, classes
+
+
+def without_overfitted(table: dict, heldout) -> dict:
+    """The table to commit after the held-out check: a class whose configuration is faster on none
+    of its held-out shapes (overfitted) keeps the default, and `considered` says why; validated
+    and not-validated classes stay. The search's own choice stays in the run's dispatch.json."""
+    _, classes = heldout_verdicts(heldout, table)
+    out = json.loads(json.dumps(table))
+    out.setdefault("considered", {})
+    for cls, v in classes.items():
+        if v == "overfitted":
+            e = out["classes"].pop(cls)
+            out["considered"][cls] = (f"{e['impl']} x{e['ratio']:.3f} [{e['ci_lo']:.3f}, {e['ci_hi']:.3f}] on its tuning "
+                                      "shape(s) but faster on none of its held-out shapes: overfitted, default kept")
+    return out
+
+
 def write_table(table: dict, path: Path) -> None:
     tmp = Path(str(path) + ".tmp")
     tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")

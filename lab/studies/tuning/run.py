@@ -11,14 +11,15 @@ own CUDA_VISIBLE_DEVICES):
   1. A/A: the default configuration against itself on every GPU (one task pinned to each worker
      per head dim), giving the within-GPU noise floor and the GPU-to-GPU spread;
   2. the search (lab.studies.tuning.search);
-  3. the dispatch table chosen from the trials (lab.studies.tuning.dispatch), written to the run folder
-     and to kernels/variants/dispatch_<variant>.json;
+  3. the dispatch table chosen from the trials (lab.studies.tuning.dispatch), written to the run folder;
   4. held-out validation: the tuned dispatch on the full correctness grid, then timed against the
-     default, interleaved, hot, on shapes the search never saw.
+     default, interleaved, hot, on shapes the search never saw; a class faster on none of its
+     held-out shapes keeps the default in the table written to kernels/variants/dispatch_<variant>.json
+     (and dispatch_committed.json).
 
 The run folder `data/tuning/<run_id>/` (never overwritten) holds params.json, env.json (per
 worker), status.json, wall.json, tuning.parquet, samples.parquet, aa.parquet, dispatch.json,
-heldout_check.json, heldout.parquet, prebuild.json and study.journal (Optuna's journal of the studies).
+dispatch_committed.json, heldout_check.json, heldout.parquet, prebuild.json and study.journal (Optuna's journal of the studies).
 """
 
 from __future__ import annotations
@@ -302,11 +303,13 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     summary = search.run()
     table = td.choose_table(recorder.frame("tuning.parquet"), rec.run_id, p.variant, settings.modes[0])
     rec.write_json("dispatch.json", table)
+    t0 = time.perf_counter()
+    if p.heldout:  # a class the held-out shapes call overfitted keeps the default in the committed table
+        run_heldout(client, p, table, rec.run_id, rec, recorder, backend)
+        table = td.without_overfitted(table, recorder.frame("heldout.parquet"))
+        rec.write_json("dispatch_committed.json", table)
     if p.update_dispatch and not p.fake:
         td.write_table(table, td.dispatch_path(p.variant))
-    t0 = time.perf_counter()
-    if p.heldout:
-        run_heldout(client, p, table, rec.run_id, rec, recorder, backend)
     heldout_s = time.perf_counter() - t0
     total = time.perf_counter() - t_start
     rec.write_json("wall.json", {"workers": n, "gpus_requested": p.gpus, "prebuild_s": prebuild_s, "aa_s": aa_s, "search_s": summary["seconds"],
