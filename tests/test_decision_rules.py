@@ -832,3 +832,29 @@ def test_the_committed_table_drops_a_class_its_held_out_shapes_call_overfitted()
     assert out["considered"]["D128-causal-short"].startswith("model_inputs@bc128=64 x1.020 [1.010, 1.030]")
     assert set(table["classes"]) == {"D128-causal-short", "D64-full-short", "D64-causal-long"}  # input untouched
     assert td.without_overfitted(table, pd.DataFrame())["classes"] == table["classes"]  # no held-out run: as chosen
+
+
+def test_held_out_verdicts_per_row_and_per_class():
+    """Rows: a configuration's interval decides 'faster' / 'slower' / 'no difference'; a row timing
+    the default against itself is an A/A row and never makes its class 'validated'. Classes of the
+    table only: validated (some row faster), overfitted (none), not validated (no row)."""
+    table = {"variant": "model_inputs", "classes": {"D128-causal-short": {}, "D64-full-short": {}, "D64-causal-long": {}}}
+    held = pd.DataFrame([
+        _held("D128-causal-short", "model_inputs", 1.02, 1.04),             # A/A, faster by chance
+        _held("D128-causal-short", "model_inputs", 0.99, 1.01),             # A/A, no difference
+        _held("D128-causal-short", "model_inputs@bc128=64", 0.95, 0.96),
+        _held("D64-full-short", "model_inputs@st64=2", 1.001, 1.01),
+        _held("D64-full-short", "model_inputs@st64=2", 1.5, 1.6, status="timeout"),
+    ])
+    rows, classes = td.heldout_verdicts(held, table)
+    assert list(rows["verdict"]) == ["same kernel: A/A (faster)", "same kernel: A/A (no difference)", "slower", "faster"]
+    assert classes == {"D128-causal-short": "overfitted", "D64-full-short": "validated", "D64-causal-long": "not validated"}
+    assert td.heldout_verdicts(held, {"variant": "model_inputs"})[1] == {}  # a table without classes
+    # held-out rows recorded without a config column (older tuning runs): judged by their intervals alone
+    rows, classes = td.heldout_verdicts(held.drop(columns="config"), table)
+    assert list(rows["verdict"]) == ["faster", "no difference", "slower", "faster"]
+    assert classes["D128-causal-short"] == "validated"
+    # the A/A rows do not rescue the overfitted class, and a table without `considered` gets one
+    out = td.without_overfitted({"variant": "model_inputs", "classes": {
+        "D128-causal-short": {"impl": "model_inputs@bc128=64", "ratio": 1.01, "ci_lo": 1.005, "ci_hi": 1.015}}}, held)
+    assert out["classes"] == {} and list(out["considered"]) == ["D128-causal-short"]
