@@ -8,7 +8,7 @@ study times besides the ladder's steps, on the full correctness grid.
 - A launch on a side stream behind a GPU sleep and the copy of its inputs: a launch on another
   stream would run before the copy, on the stale (zero) inputs.
 - The knock-out builds (lab.kernels.switches.run_configs: each branch end with one switch off) and the
-  committed tuned dispatch (kernels/variants/dispatch_model_inputs.json, once a tuning run has chosen one), and each configuration the
+  committed tuned dispatch (kernels/variants/dispatch_<tuned kernel>.json, once a tuning run has chosen one), and each configuration the
   table names, judged by lab.measure.check's rule on lab.measure.check.grid(), as the ladder's steps are.
 """
 

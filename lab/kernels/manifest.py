@@ -222,6 +222,17 @@ def headline_end(variant_names: list[str]) -> str:
     return (specific or ends or [""])[-1]
 
 
+def tuned_kernel() -> str:
+    """The step the manifest's [[tunable]] tables name: the sm_90a branch's end, whose switchable
+    twin takes the tile constants. Tuning, the tuned dispatch and the factorial default to it, so a
+    new branch end moves them by its manifest entries alone. A ValueError if the tables name none
+    or several."""
+    named = sorted({t.get("variant", "") for t in tables().get("tunable", [])})
+    if len(named) != 1 or named[0] not in names():
+        raise ValueError(f"manifest: the [[tunable]] tables must name one known step, not {named}")
+    return named[0]
+
+
 def get(name: str) -> Variant:
     for v in manifest():
         if v.name == name:

@@ -129,11 +129,12 @@ def portable(data: RunData, peer: str = PEER) -> str:
     return text
 
 
-def tuning(variant: str = "model_inputs") -> str:
+def tuning(variant: str | None = None) -> str:
     from lab.report import tuning as tuning_report
     from lab.studies.tuning import dispatch
 
     table = dispatch.read_table(variant=variant)
+    variant = table["variant"]
     run_dir = records.TUNING_DIR / table["run_id"] if table.get("run_id") else None
     if run_dir is None or not run_dir.is_dir():
         return f"No tuning run is recorded for `{variant}`'s dispatch table: it keeps the default everywhere."

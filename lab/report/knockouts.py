@@ -91,10 +91,14 @@ def table(run) -> pd.DataFrame:
         roles = [("judged", judged)] if judged != HEADLINE else []  # judged at the headline: one row
         for label, shape in [*roles, ("headline", HEADLINE), ("canonical", HEADLINE_CANONICAL)]:
             gain = _speedup(samples, step.name, step.parent, shape) if step.parent else None
-            cost = _speedup(samples, kernel, impl, shape) if s.applies(shape.D, shape.causal) else None
+            # Where the switch changes the kernel: the manifest says for its current kernel; a run
+            # recorded on an earlier end timed the knock-out wherever it changed that end's kernel
+            # (step 28's wgmma_overlap at D = 64, which step 30 runs in series anyway).
+            applies = s.applies(shape.D, shape.causal) if kernel == s.kernel else (impl, shape) in samples
+            cost = _speedup(samples, kernel, impl, shape) if applies else None
             dep_off = [d for d in sw.configuration(s.kernel, [s.name], by_name).off if d != s.name]
             rows.append(dict(switch=s.name, kernel=kernel, declared_in=s.kernel, step=step.name, parent=step.parent,
-                             shape_role=label, shape=shape.tuple_label, applies=s.applies(shape.D, shape.causal),
+                             shape_role=label, shape=shape.tuple_label, applies=applies,
                              with_off=", ".join(dep_off), **_ci("gain", gain), **_ci("cost", cost)))
     return pd.DataFrame(rows)
 

@@ -150,7 +150,7 @@ def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int)
     return np.asarray(coef), boot
 
 
-def run(rec, kernel: str = "model_inputs", progress=print, spawn=None) -> None:
+def run(rec, kernel: str, progress=print, spawn=None) -> None:
     """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
     write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
     never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""

@@ -20,6 +20,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure.peers import BACKENDS, DEFAULT_BACKENDS
 from lab.measure.timing import StopRule
@@ -333,7 +334,7 @@ TUNE_SWITCHES = {
 class TuneParams:
     """A tuning run's parameters (its params.json); the field defaults are `make tune`'s."""
 
-    variant: str = "model_inputs"
+    variant: str = field(default_factory=manifest.tuned_kernel)  # the sm_90a end, per the manifest
     shapes: str = "tune"
     heldout_shapes: str = "heldout"
     trials: int = 16

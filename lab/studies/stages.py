@@ -283,7 +283,7 @@ def factorial_stage(rec, progress=print, spawn=None) -> None:
         return
     from lab.kernels.manifest import headline_end
 
-    factorial.run(rec, headline_end(kernels), progress, spawn)  # model_inputs on Hopper, else the portable end
+    factorial.run(rec, headline_end(kernels), progress, spawn)  # the sm_90a end on Hopper, else the portable end
 
 
 def stage_profile(rec, progress=print) -> None:

@@ -22,9 +22,10 @@ def section_knockouts(ctx: Context) -> list[str]:
     return [*md.rstrip().splitlines(), ""]
 
 
-def section_tuning(ctx: Context, variant: str = "model_inputs") -> list[str]:
+def section_tuning(ctx: Context, variant: str | None = None) -> list[str]:
     """The tuning run named by the committed dispatch table (kernels/variants/dispatch_<variant>.json)."""
     table = dispatch.read_table(variant=variant)
+    variant = table["variant"]
     run_id = table.get("run_id")
     run_dir = TUNING_DIR / run_id if run_id else None
     if run_dir is None or not run_dir.is_dir():

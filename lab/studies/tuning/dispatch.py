@@ -5,7 +5,8 @@ Shape classes (the rule): head dim D, causal or not, and S short (S <= 1024) or 
 speedup over the default across that class's tuning shapes, and only when the lower end of its
 95 % interval is above 1; otherwise (or with no tuning shape in the class) the class keeps the
 default. The table is a small JSON file committed beside the kernel
-(`kernels/variants/dispatch_model_inputs.json`), naming the run id that chose it.
+(`kernels/variants/dispatch_<variant>.json`, the variant being the manifest's tuned kernel,
+`lab.kernels.manifest.tuned_kernel()`), naming the run id that chose it.
 
     >>> from lab.studies.tuning import dispatch as td
     >>> attn = td.load()                    # builds the table's configurations (cached)
@@ -18,6 +19,7 @@ import json
 import math
 from pathlib import Path
 
+from lab.kernels import manifest
 from lab.kernels.variants import VARIANTS_DIR, check_inputs
 
 S_SPLIT = 1024  # S <= S_SPLIT is "short"
@@ -26,8 +28,8 @@ RULE = f"class = (D, causal, S <= {S_SPLIT} 'short' else 'long')"
 Z95 = 1.959963984540054
 
 
-def dispatch_path(variant: str = "model_inputs") -> Path:
-    return VARIANTS_DIR / f"dispatch_{variant}.json"
+def dispatch_path(variant: str | None = None) -> Path:
+    return VARIANTS_DIR / f"dispatch_{variant or manifest.tuned_kernel()}.json"
 
 
 def shape_class(D: int, causal: bool, S: int) -> str:
@@ -44,11 +46,11 @@ def entry_for(table: dict, D: int, causal: bool, S: int) -> dict:
     return {"class": cls, **entry}
 
 
-def empty_table(variant: str = "model_inputs") -> dict:
-    return {"variant": variant, "run_id": None, "rule": RULE, "classes": {}}
+def empty_table(variant: str | None = None) -> dict:
+    return {"variant": variant or manifest.tuned_kernel(), "run_id": None, "rule": RULE, "classes": {}}
 
 
-def read_table(path: Path | None = None, variant: str = "model_inputs") -> dict:
+def read_table(path: Path | None = None, variant: str | None = None) -> dict:
     path = path or dispatch_path(variant)
     return json.loads(Path(path).read_text()) if Path(path).exists() else empty_table(variant)
 
@@ -91,12 +93,12 @@ def class_scores(tuning, mode: str = "hot"):
     return pd.DataFrame(out, columns=cols).sort_values(["shape_class", "gm_ratio"], ascending=[True, False])
 
 
-def choose_table(tuning, run_id: str, variant: str = "model_inputs", mode: str = "hot") -> dict:
+def choose_table(tuning, run_id: str, variant: str | None = None, mode: str = "hot") -> dict:
     """The dispatch table a tuning run implies (see the module doc for the rule)."""
     from lab.studies.tuning.space import space
 
     sp = space(variant)
-    table = empty_table(variant)
+    table = empty_table(sp.variant)
     table["run_id"] = run_id
     table["mode"] = mode
     table["considered"] = {}
@@ -183,7 +185,7 @@ class TunedDispatch:
 
     def not_taken(self, shape) -> str:
         """Why the dispatch cannot take `shape`'s element type or K/V heads, ''. Its configurations
-        are builds of one twin, so they take what the default takes (for model_inputs: fp16 and bf16, any H_kv dividing H)."""
+        are builds of one twin, so they take what the default takes (for steps 28 and later: fp16 and bf16, any H_kv dividing H)."""
         return self._default.not_taken(shape)
 
     def kernel_for(self, D: int, causal: bool, S: int):
@@ -198,7 +200,7 @@ class TunedDispatch:
         self.kernel_for(q.shape[3], is_causal, q.shape[2]).launch(q, k, v, out, is_causal, scale)
 
 
-def load(path: Path | None = None, variant: str = "model_inputs", **build_options) -> TunedDispatch:
+def load(path: Path | None = None, variant: str | None = None, **build_options) -> TunedDispatch:
     """Build (cached) and load every configuration of the committed table."""
     from lab.kernels import build, variants
 

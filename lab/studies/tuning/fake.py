@@ -47,7 +47,7 @@ class FakeCase:
 def _params(defines: dict) -> dict:
     from lab.studies.tuning.space import space
 
-    sp = space("model_inputs")
+    sp = space()
     out = {p.short: p.default for p in sp.params}
     for p in sp.params:
         if p.macro in defines:

@@ -1,12 +1,12 @@
 """A kernel's tunable compile-time parameters: declared in the manifest, checked before building.
 
     >>> from lab.studies.tuning import space as ts
-    >>> space = ts.space("model_inputs")
+    >>> space = ts.space()                 # the tuned kernel (manifest.tuned_kernel())
     >>> cfg = space.config(64, {"bc64": 64, "st64": 4})
     >>> space.violations(cfg)          # [] when legal, else one reason per broken constraint
-    >>> space.impl_name(cfg)           # 'model_inputs@bc64=64,st64=4' (only non-default values)
+    >>> space.impl_name(cfg)           # 'serial_d64@bc64=64,st64=4' (only non-default values)
     >>> space.defines(cfg)             # {'FA_TILE_BC_D64': 64, 'FA_TILE_STAGES_D64': 4}
-    >>> space.parse_impl('model_inputs@wgs64=2')
+    >>> space.parse_impl('serial_d64@wgs64=2')
 
 A configuration is one head dim's parameters (the kernel of the other head dim stays as written):
 the two kernels are separate instantiations, so searching them jointly would only mix two
@@ -216,8 +216,10 @@ def _shorts(cfg: Config) -> dict[str, int]:
 
 
 @cache
-def space(variant: str = "model_inputs") -> Space:
-    """The variant's tunable space from the manifest; a ValueError names what is malformed."""
+def space(variant: str | None = None) -> Space:
+    """The variant's tunable space from the manifest (default: its tuned kernel); a ValueError names
+    what is malformed."""
+    variant = variant or manifest.tuned_kernel()
     raw = manifest.tables()
     params = []
     for t in raw.get("tunable", []):

@@ -1,0 +1,307 @@
+// The switchable twin of step 30 (serial_d64, the sm_90a branch's end):
+// kernels/variants/30_serial_d64.cu with knock-out switches. Each FA_* macro below at its
+// default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
+// (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
+// the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
+// idea; at its defaults this file compiles to the step's SASS byte for byte
+// (tests/test_knockouts.py checks it). Every configuration takes what the step takes: fp16 and
+// bf16, K/V heads any divisor of the query heads.
+//
+// Step 30 - +D = 64 in series: at D = 64 each consumer warpgroup runs S_j, its softmax, then
+// P_j V_j, each waited on, instead of step 11's overlap; D = 128 keeps the overlap and ping-pong.
+// Hypothesis: two CTAs per SM already overlap one CTA's softmax with the other's GEMMs, so inside
+// a warpgroup the overlap only delays the softmax. Predicted: 1.04x-1.06x over +model inputs at
+// (4, 16, 4096, 64).
+#include "fa/common.cuh"
+#include "fa/mma_attention.cuh"
+#include "fa/pipeline.cuh"
+#include "fa/softmax.cuh"
+#include "fa/tile_scheduler.cuh"
+#include "fa/tile_size.cuh"
+#include "fa/tma.cuh"
+#include "fa/wgmma_attention.cuh"
+
+#include <type_traits>
+
+// Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
+// same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
+// are the call's inputs, no switch either.
+#ifndef FA_SERIAL_D64  // step 30: 0 -> D = 64 overlaps S_{j+1} with P_j V_j too, as D = 128 does
+#define FA_SERIAL_D64 1
+#endif
+#ifndef FA_PERSISTENT  // step 26: 0 -> one CTA per work item, as many waves as the items need
+#define FA_PERSISTENT 1
+#endif
+#ifndef FA_BALANCED_CAUSAL  // step 27: 0 -> causal tiles handed out one at a time, round-robin
+#define FA_BALANCED_CAUSAL 1
+#endif
+#ifndef FA_FTZ_EXP2  // step 18: 0 -> exp2f, with ptxas's subnormal fix-up
+#define FA_FTZ_EXP2 1
+#endif
+#ifndef FA_PING_PONG  // step 17 (D = 128): 0 -> the two consumer warpgroups issue unordered
+#define FA_PING_PONG 1
+#endif
+#ifndef FA_UNMASKED_INTERIOR  // step 15: 0 -> every key tile runs the visibility test
+#define FA_UNMASKED_INTERIOR 1
+#endif
+#ifndef FA_TMA_Q  // step 14: 0 -> the consumers copy each work tile's Q with cp.async and wait for it
+#define FA_TMA_Q 1
+#endif
+#ifndef FA_TMA_KV  // step 12: 0 -> the producer warps copy K/V with cp.async, arriving on the ring
+#define FA_TMA_KV 1
+#endif
+#ifndef FA_WGMMA_OVERLAP  // step 11: 0 -> S_j, its softmax, then P_j V_j, each waited on in series
+#define FA_WGMMA_OVERLAP 1
+#endif
+// Without TMA for Q or K/V the kernel also takes the raw pointers (after the tensor maps, so the
+// default's parameter layout is step 28's).
+#if FA_TMA_Q && FA_TMA_KV
+#define FA_RAW_INPUT_PARAMS
+#define FA_RAW_INPUT_ARGS
+#else
+#define FA_RAW_INPUT_PARAMS , const Elem* __restrict__ q, const Elem* __restrict__ k, const Elem* __restrict__ v
+#define FA_RAW_INPUT_ARGS , q, k, v
+#endif
+
+namespace {
+
+constexpr bool kPersistent = FA_PERSISTENT, kBalancedCausal = FA_BALANCED_CAUSAL;
+constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInterior = FA_UNMASKED_INTERIOR;
+constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
+static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
+
+#if !FA_TMA_Q
+// The consumers' own barrier around their cp.async copy of Q (ids 1 and 2 are ping-pong's turns).
+constexpr int kBarrierQ = 3;
+#endif
+
+template <class Elem, int D>
+using Tile = fa::HopperTile<D, kTmaKv, Elem>;  // its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs
+
+template <int BR>
+using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
+
+template <class Elem, int D>
+__global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PER_SM)
+    attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap q_map,
+                  const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
+                  FA_RAW_INPUT_PARAMS, fa::AttnShape shape) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = Tile<Elem, D>;
+  namespace wg = fa::wgmma;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const typename T::Smem sm(smem_raw);
+  const int tid = threadIdx.x, lane = tid % 32;
+  const Scheduler<T::BR> scheduler(shape);
+
+  __shared__ fa::KvRing<T::KV_STAGES> ring;
+  __shared__ uint64_t q_full, q_empty;  // Q of the current work tile landed / read by every consumer
+  // Producer arrivals per stage: the one TMA thread that also sets the byte count, or every
+  // producer thread's cp.async arrival.
+  ring.init(kTmaKv ? 1 : 32 * T::PRODUCER_WARPS, T::CONSUMER_THREADS);
+  if (tid == 0) {
+    fa::mbarrier_init(&q_full, 1);
+    fa::mbarrier_init(&q_empty, T::CONSUMER_THREADS);
+    fa::tma::fence_barrier_init();
+  }
+  __syncthreads();
+  if (tid >= T::CONSUMER_THREADS) {
+    wg::set_max_registers<T::PRODUCER_REGISTERS, false>();
+    // One thread issues the TMA copies; with cp.async for K/V every producer thread copies.
+    if (!kTmaKv || tid == T::CONSUMER_THREADS) {
+      int ring_slots = 0;  // K/V tiles this CTA has sent through the ring
+      int round = 0;
+      for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), ++round) {
+        const fa::WorkTile work = scheduler.tile(cursor);
+        if (kTmaQ && (kTmaKv || tid == T::CONSUMER_THREADS)) {
+          if (round > 0) fa::mbarrier_wait(&q_empty, (round - 1) & 1);  // the last tile's Q is read
+          fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(Elem));
+          fa::tma::load_tile<T::BR, D>(sm.q, &q_map, work.q0, work.bh, &q_full);
+        }
+        const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, work.q0);
+        if constexpr (kTmaKv) {
+          fa::tma::produce_kv_tiles<T>(ring, sm, &k_map, &v_map, fa::kv_head_index(shape, work.bh), n_tiles,
+                                       ring_slots);
+        } else {
+#if !FA_TMA_KV
+          const size_t kv_head = static_cast<size_t>(fa::kv_head_index(shape, work.bh)) * shape.S * D;
+          fa::produce_kv_tiles<T>(ring, sm, k + kv_head, v + kv_head, shape, n_tiles, tid - T::CONSUMER_THREADS,
+                                  ring_slots);
+#endif
+        }
+        ring_slots += n_tiles;
+      }
+    }
+    return;
+  }
+
+  wg::set_max_registers<T::CONSUMER_REGISTERS, true>();
+  // Read through a shuffle so the compiler knows it is warp-uniform: the descriptors built from
+  // it then live in uniform registers, leaving the consumer's registers to S, P and O.
+  const int warpgroup = __shfl_sync(0xffffffffu, tid / 128, 0);
+  const int wg_row0 = warpgroup * 64;               // this warpgroup's rows within the tile
+  const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  const Elem* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
+  const float scale_log2 = shape.scale * 1.4426950408889634f;
+  // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
+  // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
+  // last hand-over, which nobody waits for.
+  // Each key tile in series: at D = 64 (step 30), or everywhere without step 11's overlap.
+  constexpr bool IN_SERIES = !kWgmmaOverlap || (kSerialD64 && D == 64);
+  constexpr bool PING_PONG = kPingPong && !IN_SERIES && T::CONSUMER_WARPGROUPS == 2;
+  if constexpr (PING_PONG)
+    if (warpgroup == 1) wg::pass_turn(warpgroup);
+  auto my_turn = [&] {
+    if constexpr (PING_PONG) wg::wait_turn(warpgroup);
+  };
+  auto end_turn = [&](bool last) {
+    if constexpr (PING_PONG)
+      if (!(last && warpgroup == 1)) wg::pass_turn(warpgroup);
+  };
+  // cp.async copies land through the generic proxy: fence before wgmma reads them (TMA needs none).
+  auto acquire = [&](int slot) {
+    const int st = fa::acquire_kv_stage<T>(ring, slot);
+    if constexpr (!kTmaKv) wg::fence_proxy_async();
+    return st;
+  };
+  // Q is read: the producer may load the next one (nobody waits when the consumers copy Q).
+  auto q_read = [&] {
+    if constexpr (kTmaQ) fa::mbarrier_arrive(&q_empty);
+  };
+
+  int ring_slots = 0, q_phase = 0;
+  for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), q_phase ^= 1) {
+    const int q0 = scheduler.tile(cursor).q0;
+    const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
+    // Causal: this warpgroup's rows see fewer tiles than the block's; the rest it only releases.
+    const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
+    float o_acc[D / 8][4] = {};
+    fa::RowState rows[2];
+    float s[T::BC / 8][4];
+    unsigned p[T::BC / 16][4];
+    float alpha[2];
+
+    // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test.
+    auto softmax_tile = [&](int kv0) {
+      if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
+        fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+      else
+        fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+    };
+    if constexpr (kTmaQ) {
+      fa::mbarrier_wait(&q_full, q_phase);
+    } else {
+#if !FA_TMA_Q  // every consumer is done with the last Q (its S GEMMs have landed); copy, then publish
+      const size_t q_head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+      fa::named_barrier_sync(kBarrierQ, T::CONSUMER_THREADS);
+      fa::cp_async_tile_sw128<T::BR, D, T::CONSUMER_THREADS>(sm.q, q + q_head + static_cast<size_t>(q0) * D,
+                                                             shape.S - q0, tid);
+      fa::cp_async_wait_all();
+      wg::fence_proxy_async();
+      fa::named_barrier_sync(kBarrierQ, T::CONSUMER_THREADS);
+#endif
+    }
+
+    if constexpr (IN_SERIES) {  // S_j, its softmax, then P_j V_j, each waited on
+      for (int tile = 0; tile < n_mine; ++tile) {
+        const int st = acquire(ring_slots + tile);
+        wg::fence_registers(o_acc);
+        wg::fence();
+        wg::issue_scores<T>(s, q_wg, sm.k_stage(st));
+        wg::wait<0>();
+        wg::fence_registers(s);
+        if (tile == n_mine - 1) q_read();
+        softmax_tile(tile * T::BC);
+        fa::rescale_rows(o_acc, alpha);
+        fa::pack_p_fragments<T>(p, s);
+        wg::fence_registers(o_acc);
+        wg::fence();
+        wg::issue_pv<T>(o_acc, p, sm.v_stage(st));
+        wg::wait<0>();
+        wg::fence_registers(o_acc);
+        wg::fence_registers(p);
+        fa::release_kv_stage<T>(ring, ring_slots + tile);
+      }
+      for (int tile = n_mine; tile < n_tiles; ++tile) {
+        acquire(ring_slots + tile);
+        fa::release_kv_stage<T>(ring, ring_slots + tile);
+      }
+    } else {
+      // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
+      int stage = acquire(ring_slots);
+      wg::fence();
+      my_turn();
+      wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
+      end_turn(false);
+      wg::wait<0>();
+      wg::fence_registers(s);
+      if (n_mine == 1) q_read();
+      softmax_tile(0);
+      fa::pack_p_fragments<T>(p, s);
+
+      for (int tile = 1; tile < n_mine; ++tile) {
+        const int prev_stage = stage;
+        stage = acquire(ring_slots + tile);
+        wg::fence_registers(o_acc);
+        wg::fence();
+        my_turn();
+        wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
+        wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
+        end_turn(false);
+        wg::wait<1>();                                       // S_j has landed
+        wg::fence_registers(s);
+        if (tile == n_mine - 1) q_read();
+        softmax_tile(tile * T::BC);
+        wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
+        wg::fence_registers(o_acc);
+        wg::fence_registers(p);
+        fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
+        fa::rescale_rows(o_acc, alpha);
+        fa::pack_p_fragments<T>(p, s);
+      }
+      const bool last_work = !scheduler.valid(scheduler.next(cursor));
+      wg::fence_registers(o_acc);
+      wg::fence();
+      my_turn();
+      wg::issue_pv<T>(o_acc, p, sm.v_stage(stage));
+      end_turn(last_work && n_mine == n_tiles);
+      wg::wait<0>();
+      wg::fence_registers(o_acc);
+      fa::release_kv_stage<T>(ring, ring_slots + n_mine - 1);
+      for (int tile = n_mine; tile < n_tiles; ++tile) {
+        acquire(ring_slots + tile);
+        fa::release_kv_stage<T>(ring, ring_slots + tile);
+        my_turn();  // an empty turn
+        end_turn(last_work && tile == n_tiles - 1);
+      }
+    }
+
+    const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+    fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+    ring_slots += n_tiles;
+  }
+#endif
+}
+
+// Host side: tensor maps for Q (B * H heads), K and V (B * H_kv), then the launch: one wave of
+// persistent CTAs, or (FA_PERSISTENT=0) one CTA per work item.
+template <class Elem, int D>
+struct LaunchWithTensorMaps {
+  static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
+                 cudaStream_t stream) {
+    using T = Tile<Elem, D>;
+    CUtensorMap q_map, k_map, v_map;
+    if (int err = fa::tma::make_head_map(&q_map, q, shape.B * shape.H, shape.S, D, T::BR)) return err;
+    if (int err = fa::tma::make_head_map(&k_map, k, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
+    if (int err = fa::tma::make_head_map(&v_map, v, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
+    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D>, shape, stream, o, q_map, k_map,
+                                                            v_map FA_RAW_INPUT_ARGS);
+  }
+};
+
+template <int D>
+using Fp16Tile = Tile<half, D>;  // the bf16 tile has the same sizes (fa_smem_bytes, fa_threads, fa_tile_rows)
+
+}  // namespace
+
+FA_EXPORT_MODEL_VARIANT(LaunchWithTensorMaps, Fp16Tile)
