@@ -333,3 +333,37 @@ def test_report_finds_a_switch_under_the_kernel_the_run_measured_it_on():
     assert knockouts.run_kernel("serial_d64", {"ftz_exp2~no_tma", "serial_d64~no_tma"}, switches) == "serial_d64"
     assert knockouts.run_kernel("serial_d64", {"model_inputs~no_tma", "model_inputs~no_wgmma_overlap"},
                                 switches) == "model_inputs"
+
+
+def _run_with(root, run_id, medians, shapes):
+    """A run folder that timed `medians` (impl -> µs) at `shapes`, hot."""
+    rng = np.random.default_rng(5)
+    rec = records.RunRecord(run_id=run_id, root=root)
+    rec.write_json("params.json", {"variants": variants.names(), "knockouts": True})
+    rows = [dict(run_id=run_id, impl=impl, B=s.B, H=s.H, S=s.S, D=s.D, causal=s.causal, dtype="float16", mode="hot",
+                 sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False)
+            for impl, med in medians.items() for s in shapes for i, x in enumerate(med * rng.lognormal(0, 0.002, 40))]
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    return rec
+
+
+def test_a_knockout_counts_where_its_switch_changes_the_kernel_the_run_measured(tmp_path):
+    """Step 30 runs D = 64 in series, so wgmma_overlap changes only its D = 128 kernel: a timing of
+    serial_d64~no_wgmma_overlap at D = 64 is no knock-out cost. A run recorded on step 28 timed
+    model_inputs~no_wgmma_overlap at D = 64, where it did change step 28's kernel: that cost stands
+    (step 28 / knock-out = 100 / 94: the serial loop 6 % faster)."""
+    shapes = [HEADLINE, HEADLINE_CANONICAL]
+    new = _run_with(tmp_path / "runs", "20990101T000000Z-new", {"serial_d64": 100.0, "serial_d64~no_wgmma_overlap": 94.0},
+                    shapes)
+    tab = knockouts.table(new.dir).set_index(["switch", "shape_role"])
+    assert not tab.at[("wgmma_overlap", "headline"), "applies"]
+    assert np.isnan(tab.at[("wgmma_overlap", "headline"), "cost"])
+    old = _run_with(tmp_path / "runs", "20990101T000000Z-old",
+                    {"model_inputs": 100.0, "model_inputs~no_wgmma_overlap": 94.0, "model_inputs~no_tma": 200.0},
+                    shapes)
+    tab = knockouts.table(old.dir).set_index(["switch", "shape_role"])
+    assert tab.at[("wgmma_overlap", "headline"), "kernel"] == "model_inputs"
+    assert tab.at[("wgmma_overlap", "headline"), "applies"]
+    assert tab.at[("wgmma_overlap", "headline"), "cost"] == pytest.approx(0.94, rel=0.01)
+    # a switch the old run did not time at a shape does not apply there (ping_pong_d128: D = 128 only)
+    assert not tab.at[("ping_pong_d128", "headline"), "applies"]
