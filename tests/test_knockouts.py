@@ -358,6 +358,15 @@ def test_a_knockout_counts_where_its_switch_changes_the_kernel_the_run_measured(
     tab = knockouts.table(new.dir).set_index(["switch", "shape_role"])
     assert not tab.at[("wgmma_overlap", "headline"), "applies"]
     assert np.isnan(tab.at[("wgmma_overlap", "headline"), "cost"])
+    # its cost is shown at the D = 128 headline instead (judged at the headline, D = 128 only), and
+    # that row is the switch's one row in the figure; not timed there, it has no cost
+    assert tab.at[("wgmma_overlap", "D = 128"), "applies"] and np.isnan(tab.at[("wgmma_overlap", "D = 128"), "cost"])
+    assert ("tma", "D = 128") not in tab.index and ("ping_pong_d128", "D = 128") not in tab.index  # judged at D = 128
+    timed = _run_with(tmp_path / "runs", "20990101T000000Z-d128", {"serial_d64": 100.0, "serial_d64~no_wgmma_overlap": 110.0},
+                      [HEADLINE, HEADLINE_D128])
+    prim = knockouts.primary(knockouts.table(timed.dir)).set_index("switch")
+    assert prim.at["wgmma_overlap", "shape_role"] == "D = 128"
+    assert prim.at["wgmma_overlap", "cost"] == pytest.approx(1.10, rel=0.01)
     old = _run_with(tmp_path / "runs", "20990101T000000Z-old",
                     {"model_inputs": 100.0, "model_inputs~no_wgmma_overlap": 94.0, "model_inputs~no_tma": 200.0},
                     shapes)

@@ -4,7 +4,7 @@ Per optimization that the last step of a branch can switch off: its ladder gain 
 introduced it against its parent) beside its knock-out cost (the last step against the last step
 without it), both as speedups of medians (>1: the optimization helps) with 95 % bootstrap
 intervals (lab.measure.stats.speedup_ci), at the step's judged shape, the headline shape and the
-canonical shape. Then a figure (one row per optimization, sorted by knock-out cost), the
+canonical shape (and the D = 128 headline for a switch of the D = 128 kernel only). Then a figure (one row per optimization, sorted by knock-out cost), the
 interaction table of the 2^4 factorial (factorial.csv), the dependencies and structural ideas,
 and text naming the optimizations whose two numbers disagree most with what the profile says.
 
@@ -25,7 +25,7 @@ from lab.kernels import variants
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
 from lab.report.common import fmt_ci, md_table
-from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL
+from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 
 FIGURE = "knockouts.png"
 PROFILE_METRICS = ("duration_us", "tensor_pipe_active", "achieved_occupancy", "stall_long_scoreboard", "stall_wait")
@@ -89,6 +89,10 @@ def table(run) -> pd.DataFrame:
         step = variants.get(s.introduced_by)
         judged = variants.judged_shape(step) or HEADLINE
         roles = [("judged", judged)] if judged != HEADLINE else []  # judged at the headline: one row
+        if not roles and s.applies(HEADLINE_D128.D, HEADLINE_D128.causal) and not s.applies(HEADLINE.D, HEADLINE.causal):
+            # judged at the D = 64 headline, but the switch changes only the D = 128 kernel
+            # (wgmma_overlap since step 30 runs D = 64 in series): its cost is at the D = 128 headline
+            roles = [("D = 128", HEADLINE_D128)]
         for label, shape in [*roles, ("headline", HEADLINE), ("canonical", HEADLINE_CANONICAL)]:
             gain = _speedup(samples, step.name, step.parent, shape) if step.parent else None
             # Where the switch changes the kernel: the manifest says for its current kernel; a run
@@ -110,10 +114,12 @@ def _ci(prefix: str, ci: stats.SpeedupCI | None) -> dict:
 
 
 def primary(tab: pd.DataFrame) -> pd.DataFrame:
-    """One row per switch: headline shape where its switch applies there, else its judged shape."""
+    """One row per switch: headline shape where its switch applies there, else its judged shape,
+    else the D = 128 headline (a switch of the D = 128 kernel only, judged at the headline)."""
     head = tab[(tab.shape_role == "headline") & tab.applies]
     judged = tab[(tab.shape_role == "judged") & ~tab.switch.isin(head.switch)]
-    out = pd.concat([head, judged]).drop_duplicates("switch")
+    d128 = tab[(tab.shape_role == "D = 128") & tab.applies & ~tab.switch.isin(head.switch)]
+    out = pd.concat([head, judged, d128]).drop_duplicates("switch")
     return out.sort_values("cost", ascending=False, na_position="last").reset_index(drop=True)
 
 
