@@ -162,3 +162,17 @@ def test_judged_at_names_a_shape_or_nothing():
     for v in variants.manifest():
         shape = variants.judged_shape(v)
         assert shape is None if not v.judged_at else shape.spec == v.judged_at.replace(" ", "")
+
+
+def test_the_tuned_kernel_is_the_one_step_the_tunable_tables_name(monkeypatch):
+    """Tuning, the dispatch and the factorial default to manifest.tuned_kernel(): the sm_90a branch's
+    end in the real manifest; any step its [[tunable]] tables name alone; an error otherwise."""
+    from lab.kernels import manifest
+
+    assert manifest.tuned_kernel() == manifest.headline_end(manifest.names()) == "serial_d64"
+    monkeypatch.setattr(manifest, "tables", lambda text=None: {"tunable": [{"variant": "model_inputs"}] * 2})
+    assert manifest.tuned_kernel() == "model_inputs"
+    for bad in ([], [{"variant": "model_inputs"}, {"variant": "serial_d64"}], [{"variant": "no_such_step"}], [{}]):
+        monkeypatch.setattr(manifest, "tables", lambda text=None, b=bad: {"tunable": b})
+        with pytest.raises(ValueError, match="must name one known step"):
+            manifest.tuned_kernel()
