@@ -757,6 +757,28 @@ def test_dispatch_keeps_the_default_when_the_default_is_best_or_the_best_is_unsu
     assert table["run_id"] == "RUN" and table["mode"] == "hot" and table["variant"] == "serial_d64"
 
 
+
+def test_dispatch_is_chosen_in_the_space_of_the_variant_asked_for(monkeypatch):
+    """choose_table(variant=...) reads that variant's tunables and names it in the table; without
+    one, the manifest's tuned kernel. Another variant's space is stood in for (the manifest has one)."""
+    import dataclasses
+
+    from lab.studies.tuning import space as ts
+
+    real, asked = ts.space(), []
+
+    def fake_space(variant=None):
+        asked.append(variant)
+        return dataclasses.replace(real, variant="other_end") if variant == "other_end" else real
+
+    monkeypatch.setattr(ts, "space", fake_space)
+    rows = _trials(0, "other_end", LONG128, [1.0], 0.01) + _trials(1, "other_end@st128=2", LONG128, [1.1], 0.01)
+    table = td.choose_table(pd.DataFrame(rows), run_id="RUN", variant="other_end")
+    assert asked == ["other_end"] and table["variant"] == "other_end"
+    assert table["classes"]["D128-full-long"]["defines"] == {"FA_TILE_STAGES_D128": 2}
+    default_rows = _trials(0, "serial_d64", LONG128, [1.0], 0.01) + _trials(1, "serial_d64@st128=2", LONG128, [1.1], 0.01)
+    assert td.choose_table(pd.DataFrame(default_rows), run_id="RUN")["variant"] == "serial_d64" and asked[-1] is None
+
 @pytest.mark.parametrize("D, causal, S, cls", [(64, False, 1024, "D64-full-short"), (64, False, 1025, "D64-full-long"),
                                                (128, True, 1, "D128-causal-short"),
                                                (128, True, 16384, "D128-causal-long")])
