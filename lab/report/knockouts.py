@@ -4,9 +4,10 @@ Per optimization that the last step of a branch can switch off: its ladder gain 
 introduced it against its parent) beside its knock-out cost (the last step against the last step
 without it), both as speedups of medians (>1: the optimization helps) with 95 % bootstrap
 intervals (lab.measure.stats.speedup_ci), at the step's judged shape, the headline shape and the
-canonical shape (and the D = 128 headline for a switch of the D = 128 kernel only). Then a figure (one row per optimization, sorted by knock-out cost), the
-interaction table of the 2^4 factorial (factorial.csv), the dependencies and structural ideas,
-and text naming the optimizations whose two numbers disagree most with what the profile says.
+canonical shape (and the D = 128 headline for a switch of the D = 128 kernel only). Then a figure
+(one row per optimization, sorted by knock-out cost), the interaction table of the 2^4 factorial
+(factorial.csv), the dependencies and structural ideas, and text naming the optimizations whose two
+numbers disagree most with what the profile says.
 
     text = section(run_dir, figures_dir)    # Markdown; writes figures_dir/knockouts.png
 """
