@@ -78,6 +78,29 @@ __device__ __forceinline__ void load_tile(Elem* dst, const CUtensorMap* map, int
   for (int block = 0; block < D / 64; ++block) load_box(dst + block * ROWS * 64, map, block * 64, row0, head, bar);
 }
 
+// The store direction: a ROWS x D tile from shared memory (the swizzled layout load_tile writes)
+// to rows row0.. of one head, as D/64 boxes of one bulk group; rows past the end of the head are
+// not written. The writers of the tile must have made their st.shared visible to the async proxy
+// (fence.proxy.async) and synchronised with the issuing thread first.
+template <int ROWS, int D, class Elem>
+__device__ __forceinline__ void store_tile(const CUtensorMap* map, const Elem* src, int row0, int head) {
+#pragma unroll
+  for (int block = 0; block < D / 64; ++block)
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smem_address(src + block * ROWS * 64)), "r"(block * 64), "r"(row0), "r"(head)
+                 : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until the copy engine has read the shared memory of all but the newest PENDING stores
+// (the tile's buffer may then be reused), or, with READ_ONLY = false, until they are complete.
+template <int PENDING, bool READ_ONLY = true>
+__device__ __forceinline__ void wait_stores() {
+  if constexpr (READ_ONLY) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+  else asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
 // Makes mbarrier.init visible to the async proxy (the copy engine arrives on these barriers).
 __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

@@ -13,6 +13,7 @@
 
 #include "fa/common.cuh"
 #include "fa/pipeline.cuh"
+#include "fa/softmax.cuh"
 
 namespace fa {
 
@@ -246,6 +247,26 @@ __device__ __forceinline__ void issue_pv(float (&o)[T::D / 8][4], const unsigned
 #pragma unroll
   for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D, ElemOf<T>>(o, p[kk], mn_major<T::BC>(v_tile, kk));
   commit();
+}
+
+// O / l of a warp's 16 rows (the accumulator layout), as Elem, into its warpgroup's 64-row O tile
+// in shared memory, laid out as a TMA store of 64 x 64 boxes reads it (fa::tma::store_tile): per
+// 64-column block, row r at r * 128 bytes, its 16-byte chunk c at chunk c ^ (r % 8). A warp's
+// 4-byte writes of one column chunk then fall in 32 distinct banks (8 rows x 4 lanes).
+template <class T>
+__device__ __forceinline__ void stage_output(ElemOf<T>* o_tile, const float (&o)[T::D / 8][4], RowState (&rows)[2],
+                                             int warp_row0, int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    rows[half_row].l = group_sum<4>(rows[half_row].l);
+    const float inv = inverse_sum(rows[half_row]);
+    const int r = warp_row0 + g + 8 * half_row;
+#pragma unroll
+    for (int n = 0; n < T::D / 8; ++n)
+      *reinterpret_cast<unsigned*>(o_tile + (n / 8) * 64 * 64 + r * 64 + ((n % 8) ^ (r % 8)) * 8 + 2 * t) =
+          pack2<ElemOf<T>>(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
+  }
 }
 
 }  // namespace wgmma

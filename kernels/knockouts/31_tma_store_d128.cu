@@ -1,5 +1,5 @@
-// The switchable twin of step 30 (serial_d64, the sm_90a branch's end):
-// kernels/variants/30_serial_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 31 (tma_store_d128, the sm_90a branch's end):
+// kernels/variants/31_tma_store_d128.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -7,11 +7,11 @@
 // (tests/test_knockouts.py checks it). Every configuration takes what the step takes: fp16 and
 // bf16, K/V heads any divisor of the query heads.
 //
-// Step 30 - +D = 64 in series: at D = 64 each consumer warpgroup runs S_j, its softmax, then
-// P_j V_j, each waited on, instead of step 11's overlap; D = 128 keeps the overlap and ping-pong.
-// Hypothesis: two CTAs per SM already overlap one CTA's softmax with the other's GEMMs, so inside
-// a warpgroup the overlap only delays the softmax. Predicted: 1.04x-1.06x over +model inputs at
-// (4, 16, 4096, 64).
+// Step 31 - +O through a TMA store (D = 128): each consumer warp writes its normalised O rows into
+// the K half of the work tile's last K/V stage and one thread per warpgroup stores the tile with
+// TMA; D = 64 keeps its stores from registers. Hypothesis: 32 four-byte global stores per thread,
+// each touching 8 rows, hold the load/store unit while the tensor pipe idles. Predicted: 1.03x-1.06x
+// over +D = 64 in series at (4, 16, 4096, 128), more at short D = 128 shapes.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -26,6 +26,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_TMA_STORE_D128  // step 31: 0 -> D = 128 stores O from registers too, as D = 64 does
+#define FA_TMA_STORE_D128 1
+#endif
 #ifndef FA_SERIAL_D64  // step 30: 0 -> D = 64 overlaps S_{j+1} with P_j V_j too, as D = 128 does
 #define FA_SERIAL_D64 1
 #endif
@@ -54,7 +57,7 @@
 #define FA_WGMMA_OVERLAP 1
 #endif
 // Without TMA for Q or K/V the kernel also takes the raw pointers (after the tensor maps, so the
-// default's parameter layout is step 28's).
+// default's parameter layout is the step's).
 #if FA_TMA_Q && FA_TMA_KV
 #define FA_RAW_INPUT_PARAMS
 #define FA_RAW_INPUT_ARGS
@@ -68,11 +71,14 @@ namespace {
 constexpr bool kPersistent = FA_PERSISTENT, kBalancedCausal = FA_BALANCED_CAUSAL;
 constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInterior = FA_UNMASKED_INTERIOR;
 constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
+constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
+// Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
+constexpr int kBarrierStore = 3;
 #if !FA_TMA_Q
-// The consumers' own barrier around their cp.async copy of Q (ids 1 and 2 are ping-pong's turns).
-constexpr int kBarrierQ = 3;
+// The consumers' own barrier around their cp.async copy of Q.
+constexpr int kBarrierQ = 5;
 #endif
 
 template <class Elem, int D>
@@ -83,7 +89,7 @@ using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<
 
 template <class Elem, int D>
 __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PER_SM)
-    attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap q_map,
+    attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap o_map, const __grid_constant__ CUtensorMap q_map,
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
                   FA_RAW_INPUT_PARAMS, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -169,7 +175,25 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
     if constexpr (kTmaQ) fa::mbarrier_arrive(&q_empty);
   };
 
-  int ring_slots = 0, q_phase = 0;
+  // D = 128 stores O through shared memory (step 31): the K half of each work tile's last ring
+  // slot takes it, and that slot goes back to the producer only once the copy engine has read O out.
+  // The warpgroup's first thread issues the store; it hands the slot back at the next work tile's
+  // first wait (settle_store), the other consumers right after staging. A tuning trial whose K
+  // tile is smaller than O's (64 keys for 128 rows) stores from registers, as D = 64 does.
+  constexpr bool TMA_STORE = kTmaStoreD128 && D == 128 && T::BC >= T::BR;
+  static_assert(!TMA_STORE || T::KV_STAGES >= 2,
+                "the held slot is handed back after the next tile's first S, which must not need it");
+  int ring_slots = 0, q_phase = 0, stored_slot = -1;
+  auto settle_store = [&] {
+    if (TMA_STORE && stored_slot >= 0) {
+      fa::tma::wait_stores<0>();
+      fa::release_kv_stage<T>(ring, stored_slot);
+      stored_slot = -1;
+    }
+  };
+  auto release = [&](int slot, int n_tiles) {
+    if (!TMA_STORE || slot != ring_slots + n_tiles - 1) fa::release_kv_stage<T>(ring, slot);
+  };
   for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), q_phase ^= 1) {
     const int q0 = scheduler.tile(cursor).q0;
     const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
@@ -210,6 +234,7 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
         wg::issue_scores<T>(s, q_wg, sm.k_stage(st));
         wg::wait<0>();
         wg::fence_registers(s);
+        if (TMA_STORE && tile == 0) settle_store();
         if (tile == n_mine - 1) q_read();
         softmax_tile(tile * T::BC);
         fa::rescale_rows(o_acc, alpha);
@@ -220,11 +245,11 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
         wg::wait<0>();
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
-        fa::release_kv_stage<T>(ring, ring_slots + tile);
+        release(ring_slots + tile, n_tiles);
       }
       for (int tile = n_mine; tile < n_tiles; ++tile) {
         acquire(ring_slots + tile);
-        fa::release_kv_stage<T>(ring, ring_slots + tile);
+        release(ring_slots + tile, n_tiles);
       }
     } else {
       // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
@@ -235,6 +260,7 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
       end_turn(false);
       wg::wait<0>();
       wg::fence_registers(s);
+      settle_store();
       if (n_mine == 1) q_read();
       softmax_tile(0);
       fa::pack_p_fragments<T>(p, s);
@@ -255,7 +281,7 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
         wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
-        fa::release_kv_stage<T>(ring, ring_slots + tile - 1);
+        release(ring_slots + tile - 1, n_tiles);
         fa::rescale_rows(o_acc, alpha);
         fa::pack_p_fragments<T>(p, s);
       }
@@ -267,23 +293,47 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
       end_turn(last_work && n_mine == n_tiles);
       wg::wait<0>();
       wg::fence_registers(o_acc);
-      fa::release_kv_stage<T>(ring, ring_slots + n_mine - 1);
+      release(ring_slots + n_mine - 1, n_tiles);
       for (int tile = n_mine; tile < n_tiles; ++tile) {
         acquire(ring_slots + tile);
-        fa::release_kv_stage<T>(ring, ring_slots + tile);
+        release(ring_slots + tile, n_tiles);
         my_turn();  // an empty turn
         end_turn(last_work && tile == n_tiles - 1);
       }
     }
 
-    const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
-    fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+    if constexpr (TMA_STORE) {
+      const int o_slot = ring_slots + n_tiles - 1;
+      // Every consumer's last S has landed, so that K is read (without TMA for Q nobody arrives on
+      // q_empty: the consumers meet instead).
+      if constexpr (kTmaQ) {
+        fa::mbarrier_wait(&q_empty, q_phase);
+      } else {
+#if !FA_TMA_Q
+        fa::named_barrier_sync(kBarrierQ, T::CONSUMER_THREADS);
+#endif
+      }
+      Elem* o_tile = sm.k_stage(ring.stage(o_slot)) + wg_row0 * D;
+      wg::stage_output<T>(o_tile, o_acc, rows, row0 - wg_row0, lane);
+      wg::fence_proxy_async();                          // st.shared visible to the copy engine ...
+      fa::named_barrier_sync(kBarrierStore + warpgroup, 128);  // ... from every warp of the warpgroup
+      if (tid % 128 == 0) {
+        fa::tma::store_tile<64, D>(&o_map, o_tile, q0 + wg_row0, scheduler.tile(cursor).bh);
+        stored_slot = o_slot;
+      } else {
+        fa::release_kv_stage<T>(ring, o_slot);
+      }
+    } else {
+      const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+      fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
+    }
     ring_slots += n_tiles;
   }
+  if (TMA_STORE && stored_slot >= 0) fa::tma::wait_stores<0, /*READ_ONLY=*/false>();
 #endif
 }
 
-// Host side: tensor maps for Q (B * H heads), K and V (B * H_kv), then the launch: one wave of
+// Host side: tensor maps for O and Q (B * H heads), K and V (B * H_kv), then the launch: one wave of
 // persistent CTAs, or (FA_PERSISTENT=0) one CTA per work item.
 template <class Elem, int D>
 struct LaunchWithTensorMaps {
@@ -294,8 +344,11 @@ struct LaunchWithTensorMaps {
     if (int err = fa::tma::make_head_map(&q_map, q, shape.B * shape.H, shape.S, D, T::BR)) return err;
     if (int err = fa::tma::make_head_map(&k_map, k, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
     if (int err = fa::tma::make_head_map(&v_map, v, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
-    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D>, shape, stream, o, q_map, k_map,
-                                                            v_map FA_RAW_INPUT_ARGS);
+    CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
+    if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
+      return err;
+    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D>, shape, stream, o, o_map, q_map,
+                                                            k_map, v_map FA_RAW_INPUT_ARGS);
   }
 };
 
