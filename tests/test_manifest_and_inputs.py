@@ -169,10 +169,10 @@ def test_the_tuned_kernel_is_the_one_step_the_tunable_tables_name(monkeypatch):
     end in the real manifest; any step its [[tunable]] tables name alone; an error otherwise."""
     from lab.kernels import manifest
 
-    assert manifest.tuned_kernel() == manifest.headline_end(manifest.names()) == "tma_store_d128"
+    assert manifest.tuned_kernel() == manifest.headline_end(manifest.names()) == "wide_kv_tiles_long_d64"
     monkeypatch.setattr(manifest, "tables", lambda text=None: {"tunable": [{"variant": "model_inputs"}] * 2})
     assert manifest.tuned_kernel() == "model_inputs"
-    for bad in ([], [{"variant": "model_inputs"}, {"variant": "tma_store_d128"}], [{"variant": "no_such_step"}], [{}]):
+    for bad in ([], [{"variant": "model_inputs"}, {"variant": "wide_kv_tiles_long_d64"}], [{"variant": "no_such_step"}], [{}]):
         monkeypatch.setattr(manifest, "tables", lambda text=None, b=bad: {"tunable": b})
         with pytest.raises(ValueError, match="must name one known step"):
             manifest.tuned_kernel()

@@ -133,11 +133,29 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    assert len(grid) == 116 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    assert len(grid) == 116 + 12 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
     assert check.Case(2, 8, 129, 64, True, 0.3, 2, "bf16").id == "B2H8-S129-D64-causal-scale0.3-kv2-bf16"
+
+
+def test_the_grid_crosses_every_tile_rule_of_the_long_sequences():
+    """Step 32 takes 192-key tiles at D = 64 from FA_TILE_LONG_S_D64 on (read from the header, not
+    from check.py): the grid must have D = 64 cases at and past it, causal and not, in both dtypes,
+    whose last tile is partly masked for 128- and 192-key tiles alike."""
+    import re
+
+    from lab.kernels import variants
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
+    threshold = int(re.search(r"#define FA_TILE_LONG_S_D64 (\d+)", header).group(1))
+    bc_long = int(re.search(r"#define FA_TILE_BC_D64_LONG (\d+)", header).group(1))
+    long64 = [c for c in check.grid() if c.D == 64 and c.S >= threshold]
+    assert {c.causal for c in long64} == {False, True} and {c.dtype for c in long64} == {"fp16", "bf16"}
+    assert any(c.S == threshold for c in long64) and any(c.H_kv < c.H for c in long64)
+    assert all(c.S % bc_long and c.S % 128 for c in long64 if c.S != threshold) and threshold % bc_long
+    from lab.kernels import sanitize
+    assert {s.causal for s in sanitize.MODEL_SHAPES if s.D == 64 and s.S >= threshold} == {False, True}
 
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():

@@ -24,10 +24,12 @@ SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
 # The inputs real models run (issue 22), for the variants that take them: bf16, and K/V heads shared
 # by 2, 4 and all (MQA) query heads, so that a K/V head's index, its tiles' addresses and the bf16
 # conversions are checked too; ragged S, both head dims, causal and not, and one grid past the
-# resident CTAs (300 query heads on one K/V head: MQA over several waves of work tiles).
+# resident CTAs (300 query heads on one K/V head: MQA over several waves of work tiles); and two long
+# ragged sequences at D = 64 (step 32's 192-key tiles from S = 4096), causal and not.
 MODEL_SHAPES = (Shape(1, 4, 129, 64, True, 2, "bf16"), Shape(2, 8, 77, 128, False, 2, "bf16"),
                 Shape(1, 8, 300, 128, True, 1, "fp16"), Shape(1, 300, 129, 64, False, 1, "bf16"),
-                Shape(1, 16, 257, 128, True, 4, "bf16"))
+                Shape(1, 16, 257, 128, True, 4, "bf16"), Shape(1, 2, 4097, 64, True, 1, "bf16"),
+                Shape(1, 2, 4097, 64, False, 2, "bf16"))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"

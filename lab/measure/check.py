@@ -48,6 +48,10 @@ GQA_HEADS = ((8, 8), (8, 4), (8, 2), (16, 2), (12, 1))  # (H, H_kv): groups 1, 2
 GQA_SEQ_LENS = (17, 129)
 GQA_LONG = ((8, 2), (12, 1))  # also at S = 1000
 BF16_SEQ_LENS = (1, 64, 127, 512, 2048)  # bf16 multi-head at (B, H) = (2, 3): short, tile edges, long
+# Past the longest sequence rule a kernel has: from S = 4096 step 32 takes 192-key tiles at D = 64.
+# 4096 and 4097 are not multiples of 192 (the last tile is partly masked), so every tile size's edge
+# is crossed; both D, causal and not, fp16 multi-head and bf16 with 4 query heads per K/V head.
+LONG_SEQ_LENS = (4096, 4097)
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,8 @@ class Case:
 
 
 def grid() -> list[Case]:
-    """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, plus the model
-    inputs (model_cases)."""
+    """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
+    (long_cases), then the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -99,7 +103,14 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
-    return cases + model_cases()
+    return cases + long_cases() + model_cases()
+
+
+def long_cases() -> list[Case]:
+    """Long sequences (LONG_SEQ_LENS), one batch of two heads each: fp16 multi-head at both lengths and
+    bf16 grouped-query (8 query heads on 2 K/V heads) at the ragged one; both D, causal and not."""
+    return ([Case(1, 2, S, D, causal) for D in HEAD_DIMS for S in LONG_SEQ_LENS for causal in (False, True)]
+            + [Case(1, 8, LONG_SEQ_LENS[-1], D, causal, None, 2, "bf16") for D in HEAD_DIMS for causal in (False, True)])
 
 
 def model_cases() -> list[Case]:

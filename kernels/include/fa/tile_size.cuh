@@ -18,6 +18,15 @@
 #ifndef FA_TILE_WGS_D64  // consumer warpgroups of 64 query rows (1: two CTAs per SM)
 #define FA_TILE_WGS_D64 1
 #endif
+#ifndef FA_TILE_BC_D64_LONG  // Hopper, D = 64, sequences of FA_TILE_LONG_S_D64 keys or more (step 32)
+#define FA_TILE_BC_D64_LONG 192
+#endif
+#ifndef FA_TILE_STAGES_D64_LONG
+#define FA_TILE_STAGES_D64_LONG 2
+#endif
+#ifndef FA_TILE_LONG_S_D64
+#define FA_TILE_LONG_S_D64 4096
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -46,6 +55,19 @@ using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D12
                              /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
                              /*PRODUCER_REGISTERS=*/TMA_KV && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1
                                  ? 24 : TMA_KV || (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 40 : 56, Elem>;
+
+// Hopper, D = 64 and long sequences (step 32): 192-key K/V tiles in two stages, the same shared
+// memory as three stages of 128 keys (so two CTAs still share an SM), the same warpgroups. Fewer,
+// wider key tiles pay each tile's fixed cost (the waits on S and on P V, the row maxima's shuffles,
+// O's rescale) less often; at short S the last tile's masked keys cost more than that saves.
+template <bool TMA_KV = true, class Elem = half>
+using HopperLongTileD64 = WgmmaTile<64, FA_TILE_BC_D64_LONG, FA_TILE_STAGES_D64_LONG, FA_TILE_PRODUCER_WARPS,
+                                    FA_TILE_WGS_D64, /*CTAS_PER_SM=*/FA_TILE_WGS_D64 == 1 ? 2 : 1,
+                                    /*PRODUCER_REGISTERS=*/TMA_KV && FA_TILE_WGS_D64 == 1 ? 24 : TMA_KV || FA_TILE_WGS_D64 == 1 ? 40 : 56,
+                                    Elem>;
+
+// Whether a D = 64 call of step 32 and later takes HopperLongTileD64.
+constexpr bool takes_long_tile_d64(int S) { return S >= FA_TILE_LONG_S_D64; }
 
 // Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
 // GPU), no producer warp; D = 128 with two m-tiles takes 32 keys a tile (three stages: still 64

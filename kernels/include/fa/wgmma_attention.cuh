@@ -219,9 +219,13 @@ __device__ __forceinline__ void mma_rs_n128_mn_major_b(float* d, const unsigned 
 
 template <int N, class Elem = half>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
+  static_assert(N == 64 || N == 128 || N == 192, "wgmma wrappers exist for N = 64, 128 and 192");
   if constexpr (N == 64) mma_ss_n64<Elem>(&d[0][0], desc_a, desc_b, accumulate);
-  else mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
+  else if constexpr (N == 128) mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
+  else {  // N = 192 as 128 + 64: rows 128.. of a K-major B (128-byte rows) lie 16 KB on in every column block
+    mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
+    mma_ss_n64<Elem>(&d[16][0], desc_a, desc_b + (128 * 128 >> 4), accumulate);
+  }
 }
 
 template <int N, class Elem = half>
