@@ -47,14 +47,20 @@ namespace fa {
 // producer copies K/V with cp.async) keeps 40 registers for the producer (56 beside two consumer
 // warpgroups: a persistent producer's copy loop spills at 40), which TMA does not need.
 // Elem: the 16-bit input type (half; __nv_bfloat16 in the steps that take it), the same tile.
+// The helpers give what follows from the consumer warpgroups: two CTAs per SM with one, else one;
+// the producer's registers after setmaxnreg.
+constexpr int hopper_consumer_warpgroups(int D) { return D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128; }
+constexpr int hopper_ctas_per_sm(int wgs) { return wgs == 1 ? 2 : 1; }
+constexpr int hopper_producer_registers(int wgs, bool tma_kv) {
+  return tma_kv && wgs == 1 ? 24 : tma_kv || wgs == 1 ? 40 : 56;
+}
+
 template <int D, bool TMA_KV = true, class Elem = half>
 using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D128,
                              /*KV_STAGES=*/D == 64 ? FA_TILE_STAGES_D64 : FA_TILE_STAGES_D128,
-                             /*PRODUCER_WARPS=*/FA_TILE_PRODUCER_WARPS,
-                             /*CONSUMER_WARPGROUPS=*/D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128,
-                             /*CTAS_PER_SM=*/(D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 2 : 1,
-                             /*PRODUCER_REGISTERS=*/TMA_KV && (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1
-                                 ? 24 : TMA_KV || (D == 64 ? FA_TILE_WGS_D64 : FA_TILE_WGS_D128) == 1 ? 40 : 56, Elem>;
+                             FA_TILE_PRODUCER_WARPS, hopper_consumer_warpgroups(D),
+                             hopper_ctas_per_sm(hopper_consumer_warpgroups(D)),
+                             hopper_producer_registers(hopper_consumer_warpgroups(D), TMA_KV), Elem>;
 
 // Hopper, D = 64 and long sequences (step 32): 192-key K/V tiles in two stages, the same shared
 // memory as three stages of 128 keys (so two CTAs still share an SM), the same warpgroups. Fewer,
@@ -62,9 +68,8 @@ using HopperTile = WgmmaTile<D, /*BC=*/D == 64 ? FA_TILE_BC_D64 : FA_TILE_BC_D12
 // O's rescale) less often; at short S the last tile's masked keys cost more than that saves.
 template <bool TMA_KV = true, class Elem = half>
 using HopperLongTileD64 = WgmmaTile<64, FA_TILE_BC_D64_LONG, FA_TILE_STAGES_D64_LONG, FA_TILE_PRODUCER_WARPS,
-                                    FA_TILE_WGS_D64, /*CTAS_PER_SM=*/FA_TILE_WGS_D64 == 1 ? 2 : 1,
-                                    /*PRODUCER_REGISTERS=*/TMA_KV && FA_TILE_WGS_D64 == 1 ? 24 : TMA_KV || FA_TILE_WGS_D64 == 1 ? 40 : 56,
-                                    Elem>;
+                                    FA_TILE_WGS_D64, hopper_ctas_per_sm(FA_TILE_WGS_D64),
+                                    hopper_producer_registers(FA_TILE_WGS_D64, TMA_KV), Elem>;
 
 // Whether a D = 64 call of step 32 and later takes HopperLongTileD64.
 constexpr bool takes_long_tile_d64(int S) { return S >= FA_TILE_LONG_S_D64; }
