@@ -31,6 +31,11 @@ from lab.report import bar
 from lab.report.tables import _vs_prediction, hypothesis_verdict
 from lab.kernels.shape import Shape
 from lab.measure.stats import Comparison, SpeedupCI
+from lab.kernels.manifest import tuned_kernel
+
+# The kernel whose tile constants are tuned (the sm_90a branch's end, read from the manifest), so that
+# a new step at the end of the branch leaves these tests as they are.
+END = tuned_kernel()
 
 # --- Comparison.verdict ----------------------------------------------------------------------
 
@@ -633,62 +638,62 @@ def test_class_scores_combine_the_shapes_as_independent_log_estimates():
     # of two logs with standard errors h / z each has standard error sqrt(2) h / (2 z), so its
     # interval is gm * exp(+-h / sqrt(2))
     h = 0.02
-    rows = _trials(0, "wide_kv_tiles_long_d64", SHORT64, [1.0, 1.0], h) + _trials(1, "wide_kv_tiles_long_d64@bc64=64", SHORT64, [1.10, 1.06], h)
+    rows = _trials(0, END, SHORT64, [1.0, 1.0], h) + _trials(1, f"{END}@bc64=64", SHORT64, [1.10, 1.06], h)
     scores = td.class_scores(pd.DataFrame(rows))
     best = scores.iloc[0]
     gm = math.sqrt(1.10 * 1.06)
-    assert (best["impl"], best["shape_class"], best["shapes"], best["head_dim"]) == ("wide_kv_tiles_long_d64@bc64=64",
+    assert (best["impl"], best["shape_class"], best["shapes"], best["head_dim"]) == (f"{END}@bc64=64",
                                                                                       "D64-full-short", 2, 64)
     assert best["gm_ratio"] == pytest.approx(gm, rel=1e-12)
     assert best["gm_lo"] == pytest.approx(gm * math.exp(-h / math.sqrt(2)), rel=1e-9)
     assert best["gm_hi"] == pytest.approx(gm * math.exp(h / math.sqrt(2)), rel=1e-9)
-    assert list(scores["impl"]) == ["wide_kv_tiles_long_d64@bc64=64", "wide_kv_tiles_long_d64"]  # best first
+    assert list(scores["impl"]) == [f"{END}@bc64=64", END]  # best first
 
 
 def test_class_scores_take_the_first_measurement_and_only_complete_configurations():
-    rows = (_trials(0, "wide_kv_tiles_long_d64", SHORT64, [1.0, 1.0])
-            + _trials(1, "wide_kv_tiles_long_d64@bc64=64", SHORT64, [1.04, 1.04])
-            + _trials(5, "wide_kv_tiles_long_d64@bc64=64", SHORT64, [2.0, 2.0])  # measured again later: not used
-            + _trials(2, "wide_kv_tiles_long_d64@st64=2", SHORT64[:1], [1.5])  # pruned after one shape
-            + _trials(3, "wide_kv_tiles_long_d64@st64=3", SHORT64, [3.0, 3.0], mode="cold")  # another mode
-            + _trials(4, "wide_kv_tiles_long_d64@st64=4", SHORT64, [3.0, 3.0], status="timeout"))
+    rows = (_trials(0, END, SHORT64, [1.0, 1.0])
+            + _trials(1, f"{END}@bc64=64", SHORT64, [1.04, 1.04])
+            + _trials(5, f"{END}@bc64=64", SHORT64, [2.0, 2.0])  # measured again later: not used
+            + _trials(2, f"{END}@st64=2", SHORT64[:1], [1.5])  # pruned after one shape
+            + _trials(3, f"{END}@st64=3", SHORT64, [3.0, 3.0], mode="cold")  # another mode
+            + _trials(4, f"{END}@st64=4", SHORT64, [3.0, 3.0], status="timeout"))
     scores = td.class_scores(pd.DataFrame(rows)).set_index("impl")
-    assert sorted(scores.index) == ["wide_kv_tiles_long_d64", "wide_kv_tiles_long_d64@bc64=64"]
-    assert scores.at["wide_kv_tiles_long_d64@bc64=64", "gm_ratio"] == pytest.approx(1.04)
-    assert scores.at["wide_kv_tiles_long_d64@bc64=64", "trial"] == 1
-    assert td.class_scores(pd.DataFrame(rows), mode="cold").iloc[0]["impl"] == "wide_kv_tiles_long_d64@st64=3"
+    assert sorted(scores.index) == [END, f"{END}@bc64=64"]
+    assert scores.at[f"{END}@bc64=64", "gm_ratio"] == pytest.approx(1.04)
+    assert scores.at[f"{END}@bc64=64", "trial"] == 1
+    assert td.class_scores(pd.DataFrame(rows), mode="cold").iloc[0]["impl"] == f"{END}@st64=3"
 
 
 def test_class_scores_go_on_past_a_pruned_configuration_and_keep_the_config_text():
-    # "wide_kv_tiles_long_d64@bc64=64" (pruned after one shape) sorts before "wide_kv_tiles_long_d64@st64=2" (complete)
-    rows = (_trials(0, "wide_kv_tiles_long_d64", SHORT64, [1.0, 1.0]) + _trials(1, "wide_kv_tiles_long_d64@bc64=64", SHORT64[:1], [1.5])
-            + _trials(2, "wide_kv_tiles_long_d64@st64=2", SHORT64, [1.1, 1.1]))
+    # "<END>@bc64=64" (pruned after one shape) sorts before "<END>@st64=2" (complete)
+    rows = (_trials(0, END, SHORT64, [1.0, 1.0]) + _trials(1, f"{END}@bc64=64", SHORT64[:1], [1.5])
+            + _trials(2, f"{END}@st64=2", SHORT64, [1.1, 1.1]))
     for r in rows:
-        r["config"] = '{"st64": 2}' if r["impl"] == "wide_kv_tiles_long_d64@st64=2" else "{}"
+        r["config"] = '{"st64": 2}' if r["impl"] == f"{END}@st64=2" else "{}"
     scores = td.class_scores(pd.DataFrame(rows)).set_index("impl")
-    assert sorted(scores.index) == ["wide_kv_tiles_long_d64", "wide_kv_tiles_long_d64@st64=2"]
-    assert scores.at["wide_kv_tiles_long_d64@st64=2", "config"] == '{"st64": 2}'
+    assert sorted(scores.index) == [END, f"{END}@st64=2"]
+    assert scores.at[f"{END}@st64=2", "config"] == '{"st64": 2}'
     no_config = td.class_scores(pd.DataFrame(rows).drop(columns="config"))
     assert list(no_config["config"]) == ["", ""]
 
 
 def test_class_scores_without_a_complete_configuration_are_an_empty_table():
     cols = ["shape_class", "impl", "head_dim", "config", "shapes", "gm_ratio", "gm_lo", "gm_hi", "trial"]
-    failed = _trials(0, "wide_kv_tiles_long_d64", SHORT64, [1.0, 1.0], status="timeout")  # no trial ran
+    failed = _trials(0, END, SHORT64, [1.0, 1.0], status="timeout")  # no trial ran
     # each configuration measured at one of the class's two shapes: neither is comparable
-    pruned = _trials(0, "wide_kv_tiles_long_d64", SHORT64[:1], [1.0]) + _trials(1, "wide_kv_tiles_long_d64@st64=2", SHORT64[1:], [1.1])
+    pruned = _trials(0, END, SHORT64[:1], [1.0]) + _trials(1, f"{END}@st64=2", SHORT64[1:], [1.1])
     for rows in (failed, pruned):
         scores = td.class_scores(pd.DataFrame(rows))
         assert list(scores.columns) == cols and len(scores) == 0
         assert td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"] == {}
     # with rows, the same columns, classes in order and each class's best first
-    rows = (_trials(0, "wide_kv_tiles_long_d64", SHORT64 + LONG128, [1.0] * 3) + _trials(1, "wide_kv_tiles_long_d64@st64=2", SHORT64, [1.1, 1.1])
-            + _trials(2, "wide_kv_tiles_long_d64@st128=2", LONG128, [0.9]))
+    rows = (_trials(0, END, SHORT64 + LONG128, [1.0] * 3) + _trials(1, f"{END}@st64=2", SHORT64, [1.1, 1.1])
+            + _trials(2, f"{END}@st128=2", LONG128, [0.9]))
     scores = td.class_scores(pd.DataFrame(rows))
     assert list(scores.columns) == cols
     assert list(zip(scores["shape_class"], scores["impl"])) == [
-        ("D128-full-long", "wide_kv_tiles_long_d64"), ("D128-full-long", "wide_kv_tiles_long_d64@st128=2"),
-        ("D64-full-short", "wide_kv_tiles_long_d64@st64=2"), ("D64-full-short", "wide_kv_tiles_long_d64")]
+        ("D128-full-long", END), ("D128-full-long", f"{END}@st128=2"),
+        ("D64-full-short", f"{END}@st64=2"), ("D64-full-short", END)]
 
 
 @pytest.mark.parametrize("lo, hi, se", [
@@ -705,20 +710,20 @@ def test_a_trials_log_standard_error_from_its_interval(lo, hi, se):
 def test_dispatch_chooses_a_configuration_only_when_its_lower_end_is_above_1(ratio, chosen):
     # one shape, log half-width 0.02: lower end = ratio * exp(-0.02), above 1 exactly when
     # ratio > exp(0.02) = 1.0202013
-    rows = _trials(0, "wide_kv_tiles_long_d64", LONG128, [1.0], 0.02) + _trials(1, "wide_kv_tiles_long_d64@st128=2", LONG128, [ratio], 0.02)
+    rows = _trials(0, END, LONG128, [1.0], 0.02) + _trials(1, f"{END}@st128=2", LONG128, [ratio], 0.02)
     table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
     assert ("D128-full-long" in table["classes"]) is chosen
-    assert table["considered"]["D128-full-long"].startswith("best wide_kv_tiles_long_d64@st128=2 x")
+    assert table["considered"]["D128-full-long"].startswith(f"best {END}@st128=2 x")
     if chosen:  # one shape: the class's geometric mean and interval are the shape's own
         entry = table["classes"]["D128-full-long"]
-        assert entry == {"impl": "wide_kv_tiles_long_d64@st128=2", "defines": {"FA_TILE_STAGES_D128": 2},
+        assert entry == {"impl": f"{END}@st128=2", "defines": {"FA_TILE_STAGES_D128": 2},
                          "ratio": pytest.approx(ratio), "ci_lo": pytest.approx(ratio * math.exp(-0.02)),
                          "ci_hi": pytest.approx(ratio * math.exp(0.02)), "shapes": 1, "trial": 1}
 
 
 def test_dispatch_needs_the_lower_end_strictly_above_1(monkeypatch):
     # the class scores given as they are, with a lower end of exactly 1.0: "above 1" is not met
-    scores = pd.DataFrame([dict(shape_class="D128-full-long", impl="wide_kv_tiles_long_d64@st128=2", head_dim=128, config="{}",
+    scores = pd.DataFrame([dict(shape_class="D128-full-long", impl=f"{END}@st128=2", head_dim=128, config="{}",
                                 shapes=1, gm_ratio=1.05, gm_lo=1.0, gm_hi=1.1, trial=1)])
     monkeypatch.setattr(td, "class_scores", lambda tuning, mode="hot": scores)
     assert td.choose_table(pd.DataFrame(), run_id="RUN")["classes"] == {}
@@ -728,9 +733,9 @@ def test_dispatch_needs_the_lower_end_strictly_above_1(monkeypatch):
 
 def test_dispatch_is_chosen_from_the_mode_asked_for():
     # hot: the configuration is no better than the default; cold: clearly better
-    rows = (_trials(0, "wide_kv_tiles_long_d64", LONG128, [1.0], 0.01) + _trials(0, "wide_kv_tiles_long_d64", LONG128, [1.0], 0.01, mode="cold")
-            + _trials(1, "wide_kv_tiles_long_d64@st128=2", LONG128, [1.0], 0.01)
-            + _trials(1, "wide_kv_tiles_long_d64@st128=2", LONG128, [1.2], 0.01, mode="cold"))
+    rows = (_trials(0, END, LONG128, [1.0], 0.01) + _trials(0, END, LONG128, [1.0], 0.01, mode="cold")
+            + _trials(1, f"{END}@st128=2", LONG128, [1.0], 0.01)
+            + _trials(1, f"{END}@st128=2", LONG128, [1.2], 0.01, mode="cold"))
     assert td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"] == {}
     cold = td.choose_table(pd.DataFrame(rows), run_id="RUN", mode="cold")
     assert cold["mode"] == "cold" and cold["classes"]["D128-full-long"]["ratio"] == pytest.approx(1.2)
@@ -739,22 +744,22 @@ def test_dispatch_is_chosen_from_the_mode_asked_for():
 def test_dispatch_of_a_configuration_of_shared_parameters_takes_its_class_head_dim():
     # a configuration name that sets only a parameter both head dims share (pw, the producer
     # warps) says nothing of D: the class it won (D = 64) gives it
-    rows = _trials(0, "wide_kv_tiles_long_d64", SHORT64, [1.0, 1.0], 0.001) + _trials(1, "wide_kv_tiles_long_d64@pw=4", SHORT64, [1.1, 1.1], 0.001)
+    rows = _trials(0, END, SHORT64, [1.0, 1.0], 0.001) + _trials(1, f"{END}@pw=4", SHORT64, [1.1, 1.1], 0.001)
     entry = td.choose_table(pd.DataFrame(rows), run_id="RUN")["classes"]["D64-full-short"]
-    assert entry["impl"] == "wide_kv_tiles_long_d64@pw=4" and entry["defines"] == {}  # pw = 4 is the default
+    assert entry["impl"] == f"{END}@pw=4" and entry["defines"] == {}  # pw = 4 is the default
 
 
 def test_dispatch_keeps_the_default_when_the_default_is_best_or_the_best_is_unsure():
-    rows = (_trials(0, "wide_kv_tiles_long_d64", SHORT64 + LONG128, [1.0, 1.0, 1.0], 0.001)
-            + _trials(1, "wide_kv_tiles_long_d64@bc64=64", SHORT64, [0.9, 0.9], 0.001)  # slower than the default
+    rows = (_trials(0, END, SHORT64 + LONG128, [1.0, 1.0, 1.0], 0.001)
+            + _trials(1, f"{END}@bc64=64", SHORT64, [0.9, 0.9], 0.001)  # slower than the default
             # the best ratio has an interval across 1; a smaller, surer gain is not taken instead
-            + _trials(2, "wide_kv_tiles_long_d64@st128=2", LONG128, [1.05], 0.2)
-            + _trials(3, "wide_kv_tiles_long_d64@st128=3", LONG128, [1.02], 0.001))
+            + _trials(2, f"{END}@st128=2", LONG128, [1.05], 0.2)
+            + _trials(3, f"{END}@st128=3", LONG128, [1.02], 0.001))
     table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
     assert table["classes"] == {}
-    assert table["considered"]["D64-full-short"].startswith("best wide_kv_tiles_long_d64 x1.000")
-    assert table["considered"]["D128-full-long"].startswith("best wide_kv_tiles_long_d64@st128=2 x1.050")
-    assert table["run_id"] == "RUN" and table["mode"] == "hot" and table["variant"] == "wide_kv_tiles_long_d64"
+    assert table["considered"]["D64-full-short"].startswith(f"best {END} x1.000")
+    assert table["considered"]["D128-full-long"].startswith(f"best {END}@st128=2 x1.050")
+    assert table["run_id"] == "RUN" and table["mode"] == "hot" and table["variant"] == END
 
 
 
@@ -776,18 +781,18 @@ def test_dispatch_is_chosen_in_the_space_of_the_variant_asked_for(monkeypatch):
     table = td.choose_table(pd.DataFrame(rows), run_id="RUN", variant="other_end")
     assert asked == ["other_end"] and table["variant"] == "other_end"
     assert table["classes"]["D128-full-long"]["defines"] == {"FA_TILE_STAGES_D128": 2}
-    default_rows = _trials(0, "wide_kv_tiles_long_d64", LONG128, [1.0], 0.01) + _trials(1, "wide_kv_tiles_long_d64@st128=2", LONG128, [1.1], 0.01)
-    assert td.choose_table(pd.DataFrame(default_rows), run_id="RUN")["variant"] == "wide_kv_tiles_long_d64" and asked[-1] is None
+    default_rows = _trials(0, END, LONG128, [1.0], 0.01) + _trials(1, f"{END}@st128=2", LONG128, [1.1], 0.01)
+    assert td.choose_table(pd.DataFrame(default_rows), run_id="RUN")["variant"] == END and asked[-1] is None
 
 @pytest.mark.parametrize("D, causal, S, cls", [(64, False, 1024, "D64-full-short"), (64, False, 1025, "D64-full-long"),
                                                (128, True, 1, "D128-causal-short"),
                                                (128, True, 16384, "D128-causal-long")])
 def test_shape_classes_split_at_1024(D, causal, S, cls):
     assert td.shape_class(D, causal, S) == cls
-    table = {"variant": "wide_kv_tiles_long_d64", "classes": {cls: {"impl": "wide_kv_tiles_long_d64@x", "defines": {"A": 1}}}}
-    assert td.entry_for(table, D, causal, S) == {"class": cls, "impl": "wide_kv_tiles_long_d64@x", "defines": {"A": 1}}
+    table = {"variant": END, "classes": {cls: {"impl": f"{END}@x", "defines": {"A": 1}}}}
+    assert td.entry_for(table, D, causal, S) == {"class": cls, "impl": f"{END}@x", "defines": {"A": 1}}
     other = td.shape_class(D, not causal, S)
-    assert td.entry_for(table, D, not causal, S) == {"class": other, "impl": "wide_kv_tiles_long_d64", "defines": {}}
+    assert td.entry_for(table, D, not causal, S) == {"class": other, "impl": END, "defines": {}}
     assert td.entry_for({"variant": "v"}, D, causal, S) == {"class": cls, "impl": "v", "defines": {}}  # no classes
 
 
@@ -837,21 +842,21 @@ def test_the_committed_table_drops_a_class_its_held_out_shapes_call_overfitted()
     one faster on at least one stays; one without held-out shapes stays (not validated); rows that
     failed or time the default against itself decide nothing."""
     entry = lambda impl: {"impl": impl, "defines": {"X": 1}, "ratio": 1.02, "ci_lo": 1.01, "ci_hi": 1.03}  # noqa: E731
-    table = {"variant": "wide_kv_tiles_long_d64", "considered": {}, "classes": {
-        "D128-causal-short": entry("wide_kv_tiles_long_d64@bc128=64"), "D64-full-short": entry("wide_kv_tiles_long_d64@st64=2"),
-        "D64-causal-long": entry("wide_kv_tiles_long_d64@wgs64=2")}}
+    table = {"variant": END, "considered": {}, "classes": {
+        "D128-causal-short": entry(f"{END}@bc128=64"), "D64-full-short": entry(f"{END}@st64=2"),
+        "D64-causal-long": entry(f"{END}@wgs64=2")}}
     held = pd.DataFrame([
-        _held("D128-causal-short", "wide_kv_tiles_long_d64@bc128=64", 0.95, 0.96),     # slower
-        _held("D128-causal-short", "wide_kv_tiles_long_d64@bc128=64", 0.99, 1.01),     # no difference
-        _held("D128-causal-short", "wide_kv_tiles_long_d64@bc128=64", 1.2, 1.3, status="error"),  # failed: no verdict
-        _held("D64-full-short", "wide_kv_tiles_long_d64@st64=2", 0.97, 0.98),          # slower ...
-        _held("D64-full-short", "wide_kv_tiles_long_d64@st64=2", 1.001, 1.01),         # ... and faster: validated
-        _held("D128-full-long", "wide_kv_tiles_long_d64", 1.05, 1.06),                 # the default against itself
+        _held("D128-causal-short", f"{END}@bc128=64", 0.95, 0.96),     # slower
+        _held("D128-causal-short", f"{END}@bc128=64", 0.99, 1.01),     # no difference
+        _held("D128-causal-short", f"{END}@bc128=64", 1.2, 1.3, status="error"),  # failed: no verdict
+        _held("D64-full-short", f"{END}@st64=2", 0.97, 0.98),          # slower ...
+        _held("D64-full-short", f"{END}@st64=2", 1.001, 1.01),         # ... and faster: validated
+        _held("D128-full-long", END, 1.05, 1.06),                 # the default against itself
     ])
     out = td.without_overfitted(table, held)
     assert set(out["classes"]) == {"D64-full-short", "D64-causal-long"}
     assert out["considered"]["D128-causal-short"].endswith("overfitted, default kept")
-    assert out["considered"]["D128-causal-short"].startswith("wide_kv_tiles_long_d64@bc128=64 x1.020 [1.010, 1.030]")
+    assert out["considered"]["D128-causal-short"].startswith(f"{END}@bc128=64 x1.020 [1.010, 1.030]")
     assert set(table["classes"]) == {"D128-causal-short", "D64-full-short", "D64-causal-long"}  # input untouched
     assert td.without_overfitted(table, pd.DataFrame())["classes"] == table["classes"]  # no held-out run: as chosen
 
@@ -860,23 +865,23 @@ def test_held_out_verdicts_per_row_and_per_class():
     """Rows: a configuration's interval decides 'faster' / 'slower' / 'no difference'; a row timing
     the default against itself is an A/A row and never makes its class 'validated'. Classes of the
     table only: validated (some row faster), overfitted (none), not validated (no row)."""
-    table = {"variant": "wide_kv_tiles_long_d64", "classes": {"D128-causal-short": {}, "D64-full-short": {}, "D64-causal-long": {}}}
+    table = {"variant": END, "classes": {"D128-causal-short": {}, "D64-full-short": {}, "D64-causal-long": {}}}
     held = pd.DataFrame([
-        _held("D128-causal-short", "wide_kv_tiles_long_d64", 1.02, 1.04),             # A/A, faster by chance
-        _held("D128-causal-short", "wide_kv_tiles_long_d64", 0.99, 1.01),             # A/A, no difference
-        _held("D128-causal-short", "wide_kv_tiles_long_d64@bc128=64", 0.95, 0.96),
-        _held("D64-full-short", "wide_kv_tiles_long_d64@st64=2", 1.001, 1.01),
-        _held("D64-full-short", "wide_kv_tiles_long_d64@st64=2", 1.5, 1.6, status="timeout"),
+        _held("D128-causal-short", END, 1.02, 1.04),             # A/A, faster by chance
+        _held("D128-causal-short", END, 0.99, 1.01),             # A/A, no difference
+        _held("D128-causal-short", f"{END}@bc128=64", 0.95, 0.96),
+        _held("D64-full-short", f"{END}@st64=2", 1.001, 1.01),
+        _held("D64-full-short", f"{END}@st64=2", 1.5, 1.6, status="timeout"),
     ])
     rows, classes = td.heldout_verdicts(held, table)
     assert list(rows["verdict"]) == ["same kernel: A/A (faster)", "same kernel: A/A (no difference)", "slower", "faster"]
     assert classes == {"D128-causal-short": "overfitted", "D64-full-short": "validated", "D64-causal-long": "not validated"}
-    assert td.heldout_verdicts(held, {"variant": "wide_kv_tiles_long_d64"})[1] == {}  # a table without classes
+    assert td.heldout_verdicts(held, {"variant": END})[1] == {}  # a table without classes
     # held-out rows recorded without a config column (older tuning runs): judged by their intervals alone
     rows, classes = td.heldout_verdicts(held.drop(columns="config"), table)
     assert list(rows["verdict"]) == ["faster", "no difference", "slower", "faster"]
     assert classes["D128-causal-short"] == "validated"
     # the A/A rows do not rescue the overfitted class, and a table without `considered` gets one
-    out = td.without_overfitted({"variant": "wide_kv_tiles_long_d64", "classes": {
-        "D128-causal-short": {"impl": "wide_kv_tiles_long_d64@bc128=64", "ratio": 1.01, "ci_lo": 1.005, "ci_hi": 1.015}}}, held)
+    out = td.without_overfitted({"variant": END, "classes": {
+        "D128-causal-short": {"impl": f"{END}@bc128=64", "ratio": 1.01, "ci_lo": 1.005, "ci_hi": 1.015}}}, held)
     assert out["classes"] == {} and list(out["considered"]) == ["D128-causal-short"]

@@ -13,8 +13,13 @@ from lab.studies.tuning import dispatch as td
 from lab.report import tuning as tuning_report
 from lab.studies.params import TuneParams
 from lab.studies.tuning.space import space, spill_reason
+from lab.kernels.manifest import tuned_kernel
 
-SP = space("wide_kv_tiles_long_d64")
+# The kernel whose tile constants are tuned (the sm_90a branch's end, read from the manifest), so that
+# a new step at the end of the branch leaves these tests as they are.
+END = tuned_kernel()
+
+SP = space(END)
 
 
 # --- the space ------------------------------------------------------------------------------
@@ -25,7 +30,7 @@ def test_defaults_are_legal_and_build_without_defines():
         cfg = SP.default(d)
         assert SP.violations(cfg) == []
         assert SP.defines(cfg) == {}
-        assert SP.impl_name(cfg) == "wide_kv_tiles_long_d64"
+        assert SP.impl_name(cfg) == END
     assert SP.smem_bytes(SP.default(64)) == (64 * 64 + 2 * 3 * 128 * 64) * 2 + 1024
     assert SP.ctas_per_sm(SP.default(64)) == 2 and SP.ctas_per_sm(SP.default(128)) == 1
 
@@ -71,13 +76,13 @@ def test_impl_names_round_trip_for_every_legal_configuration():
         for cfg in SP.legal(d):
             name = SP.impl_name(cfg)
             assert SP.parse_impl(name, head_dim=d) == cfg
-            assert name == "wide_kv_tiles_long_d64" or name.startswith("wide_kv_tiles_long_d64@")
-    assert SP.impl_name(SP.config(64, {"wgs64": 2})) == "wide_kv_tiles_long_d64@wgs64=2"
-    assert SP.impl_name(SP.config(64, {"st64": 2, "bc64": 64})) == "wide_kv_tiles_long_d64@bc64=64,st64=2"  # sorted
-    assert SP.defines(SP.parse_impl("wide_kv_tiles_long_d64@bc64=64,st64=4")) == {"FA_TILE_BC_D64": 64, "FA_TILE_STAGES_D64": 4}
+            assert name == END or name.startswith(f"{END}@")
+    assert SP.impl_name(SP.config(64, {"wgs64": 2})) == f"{END}@wgs64=2"
+    assert SP.impl_name(SP.config(64, {"st64": 2, "bc64": 64})) == f"{END}@bc64=64,st64=2"  # sorted
+    assert SP.defines(SP.parse_impl(f"{END}@bc64=64,st64=4")) == {"FA_TILE_BC_D64": 64, "FA_TILE_STAGES_D64": 4}
 
 
-@pytest.mark.parametrize("bad", ["wide_kv_tiles_long_d64@bc64=64,bc128=64", "other@bc64=64", "wide_kv_tiles_long_d64@bc64", "wide_kv_tiles_long_d64"])
+@pytest.mark.parametrize("bad", [f"{END}@bc64=64,bc128=64", "other@bc64=64", f"{END}@bc64", END])
 def test_parse_impl_rejects_bad_names(bad):
     with pytest.raises(ValueError):
         SP.parse_impl(bad)
@@ -112,24 +117,24 @@ class _T:  # a stand-in tensor: the dispatch reads only the shape in `launch`
 
 
 def test_dispatch_picks_the_kernel_of_the_shape_class():
-    table = {"variant": "wide_kv_tiles_long_d64", "run_id": "r", "classes": {
-        "D64-full-short": {"impl": "wide_kv_tiles_long_d64@bc64=64", "defines": {"FA_TILE_BC_D64": 64}}}}
-    tuned, default = _Kernel("wide_kv_tiles_long_d64@bc64=64"), _Kernel("wide_kv_tiles_long_d64")
-    attn = td.TunedDispatch(table, {"wide_kv_tiles_long_d64@bc64=64": tuned}, default)
-    assert attn.name == "wide_kv_tiles_long_d64+tuned"
+    table = {"variant": END, "run_id": "r", "classes": {
+        "D64-full-short": {"impl": f"{END}@bc64=64", "defines": {"FA_TILE_BC_D64": 64}}}}
+    tuned, default = _Kernel(f"{END}@bc64=64"), _Kernel(END)
+    attn = td.TunedDispatch(table, {f"{END}@bc64=64": tuned}, default)
+    assert attn.name == f"{END}+tuned"
     attn.launch(_T(2, 4, 512, 64), None, None, None, False)
     attn.launch(_T(2, 4, 4096, 64), None, None, None, False)  # long: not in the table
     attn.launch(_T(2, 4, 512, 64), None, None, None, True)  # causal: not in the table
     assert tuned.calls == [((2, 4, 512, 64), False)]
     assert len(default.calls) == 2
-    assert attn.entry_for(64, False, 100)["impl"] == "wide_kv_tiles_long_d64@bc64=64"
+    assert attn.entry_for(64, False, 100)["impl"] == f"{END}@bc64=64"
     with pytest.raises(ValueError, match="not loaded"):
         td.TunedDispatch(table, {}, default)
 
 
 def test_committed_dispatch_table_is_readable_and_names_legal_configurations():
     table = td.read_table()
-    assert table["variant"] == "wide_kv_tiles_long_d64" and "classes" in table
+    assert table["variant"] == END and "classes" in table
     for cls, entry in table["classes"].items():
         d = int(cls.split("-")[0][1:])
         cfg = SP.parse_impl(entry["impl"], head_dim=d)
@@ -148,31 +153,31 @@ def _trial_rows(trial, impl, shapes, ratios, halfwidth=0.01):
 def test_choose_table_from_a_synthetic_tuning_table():
     short64 = [(8, 16, 512, 64, False), (4, 16, 256, 64, False)]  # one class, two shapes
     long128 = [(4, 16, 4096, 128, False)]
-    rows = _trial_rows(0, "wide_kv_tiles_long_d64", short64 + long128, [1.0, 1.0, 1.0])
-    rows += _trial_rows(1, "wide_kv_tiles_long_d64@bc64=64", short64, [1.10, 1.06])  # clear winner of D64-full-short
-    rows += _trial_rows(2, "wide_kv_tiles_long_d64@st64=2", short64[:1], [1.30])  # pruned after one shape: not comparable
-    rows += _trial_rows(3, "wide_kv_tiles_long_d64@st128=2", long128, [1.004], halfwidth=0.01)  # interval includes 1
-    rows += [dict(kind="trial", status="build_failed", mode="hot", trial=4, impl="wide_kv_tiles_long_d64@bc128=64", B=1, H=1,
+    rows = _trial_rows(0, END, short64 + long128, [1.0, 1.0, 1.0])
+    rows += _trial_rows(1, f"{END}@bc64=64", short64, [1.10, 1.06])  # clear winner of D64-full-short
+    rows += _trial_rows(2, f"{END}@st64=2", short64[:1], [1.30])  # pruned after one shape: not comparable
+    rows += _trial_rows(3, f"{END}@st128=2", long128, [1.004], halfwidth=0.01)  # interval includes 1
+    rows += [dict(kind="trial", status="build_failed", mode="hot", trial=4, impl=f"{END}@bc128=64", B=1, H=1,
                   S=1, D=128, causal=False)]
     table = td.choose_table(pd.DataFrame(rows), run_id="RUN")
     assert table["run_id"] == "RUN"
     assert set(table["classes"]) == {"D64-full-short"}
     entry = table["classes"]["D64-full-short"]
-    assert entry["impl"] == "wide_kv_tiles_long_d64@bc64=64" and entry["defines"] == {"FA_TILE_BC_D64": 64}
+    assert entry["impl"] == f"{END}@bc64=64" and entry["defines"] == {"FA_TILE_BC_D64": 64}
     assert entry["ratio"] == pytest.approx(math.sqrt(1.10 * 1.06))
     assert entry["ci_lo"] > 1 and entry["shapes"] == 2
     assert "D128-full-long" in table["considered"]  # considered, default kept
 
 
 def test_heldout_verdicts_flag_overfitting():
-    dispatch = {"variant": "wide_kv_tiles_long_d64", "classes": {"D64-full-short": {}, "D128-full-long": {}, "D64-causal-long": {}}}
+    dispatch = {"variant": END, "classes": {"D64-full-short": {}, "D128-full-long": {}, "D64-causal-long": {}}}
     held = pd.DataFrame([
-        dict(status="ok", shape_class="D64-full-short", config="wide_kv_tiles_long_d64@bc64=64", ratio_to_default=1.05,
+        dict(status="ok", shape_class="D64-full-short", config=f"{END}@bc64=64", ratio_to_default=1.05,
              ratio_to_default_lo=1.03, ratio_to_default_hi=1.07),
-        dict(status="ok", shape_class="D128-full-long", config="wide_kv_tiles_long_d64@st128=4", ratio_to_default=0.99,
+        dict(status="ok", shape_class="D128-full-long", config=f"{END}@st128=4", ratio_to_default=0.99,
              ratio_to_default_lo=0.985, ratio_to_default_hi=0.995),
         # a class that keeps the default: the default against itself, never counted as slower
-        dict(status="ok", shape_class="D64-full-long", config="wide_kv_tiles_long_d64", ratio_to_default=0.988,
+        dict(status="ok", shape_class="D64-full-long", config=END, ratio_to_default=0.988,
              ratio_to_default_lo=0.986, ratio_to_default_hi=0.990),
     ])
     rows, classes = tuning_report.heldout_verdicts(held, dispatch)
@@ -194,7 +199,7 @@ def test_run_task_records_an_exception_instead_of_raising():
         def build(self, *a):
             raise OSError("disk full")
 
-    out = run_task(Task(kind="trial", run_id="r", variant="wide_kv_tiles_long_d64", shape=(1, 1, 64, 64, False), impl="x"), Broken)
+    out = run_task(Task(kind="trial", run_id="r", variant=END, shape=(1, 1, 64, 64, False), impl="x"), Broken)
     (row,) = out["rows"]
     assert row["status"] == "error" and "disk full" in row["reason"] and row["gpu_index"] == 3
 
@@ -228,8 +233,8 @@ def test_search_records_every_trial_and_every_failure(fake_run):
     assert measured["gpu_uuid"].str.startswith("FAKE-").all()
     assert set(measured.drop_duplicates("impl")["impl"]) >= {s for d in (64, 128) for s in
                                                              map(SP.impl_name, SP.legal(d))} - {
-        "wide_kv_tiles_long_d64@bc64=64,st64=8,wgs64=2", "wide_kv_tiles_long_d64@bc64=64,st64=7,wgs64=2", "wide_kv_tiles_long_d64@bc128=64,st128=6",
-        "wide_kv_tiles_long_d64@bc128=64,st128=2"}
+        f"{END}@bc64=64,st64=8,wgs64=2", f"{END}@bc64=64,st64=7,wgs64=2", f"{END}@bc128=64,st128=6",
+        f"{END}@bc128=64,st128=2"}
     for _, g in tuning_df[tuning_df["kind"] == "trial"].groupby("trial"):  # one row per trial x shape
         assert len(g) == 2 and g["step"].tolist() == [0, 1] or g["status"].iloc[0] in ("invalid", "duplicate")
     samples = pd.read_parquet(fake_run / "samples.parquet")
@@ -241,9 +246,9 @@ def test_search_records_every_trial_and_every_failure(fake_run):
 
 def test_search_finds_the_synthetic_optimum(fake_run):
     table = json.loads((fake_run / "dispatch.json").read_text())
-    assert table["classes"]["D64-full-short"]["impl"] == "wide_kv_tiles_long_d64@bc64=64,st64=5,wgs64=2"
-    assert table["classes"]["D64-causal-long"]["impl"] == "wide_kv_tiles_long_d64@bc64=64,st64=5,wgs64=2"
-    assert table["classes"]["D128-full-long"]["impl"] == "wide_kv_tiles_long_d64@bc128=64,st128=4"
+    assert table["classes"]["D64-full-short"]["impl"] == f"{END}@bc64=64,st64=5,wgs64=2"
+    assert table["classes"]["D64-causal-long"]["impl"] == f"{END}@bc64=64,st64=5,wgs64=2"
+    assert table["classes"]["D128-full-long"]["impl"] == f"{END}@bc128=64,st128=4"
 
 
 def test_aa_and_heldout_are_recorded(fake_run):
@@ -252,7 +257,7 @@ def test_aa_and_heldout_are_recorded(fake_run):
     assert set(aa[aa["comparison"] == "across"]["gpu_index"]) == {0, 1}
     held = pd.read_parquet(fake_run / "heldout.parquet")
     assert len(held) == 8 and (held["status"] == "ok").all()
-    assert held["impl"].eq("wide_kv_tiles_long_d64+tuned").all()
+    assert held["impl"].eq(f"{END}+tuned").all()
     tuned = held[held["shape_class"] == "D64-full-short"]
     assert (tuned["ratio_to_default_lo"] > 1).all()
     check = json.loads((fake_run / "heldout_check.json").read_text())
@@ -263,7 +268,7 @@ def test_report_section_and_figure_from_the_run_folder(fake_run, tmp_path):
     text = tuning_report.section(fake_run)
     for heading in ("## Autotuning", "### Leaderboard", "### Dispatch table", "### Held-out shapes", "### A/A"):
         assert heading in text
-    assert "`wide_kv_tiles_long_d64@bc64=64,st64=5,wgs64=2`" in text
+    assert f"`{END}@bc64=64,st64=5,wgs64=2`" in text
     assert "on 2 worker(s)" in text and "D64-full-short: **validated**" in text
     out = tuning_report.write(fake_run, tmp_path / "report")
     assert out.read_text().startswith("## Autotuning")
@@ -348,5 +353,5 @@ def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
         rec = tuning.tune(params, progress=lambda s: None, client=client, backend=Hanging, root=tmp_path)
     df = pd.read_parquet(rec.dir / "tuning.parquet")
     late = df[df["status"] == "timeout"]
-    assert late["impl"].tolist() == ["wide_kv_tiles_long_d64@bc128=64,st128=5"] and "no result after 1 s" in late["reason"].iloc[0]
+    assert late["impl"].tolist() == [f"{END}@bc128=64,st128=5"] and "no result after 1 s" in late["reason"].iloc[0]
     assert (df["status"] == "ok").sum() >= 4  # the others were measured
