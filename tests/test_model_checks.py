@@ -133,7 +133,7 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    assert len(grid) == 116 + 12 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    assert len(grid) == 116 + 12 + 8 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -156,6 +156,32 @@ def test_the_grid_crosses_every_tile_rule_of_the_long_sequences():
     assert all(c.S % bc_long and c.S % 128 for c in long64 if c.S != threshold) and threshold % bc_long
     from lab.kernels import sanitize
     assert {s.causal for s in sanitize.MODEL_SHAPES if s.D == 64 and s.S >= threshold} == {False, True}
+
+
+def test_the_grid_and_the_sanitizer_reach_the_three_cta_tile():
+    """Step 33 takes three CTAs per SM at D = 64 when S < FA_TILE_THREE_S_MAX_D64 and the grid has
+    FA_TILE_THREE_TILES_PER_SM_D64 64-row work tiles an SM (both read from the header, not from
+    check.py). The grid must hold such cases for a GPU of up to 160 SMs, causal and not, in both
+    dtypes, grouped and MQA, with ragged S (not a multiple of the 128-key tile), one of them past the
+    192-key tile's threshold; the sanitizer, one for fp16 multi-head variants and one for bf16."""
+    import re
+
+    from lab.kernels import sanitize, variants
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
+    s_max = int(re.search(r"#define FA_TILE_THREE_S_MAX_D64 (\d+)", header).group(1))
+    per_sm = int(re.search(r"#define FA_TILE_THREE_TILES_PER_SM_D64 (\d+)", header).group(1))
+    long_s = int(re.search(r"#define FA_TILE_LONG_S_D64 (\d+)", header).group(1))
+
+    def three(B, H, S, D, sms):
+        return D == 64 and S < s_max and B * H * -(-S // 64) >= per_sm * sms
+
+    grid = check.grid()
+    big = [c for c in grid if three(c.B, c.H, c.S, c.D, 160)]
+    assert {c.causal for c in big} == {False, True} and {c.dtype for c in big} == {"fp16", "bf16"}
+    assert {c.layout for c in big} == {"MHA", "GQA", "MQA"} and {c.causal for c in big if c.S % 128} == {False, True}
+    assert any(long_s < c.S for c in big) and set(check.many_tile_cases()) <= set(big)
+    assert any(three(s[0], s[1], s[2], s[3], 160) for s in sanitize.SHAPES)
+    assert any(three(s.B, s.H, s.S, s.D, 160) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
 
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():

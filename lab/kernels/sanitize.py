@@ -18,18 +18,20 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # Small shapes: ragged S (not a multiple of any tile), both head dims, causal and not, at D = 128
 # several key tiles (a pipeline that wraps around its stages, causal turns); and two with more
 # query tiles than an H100/H200 keeps resident (132 SMs), so that a persistent kernel's CTAs each
-# take several work tiles (its ring, Q barriers and ping-pong turns carried from one to the next).
+# take several work tiles (its ring, Q barriers and ping-pong turns carried from one to the next);
+# and one D = 64 grid of 2112 work tiles, past the ten an SM from which step 33 runs three CTAs per SM.
 SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
-          (1, 300, 129, 64, False), (1, 160, 257, 128, True))
+          (1, 300, 129, 64, False), (1, 160, 257, 128, True), (1, 704, 129, 64, True))
 # The inputs real models run (issue 22), for the variants that take them: bf16, and K/V heads shared
 # by 2, 4 and all (MQA) query heads, so that a K/V head's index, its tiles' addresses and the bf16
 # conversions are checked too; ragged S, both head dims, causal and not, and one grid past the
 # resident CTAs (300 query heads on one K/V head: MQA over several waves of work tiles); and two long
-# ragged sequences at D = 64 (step 32's 192-key tiles from S = 4096), causal and not.
+# ragged sequences at D = 64 (step 32's 192-key tiles from S = 4096), causal and not; and a bf16
+# grouped-query grid of 2816 work tiles at D = 64 (step 33's three CTAs per SM).
 MODEL_SHAPES = (Shape(1, 4, 129, 64, True, 2, "bf16"), Shape(2, 8, 77, 128, False, 2, "bf16"),
                 Shape(1, 8, 300, 128, True, 1, "fp16"), Shape(1, 300, 129, 64, False, 1, "bf16"),
                 Shape(1, 16, 257, 128, True, 4, "bf16"), Shape(1, 2, 4097, 64, True, 1, "bf16"),
-                Shape(1, 2, 4097, 64, False, 2, "bf16"))
+                Shape(1, 2, 4097, 64, False, 2, "bf16"), Shape(1, 704, 200, 64, False, 176, "bf16"))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"

@@ -52,6 +52,13 @@ BF16_SEQ_LENS = (1, 64, 127, 512, 2048)  # bf16 multi-head at (B, H) = (2, 3): s
 # 4096 and 4097 are not multiples of 192 (the last tile is partly masked), so every tile size's edge
 # is crossed; both D, causal and not, fp16 multi-head and bf16 with 4 query heads per K/V head.
 LONG_SEQ_LENS = (4096, 4097)
+# Grids of many work tiles: from ten 64-row work tiles an SM (1320 on an H100's or H200's 132 SMs) and
+# S < 8192, step 33 runs three CTAs per SM at D = 64, which smaller grids never reach. Each of these
+# has 2048 tiles or more (ten an SM up to 204 SMs), ragged S, causal and not: fp16 multi-head at
+# S = 1000, bf16 with 4 query heads per K/V head at S = 500, fp16 MQA at S = 257 (one key in the last
+# tile), and fp16 at S = 4097, where the three-CTA tile replaces step 32's 192-key one.
+MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 257, 1, "fp16"),
+                   (1, 32, 4097, 32, "fp16"))  # (B, H, S, H_kv, dtype), D = 64
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ class Case:
 
 def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
-    (long_cases), then the model inputs (model_cases)."""
+    (long_cases), grids of many work tiles (many_tile_cases), then the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -103,7 +110,13 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
-    return cases + long_cases() + model_cases()
+    return cases + long_cases() + many_tile_cases() + model_cases()
+
+
+def many_tile_cases() -> list[Case]:
+    """MANY_TILE_CASES, causal and not: grids large enough for step 33's three CTAs per SM."""
+    return [Case(B, H, S, 64, causal, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in MANY_TILE_CASES
+            for causal in (False, True)]
 
 
 def long_cases() -> list[Case]:

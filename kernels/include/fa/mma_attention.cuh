@@ -121,8 +121,12 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // running sum stays per thread (a partial over its columns) and is summed over the quad once,
 // at the end: alpha is the same in all 4 lanes, so the partials rescale alike.
 // MASK = false skips the visibility test, for tiles wholly inside the sequence and (causal)
-// wholly at or below the diagonal. FTZ_EXP2: see softmax_exp2.
-template <class T, bool MASK = true, bool FTZ_EXP2 = false>
+// wholly at or below the diagonal. FTZ_EXP2: see softmax_exp2. ROW_LIMIT (step 33's three CTAs
+// per SM) writes the mask as one bound per row: key kv0 + 2t + (8n + c) is visible when 8n + c is
+// below min(S, query + 1) - kv0 - 2t, so each element compares a constant with that bound; the
+// default form computes each element's key index, which ptxas keeps in registers for both rows
+// (72 bytes spilled at the 136 registers a consumer has with three CTAs per SM).
+template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
@@ -130,14 +134,19 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
 #pragma unroll
   for (int half_row = 0; half_row < 2; ++half_row) {
     const int query = query0 + g + 8 * half_row;
+    const int limit = min(shape.S, shape.causal ? query + 1 : shape.S) - kv0 - 2 * t;  // ROW_LIMIT only
     float tile_max = kNegInf;
 #pragma unroll
     for (int n = 0; n < T::BC / 8; ++n)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        const int key = kv0 + n * 8 + 2 * t + c;
         float& x = s[n][2 * half_row + c];
-        if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
+        if constexpr (ROW_LIMIT) {
+          if (MASK && n * 8 + c >= limit) x = kNegInf;
+        } else {
+          const int key = kv0 + n * 8 + 2 * t + c;
+          if (MASK && (key >= shape.S || (shape.causal && key > query))) x = kNegInf;
+        }
         tile_max = fmaxf(tile_max, x);
       }
     RowState& row = rows[half_row];

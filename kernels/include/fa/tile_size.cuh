@@ -27,6 +27,18 @@
 #ifndef FA_TILE_LONG_S_D64
 #define FA_TILE_LONG_S_D64 4096
 #endif
+#ifndef FA_TILE_BC_D64_THREE  // Hopper, D = 64, three CTAs per SM (step 33): keys per K/V tile
+#define FA_TILE_BC_D64_THREE 128
+#endif
+#ifndef FA_TILE_STAGES_D64_THREE
+#define FA_TILE_STAGES_D64_THREE 2
+#endif
+#ifndef FA_TILE_THREE_S_MAX_D64  // sequences this long or longer keep step 32's tiles
+#define FA_TILE_THREE_S_MAX_D64 8192
+#endif
+#ifndef FA_TILE_THREE_TILES_PER_SM_D64  // 64-row work tiles per SM a grid needs for three CTAs an SM
+#define FA_TILE_THREE_TILES_PER_SM_D64 10
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -73,6 +85,26 @@ using HopperLongTileD64 = WgmmaTile<64, FA_TILE_BC_D64_LONG, FA_TILE_STAGES_D64_
 
 // Whether a D = 64 call of step 32 and later takes HopperLongTileD64.
 constexpr bool takes_long_tile_d64(int S) { return S >= FA_TILE_LONG_S_D64; }
+
+// Hopper, D = 64, three CTAs per SM (step 33): one producer and one consumer warpgroup each, as
+// HopperTile, with 128-key tiles in two stages (73 KB of shared memory a CTA). The launch bound
+// gives 80 registers a thread, so after the producer's setmaxnreg to 24 the consumer has 136: S is
+// issued as N = 64 wgmmas (WgmmaTile::SPLIT_SCORES) and the kernel masks with one bound per row
+// (mma_online_softmax's ROW_LIMIT), or ptxas spills. Six consumer warps an SM (not four) hide
+// the softmax's latency chains.
+template <bool TMA_KV = true, class Elem = half>
+using HopperThreeCtaTileD64 = WgmmaTile<64, FA_TILE_BC_D64_THREE, FA_TILE_STAGES_D64_THREE, FA_TILE_PRODUCER_WARPS,
+                                        /*CONSUMER_WARPGROUPS=*/1, /*CTAS_PER_SM=*/3,
+                                        hopper_producer_registers(1, TMA_KV), Elem>;
+
+// Whether a D = 64 call of step 33 takes HopperThreeCtaTileD64: sequences shorter than
+// FA_TILE_THREE_S_MAX_D64 (from there the 192-key tile is faster) whose grid gives every SM
+// FA_TILE_THREE_TILES_PER_SM_D64 64-row work tiles or more. With fewer, each CTA of three runs
+// slower than one of two and the last wave stays part empty: 0.85x-0.98x at 4-8 tiles an SM.
+inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
+  const long long work_tiles = static_cast<long long>(ceil_div(shape.S, 64)) * shape.B * shape.H;
+  return shape.S < FA_TILE_THREE_S_MAX_D64 && work_tiles >= static_cast<long long>(FA_TILE_THREE_TILES_PER_SM_D64) * sms;
+}
 
 // Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
 // GPU), no producer warp; D = 128 with two m-tiles takes 32 keys a tile (three stages: still 64

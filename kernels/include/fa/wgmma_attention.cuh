@@ -43,6 +43,10 @@ struct WgmmaTile {
   static constexpr int CONSUMER_REGISTERS = CONSUMER_REGISTERS_FIT < 232 ? CONSUMER_REGISTERS_FIT : 232;
   static constexpr bool ASYNC_ARRIVE = true;
   static constexpr bool SWIZZLE_128B = true;  // produce_kv_tiles copies through cp_async_tile_sw128
+  // ptxas checks each wgmma's accumulators against the launch bound's registers, not setmaxnreg's:
+  // under 128 (three CTAs per SM: 80) it refuses m64n128 ("insufficient registers"), so S = Q K^T
+  // is issued as N = 64 pieces.
+  static constexpr bool SPLIT_SCORES = LAUNCH_REGISTERS < 128;
 
   static constexpr int SWIZZLE_ALIGN = 1024;
   static constexpr size_t Q_HALVES = BR * D;
@@ -236,11 +240,21 @@ __device__ __forceinline__ void mma_rs_mn_major_b(float (&d)[N / 8][4], const un
 }
 
 // S = Q_wg K^T for one key tile (D/16 k-steps), issued and committed as one group.
+// With T::SPLIT_SCORES, as BC / 64 wgmmas of N = 64: rows 64j.. of a K-major B (128-byte rows) lie
+// j * 8 KB on in every column block.
 template <class T>
 __device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const ElemOf<T>* q_wg, const ElemOf<T>* k_tile) {
 #pragma unroll
-  for (int kk = 0; kk < T::D / 16; ++kk)
-    mma_ss<T::BC, ElemOf<T>>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
+  for (int kk = 0; kk < T::D / 16; ++kk) {
+    if constexpr (T::SPLIT_SCORES) {
+#pragma unroll
+      for (int j = 0; j < T::BC / 64; ++j)
+        mma_ss_n64<ElemOf<T>>(&s[8 * j][0], k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk) + (j * 64 * 128 >> 4),
+                              kk > 0);
+    } else {
+      mma_ss<T::BC, ElemOf<T>>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
+    }
+  }
   commit();
 }
 

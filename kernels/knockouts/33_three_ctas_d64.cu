@@ -1,5 +1,5 @@
-// The switchable twin of step 32 (wide_kv_tiles_long_d64, the sm_90a branch's end):
-// kernels/variants/32_wide_kv_tiles_long_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 33 (three_ctas_d64, the sm_90a branch's end):
+// kernels/variants/33_three_ctas_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -7,11 +7,12 @@
 // (tests/test_knockouts.py checks it). Every configuration takes what the step takes: fp16 and
 // bf16, K/V heads any divisor of the query heads.
 //
-// Step 32 - +192-key K/V tiles at long D = 64 sequences: at D = 64 and S >= 4096, 192-key K/V tiles
-// in two stages (fa::HopperLongTileD64) instead of 128 keys in three. Hypothesis: each key tile has
-// a fixed cost (waits, row maxima, O's rescale) worth about 37-39 keys' work; 1.5x fewer tiles save
-// a third of it, where the last tile's masked keys do not cost more. Predicted: 1.02x-1.05x over +O
-// through a TMA store at (4, 16, 4096, 64), 1.05x-1.08x at S = 8192 and 16384 (D = 64).
+// Step 33 - +three CTAs per SM at D = 64: a D = 64 call shorter than 8192 keys whose grid gives every
+// SM ten 64-row work tiles or more takes fa::HopperThreeCtaTileD64 (three CTAs of one producer and
+// one consumer warpgroup an SM, 128-key tiles in two stages, S as N = 64 wgmmas, the mask as one
+// bound per row) instead of two CTAs an SM. Hypothesis: a third consumer warp per SM sub-partition
+// hides more of the softmax's and the waits' fixed latencies. Predicted: 1.01x-1.04x over +192-key
+// K/V tiles at (4, 16, 4096, 64), 1.05x-1.12x at the sweep's S = 256-2048 (D = 64).
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -26,6 +27,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_THREE_CTAS_D64  // step 33: 0 -> D = 64 keeps two CTAs per SM at every grid
+#define FA_THREE_CTAS_D64 1
+#endif
 #ifndef FA_WIDE_KV_TILES_LONG_D64  // step 32: 0 -> D = 64 keeps 128-key tiles in three stages at every S
 #define FA_WIDE_KV_TILES_LONG_D64 1
 #endif
@@ -75,6 +79,7 @@ constexpr bool kPersistent = FA_PERSISTENT, kBalancedCausal = FA_BALANCED_CAUSAL
 constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInterior = FA_UNMASKED_INTERIOR;
 constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
+constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -84,21 +89,24 @@ constexpr int kBarrierStore = 3;
 constexpr int kBarrierQ = 5;
 #endif
 
-// Its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs. LONG: D = 64 at
-// S >= FA_TILE_LONG_S_D64 (step 32); D = 128 never takes it.
-template <class Elem, int D, bool LONG = false>
-using Tile = std::conditional_t<LONG, fa::HopperLongTileD64<kTmaKv, Elem>, fa::HopperTile<D, kTmaKv, Elem>>;
+// Its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs. kShort (step 31's), and at
+// D = 64 kLong (S >= FA_TILE_LONG_S_D64, step 32) and kThreeCtas (fa::takes_three_cta_tile_d64, step 33).
+enum class TileKind { kShort, kLong, kThreeCtas };
+template <class Elem, int D, TileKind KIND = TileKind::kShort>
+using Tile = std::conditional_t<KIND == TileKind::kLong, fa::HopperLongTileD64<kTmaKv, Elem>,
+                                std::conditional_t<KIND == TileKind::kThreeCtas, fa::HopperThreeCtaTileD64<kTmaKv, Elem>,
+                                                   fa::HopperTile<D, kTmaKv, Elem>>>;
 
 template <int BR>
 using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
 
-template <class Elem, int D, bool LONG>
-__global__ void __launch_bounds__(Tile<Elem, D, LONG>::THREADS, Tile<Elem, D, LONG>::CTAS_PER_SM)
+template <class Elem, int D, TileKind KIND>
+__global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KIND>::CTAS_PER_SM)
     attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap o_map, const __grid_constant__ CUtensorMap q_map,
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
                   FA_RAW_INPUT_PARAMS, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using T = Tile<Elem, D, LONG>;
+  using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const typename T::Smem sm(smem_raw);
@@ -210,12 +218,16 @@ __global__ void __launch_bounds__(Tile<Elem, D, LONG>::THREADS, Tile<Elem, D, LO
     unsigned p[T::BC / 16][4];
     float alpha[2];
 
-    // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test.
+    // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test;
+    // the three-CTA tile masks with one bound per row (it spills otherwise).
+    constexpr bool ROW_LIMIT = KIND == TileKind::kThreeCtas;
     auto softmax_tile = [&](int kv0) {
       if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
-        fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+        fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                        scale_log2);
       else
-        fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2>(s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
+        fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0, lane,
+                                                                       scale_log2);
     };
     if constexpr (kTmaQ) {
       fa::mbarrier_wait(&q_full, q_phase);
@@ -342,10 +354,10 @@ __global__ void __launch_bounds__(Tile<Elem, D, LONG>::THREADS, Tile<Elem, D, LO
 // tile the shape takes: one wave of persistent CTAs, or (FA_PERSISTENT=0) one CTA per work item.
 template <class Elem, int D>
 struct LaunchWithTensorMaps {
-  template <bool LONG>
+  template <TileKind KIND>
   static int run_tile(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                       cudaStream_t stream) {
-    using T = Tile<Elem, D, LONG>;
+    using T = Tile<Elem, D, KIND>;
     CUtensorMap q_map, k_map, v_map;
     if (int err = fa::tma::make_head_map(&q_map, q, shape.B * shape.H, shape.S, D, T::BR)) return err;
     if (int err = fa::tma::make_head_map(&k_map, k, shape.B * shape.H_kv, shape.S, D, T::BC)) return err;
@@ -353,19 +365,26 @@ struct LaunchWithTensorMaps {
     CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
-    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D, LONG>, shape, stream, o, o_map,
+    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D, KIND>, shape, stream, o, o_map,
                                                             q_map, k_map, v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    if constexpr (D == 64 && kWideKvTilesLongD64)
-      if (fa::takes_long_tile_d64(shape.S)) return run_tile<true>(q, k, v, o, shape, stream);
-    return run_tile<false>(q, k, v, o, shape, stream);
+    if constexpr (D == 64) {
+      int sms = 0;
+      if (int err = fa::multiprocessor_count(&sms)) return err;
+      if constexpr (kThreeCtasD64)
+        if (fa::takes_three_cta_tile_d64(shape, sms)) return run_tile<TileKind::kThreeCtas>(q, k, v, o, shape, stream);
+      if constexpr (kWideKvTilesLongD64)
+        if (fa::takes_long_tile_d64(shape.S)) return run_tile<TileKind::kLong>(q, k, v, o, shape, stream);
+    }
+    return run_tile<TileKind::kShort>(q, k, v, o, shape, stream);
   }
 };
 
-// What fa_smem_bytes, fa_threads and fa_tile_rows report: the tile of short sequences (the bf16 tile
-// and, at step 32's constants, D = 64's long tile have the same sizes).
+// What fa_smem_bytes, fa_threads and fa_tile_rows report: the tile of short sequences and small grids
+// (the bf16 tile and, at step 32's constants, D = 64's long tile have the same sizes; the three-CTA
+// tile has the same threads and rows, two stages instead of three).
 template <int D>
 using Fp16Tile = Tile<half, D>;
 
