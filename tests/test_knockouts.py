@@ -226,6 +226,21 @@ def _synthetic_run(root):
     return rec
 
 
+def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
+    """A factor whose switch depends on one outside the design is measured with that one off too
+    (design's also_off): the table says so for that factor only. From the cells alone: the
+    dependency is off in every cell where the factor is, and only there."""
+    switches = sw.load()[0]
+    factors = ["tma", "unmasked_interior", "serial_d64", "ftz_exp2"]
+    cells, _ = factorial.design("three_ctas_d64", factors, switches)
+    carried = knockouts.carried_dependencies({"factors": factors, "cells": cells})
+    assert carried == {"tma": ["three_ctas_d64"], "serial_d64": ["three_ctas_d64", "wide_kv_tiles_long_d64"]}
+    hand = [{"a": 1, "b": 1, "also_off": []}, {"a": -1, "b": 1, "also_off": ["x"]},
+            {"a": 1, "b": -1, "also_off": []}, {"a": -1, "b": -1, "also_off": ["x"]}]
+    assert knockouts.carried_dependencies({"factors": ["a", "b"], "cells": hand}) == {"a": ["x"]}
+    assert knockouts.carried_dependencies({"factors": ["a"]}) == {}  # runs recorded before cells were kept
+
+
 def test_report_section_from_a_run_folder_alone(tmp_path):
     rec = _synthetic_run(tmp_path / "runs")
     text = knockouts.section(rec.dir, tmp_path / "fig")

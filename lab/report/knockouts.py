@@ -160,6 +160,17 @@ def _fmt(r, col) -> str:
     return fmt_ci(getattr(r, col), getattr(r, col + "_lo"), getattr(r, col + "_hi"), mark="x", missing="n/a")
 
 
+def carried_dependencies(meta: dict) -> dict[str, list[str]]:
+    """Factor -> the switches outside the design that go off in every cell where the factor is off
+    (its depends_on, which the design turns off with it: lab.studies.factorial.design's also_off)."""
+    out = {}
+    for factor in meta.get("factors", []):
+        offs = [set(c.get("also_off", [])) for c in meta.get("cells", []) if c.get(factor) == -1]
+        if offs and (common := set.intersection(*offs)):
+            out[factor] = sorted(common)
+    return out
+
+
 def interactions(run) -> str:
     """Markdown table of factorial.csv, or a line saying why there is none."""
     run_dir = _dir(run)
@@ -173,6 +184,10 @@ def interactions(run) -> str:
            f"95 % intervals over {reps} replicates (OLS per replicate, averaged; random effects, as the speedups)")
     lines = [f"Factorial over {', '.join(meta['factors'])} (`{meta['formula']}`, OLS on the +-1 coding, hot mode); "
              f"ratio = latency with the switch(es) on / off (< 1: faster on), {how}.", ""]
+    for factor, deps in carried_dependencies(meta).items():
+        lines.append(f"- {factor} off also turns off {', '.join(deps)} (it depends on {'them' if len(deps) > 1 else 'it'}; "
+                     f"not {'factors' if len(deps) > 1 else 'a factor'}): the {factor} terms include "
+                     f"{'their' if len(deps) > 1 else 'its'} effect")
     for cell in meta.get("skipped", []):
         lines.append(f"- skipped cell: {cell['reason']}")
     for term in meta.get("not_estimable", []):
