@@ -241,6 +241,20 @@ def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
     assert knockouts.carried_dependencies({"factors": ["a"]}) == {}  # runs recorded before cells were kept
 
 
+def test_the_knockout_table_says_what_was_off_from_the_runs_own_builds(tmp_path):
+    """A knock-out's dependencies as the run built it (build.json's defines), not as the manifest
+    declares them today: tma's dependency on three_ctas_d64 came with step 33, so a run recorded
+    before it built ~no_tma without it. Without build.json: the manifest's."""
+    rec = _synthetic_run(tmp_path / "runs")
+    tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
+    assert tab.at[("tma", "headline"), "with_off"] == "three_ctas_d64"  # no build.json: today's manifest
+    rec.write_json("build.json", {"ftz_exp2": {"defines": {}}, "ftz_exp2~no_tma": {"defines": {"FA_TMA_KV": 0}},
+                                  "ftz_exp2~no_wgmma_overlap": {"defines": {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}}})
+    tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
+    assert tab.at[("tma", "headline"), "with_off"] == ""
+    assert tab.at[("wgmma_overlap", "headline"), "with_off"] == "ping_pong_d128"
+
+
 def test_report_section_from_a_run_folder_alone(tmp_path):
     rec = _synthetic_run(tmp_path / "runs")
     text = knockouts.section(rec.dir, tmp_path / "fig")

@@ -80,6 +80,9 @@ def table(run) -> pd.DataFrame:
     by_name = {x.name: x for x in all_switches}
     run_variants = set(params.get("variants", variants.names()))
     kernel_of = {d: run_kernel(d, impls, all_switches) for d in {s.kernel for s in all_switches}}
+    build_path = run_dir / "build.json"
+    recorded_defines = {name: b.get("defines") for name, b in json.loads(build_path.read_text()).items()
+                        if isinstance(b, dict)} if build_path.exists() else {}
     rows = []
     for s in all_switches:
         kernel = kernel_of[s.kernel]
@@ -101,11 +104,22 @@ def table(run) -> pd.DataFrame:
             # (step 28's wgmma_overlap at D = 64, which step 30 runs in series anyway).
             applies = s.applies(shape.D, shape.causal) if kernel == s.kernel else (impl, shape) in samples
             cost = _speedup(samples, kernel, impl, shape) if applies else None
-            dep_off = [d for d in sw.configuration(s.kernel, [s.name], by_name).off if d != s.name]
+            dep_off = _also_off(s, impl, recorded_defines, by_name)
             rows.append(dict(switch=s.name, kernel=kernel, declared_in=s.kernel, step=step.name, parent=step.parent,
                              shape_role=label, shape=shape.tuple_label, applies=applies,
                              with_off=", ".join(dep_off), **_ci("gain", gain), **_ci("cost", cost)))
     return pd.DataFrame(rows)
+
+
+def _also_off(s, impl: str, recorded_defines: dict, by_name: dict) -> list[str]:
+    """The switches a knock-out of `s` was measured with off besides `s`: from the defines the run
+    recorded for its build (a run recorded before a dependency was declared was built without it),
+    else from the manifest's depends_on."""
+    defines = recorded_defines.get(impl)
+    if defines is None:
+        return [d for d in sw.configuration(s.kernel, [s.name], by_name).off if d != s.name]
+    return [d.name for d in by_name.values() if d.kernel == s.kernel and d.name != s.name and d.defines
+            and all(defines.get(k) == v for k, v in d.defines.items())]
 
 
 def _ci(prefix: str, ci: stats.SpeedupCI | None) -> dict:
