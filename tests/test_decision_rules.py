@@ -301,6 +301,28 @@ def test_the_launch_note_of_a_persistent_kernel_counts_work_tiles_not_waves():
     assert bar._grid_note(data, BEST, LARGE64) == "4096 CTAs of 64 rows, 2 per SM: 15.52 waves"
 
 
+def test_the_launch_note_takes_a_profile_only_of_the_same_grid():
+    # Step 33 launches three CTAs an SM at (32, 8, 512, 64) (2048 work tiles) and two at (4, 16, 512, 64)
+    # (512): a profile at the first must not describe the second, though S and D agree. The same
+    # grid causal is the same launch: it stands in.
+    stand_in, small = Shape(32, 8, 512, 64, False), Shape(4, 16, 512, 64, False)
+
+    class StandIn(FakeData):
+        def profile_shape_for(self, shape):
+            return stand_in if (shape.S, shape.D) == (stand_in.S, stand_in.D) else None
+
+    data = StandIn({}, {}, {(BEST, stand_in): dict(grid_size=396, waves=1.0, sm_count=132)})
+    data.build = {BEST: {"launch": {"64": {"rows_per_block": 64}}}}
+    assert bar._grid_note(data, BEST, small) == ""
+    assert bar._grid_note(data, BEST, Shape(32, 8, 512, 64, True)) == \
+        "persistent: 396 CTAs, 3 per SM, walk 2048 work tiles of 64 rows, 5.17 a CTA"
+    # A grid of one CTA per tile (2048 CTAs at the stand-in, 5.17 waves of 3 an SM) keeps its tile
+    # at another B and H: 512 CTAs / (3 x 132) = 1.29 waves.
+    data = StandIn({}, {}, {(BEST, stand_in): dict(grid_size=2048, waves=5.17, sm_count=132)})
+    data.build = {BEST: {"launch": {"64": {"rows_per_block": 64}}}}
+    assert bar._grid_note(data, BEST, small) == "512 CTAs of 64 rows, 3 per SM: 1.29 waves"
+
+
 def test_bar_parts_without_rows_and_at_the_tflops_target_exactly(monkeypatch):
     data = _bar_data({}, medians={(BEST, LARGE64, "hot"): 560.0})
     parts = bar.bar_verdicts(data, BEST, pd.DataFrame())  # no speedup row: the TFLOP/s target alone

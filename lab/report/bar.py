@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -48,7 +50,11 @@ def bar_shapes(data: RunData) -> list[Shape]:
 def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
     """CTAs and waves of impl at shape, from its launch shape and the resident CTAs per SM that
     ncu measured for it at the profiled stand-in. A kernel whose profiled grid was one wave holding
-    fewer CTAs than work tiles is persistent: its CTAs walk the tiles."""
+    fewer CTAs than work tiles is persistent: its CTAs walk the tiles. A persistent kernel's profile
+    stands only for its own grid (the same shape, causal or not): step 33 and later choose their
+    tile and CTAs per SM by the number of work tiles (three CTAs an SM from ten work tiles an SM),
+    so a stand-in with another batch or head count may have launched another tile; then no note.
+    A grid of one CTA per tile keeps its tile whatever B and H are."""
     launch = (data.build.get(impl) or {}).get("launch", {}).get(str(shape.D), {})
     rows = launch.get("rows_per_block")
     pshape = data.profile_shape_for(shape)
@@ -63,6 +69,8 @@ def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
     tiles = lambda s: -(-s.S // rows) * s.B * s.H  # noqa: E731 - work tiles (CTAs of a one-tile-a-CTA grid)
     ctas = tiles(shape)
     if grid_p < tiles(pshape) and waves_p <= 1.0 + 1e-6:
+        if dataclasses.replace(pshape, causal=shape.causal) != shape:
+            return ""
         grid = int(min(ctas, per_sm * sms))
         return (f"persistent: {grid} CTAs, {per_sm} per SM, walk {ctas} work tiles of {rows} rows, "
                 f"{ctas / grid:.2f} a CTA")
