@@ -169,7 +169,7 @@ def test_the_tuned_kernel_is_the_one_step_the_tunable_tables_name(monkeypatch):
     end in the real manifest; any step its [[tunable]] tables name alone; an error otherwise."""
     from lab.kernels import manifest
 
-    assert manifest.tuned_kernel() == manifest.headline_end(manifest.names()) == "three_ctas_d64"
+    assert manifest.tuned_kernel() == manifest.headline_end(manifest.names()) == "warp_release_d64"
     monkeypatch.setattr(manifest, "tables", lambda text=None: {"tunable": [{"variant": "model_inputs"}] * 2})
     assert manifest.tuned_kernel() == "model_inputs"
     for bad in ([], [{"variant": "model_inputs"}, {"variant": "wide_kv_tiles_long_d64"}], [{"variant": "no_such_step"}], [{}]):

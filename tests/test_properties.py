@@ -172,8 +172,8 @@ def test_bar_level_is_monotone_in_ratio_and_lower_end(r, dr, below, dlo):
 
 # --- the tuned dispatch's choice ---------------------------------------------------------------------
 
-CONFIGS = {64: ["three_ctas_d64@bc64=64", "three_ctas_d64@st64=2", "three_ctas_d64@st64=3"],
-           128: ["three_ctas_d64@st128=2", "three_ctas_d64@st128=3", "three_ctas_d64@bc128=64"]}
+CONFIGS = {64: ["warp_release_d64@bc64=64", "warp_release_d64@st64=2", "warp_release_d64@st64=3"],
+           128: ["warp_release_d64@st128=2", "warp_release_d64@st128=3", "warp_release_d64@bc128=64"]}
 SHAPES = [(4, 16, 512, 64, False), (8, 16, 256, 64, False), (4, 16, 4096, 128, True), (2, 16, 8192, 128, True)]
 
 
@@ -182,10 +182,10 @@ SHAPES = [(4, 16, 512, 64, False), (8, 16, 256, 64, False), (4, 16, 4096, 128, T
 def test_dispatch_takes_the_best_geometric_mean_with_its_lower_end_above_1(data):
     rows, trial = [], 0
     for D in (64, 128):
-        for impl in ["three_ctas_d64"] + CONFIGS[D]:
+        for impl in ["warp_release_d64"] + CONFIGS[D]:
             trial += 1
             for B, H, S, d, c in [s for s in SHAPES if s[3] == D]:
-                r = 1.0 if impl == "three_ctas_d64" else data.draw(st.floats(0.9, 1.1))
+                r = 1.0 if impl == "warp_release_d64" else data.draw(st.floats(0.9, 1.1))
                 h = data.draw(st.floats(0.001, 0.05))
                 rows.append(dict(kind="trial", status="ok", mode="hot", trial=trial, impl=impl, B=B, H=H, S=S, D=d,
                                  causal=c, config="{}", ratio_to_default=r, ratio_to_default_lo=r * math.exp(-h),
@@ -201,7 +201,7 @@ def test_dispatch_takes_the_best_geometric_mean_with_its_lower_end_above_1(data)
         best = gm.idxmax()
         h = g[g["impl"] == best]["h"]
         lo = gm[best] * math.exp(-math.sqrt((h ** 2).sum()) / len(h))
-        assert (cls in table["classes"]) == (best != "three_ctas_d64" and lo > 1.0), (cls, best, lo)
+        assert (cls in table["classes"]) == (best != "warp_release_d64" and lo > 1.0), (cls, best, lo)
         if cls in table["classes"]:
             entry = table["classes"][cls]
             assert entry["impl"] == best and entry["shapes"] == 2

@@ -39,9 +39,9 @@ def test_scopes_take_the_widest_set_a_shape_is_in():
 def test_branch_ends_are_the_last_step_of_each_arch():
     from lab.kernels.manifest import branch_ends, headline_end, names
 
-    assert branch_ends(names()) == ["portable_model_inputs", "three_ctas_d64"]
+    assert branch_ends(names()) == ["portable_model_inputs", "warp_release_d64"]
     # the A/A twin and the factorial go to the arch-specific end where a run has it
-    assert headline_end(names()) == "three_ctas_d64"
+    assert headline_end(names()) == "warp_release_d64"
     assert headline_end(names()[:27]) == "balanced_causal"
     assert headline_end(names()[:18]) == "ftz_exp2"
     assert headline_end(names()[:8] + ["small_grid_tiles"]) == "small_grid_tiles"

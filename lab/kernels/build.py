@@ -126,7 +126,7 @@ def variant_arch(variant: Variant, arch: str) -> str:
 #
 # A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
 # same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
-# ("three_ctas_d64~no_ping_pong_d128", "three_ctas_d64@bc64=64,st64=4"); its build is keyed by the defines too.
+# ("warp_release_d64~no_ping_pong_d128", "warp_release_d64@bc64=64,st64=4"); its build is keyed by the defines too.
 
 _DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
 
