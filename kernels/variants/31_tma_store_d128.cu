@@ -4,7 +4,7 @@
 // the stage goes back to the producer once the copy engine has read it. D = 64 keeps step 30's
 // stores straight from registers.
 // Hypothesis: at D = 128 a consumer thread's 64 O values leave as 32 four-byte st.global, each warp
-// instruction touching 8 rows (8 half-used sectors): 256 store instructions per warpgroup hold the
+// instruction touching 8 rows (8 half-used sectors): 128 store instructions per warpgroup hold the
 // load/store unit for about as long as a key tile's GEMMs, and with both warpgroups in their
 // epilogue together the tensor pipe idles; the share grows as the work tile's key tiles get fewer
 // (short S). Through shared memory (conflict-free, 128 bytes a cycle) the store costs a few hundred
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(Tile<Elem, D>::THREADS, Tile<Elem, D>::CTAS_PE
   const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
   const Elem* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
   const float scale_log2 = shape.scale * 1.4426950408889634f;
-  // D = 64 runs each key tile in series (this step); D = 128 overlaps and ping-pongs.
+  // D = 64 runs each key tile in series (step 30); D = 128 overlaps and ping-pongs.
   // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
   // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
   // last hand-over, which nobody waits for.

@@ -10,7 +10,7 @@
 // save a third of it. Nsight Compute rules out the other suspects at (4, 16, 4096, 64): the exponential unit runs at
 // 50 % of its peak (cuDNN 53 %), and taking a quarter of the exponentials onto the FMA pipe or
 // splitting the row reductions into independent partial sums made it slower. Where S is short the
-// last tile's masked keys cost more than the fewer tiles save (0.73x at S = 256, 0.91x at S = 512-1024
+// last tile's masked keys cost more than the fewer tiles save (0.73x at S = 256, 0.91x-0.96x at S = 512-1024
 // in the same exploration), hence the threshold: between 2048 (0.96x-1.00x) and 4096 (1.02x-1.03x).
 // Predicted: 1.02x-1.05x over +O through a TMA store at (4, 16, 4096, 64), 1.05x-1.08x at S = 8192
 // and 16384 (D = 64); everything else unchanged.
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, LONG>::THREADS, Tile<Elem, D, LO
   const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
   const Elem* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
   const float scale_log2 = shape.scale * 1.4426950408889634f;
-  // D = 64 runs each key tile in series (this step); D = 128 overlaps and ping-pongs.
+  // D = 64 runs each key tile in series (step 30); D = 128 overlaps and ping-pongs.
   // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
   // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
   // last hand-over, which nobody waits for.
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, LONG>::THREADS, Tile<Elem, D, LO
   };
   auto acquire = [&](int slot) { return fa::acquire_kv_stage<T>(ring, slot); };
 
-  // D = 128 stores O through shared memory (this step): the K half of each work tile's last ring
+  // D = 128 stores O through shared memory (step 31): the K half of each work tile's last ring
   // slot takes it, and that slot goes back to the producer only once the copy engine has read O out.
   // The warpgroup's first thread issues the store; it hands the slot back at the next work tile's
   // first wait (settle_store), the other consumers right after staging. A tuning trial whose K

@@ -9,8 +9,8 @@
 // warps spend most cycles waiting on fixed-latency chains (the softmax's exponentials and row
 // maxima, the waits on S and on P V; Nsight Compute's top stall at (4, 16, 4096, 64)); a third
 // warp to switch to hides more of them. Measured in exploration (data/explorations/2026-11-25-d64-ctas,
-// H100): 1.10x-1.13x at S = 256-512 with 2048-4096 work tiles, 1.06x-1.12x at S = 1024-2048, 1.02x-1.05x
-// at S = 4096 against the 192-key tile; 0.85x-0.98x with 1024 work tiles or fewer (hence the
+// H100): 1.02x-1.13x at S = 256-512 with 2048-4096 work tiles, 1.03x-1.12x at S = 1024-2048, 1.02x-1.05x
+// at S = 4096 against the 192-key tile; 0.85x-1.01x with 1024 work tiles or fewer (hence the
 // threshold) and 0.98x at S = 8192.
 // Predicted: 1.01x-1.04x over +192-key K/V tiles at (4, 16, 4096, 64), 1.05x-1.12x at the sweep's
 // S = 256-2048 (D = 64), 1.03x at Falcon-7B (4, 71, 2048, 64, causal); everything else unchanged.

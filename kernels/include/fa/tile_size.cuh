@@ -90,8 +90,8 @@ constexpr bool takes_long_tile_d64(int S) { return S >= FA_TILE_LONG_S_D64; }
 // HopperTile, with 128-key tiles in two stages (73 KB of shared memory a CTA). The launch bound
 // gives 80 registers a thread, so after the producer's setmaxnreg to 24 the consumer has 136: S is
 // issued as N = 64 wgmmas (WgmmaTile::SPLIT_SCORES) and the kernel masks with one bound per row
-// (mma_online_softmax's ROW_LIMIT), or ptxas spills. Six consumer warps an SM (not four) hide
-// the softmax's latency chains.
+// (mma_online_softmax's ROW_LIMIT), or ptxas spills. Twelve consumer warps an SM (three a
+// sub-partition, not two) hide the softmax's latency chains.
 template <bool TMA_KV = true, class Elem = half>
 using HopperThreeCtaTileD64 = WgmmaTile<64, FA_TILE_BC_D64_THREE, FA_TILE_STAGES_D64_THREE, FA_TILE_PRODUCER_WARPS,
                                         /*CONSUMER_WARPGROUPS=*/1, /*CTAS_PER_SM=*/3,
@@ -100,7 +100,7 @@ using HopperThreeCtaTileD64 = WgmmaTile<64, FA_TILE_BC_D64_THREE, FA_TILE_STAGES
 // Whether a D = 64 call of step 33 takes HopperThreeCtaTileD64: sequences shorter than
 // FA_TILE_THREE_S_MAX_D64 (from there the 192-key tile is faster) whose grid gives every SM
 // FA_TILE_THREE_TILES_PER_SM_D64 64-row work tiles or more. With fewer, each CTA of three runs
-// slower than one of two and the last wave stays part empty: 0.85x-0.98x at 4-8 tiles an SM.
+// slower than one of two and the last wave stays part empty: 0.85x-1.01x at 4-8 tiles an SM.
 inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
   const long long work_tiles = static_cast<long long>(ceil_div(shape.S, 64)) * shape.B * shape.H;
   return shape.S < FA_TILE_THREE_S_MAX_D64 && work_tiles >= static_cast<long long>(FA_TILE_THREE_TILES_PER_SM_D64) * sms;
