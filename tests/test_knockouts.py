@@ -15,46 +15,48 @@ from lab.report import knockouts
 from lab.measure import records
 from lab.kernels import switches as sw, variants
 
+END = "warp_release_d64"  # the sm_90a branch's last step: a new step renames it here
+
 
 def _switch(**kw):
-    base = dict(name="ftz_exp2", introduced_by="ftz_exp2", kernel="warp_release_d64", defines={"FA_FTZ_EXP2": 0},
+    base = dict(name="ftz_exp2", introduced_by="ftz_exp2", kernel=END, defines={"FA_FTZ_EXP2": 0},
                 off="exp2f", depends_on=(), applies_to="all")
     return sw.Switch(**{**base, **kw})
 
 
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
-    kos = {k.impl: k for k in sw.knockouts("warp_release_d64", switches)}
-    assert len(kos) == 15 and all(i.startswith("warp_release_d64~no_") for i in kos)
-    overlap = kos["warp_release_d64~no_wgmma_overlap"]
+    kos = {k.impl: k for k in sw.knockouts(END, switches)}
+    assert len(kos) == 15 and all(i.startswith(f"{END}~no_") for i in kos)
+    overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
-    assert kos["warp_release_d64~no_two_ctas_per_sm"].applies_to == "D=64"
-    assert kos["warp_release_d64~no_persistent"].defines == {"FA_PERSISTENT": 0, "FA_BALANCED_CAUSAL": 0}
-    assert kos["warp_release_d64~no_balanced_causal"].applies_to == "causal"
-    assert kos["warp_release_d64~no_tma_store_d128"].applies_to == "D=128"
-    assert kos["warp_release_d64~no_tma_store_d128"].defines == {"FA_TMA_STORE_D128": 0}
-    assert kos["warp_release_d64~no_serial_d64"].applies_to == "D=64" and kos["warp_release_d64~no_serial_d64"].defines == {
+    assert kos[f"{END}~no_two_ctas_per_sm"].applies_to == "D=64"
+    assert kos[f"{END}~no_persistent"].defines == {"FA_PERSISTENT": 0, "FA_BALANCED_CAUSAL": 0}
+    assert kos[f"{END}~no_balanced_causal"].applies_to == "causal"
+    assert kos[f"{END}~no_tma_store_d128"].applies_to == "D=128"
+    assert kos[f"{END}~no_tma_store_d128"].defines == {"FA_TMA_STORE_D128": 0}
+    assert kos[f"{END}~no_serial_d64"].applies_to == "D=64" and kos[f"{END}~no_serial_d64"].defines == {
         "FA_SERIAL_D64": 0, "FA_WIDE_KV_TILES_LONG_D64": 0, "FA_THREE_CTAS_D64": 0}  # the overlap spills in both tiles
-    assert kos["warp_release_d64~no_three_ctas_d64"].applies_to == "D=64"
-    assert kos["warp_release_d64~no_three_ctas_d64"].defines == {"FA_THREE_CTAS_D64": 0}
-    assert kos["warp_release_d64~no_tma"].defines == {"FA_TMA_KV": 0, "FA_THREE_CTAS_D64": 0}  # 120 registers: spills
-    assert kos["warp_release_d64~no_wide_kv_tiles_long_d64"].applies_to == "D=64"
-    assert kos["warp_release_d64~no_wide_kv_tiles_long_d64"].defines == {"FA_WIDE_KV_TILES_LONG_D64": 0}
-    assert kos["warp_release_d64~no_warp_release_d64"].applies_to == "D=64"
-    assert kos["warp_release_d64~no_warp_release_d64"].defines == {"FA_WARP_RELEASE_D64": 0}
+    assert kos[f"{END}~no_three_ctas_d64"].applies_to == "D=64"
+    assert kos[f"{END}~no_three_ctas_d64"].defines == {"FA_THREE_CTAS_D64": 0}
+    assert kos[f"{END}~no_tma"].defines == {"FA_TMA_KV": 0, "FA_THREE_CTAS_D64": 0}  # 120 registers: spills
+    assert kos[f"{END}~no_wide_kv_tiles_long_d64"].applies_to == "D=64"
+    assert kos[f"{END}~no_wide_kv_tiles_long_d64"].defines == {"FA_WIDE_KV_TILES_LONG_D64": 0}
+    assert kos[f"{END}~no_warp_release_d64"].applies_to == "D=64"
+    assert kos[f"{END}~no_warp_release_d64"].defines == {"FA_WARP_RELEASE_D64": 0}
     assert overlap.applies_to == "D=128"  # D = 64 runs in series already (step 30)
     assert not sw.knockouts("ftz_exp2", switches)  # the switches moved to the branch's end (step 30)
     assert not sw.knockouts("model_inputs", switches)
     assert len(sw.knockouts("portable_model_inputs", switches)) == 6
     assert any("restrict" in s.ideas for s in structural)
-    assert sw.impl_config("warp_release_d64~no_wgmma_overlap") == ("warp_release_d64", overlap.defines)
+    assert sw.impl_config(f"{END}~no_wgmma_overlap") == (END, overlap.defines)
     assert sw.impl_config("wmma") == ("wmma", {})
-    assert sw.parse_impl("warp_release_d64~no_tma+ftz_exp2") == ("warp_release_d64", "tma+ftz_exp2")
-    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["wmma", "warp_release_d64"], "knockouts": True}))) == set(kos)
+    assert sw.parse_impl(f"{END}~no_tma+ftz_exp2") == (END, "tma+ftz_exp2")
+    assert set(stages.knockout_configs(RunParams.from_json({"variants": ["wmma", END], "knockouts": True}))) == set(kos)
     assert set(stages.knockout_configs(RunParams.from_json({"variants": ["async_pipeline"], "knockouts": True}))) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
-    assert stages.knockout_configs(RunParams.from_json({"variants": ["warp_release_d64"], "knockouts": False})) == {}
+    assert stages.knockout_configs(RunParams.from_json({"variants": [END], "knockouts": False})) == {}
     assert stages.knockout_configs(RunParams.from_json({"variants": ["ftz_exp2"]})) == {}  # runs recorded before knock-outs
 
 
@@ -88,7 +90,7 @@ def test_manifest_text_with_unknown_field_or_unknown_knockout_is_refused():
         sw.load('[[switch]]\nname="x"\nintroduced_by="tma"\nkernel="ftz_exp2"\ndefines={FA_TMA_KV=0}\n'
                 'off="o"\ncolour="red"\n')
     with pytest.raises(ValueError, match="unknown switch"):
-        sw.impl_config("warp_release_d64~no_warp_drive")
+        sw.impl_config(f"{END}~no_warp_drive")
 
 
 needs_cuobjdump = pytest.mark.skipif(shutil.which("nvcc") is None and not __import__("os").path.exists(
@@ -98,22 +100,22 @@ needs_cuobjdump = pytest.mark.skipif(shutil.which("nvcc") is None and not __impo
 @needs_cuobjdump
 def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     switches = sw.load()[0]
-    differs = sw.sass_differences("warp_release_d64", switches=switches)  # raises if any "off" equals the default
+    differs = sw.sass_differences(END, switches=switches)  # raises if any "off" equals the default
     assert all(differs.values()) and len(differs) == 15
     assert set(sw.sass_differences("async_pipeline", switches=switches)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
                 "FA_PERSISTENT": 1, "FA_BALANCED_CAUSAL": 1, "FA_SERIAL_D64": 1, "FA_WIDE_KV_TILES_LONG_D64": 1,
                 "FA_THREE_CTAS_D64": 1, "FA_WARP_RELEASE_D64": 1}
-    assert sw.sass("warp_release_d64", "sm_90a", defaults) == sw.sass("warp_release_d64", "sm_90a", {}, twin=True)
+    assert sw.sass(END, "sm_90a", defaults) == sw.sass(END, "sm_90a", {}, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
     with pytest.raises(ValueError, match="identical to the default"):
-        sw.sass_differences("warp_release_d64", switches=[same])
+        sw.sass_differences(END, switches=[same])
 
 
 @needs_cuobjdump
-@pytest.mark.parametrize("kernel, arch", [("warp_release_d64", "sm_90a"), ("portable_model_inputs", "sm_80"),
+@pytest.mark.parametrize("kernel, arch", [(END, "sm_90a"), ("portable_model_inputs", "sm_80"),
                                           ("async_pipeline", "sm_80")])
 def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
     """A branch end's file holds its one idea; its twin under kernels/knockouts/ adds the switches
@@ -128,14 +130,14 @@ def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
 
 def test_factorial_design_skips_combinations_that_break_depends_on():
     switches = sw.load()[0]
-    cells, skipped = factorial.design("warp_release_d64", ["wgmma_overlap", "ping_pong_d128", "tma", "ftz_exp2"], switches)
+    cells, skipped = factorial.design(END, ["wgmma_overlap", "ping_pong_d128", "tma", "ftz_exp2"], switches)
     assert len(cells) == 12 and len(skipped) == 4
     assert factorial.aliased_terms(["wgmma_overlap", "ping_pong_d128", "tma", "ftz_exp2"], switches) == [
         "wgmma_overlap:ping_pong_d128"]
     assert all(s["wgmma_overlap"] == -1 and s["ping_pong_d128"] == 1 for s in skipped)
-    assert cells[0]["impl"] == "warp_release_d64" and cells[0]["defines"] == {}
-    assert {c["impl"] for c in cells} >= {"warp_release_d64~no_wgmma_overlap+ping_pong_d128+tma+ftz_exp2"}
-    cells, skipped = factorial.design("warp_release_d64", ["wgmma_overlap", "tma", "ftz_exp2", "tma_q_first"], switches)
+    assert cells[0]["impl"] == END and cells[0]["defines"] == {}
+    assert {c["impl"] for c in cells} >= {f"{END}~no_wgmma_overlap+ping_pong_d128+tma+ftz_exp2"}
+    cells, skipped = factorial.design(END, ["wgmma_overlap", "tma", "ftz_exp2", "tma_q_first"], switches)
     assert len(cells) == 16 and not skipped
     # a dependency outside the factors goes off with the factor that needs it, and only with it
     for c in cells:
@@ -183,12 +185,12 @@ def test_factorial_effects_recover_known_coefficients(drop):
 def test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply():
     switches = sw.load()[0]
     rows = []
-    for impl, med in {"warp_release_d64": 100, "warp_release_d64~no_tma": 130, "warp_release_d64~no_ftz_exp2": 105,
-                      "warp_release_d64~no_ping_pong_d128": 150}.items():
+    for impl, med in {END: 100, f"{END}~no_tma": 130, f"{END}~no_ftz_exp2": 105,
+                      f"{END}~no_ping_pong_d128": 150}.items():
         for shape in (HEADLINE, HEADLINE_D128):
             rows.append(dict(impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal, mode="hot",
-                             median_us=med if impl != "warp_release_d64~no_ping_pong_d128" or shape.D == 128 else 100))
-    costs = factorial.knockout_costs(pd.DataFrame(rows), "warp_release_d64", switches)
+                             median_us=med if impl != f"{END}~no_ping_pong_d128" or shape.D == 128 else 100))
+    costs = factorial.knockout_costs(pd.DataFrame(rows), END, switches)
     assert list(costs.switch) == ["ping_pong_d128", "tma", "ftz_exp2"]
     assert costs.iloc[0]["shape"] == HEADLINE_D128.astuple() and costs.iloc[0]["cost"] == pytest.approx(1.5)
     with pytest.raises(ValueError, match="needs 4 switches"):
@@ -234,7 +236,7 @@ def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
     dependency is off in every cell where the factor is, and only there."""
     switches = sw.load()[0]
     factors = ["tma", "unmasked_interior", "serial_d64", "ftz_exp2"]
-    cells, _ = factorial.design("warp_release_d64", factors, switches)
+    cells, _ = factorial.design(END, factors, switches)
     carried = knockouts.carried_dependencies({"factors": factors, "cells": cells})
     assert carried == {"tma": ["three_ctas_d64"], "serial_d64": ["three_ctas_d64", "wide_kv_tiles_long_d64"]}
     hand = [{"a": 1, "b": 1, "also_off": []}, {"a": -1, "b": 1, "also_off": ["x"]},
@@ -277,7 +279,7 @@ def test_report_section_from_a_run_folder_alone(tmp_path):
 
 def _open_run(root, **params):
     rec = records.RunRecord(run_id="20990102T000000Z-test", root=root)
-    base = dict(variants=["wmma", "warp_release_d64"], shapes=[[4, 16, 4096, 64, False], [4, 16, 4096, 128, False]],
+    base = dict(variants=["wmma", END], shapes=[[4, 16, 4096, 64, False], [4, 16, 4096, 128, False]],
                 modes=["hot"], cap_s=1.0, rel_ci=0.005, min_samples=50, profile=True, check="quick",
                 backends=["flash"], seed=0, knockouts=True)
     rec.write_json("params.json", {**base, **params})
@@ -292,14 +294,14 @@ def test_build_stage_adds_the_knockouts_keyed_by_impl(tmp_path, monkeypatch):
 
     def fake_build_all(names, progress=print, configs=None, **kw):
         seen.update(configs or {})
-        return {n: build.BuildResult(name=n, ok=n != "warp_release_d64~no_tma", log="boom") for n in [*names, *configs]}
+        return {n: build.BuildResult(name=n, ok=n != f"{END}~no_tma", log="boom") for n in [*names, *configs]}
 
     monkeypatch.setattr(build, "build_all", fake_build_all)
     rec = _open_run(tmp_path)
     stages.stage_build(rec, progress=lambda s: None)
-    assert seen["warp_release_d64~no_wgmma_overlap"] == ("warp_release_d64", {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0})
-    assert "warp_release_d64~no_ftz_exp2" in rec.read_json("build.json")
-    assert list(rec.read_json("excluded.json")) == ["warp_release_d64~no_tma"]
+    assert seen[f"{END}~no_wgmma_overlap"] == (END, {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0})
+    assert f"{END}~no_ftz_exp2" in rec.read_json("build.json")
+    assert list(rec.read_json("excluded.json")) == [f"{END}~no_tma"]
     seen.clear()
     stages.stage_build(_open_run(tmp_path / "off", knockouts=False), progress=lambda s: None)
     assert seen == {}
@@ -312,7 +314,7 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
     from lab.studies import replicates
 
     rec = _open_run(tmp_path)
-    impls = ["wmma", "warp_release_d64", *stages.knockout_configs(RunParams.read(rec))]
+    impls = ["wmma", END, *stages.knockout_configs(RunParams.read(rec))]
     monkeypatch.setattr(stages, "_built", lambda rec: {n: type("Built", (), {"summary": lambda self: {}})()
                                                        for n in impls})
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
@@ -329,10 +331,10 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
     factorial_runs = []
     monkeypatch.setattr(stages, "factorial_stage", lambda rec, *a: factorial_runs.append(rec.run_id))
     stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(fake_measure))
-    assert "warp_release_d64~no_two_ctas_per_sm" in calls[64] and "warp_release_d64~no_two_ctas_per_sm" not in calls[128]
-    assert "warp_release_d64~no_ping_pong_d128" in calls[128] and "warp_release_d64~no_ping_pong_d128" not in calls[64]
-    assert "warp_release_d64~no_tma" in calls[64] and "warp_release_d64~no_tma" in calls[128]
-    assert aa_seen == ["warp_release_d64", "warp_release_d64"]  # the noise-floor copy is the last variant, not a knock-out
+    assert f"{END}~no_two_ctas_per_sm" in calls[64] and f"{END}~no_two_ctas_per_sm" not in calls[128]
+    assert f"{END}~no_ping_pong_d128" in calls[128] and f"{END}~no_ping_pong_d128" not in calls[64]
+    assert f"{END}~no_tma" in calls[64] and f"{END}~no_tma" in calls[128]
+    assert aa_seen == [END, END]  # the noise-floor copy is the last variant, not a knock-out
     assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
 
 
@@ -366,15 +368,15 @@ def test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_no
 def test_report_finds_a_switch_under_the_kernel_the_run_measured_it_on():
     """Switches move to the branch's new end when the ladder grows (step 18's to step 28, then to
     step 30): a run recorded before a move has them as ftz_exp2~no_* or model_inputs~no_*, a new
-    one as warp_release_d64~no_*."""
+    one as <end>~no_*."""
     switches = sw.load()[0]
-    assert knockouts.run_kernel("warp_release_d64", {"warp_release_d64", "warp_release_d64~no_tma"}, switches) == "warp_release_d64"
-    assert knockouts.run_kernel("warp_release_d64", {"ftz_exp2~no_tma", "ftz_exp2~no_ftz_exp2"}, switches) == "ftz_exp2"
-    assert knockouts.run_kernel("warp_release_d64", {"ftz_exp2", "wmma"}, switches) == "warp_release_d64"  # none measured
+    assert knockouts.run_kernel(END, {END, f"{END}~no_tma"}, switches) == END
+    assert knockouts.run_kernel(END, {"ftz_exp2~no_tma", "ftz_exp2~no_ftz_exp2"}, switches) == "ftz_exp2"
+    assert knockouts.run_kernel(END, {"ftz_exp2", "wmma"}, switches) == END  # none measured
     # a knock-out of another kernel's switch (step 8's restrict) does not move step 28's
-    assert knockouts.run_kernel("warp_release_d64", {"async_pipeline~no_restrict"}, switches) == "warp_release_d64"
-    assert knockouts.run_kernel("warp_release_d64", {"ftz_exp2~no_tma", "warp_release_d64~no_tma"}, switches) == "warp_release_d64"
-    assert knockouts.run_kernel("warp_release_d64", {"model_inputs~no_tma", "model_inputs~no_wgmma_overlap"},
+    assert knockouts.run_kernel(END, {"async_pipeline~no_restrict"}, switches) == END
+    assert knockouts.run_kernel(END, {"ftz_exp2~no_tma", f"{END}~no_tma"}, switches) == END
+    assert knockouts.run_kernel(END, {"model_inputs~no_tma", "model_inputs~no_wgmma_overlap"},
                                 switches) == "model_inputs"
 
 
@@ -392,11 +394,11 @@ def _run_with(root, run_id, medians, shapes):
 
 def test_a_knockout_counts_where_its_switch_changes_the_kernel_the_run_measured(tmp_path):
     """Step 30 runs D = 64 in series, so wgmma_overlap changes only its D = 128 kernel: a timing of
-    warp_release_d64~no_wgmma_overlap at D = 64 is no knock-out cost. A run recorded on step 28 timed
+    <end>~no_wgmma_overlap at D = 64 is no knock-out cost. A run recorded on step 28 timed
     model_inputs~no_wgmma_overlap at D = 64, where it did change step 28's kernel: that cost stands
     (step 28 / knock-out = 100 / 94: the serial loop 6 % faster)."""
     shapes = [HEADLINE, HEADLINE_CANONICAL]
-    new = _run_with(tmp_path / "runs", "20990101T000000Z-new", {"warp_release_d64": 100.0, "warp_release_d64~no_wgmma_overlap": 94.0},
+    new = _run_with(tmp_path / "runs", "20990101T000000Z-new", {END: 100.0, f"{END}~no_wgmma_overlap": 94.0},
                     shapes)
     tab = knockouts.table(new.dir).set_index(["switch", "shape_role"])
     assert not tab.at[("wgmma_overlap", "headline"), "applies"]
@@ -405,7 +407,7 @@ def test_a_knockout_counts_where_its_switch_changes_the_kernel_the_run_measured(
     # that row is the switch's one row in the figure; not timed there, it has no cost
     assert tab.at[("wgmma_overlap", "D = 128"), "applies"] and np.isnan(tab.at[("wgmma_overlap", "D = 128"), "cost"])
     assert ("tma", "D = 128") not in tab.index and ("ping_pong_d128", "D = 128") not in tab.index  # judged at D = 128
-    timed = _run_with(tmp_path / "runs", "20990101T000000Z-d128", {"warp_release_d64": 100.0, "warp_release_d64~no_wgmma_overlap": 110.0},
+    timed = _run_with(tmp_path / "runs", "20990101T000000Z-d128", {END: 100.0, f"{END}~no_wgmma_overlap": 110.0},
                       [HEADLINE, HEADLINE_D128])
     prim = knockouts.primary(knockouts.table(timed.dir)).set_index("switch")
     assert prim.at["wgmma_overlap", "shape_role"] == "D = 128"

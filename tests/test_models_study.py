@@ -9,6 +9,8 @@ from lab.kernels.shape import Shape
 from lab.measure import peers, records, stats
 from lab.studies.measure_shape import input_sets, measure_shape
 
+END = "warp_release_d64"  # the sm_90a branch's last step: a new step renames it here
+
 
 class _Kernel:
     """A built variant without a GPU: records the tensors each launch gets; takes `dtypes`/`kv_heads`."""
@@ -151,8 +153,8 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
     from lab.studies import stages
     from lab.studies.params import RunParams
 
-    p = RunParams.from_text(shapes="models", variants="warp_release_d64,portable_model_inputs,tma", replicates="3", cap_s="3")
-    kernels = ["tma", "warp_release_d64", "portable_model_inputs", *stages.knockout_configs(p)]
+    p = RunParams.from_text(shapes="models", variants=f"{END},portable_model_inputs,tma", replicates="3", cap_s="3")
+    kernels = ["tma", END, "portable_model_inputs", *stages.knockout_configs(p)]
     builds = {n: _Build(n) for n in kernels}
     jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
     d64 = next(j for j in jobs if j.shape == Shape.parse("4,71,2048,64,causal,kv1,bf16"))
@@ -160,26 +162,26 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
     # recorded as not taken; the peers are still measured; no A/A twin; hot and cold
     assert d64.impls == [] and d64.peers and d64.aa is None and d64.modes == ["hot", "cold"]
     assert "tma" not in d64.not_taken, "not a branch end: not in the models scope at all"
-    assert set(d64.not_taken) == {"warp_release_d64", "portable_model_inputs"} | {
-        n for n in kernels if "~no_" in n and n not in ("warp_release_d64~no_ping_pong_d128", "warp_release_d64~no_wide_kv_tiles_d128",
-                                                        "warp_release_d64~no_wgmma_overlap",
-                                                        "warp_release_d64~no_tma_store_d128")}  # the D = 128-only switches
-    assert d64.not_taken["warp_release_d64"] == "variant 'warp_release_d64' takes float16 only"
+    assert set(d64.not_taken) == {END, "portable_model_inputs"} | {
+        n for n in kernels if "~no_" in n and n not in (f"{END}~no_ping_pong_d128", f"{END}~no_wide_kv_tiles_d128",
+                                                        f"{END}~no_wgmma_overlap",
+                                                        f"{END}~no_tma_store_d128")}  # the D = 128-only switches
+    assert d64.not_taken[END] == f"variant '{END}' takes float16 only"
     # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
     assert d64.cap_s == pytest.approx(0.05)
-    builds["warp_release_d64"].takes_models = builds["warp_release_d64~no_tma"].takes_models = True
+    builds[END].takes_models = builds[f"{END}~no_tma"].takes_models = True
     jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
     d128 = next(j for j in jobs if j.shape == Shape.parse("1,64,8192,128,causal,kv8,bf16"))
-    assert d128.impls == ["warp_release_d64", "warp_release_d64~no_tma"]
-    assert "warp_release_d64~no_two_ctas_per_sm" not in d128.not_taken  # its switch changes D = 64 only
+    assert d128.impls == [END, f"{END}~no_tma"]
+    assert f"{END}~no_two_ctas_per_sm" not in d128.not_taken  # its switch changes D = 64 only
 
 
 def test_a_models_budget_above_the_runs_cap_leaves_the_runs_rule():
     from lab.studies import stages
     from lab.studies.params import RunParams
 
-    p = RunParams.from_text(shapes="models", variants="warp_release_d64", cap_s="0.1", replicates="1", knockouts="0")
-    assert {j.cap_s for j in stages.timing_jobs(p, ["warp_release_d64"])} == {None}
+    p = RunParams.from_text(shapes="models", variants=END, cap_s="0.1", replicates="1", knockouts="0")
+    assert {j.cap_s for j in stages.timing_jobs(p, [END])} == {None}
 
 
 def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path):

@@ -126,7 +126,8 @@ def variant_arch(variant: Variant, arch: str) -> str:
 #
 # A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
 # same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
-# ("warp_release_d64~no_ping_pong_d128", "warp_release_d64@bc64=64,st64=4"); its build is keyed by the defines too.
+# ("<end>~no_ping_pong_d128", "<end>@bc64=64,st64=4", <end> the sm_90a branch's last step); its build is keyed by
+# the defines too.
 
 _DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
 

@@ -3,7 +3,7 @@ validation, and a callable per step with SDPA's semantics.
 
     >>> from lab import variants
     >>> variants.names()                        # every step of kernels/variants/manifest.toml
-    ['baseline', 'restrict', 'coalesced', ..., 'ftz_exp2', 'consumer_copies', ..., 'portable_model_inputs', 'serial_d64', 'tma_store_d128', 'wide_kv_tiles_long_d64', 'three_ctas_d64', 'warp_release_d64']
+    ['baseline', 'restrict', 'coalesced', ..., 'ftz_exp2', 'consumer_copies', ..., 'persistent', ...]
     >>> attn = variants.load("wmma")            # builds (or reuses the cached build)
     >>> out = attn(q, k, v, is_causal=True)     # like F.scaled_dot_product_attention
 

@@ -1,6 +1,6 @@
 """`python -m lab tune` / `make tune`: search a kernel's tile constants on every GPU of the host.
 
-    python -m lab tune --variant warp_release_d64 --shapes tune --trials 16 --sampler tpe --gpus all
+    python -m lab tune --shapes tune --trials 16 --sampler tpe --gpus all   # the tuned kernel: the sm_90a branch's end
     python -m lab tune --gpus 1 ...          # the same search with one worker (for the speedup)
     python -m lab tune --fake --gpus 2       # a dry run on a CPU: dask LocalCluster, synthetic latencies
 

@@ -4,9 +4,9 @@
     >>> space = ts.space()                 # the tuned kernel (manifest.tuned_kernel())
     >>> cfg = space.config(64, {"bc64": 64, "st64": 4})
     >>> space.violations(cfg)          # [] when legal, else one reason per broken constraint
-    >>> space.impl_name(cfg)           # 'warp_release_d64@bc64=64,st64=4' (only non-default values)
+    >>> space.impl_name(cfg)           # '<kernel>@bc64=64,st64=4' (only non-default values)
     >>> space.defines(cfg)             # {'FA_TILE_BC_D64': 64, 'FA_TILE_STAGES_D64': 4}
-    >>> space.parse_impl('warp_release_d64@wgs64=2')
+    >>> space.parse_impl(space.variant + '@wgs64=2')
 
 A configuration is one head dim's parameters (the kernel of the other head dim stays as written):
 the two kernels are separate instantiations, so searching them jointly would only mix two
