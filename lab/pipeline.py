@@ -48,6 +48,60 @@ STAGE_KEYS = {"01_build.ipynb": "build_s", "02_correctness.ipynb": "correctness_
               "04_profile.ipynb": "profile_s"}
 
 
+# flex_attention's compiles for the timing shapes (lab.studies.warm) run in a background process while
+# the correctness stage runs, and the timing stage starts once they are done or after this long.
+WARM_WAIT_S = 300
+
+
+class FlexWarmup:
+    """The background warm-up of one run: started before the correctness stage where the timing
+    stage follows it, waited for before the timing stage; never fails the run (a warm-up that errs
+    or overruns is only reported, and the timing compiles what it needs itself)."""
+
+    def __init__(self, run_id: str, popen=None, wait_s: float = WARM_WAIT_S):
+        import subprocess
+
+        self.run_id, self.wait_s, self.proc = run_id, wait_s, None
+        self.popen = popen or (lambda cmd: subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL,
+                                                            stderr=subprocess.DEVNULL))
+
+    def start(self) -> None:
+        try:
+            self.proc = self.popen([sys.executable, "-m", "lab.studies.warm", self.run_id])
+        except OSError as exc:
+            print(f"   flex_attention warm-up not started: {exc}", flush=True)
+
+    def join(self) -> None:
+        import subprocess
+
+        if self.proc is None:
+            return
+        try:
+            code = self.proc.wait(timeout=self.wait_s)
+            print(f"   flex_attention warm-up done (exit {code})", flush=True)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            print(f"   flex_attention warm-up stopped after {self.wait_s:.0f} s: the timing compiles the rest", flush=True)
+        self.proc = None
+
+
+def run_stages(names: list[str], out_dir: Path, run_id: str, run_notebook=None, warmup=None) -> dict:
+    """Execute the measuring notebooks `names` in order (run_notebook: execute); where the correctness
+    stage is followed by the timing stage, flex_attention's compiles for the timing run beside the
+    correctness stage (FlexWarmup). Returns {notebook: seconds}."""
+    run_notebook = run_notebook or execute
+    warm = (warmup or FlexWarmup(run_id)) if {"02_correctness.ipynb", "03_timing.ipynb"} <= set(names) else None
+    timings = {}
+    for name in names:
+        if warm is not None and name == "02_correctness.ipynb":
+            warm.start()
+        if warm is not None and name == "03_timing.ipynb":
+            warm.join()
+        timings[name] = run_notebook(name, out_dir, {"run_id": run_id})
+    return timings
+
+
 def stage_name(notebook: str) -> str:
     """'03_timing.ipynb' -> 'timing'."""
     return notebook.split("_", 1)[1].removesuffix(".ipynb")
@@ -132,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.resume:
         rec = records.RunRecord.open(args.resume)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        for name in remaining(rec, args.stop_after):
-            timings[name] = execute(name, out_dir, {"run_id": run_id})
+        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id))
     else:
         from lab.studies import stages
 
@@ -142,8 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         # 00 opens the run just started; the parameters go with it as the executed notebook's record
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params.as_text(), "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):
-            for name in remaining(rec, args.stop_after):
-                timings[name] = execute(name, out_dir, {"run_id": run_id})
+            timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id))
     if args.stop_after:
         print(f"run {run_id} stopped after stage {args.stop_after}; go on with --resume {run_id}")
         return 0

@@ -1,0 +1,107 @@
+"""flex_attention's compiles made beside the correctness stage (lab.studies.warm, lab.pipeline's
+FlexWarmup): started before correctness, waited for before timing, never able to fail a run."""
+import dataclasses
+import subprocess
+
+from lab import pipeline
+from lab.kernels.shape import Shape
+from lab.studies import warm
+from lab.studies.params import RunParams
+
+
+class FakeProc:
+    def __init__(self, hang=False):
+        self.hang, self.killed, self.waits = hang, False, []
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        if self.hang and not self.killed:
+            raise subprocess.TimeoutExpired("warm", timeout)
+        return 0
+
+    def kill(self):
+        self.killed = True
+
+
+class Recorder:
+    """A FlexWarmup stand-in that logs its calls into the same list as the notebooks."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def start(self):
+        self.log.append("warm:start")
+
+    def join(self):
+        self.log.append("warm:join")
+
+
+def _run(names):
+    log = []
+    pipeline.run_stages(names, None, "RUN", run_notebook=lambda name, out, params: log.append(name) or 1.0,
+                        warmup=Recorder(log))
+    return log
+
+
+def test_the_warmup_runs_beside_the_correctness_stage_and_ends_before_the_timing():
+    assert _run(pipeline.MEASURE[1:]) == ["01_build.ipynb", "warm:start", "02_correctness.ipynb", "warm:join",
+                                          "03_timing.ipynb", "04_profile.ipynb"]
+
+
+def test_no_warmup_without_both_the_correctness_and_the_timing_stage():
+    assert _run(["01_build.ipynb", "02_correctness.ipynb"]) == ["01_build.ipynb", "02_correctness.ipynb"]
+    assert _run(["03_timing.ipynb", "04_profile.ipynb"]) == ["03_timing.ipynb", "04_profile.ipynb"]
+
+
+def test_an_overrunning_warmup_is_stopped_and_the_run_goes_on(capsys):
+    proc = FakeProc(hang=True)
+    w = pipeline.FlexWarmup("RUN", popen=lambda cmd: proc, wait_s=7)
+    w.start()
+    w.join()
+    assert proc.killed and proc.waits[0] == 7 and "stopped after 7 s" in capsys.readouterr().out
+    w.join()  # a second join is a no-op
+
+
+def test_a_warmup_that_cannot_start_is_only_reported(capsys):
+    def refuse(cmd):
+        raise OSError("no such file")
+
+    w = pipeline.FlexWarmup("RUN", popen=refuse)
+    w.start()
+    w.join()
+    assert "not started: no such file" in capsys.readouterr().out
+
+
+def test_the_warmup_command_names_the_run():
+    seen = []
+    w = pipeline.FlexWarmup("20990101T000000Z-abc", popen=lambda cmd: seen.append(cmd) or FakeProc())
+    w.start()
+    w.join()
+    assert seen[0][1:] == ["-m", "lab.studies.warm", "20990101T000000Z-abc"]
+
+
+def test_warm_flex_compiles_each_shape_once_and_records_failures_without_stopping():
+    shapes = [Shape(1, 2, 64, 64, False), Shape(1, 2, 64, 128, True), Shape(2, 8, 128, 64, True, 2, "bf16")]
+    calls, ticks = [], iter(range(100))
+
+    def bind(shape):
+        def launch():
+            calls.append(shape.id)
+            if shape.D == 128:
+                raise RuntimeError("no kernel for this\nsecond line")
+        return launch
+
+    record = warm.warm_flex(shapes, bind=bind, synchronize=lambda: calls.append("sync"), clock=lambda: next(ticks))
+    assert calls == [shapes[0].id, "sync", shapes[1].id, shapes[2].id, "sync"]
+    assert [r["shape"] for r in record["shapes"]] == [s.id for s in shapes]
+    assert record["failed"] == 1 and record["shapes"][1]["error"] == "RuntimeError: no kernel for this"
+    assert [r["error"] for r in record["shapes"]][::2] == ["", ""]
+    assert record["shapes"][0]["seconds"] == 1 and record["seconds"] == 7  # ticks: 0 | 1,2 | 3,4 | 5,6 | 7
+
+
+def test_only_runs_that_time_flex_attention_warm_it():
+    p = RunParams.from_text(shapes="canonical")
+    assert warm.shapes_to_warm(p) == list(p.shapes) and len(p.shapes) == 7
+    assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="flex_attention,sdpa_cudnn")) == list(p.shapes)
+    assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="sdpa_cudnn")) == []
+    assert warm.shapes_to_warm(dataclasses.replace(p, peers=None)) == []  # a run from before peers.json: SDPA only
