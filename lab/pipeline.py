@@ -10,6 +10,7 @@ and labelled as such.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,8 +60,6 @@ class FlexWarmup:
     or overruns is only reported, and the timing compiles what it needs itself)."""
 
     def __init__(self, run_id: str, popen=None, wait_s: float = WARM_WAIT_S):
-        import subprocess
-
         self.run_id, self.wait_s, self.proc = run_id, wait_s, None
         self.popen = popen or (lambda cmd: subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL,
                                                             stderr=subprocess.DEVNULL))
@@ -72,8 +71,6 @@ class FlexWarmup:
             print(f"   flex_attention warm-up not started: {exc}", flush=True)
 
     def join(self) -> None:
-        import subprocess
-
         if self.proc is None:
             return
         try:
