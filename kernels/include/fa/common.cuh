@@ -7,7 +7,10 @@
 #include <cuda_runtime.h>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace fa {
 
@@ -93,17 +96,31 @@ struct CtasPerSm<T, std::void_t<decltype(T::CTAS_PER_SM)>> : std::integral_const
 // fail to launch with cudaErrorInvalidValue.
 namespace {
 
-// Raise a kernel's dynamic shared-memory limit above 48 KB, once per device (doing it once also
-// keeps the call out of CUDA-graph captures of later launches). Returns a cudaError_t value.
+// Whether `kernel` had its shared-memory limit raised on `device` (mark: record that it has now).
+// Keyed by the kernel itself, not by a template's arguments: two kernels of one library may share a
+// Tile type and a signature (step 35's two-warpgroup tile and no_two_ctas_per_sm's D = 64 tile did),
+// and a flag per template instance let the second skip its opt-in and fail to launch.
+inline bool opted_in(const void* kernel, int device, bool mark = false) {
+  static std::mutex lock;
+  static std::vector<std::pair<const void*, int>> done;
+  const std::lock_guard<std::mutex> guard(lock);
+  for (const auto& entry : done)
+    if (entry.first == kernel && entry.second == device) return true;
+  if (mark) done.emplace_back(kernel, device);
+  return false;
+}
+
+// Raise a kernel's dynamic shared-memory limit above 48 KB, once per kernel and device (doing it
+// once also keeps the call out of CUDA-graph captures of later launches). Returns a cudaError_t value.
 template <class Tile, class Kernel>
 int opt_in_shared_memory(Kernel kernel) {
   const size_t smem = Tile::smem_bytes();
   if (smem <= 48 * 1024) return 0;
-  static unsigned long long opted_in_devices = 0;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return static_cast<int>(err);
-  if (!(opted_in_devices >> device & 1ull)) {
+  const void* key = reinterpret_cast<const void*>(kernel);
+  if (!opted_in(key, device)) {
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return static_cast<int>(err);
     if constexpr (CtasPerSm<Tile>::value > 1) {  // ask for the shared-memory carveout that fits them
@@ -111,7 +128,7 @@ int opt_in_shared_memory(Kernel kernel) {
                                  cudaSharedmemCarveoutMaxShared);
       if (err != cudaSuccess) return static_cast<int>(err);
     }
-    opted_in_devices |= 1ull << device;
+    opted_in(key, device, /*mark=*/true);
   }
   return 0;
 }
