@@ -94,6 +94,14 @@ def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_sha
     log = rec.read_json("replicates.json")["timing"]
     assert log["replicates"] == 3 and [r["replicate"] for r in log["runs"]] == [0, 1, 2]
     assert all(r["exit_code"] == 0 and r["jobs_done"] == 2 for r in log["runs"])
+    # the stage's time outside its replicates, taken apart: each merge, the ceilings, the
+    # cross-validation and the calibration, every part a number of seconds inside the stage's own
+    assert all(isinstance(r["merge_s"], float) and r["merge_s"] >= 0 for r in log["runs"])
+    st = rec.read_json("stages.json")
+    parts = st["parts"]["timing"]
+    assert sorted(parts) == ["calibration_s", "ceilings_s", "crossval_s"]
+    assert all(v >= 0 for v in parts.values())
+    assert sum(parts.values()) + sum(r["merge_s"] for r in log["runs"]) <= st["timing_s"] + 0.3  # rounding
     cal = rec.read_json("calibration.json")
     # steps with a parent in the run: mma_sync (wmma), async_pipeline (mma_sync); 2 shapes x 2 modes x 3 left out
     assert cal["applicable"] and cal["replicates"] == 3 and cal["points"] == 2 * 2 * 2 * 3

@@ -285,9 +285,14 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
         code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
         log[plan]["runs"].append(_log_entry(i, code, round(time.perf_counter() - t0, 1), _read_child(rec.dir, plan, i)))
         rec.write_json("replicates.json", log)
+        t0 = time.perf_counter()
         merged = merge(rec.dir, plan)
         if after_each is not None:
             after_each(*merged)
+        # the parent's own seconds after the replicate (merging its samples, writing the stage's
+        # files): stage time that no replicate's "seconds" holds
+        log[plan]["runs"][-1]["merge_s"] = round(time.perf_counter() - t0, 1)
+        rec.write_json("replicates.json", log)
         if code != 0:
             raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
                                f"what it measured is in {plan_dir(rec.dir, plan)})")
