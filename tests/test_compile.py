@@ -163,9 +163,31 @@ def test_exported_launch_configuration(name, tmp_path):
     # Nothing shared between libraries in one process: no GNU-unique (or other weak) symbol of
     # ours that the dynamic linker would unify across variants (it once shared the launcher's
     # "opted in" flag, so the second variant with the same tile skipped its opt-in).
-    symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib_path)], capture_output=True, text=True, check=True)
-    shared = [ln for ln in symbols.stdout.splitlines() if ln.split()[1:2] in (["u"], ["V"], ["W"]) and "fa" in ln]
+    # Ours: the demangled name in namespace fa or an fa_ entry point (not "fa" anywhere in the line,
+    # which also matched hex addresses such as 90fa on the standard library's own weak symbols).
+    symbols = subprocess.run(["nm", "-D", "-C", "--defined-only", str(lib_path)], capture_output=True, text=True,
+                             check=True)
+    shared = [ln for ln in symbols.stdout.splitlines()
+              if ln.split()[1:2] in (["u"], ["V"], ["W"]) and _ours(ln.split(maxsplit=2)[2])]
     assert not shared, f"{name} exports symbols the loader would share between variants: {shared}"
+
+
+def _ours(symbol: str) -> bool:
+    """Whether a demangled symbol is this project's: in namespace fa (at any depth, e.g. a
+    function-local static of fa::(anonymous namespace)::opt_in_shared_memory) or an fa_ entry point."""
+    import re
+
+    return symbol.startswith("fa_") or re.search(r"(^|[\s<(,*&])fa::", symbol) is not None
+
+
+def test_symbols_of_ours_are_told_from_the_standard_librarys():
+    # the old launcher's flag, a weak unique symbol, and a standard-library instantiation at an
+    # address with "fa" in it (the case the old filter flagged)
+    assert _ours("fa::(anonymous namespace)::opt_in_shared_memory<Tile, void (*)()>(void (*)())::opted_in_devices")
+    assert _ours("fa_forward_ex") and _ours("guard variable for fa::launch<T>()::flag")
+    assert not _ours("std::vector<std::pair<void const*, int>, std::allocator<std::pair<void const*, int> > >"
+                     "::emplace_back<void const*&, int&>(void const*&, int&)")
+    assert not _ours("sofa::thing") and not _ours("std::mutex::lock()")
 
 
 def test_arch_specific_step_is_refused_elsewhere_with_the_reason():
