@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
-from lab.measure import stats
+from lab.measure import parallel, stats
 from lab.measure.records import SHAPE_COLUMNS, with_shape_columns
 
 MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
@@ -54,15 +54,16 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
         lat.setdefault((row["impl"], Shape.from_row(row), row["mode"]), {})[int(row["replicate"])] = \
             g["latency_us"].to_numpy(float)
     ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
-    rows = []
+    pairs, args = [], []  # each ratio's leave-one-out bootstraps are independent: spread over the cores
     for shape in ladder:
         for mode in params.modes:
             for step, parent in step_pairs(list(params.variants)):
                 a, b = lat.get((step, shape, mode)), lat.get((parent, shape, mode))
                 if a is None or b is None or len(set(a) & set(b)) < MIN_REPLICATES:
                     continue
-                for r in stats.leave_one_out(a, b, confidence, n_resamples, seed):
-                    rows.append(dict(step=step, parent=parent, shape=list(shape.astuple()), mode=mode, **r))
+                pairs.append(dict(step=step, parent=parent, shape=list(shape.astuple()), mode=mode))
+                args.append((a, b, confidence, n_resamples, seed))
+    rows = [dict(pair, **r) for pair, out in zip(pairs, parallel.starmap(stats.leave_one_out, args)) for r in out]
     if not rows:
         return {**base, "applicable": False, "reason": "no step and its parent measured in common replicates"}
     n = len(rows)

@@ -364,6 +364,7 @@ def merge(run_dir: Path, plan: str):
     errors added)."""
     import pandas as pd
 
+    from lab.measure import parallel
     from lab.measure.records import SAMPLE_COLUMNS, SUMMARY_COLUMNS, with_shape_columns
     from lab.studies.measure_shape import summary_row
 
@@ -378,7 +379,7 @@ def merge(run_dir: Path, plan: str):
     for i, m in meta.items():
         for r in m.get("rows", []):
             stops.setdefault((r["impl"], Shape.from_row(r), r["mode"]), []).append(r)
-    summary = []
+    rows = []  # summary_row's arguments, one tuple a row: independent bootstraps, spread over the cores
     for key, grp in samples.groupby(list(ROW_KEYS), sort=False):
         row = dict(zip(ROW_KEYS, key))
         shape = Shape.from_row(row)
@@ -388,8 +389,9 @@ def merge(run_dir: Path, plan: str):
         if not kept or not reps:
             continue
         stopped = "cap" if any(r["stopped_by"] == "cap" for r in reps) else reps[0]["stopped_by"]
-        summary.append(summary_row(shape, row["impl"], row["mode"], kept, stopped,
-                                   sum(int(r["dropped_throttled"]) for r in reps), reps[0]["input_sets"]))
+        rows.append((shape, row["impl"], row["mode"], kept, stopped,
+                     sum(int(r["dropped_throttled"]) for r in reps), reps[0]["input_sets"]))
+    summary = parallel.starmap(summary_row, rows)
     notes = []
     for i, m in meta.items():
         for j, note in enumerate(m.get("notes", [])):
