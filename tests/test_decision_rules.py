@@ -641,6 +641,34 @@ def test_each_replicate_shares_out_the_runs_budget(R, min_samples, expected):
     assert (one.rel_ci, one.cap_s, one.min_samples, one.block) == (0.004, 2.5, min_samples, 10)
 
 
+@pytest.mark.parametrize("min_blocks, expected_block", [
+    # 3 replicates of MIN_SAMPLES 50: 17 samples each, in blocks of min(10, ceil(17 / MIN_BLOCKS))
+    (1, 10),  # ceil(17 / 1) = 17 > 10: the run's block
+    (2, 9),   # the default: two blocks (9 + 9 = 18 >= 17)
+    (3, 6),   # 6 + 6 + 6 = 18
+    (6, 3),   # six blocks of 3
+    (17, 1),  # one sample a block
+    (50, 1),  # more blocks than samples: still one a block, never 0
+])
+def test_min_blocks_sets_how_finely_a_replicates_minimum_is_interleaved(min_blocks, expected_block):
+    p = RunParams(min_samples=50, replicates=3, min_blocks=min_blocks)
+    rule = p.replicate_rule()
+    assert (rule.min_samples, rule.block) == (17, expected_block)
+    assert math.ceil(17 / rule.block) >= min(min_blocks, 17)  # the minimum takes at least that many turns
+    assert RunParams(min_samples=50, replicates=1, min_blocks=min_blocks).replicate_rule().block == 10
+
+
+def test_min_blocks_is_validated_and_read_back():
+    with pytest.raises(ValueError, match=r"MIN_BLOCKS=0: at least 1 and at most --min-samples / MIN_SAMPLES \(50\)"):
+        RunParams.from_text(min_blocks="0")
+    with pytest.raises(ValueError, match=r"MIN_BLOCKS=51: at least 1"):
+        RunParams.from_text(min_blocks="51")
+    p = RunParams.from_text(min_blocks="6")
+    assert p.min_blocks == 6 and p.as_text()["min_blocks"] == "6"
+    assert RunParams.from_json(p.to_json()).min_blocks == 6
+    assert RunParams.from_json({k: v for k, v in p.to_json().items() if k != "min_blocks"}).min_blocks == 2
+
+
 # --- the tuned dispatch's choice -------------------------------------------------------------------
 
 SHORT64 = [(8, 16, 512, 64, False), (4, 16, 256, 64, False)]  # one class, two shapes

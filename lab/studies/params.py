@@ -76,6 +76,8 @@ RUN_OPTIONS = (
     Option("rel_ci", "--rel-ci", "REL_CI", "a row stops when its median's 95 % CI is within +-this (and its 99 % CI "
            "within twice that)", float),
     Option("min_samples", "--min-samples", "MIN_SAMPLES", "... but not before this many samples", int),
+    Option("min_blocks", "--min-blocks", "MIN_BLOCKS", "... taken in at least this many interleaved blocks a "
+           "replicate (more, smaller blocks spread each row over more of the round robin; REPLICATES >= 2)", int),
     Option("profile", "--profile", "PROFILE", "1: Nsight Compute over one launch per implementation and profiled "
            "shape; 0: no profile", int),
     Option("profile_shapes", "--profile-shapes", "PROFILE_SHAPES", "distinct: one ladder shape per (S, D) is "
@@ -107,6 +109,13 @@ class RunParams:
     cap_s: float = 3.0
     rel_ci: float = 0.005
     min_samples: int = 50
+    # A replicate's minimum samples come in at least this many blocks of the round robin (one
+    # replicate: StopRule's blocks of 10, as before replicates). A block is one
+    # implementation's turn: more, smaller blocks interleave the rows more finely, so that a GPU
+    # clock state lasting a block or two falls on every row alike (at launches of a few ms, two
+    # blocks of 9 an implementation let such states decide a replicate's medians), at the cost of one
+    # synchronisation and two clock readings a block.
+    min_blocks: int = 2
     profile: bool = True
     profile_shapes: str = "distinct"
     check: str = "full"
@@ -199,6 +208,9 @@ class RunParams:
                              "(0.005 = +-0.5%)")
         if self.min_samples < 1:
             raise ValueError(f"{opts['min_samples'].label}={self.min_samples}: at least 1")
+        if not 1 <= self.min_blocks <= self.min_samples:
+            raise ValueError(f"{opts['min_blocks'].label}={self.min_blocks}: at least 1 and at most "
+                             f"{opts['min_samples'].label} ({self.min_samples})")
         if self.replicates < 1:
             raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
         if any(b not in BACKENDS for b in self.backends):
@@ -213,7 +225,8 @@ class RunParams:
         """Each option as a user would type it (its make variable's value)."""
         return {"variants": ",".join(self.variants), "shapes": spec_of(list(self.shapes)),
                 "modes": ",".join(self.modes), "cap_s": f"{self.cap_s:g}", "rel_ci": f"{self.rel_ci:g}",
-                "min_samples": str(self.min_samples), "profile": str(int(self.profile)),
+                "min_samples": str(self.min_samples), "min_blocks": str(self.min_blocks),
+                "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
                 "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
                 "replicates": str(self.replicates), "seed": str(self.seed)}
@@ -243,7 +256,8 @@ class RunParams:
         """A run's params.json read back. Runs recorded before a field existed lack it; it is
         filled in with what those runs did: min_samples 20 (StopRule's minimum then), no stop
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
-        SDPA under `backends` as the only peers, and one replicate."""
+        SDPA under `backends` as the only peers, one replicate, and min_blocks 2 (the blocks those
+        runs' rules gave)."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -251,7 +265,7 @@ class RunParams:
                    min_samples=raw.get("min_samples", 20), knockouts=bool(raw.get("knockouts", False)),
                    profile_shapes=raw.get("profile_shapes", "distinct"),
                    stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
-                   replicates=int(raw.get("replicates", 1)))
+                   replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)))
         return cls(**raw)
 
     @classmethod
@@ -276,7 +290,7 @@ class RunParams:
         """The stopping rule of each of the R replicates: the run's sample budget shared out, not
         multiplied. Each replicate stops at +-rel_ci * sqrt(R) (the mean of R replicates then has
         about the run's +-rel_ci of sampling error), after at least ceil(min_samples / R) samples
-        taken in at least two interleaved blocks (of at most the run's 10), or after cap_s / R
+        taken in at least min_blocks interleaved blocks (of at most the run's 10), or after cap_s / R
         seconds. The CI test is each replicate's own, not the pooled samples': pooled, it would
         keep sampling to shrink a difference between replicates that more samples within them
         cannot shrink. One replicate: stop_rule() itself."""
@@ -286,7 +300,7 @@ class RunParams:
             return rule
         minimum = math.ceil(self.min_samples / R)
         return replace(rule, rel_ci=self.rel_ci * math.sqrt(R), cap_s=self.cap_s / R, min_samples=minimum,
-                       block=max(1, min(rule.block, math.ceil(minimum / 2))))
+                       block=max(1, min(rule.block, math.ceil(minimum / self.min_blocks))))
 
     def replicate_seed(self, replicate: int) -> int:
         """The seed of replicate r (its inputs; its interleave adds the shape's index)."""
