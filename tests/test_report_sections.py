@@ -289,3 +289,29 @@ def test_without_sm90a_samples_the_best_portable_step_is_the_best_and_the_bar_ju
     text = "\n".join(section_bar(c))
     assert "the best step, portable_a (the best portable step; no sm_90a step ran on this GPU)" in text
     assert "| portable_a µs |" in text and "ftz_exp2" not in text
+
+
+def test_threats_name_the_kernel_files_changed_since_the_run_built_them():
+    # a run's build.json records each file's hash (lab.kernels.build.source_files); the report names
+    # the files whose hash the tree no longer has, and names none for runs recorded before the hashes
+    from types import SimpleNamespace
+
+    from lab.kernels import build, variants
+    from lab.report.helpers import _changed_files, _source_check
+
+    now = {name: build.source_files(variants.get(name)) for name in ("baseline", "restrict")}
+    header = next(f for f in now["baseline"] if f.startswith("include/"))  # a header both include
+    assert header in now["restrict"]
+    recorded = {name: dict(files, **{header: "0" * 64}) for name, files in now.items()}
+    data = SimpleNamespace(variants=["baseline", "restrict"], build={
+        name: {"source_hash": "not what the tree hashes to", "source_files": recorded[name]} for name in now})
+    assert _source_check(data) == ([], ["baseline", "restrict"])
+    assert _changed_files(data, ["baseline", "restrict"]) == [header]
+    unchanged = SimpleNamespace(variants=data.variants, build={n: {"source_files": now[n]} for n in now})
+    assert _changed_files(unchanged, ["baseline", "restrict"]) == []
+    before = SimpleNamespace(variants=data.variants, build={n: {"source_hash": "x"} for n in now})
+    assert _changed_files(before, ["baseline", "restrict"]) == []
+    # a file the tree no longer includes, or one it newly includes, is a change too
+    gone = SimpleNamespace(variants=["baseline"], build={"baseline": {"source_files": {**now["baseline"],
+                                                                                   "include/fa/old.cuh": "1" * 64}}})
+    assert _changed_files(gone, ["baseline"]) == ["include/fa/old.cuh"]

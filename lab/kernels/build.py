@@ -168,6 +168,14 @@ def source_hash(variant: Variant, defines: dict | None = None, twin: bool | None
     return h.hexdigest()
 
 
+def source_files(variant: Variant, defines: dict | None = None, twin: bool | None = None) -> dict[str, str]:
+    """The files source_hash reads, each with its own sha256 ({path under kernels/: hash}): what a
+    run records so that a later tree can say which of them changed."""
+    source = variant.source(defines, twin)
+    return {str(path.relative_to(KERNELS_DIR)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in [source, *included_headers(source)]}
+
+
 # --- ptxas report ---------------------------------------------------------------------------
 
 _PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
@@ -226,6 +234,7 @@ class BuildResult:
     ok: bool
     key: str = ""
     source_hash: str = ""
+    source_files: dict = field(default_factory=dict)  # per file (source_files); {} in records before it
     arch: str = ""
     library: str = ""
     cached: bool = False
@@ -340,6 +349,8 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         if Path(result.library).exists():
             result.cached = True
             result.seconds = 0.0
+            if not result.source_files:  # cached before builds recorded them: same key, same files
+                result.source_files = source_files(variant, defines)
             if not result.variant or not result.dtypes:  # cached before builds recorded their inputs
                 result.variant = variant.name
                 _record_inputs(result, variant)
@@ -370,6 +381,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
         ok=proc.returncode == 0 and Path(library).is_file(),
         key=key,
         source_hash=source_hash(variant, defines),
+        source_files=source_files(variant, defines),
         arch=arch,
         library=library,
         seconds=round(seconds, 2),

@@ -32,6 +32,24 @@ def _source_check(data: RunData) -> tuple[list[str], list[str]]:
     return same, differ
 
 
+def _changed_files(data: RunData, names: list[str]) -> list[str]:
+    """The files (under kernels/) whose hash differs from the one the run's build.json records for
+    them, over the variants `names`; [] where the run recorded no per-file hashes (runs before them)."""
+    changed = set()
+    try:
+        from lab.kernels import build
+
+        for name in names:
+            v, recorded = _variant(name), (data.build.get(name) or {}).get("source_files")
+            if v is None or not isinstance(recorded, dict) or not recorded:
+                continue
+            now = build.source_files(v)
+            changed |= {f for f in recorded.keys() | now.keys() if recorded.get(f) != now.get(f)}
+    except Exception:  # noqa: BLE001 - a check that cannot run is left out
+        return []
+    return sorted(changed)
+
+
 @dataclass
 class Report:
     markdown: str
@@ -162,7 +180,9 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
         t.append("The working tree was dirty when the run started: the git sha does not fully identify the code.")
     same, differ = _source_check(data)
     if differ:
-        t.append(f"The kernel sources in this tree differ from those the run built ({', '.join(differ)}): the "
+        changed = _changed_files(data, differ)
+        where = f" (files changed since: {', '.join(f'`kernels/{f}`' for f in changed)})" if changed else ""
+        t.append(f"The kernel sources in this tree differ from those the run built ({', '.join(differ)}){where}: the "
                  "code diffs in ablation.html may not show what was measured.")
     elif same:
         t.append(f"The code diffs come from the working tree; every variant's source hash matches the run's "
