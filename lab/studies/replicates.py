@@ -158,7 +158,8 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     peers = resolve_peers(p["peers"])
     rule = StopRule(**p["rule"])
     t_ready = time.perf_counter()
-    samples, rows, notes = [], [], []
+    frames, rows, notes = [], [], []  # frames: each job's samples (rebuilding one frame from every row
+    # after each job cost a replicate seconds: the rows grow to about 90 000)
     record = {"replicate": i, "input_seed": input_seed, "jobs_done": 0, "startup_s": round(t_ready - t_start, 2),
               "seconds": round(t_ready - t_start, 2)}
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
@@ -167,11 +168,13 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
         t_job = time.perf_counter()
         s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, job.rule(rule), clocks,
                                        p["run_id"], job.aa, seed, progress)
-        samples += [{**r, "replicate": i} for r in s_rows]
+        if s_rows:
+            frames.append(pd.DataFrame([{**r, "replicate": i} for r in s_rows], columns=SAMPLE_COLUMNS))
         rows += [{k: r[k] for k in (*ROW_KEYS, "stopped_by", "dropped_throttled", "input_sets")} for r in m_rows]
         notes.append({**note, "scope": job.scope, "not_taken": {**job.not_taken, **note.get("not_taken", {})},
                       "seconds": round(time.perf_counter() - t_job, 2)})  # what each scope costs a run
-        pd.DataFrame(samples, columns=SAMPLE_COLUMNS).to_parquet(out / f"r{i}.parquet.tmp", index=False)
+        samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SAMPLE_COLUMNS)
+        samples.to_parquet(out / f"r{i}.parquet.tmp", index=False)
         (out / f"r{i}.parquet.tmp").replace(out / f"r{i}.parquet")
         record = {"replicate": i, "input_seed": input_seed, "job_seeds": job_seeds, "jobs_done": j,
                   "startup_s": round(t_ready - t_start, 2), "seconds": round(time.perf_counter() - t_start, 2),
