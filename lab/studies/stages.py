@@ -10,6 +10,7 @@ measured (its status stays "running"/"incomplete").
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 
@@ -66,10 +67,13 @@ def _timed_stage(rec, name, fn, progress, earlier_s: float = 0.0):
         rec.write_json("stages.json", stages)
 
 
-def _record_part(rec, stage: str, part: str, t0: float) -> None:
-    """stages.json's `parts`: {stage: {part_s: seconds since t0}}, the work of a stage outside its
-    replicates (what the stage's seconds hold besides replicates.json's), so that a stage's time
-    can be taken apart from the run folder alone."""
+@contextlib.contextmanager
+def _part(rec, stage: str, part: str):
+    """Time the block into stages.json's `parts` ({stage: {part_s: seconds}}): the work of a stage
+    outside its replicates (what the stage's seconds hold besides replicates.json's), so that a
+    stage's time can be taken apart from the run folder alone."""
+    t0 = time.perf_counter()
+    yield
     stages = rec.read_json("stages.json") if rec.has("stages.json") else {}
     stages.setdefault("parts", {}).setdefault(stage, {})[f"{part}_s"] = round(time.perf_counter() - t0, 1)
     rec.write_json("stages.json", stages)
@@ -249,14 +253,13 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
 
     def body():
         p = RunParams.read(rec)
-        t0 = time.perf_counter()
-        try:
-            from lab.measure import profile as prof
+        with _part(rec, "timing", "ceilings"):
+            try:
+                from lab.measure import profile as prof
 
-            rec.write_json("ceilings.json", prof.measure_ceilings())
-        except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
-            rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
-        _record_part(rec, "timing", "ceilings", t0)
+                rec.write_json("ceilings.json", prof.measure_ceilings())
+            except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
+                rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
         built = _built(rec)
         peers = [peer.name for peer in _peers(rec)]
         progress(f"  {len(p.shapes)} shapes x {len(built)} variants + peers {peers}, modes {p.modes}, "
@@ -271,13 +274,11 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
             rec.write_json("shapes.json", notes)
 
         replicates.run(rec, "timing", progress, after_each=write, **({"spawn": spawn} if spawn else {}))
-        t0 = time.perf_counter()
-        rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
-                                          if p.scopes[shape] == "ladder"])
-        _record_part(rec, "timing", "crossval", t0)
-        t0 = time.perf_counter()
-        rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
-        _record_part(rec, "timing", "calibration", t0)
+        with _part(rec, "timing", "crossval"):
+            rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
+                                              if p.scopes[shape] == "ladder"])
+        with _part(rec, "timing", "calibration"):
+            rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
 
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
     if "timing_s" not in done:

@@ -4,9 +4,8 @@ flex_attention is compiled per shape (dynamic=False), and every timing replicate
 the first replicate compiles each shape while it measures, the later ones find inductor's and
 Triton's on-disk caches warm (in the H100 run 20261125T151804Z-a3638fc, replicate 0 took 53-57 s
 longer than replicates 1 and 2; with this warm-up, in 20261125T214832Z-5cfdce3, 7-10 s longer).
-The pipeline runs this module in a
-background process while the correctness stage keeps the GPU busy with small cases and the CPU
-cores mostly idle, and waits for it before the timing stage; nothing measured depends on it (a shape
+The pipeline runs this module in a background process while the correctness stage keeps the GPU
+busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage; nothing measured depends on it (a shape
 whose warm-up fails is only recorded), it only moves the compiles off the timing stage's clock.
 
     python -m lab.studies.warm RUN_ID     # writes flex_warmup.json into the run folder
@@ -28,6 +27,8 @@ def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> d
     inputs, causal, scale None), so that the caches it fills are the ones the timing looks up.
     `bind(shape)` returns the launch (default: FlexAttentionPeer on fresh inputs); a shape that
     fails is recorded with its error and the others go on. Returns the record."""
+    from lab.measure.peers import first_line
+
     if bind is None:
         from lab.measure.peers import FlexAttentionPeer
 
@@ -48,8 +49,7 @@ def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> d
             synchronize()
             rows.append({"shape": shape.id, "seconds": round(clock() - t0, 2), "error": ""})
         except Exception as exc:  # noqa: BLE001 - recorded; the timing compiles the shape itself then
-            rows.append({"shape": shape.id, "seconds": round(clock() - t0, 2),
-                         "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"})
+            rows.append({"shape": shape.id, "seconds": round(clock() - t0, 2), "error": first_line(exc)})
     return {"shapes": rows, "seconds": round(clock() - t_all, 2),
             "failed": sum(1 for r in rows if r["error"])}
 
