@@ -367,4 +367,4 @@ def test_no_torch_import():
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
     assert "torch" not in names
-    assert names <= {"__future__", "inspect", "math", "warnings", "dataclasses", "typing", "numpy", "scipy"}
+    assert names <= {"__future__", "functools", "inspect", "math", "warnings", "dataclasses", "typing", "numpy", "scipy"}
