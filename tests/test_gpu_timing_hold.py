@@ -60,3 +60,21 @@ def test_samples_behind_the_hold_match_samples_behind_the_sleep():
     slept = [s for _ in range(5) for s in timing.timed_blocks(9, body, hold=None)]
     assert min(held) > 0
     assert statistics.median(held) == pytest.approx(statistics.median(slept), rel=0.05)
+
+
+def test_a_hot_sample_reads_the_kernels_time_as_launches_on_the_stream_do():
+    """HotTimer's per-launch time (graph replays behind the sleep) must match the same launches
+    timed by events on the stream behind the hold, derived without the graph."""
+    import torch
+
+    from lab.measure import timing
+
+    x = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+    launch = lambda: torch.mm(x, x)  # noqa: E731
+    hot = timing.HotTimer([launch])
+    assert hot.reps > 1
+    in_graph = hot.samples(27)
+    on_stream = [s / hot.reps for _ in range(3)
+                 for s in timing.timed_blocks(9, lambda: [launch() for _ in range(hot.reps)], hold=_hold())]
+    assert min(in_graph) > 0
+    assert statistics.median(in_graph) == pytest.approx(statistics.median(on_stream), rel=0.05)

@@ -107,6 +107,27 @@ def test_without_clocks_nothing_is_throttled(fake_time):
     assert state["clock_mhz"] == [None] * 50 and state["throttled"] == [False] * 50
 
 
+class FailingTimer(FakeTimer):
+    """Raises on its `fail_at`-th block, as timed_blocks does when a hold keeps timing out."""
+
+    def __init__(self, clock, fail_at=2, **kw):
+        super().__init__(clock, **kw)
+        self.fail_at, self.blocks = fail_at, 0
+
+    def samples(self, n):
+        self.blocks += 1
+        if self.blocks == self.fail_at:
+            raise RuntimeError("a block of 10 samples was retaken 3 times")
+        return super().samples(n)
+
+
+def test_a_timer_that_raises_stops_alone_and_says_why(fake_time):
+    state = interleave({"bad": FailingTimer(fake_time), "good": FakeTimer(fake_time)}, TIGHT)
+    assert state["bad"]["error"] == "RuntimeError: a block of 10 samples was retaken 3 times"
+    assert state["bad"]["stopped_by"] is None and len(state["bad"]["samples"]) == 10
+    assert state["good"]["stopped_by"] == "ci" and _blocks(state["good"]) == 5 and "error" not in state["good"]
+
+
 def test_a_row_throttled_throughout_stops_at_the_cap(fake_time):
     # 0.25 fake seconds a block, cap 1.0 s: the time spent reaches the cap after 4 blocks
     rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)
@@ -228,11 +249,13 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
     monkeypatch.setattr(timing, "l2_bytes", lambda: 1 << 30)
     monkeypatch.setattr(timing, "HotTimer", lambda launches: object())
     samples = {"mixed": ([10.0, 10.0, 12.0, 1000.0, 1000.0], [False, False, False, True, True]),
-               "hot_throughout": ([10.0] * 3, [True] * 3)}
+               "hot_throughout": ([10.0] * 3, [True] * 3), "raised": ([10.0] * 2, [False] * 2)}
 
     def fake_interleave(timers, rule, clocks=None, seed=0, context_of=None):
-        return {n: {"samples": s, "clock_mhz": [1980.0] * len(s), "throttled": t, "stopped_by": "ci"}
-                for n, (s, t) in samples.items()}
+        state = {n: {"samples": s, "clock_mhz": [1980.0] * len(s), "throttled": t, "stopped_by": "ci"}
+                 for n, (s, t) in samples.items()}
+        state["raised"].update(stopped_by=None, error="RuntimeError: retaken 3 times")
+        return state
 
     monkeypatch.setattr(timing, "interleave", fake_interleave)
 
@@ -243,8 +266,9 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
     rows, summary, notes = measure_shape(Shape(1, 2, 32, 64, False), {"mixed": Kernel()}, [], ["hot"],
                                              rule=None, clocks=None, run_id="r", aa_impl=None, seed=0,
                                              progress=lambda s: None)
-    assert len(rows) == 8 and [r["throttled"] for r in rows[:5]] == samples["mixed"][1]
+    assert len(rows) == 8 and [r["throttled"] for r in rows[:5]] == samples["mixed"][1]  # none of "raised"
     (row,) = summary
     assert row["impl"] == "mixed" and row["n"] == 3 and row["median_us"] == 10.0 and row["dropped_throttled"] == 2
     assert row["min_us"] == 10.0 and row["p90_us"] == pytest.approx(11.6)  # of 10, 10, 12
-    assert notes["errors"] == {"hot_throughout/hot": "every sample was taken while throttled"}
+    assert notes["errors"] == {"hot_throughout/hot": "every sample was taken while throttled",
+                               "raised/hot": "RuntimeError: retaken 3 times"}

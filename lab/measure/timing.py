@@ -7,8 +7,10 @@ Two modes:
 - cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
   the kernel starts with its inputs in DRAM; a sample is one launch between two events.
 
-In both modes all of a block's samples are enqueued before the first is read back, behind a
-short GPU sleep, so the host runs ahead and the GPU never waits on it inside a timed region.
+In both modes all of a block's samples are enqueued before the first is read back, so the GPU
+never waits on the host inside a timed region: a cold block behind a hold (lab.measure.hold: a
+kernel that spins until the host has enqueued the block, so the GPU idles no longer than the
+host needs), a hot block behind a short GPU sleep (see HotTimer for why not the hold).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Callable
 
 Launch = Callable[[], None]
 
-SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: time for the host to enqueue a block of samples
+SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: the fallback hold (lab.measure.hold unavailable)
 
 
 def _torch():
@@ -56,21 +58,47 @@ def _gpu_sleep():
     return lambda: sleep(SLEEP_CYCLES)
 
 
-def timed_blocks(n: int, body: Launch, before: Launch | None = None) -> list[float]:
+HOLD_TRIES = 3  # a block whose hold timed out is retaken this many times before the run is told
+
+
+def _new_event():
+    return _torch().cuda.Event(enable_timing=True)
+
+
+def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="default") -> list[float]:
     """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
-    Everything is enqueued behind a GPU sleep before the first result is read back."""
+    Everything is enqueued behind a hold (lab.measure.hold; a fixed GPU sleep where the hold is
+    unavailable, or with hold=None) before the first result is read back. The hold is released
+    even when a launch raises, and a block whose hold timed out (the host took longer than
+    lab.measure.hold.TIMEOUT_S to enqueue it) is taken again."""
     torch = _torch()
-    sleep = _gpu_sleep()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-    sleep()
-    for start, end in events:
-        if before is not None:
-            before()
-        start.record()
-        body()
-        end.record()
-    events[-1][1].synchronize()
-    return [s.elapsed_time(e) * 1e3 for s, e in events]
+    if hold == "default":
+        from lab.measure import hold as holds
+
+        hold = holds.default()
+    sleep = _gpu_sleep() if hold is None else None
+    stream = torch.cuda.current_stream()
+    events = [(_new_event(), _new_event()) for _ in range(n)]
+    for _ in range(HOLD_TRIES):
+        if hold is None:
+            sleep()
+        else:
+            hold.enqueue(stream.cuda_stream)
+        try:
+            for start, end in events:
+                if before is not None:
+                    before()
+                start.record(stream)
+                body()
+                end.record(stream)
+        finally:
+            if hold is not None:
+                hold.release()
+        events[-1][1].synchronize()
+        if hold is None or not hold.timed_out():
+            return [s.elapsed_time(e) * 1e3 for s, e in events]
+    raise RuntimeError(f"a block of {n} samples was retaken {HOLD_TRIES} times: each time the host took over "
+                       f"lab.measure.hold.TIMEOUT_S to enqueue it behind the hold (is the CPU oversubscribed?)")
 
 
 def estimate_us(launch: Launch, launches: int = 5) -> float:
@@ -91,6 +119,12 @@ def estimate_us(launch: Launch, launches: int = 5) -> float:
 @dataclass
 class HotTimer:
     """A CUDA graph of `reps` launches; `samples(n)` replays it n times.
+
+    A hot block waits behind the fixed GPU sleep, not the hold of lab.measure.hold: replaying
+    cuDNN's captured graph behind the hold blocked the host until the hold gave up (on an H100,
+    `data/explorations/2026-11-25-timing-overhead/`), and with both events captured inside the
+    graph instead, a sample read back before the next is replayed put the GPU idle between
+    samples and read up to 5 % slower at launches of 50 us and more (no longer back to back).
 
     `launch` may be a list of launches over different input sets: the graph cycles through them,
     so inputs that would fit in L2 are not simply re-read from it launch after launch.
@@ -122,7 +156,7 @@ class HotTimer:
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
-        return [us / self.reps for us in timed_blocks(n, self.graph.replay)]
+        return [us / self.reps for us in timed_blocks(n, self.graph.replay, hold=None)]
 
 
 @dataclass
@@ -182,7 +216,8 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
 
     timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
     samples must run in (SDPA backend selection), entered outside the timed region.
-    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "stopped_by": str}}.
+    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "stopped_by": str}}; an
+    implementation whose sampling raised stops there with "error" set (its message) instead.
     """
     import contextlib
     import random
@@ -198,8 +233,13 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             ctx = context_of(name) if context_of else contextlib.nullcontext()
             t0 = time.perf_counter()
             before = clocks.read() if clocks else (None, False)
-            with ctx:
-                block = timers[name].samples(rule.block)
+            try:
+                with ctx:
+                    block = timers[name].samples(rule.block)
+            except Exception as exc:  # noqa: BLE001 - one failing implementation never ends the others' sampling
+                st["error"] = f"{type(exc).__name__}: {exc}"
+                active.remove(name)
+                continue
             after = clocks.read() if clocks else (None, False)
             st["spent"] += time.perf_counter() - t0
             clock = min((c for c in (before[0], after[0]) if c is not None), default=None)

@@ -102,6 +102,9 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
                 notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
         state = timing.interleave(timers, rule, clocks=clocks, seed=seed, context_of=context_of)
         for name, st in state.items():
+            if st.get("error"):  # its samples so far are dropped with it: a row is measured whole or not at all
+                notes["errors"][f"{name}/{mode}"] = st["error"]
+                continue
             for i, (lat, clk, thr) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"])):
                 sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=i,
                                         latency_us=lat, sm_clock_mhz=clk, throttled=thr))

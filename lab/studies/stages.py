@@ -161,6 +161,7 @@ def check_peers(rec, progress=print) -> list:
 
 def stage_build(rec, progress=print) -> dict:
     from lab.kernels import build
+    from lab.measure import hold
 
     def body():
         p = RunParams.read(rec)
@@ -169,6 +170,10 @@ def stage_build(rec, progress=print) -> dict:
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
+        # the hold in front of every block of samples, built here so no replicate pays for it; what
+        # held the blocks is recorded with the run (a fixed sleep where it cannot be built)
+        env = rec.read_json("env.json") if rec.has("env.json") else {}
+        rec.write_json("env.json", {**env, "sample_hold": hold.kind()})
         return built
 
     return _timed_stage(rec, "build", body, progress)
