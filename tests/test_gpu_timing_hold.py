@@ -64,13 +64,15 @@ def test_samples_behind_the_hold_match_samples_behind_the_sleep():
 
 def test_a_hot_sample_reads_the_kernels_time_as_launches_on_the_stream_do():
     """HotTimer's per-launch time (graph replays behind the sleep) must match the same launches
-    timed by events on the stream behind the hold, derived without the graph."""
+    timed by events on the stream behind the hold, derived without the graph. A copy, not a
+    matmul: cuBLAS may pick another kernel under graph capture."""
     import torch
 
     from lab.measure import timing
 
-    x = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
-    launch = lambda: torch.mm(x, x)  # noqa: E731
+    x = torch.randn(32 << 20, device="cuda", dtype=torch.float16)  # 64 MB, beyond L2: DRAM-bound
+    y = torch.empty_like(x)
+    launch = lambda: y.copy_(x)  # noqa: E731
     hot = timing.HotTimer([launch])
     assert hot.reps > 1
     in_graph = hot.samples(27)
