@@ -633,27 +633,31 @@ def test_stop_rule_from_a_runs_parameters():
     (3, 20, (0.004 * math.sqrt(3), 2.5 / 3, 7, 4)),  # ceil(20 / 3) = 7, ceil(7 / 2) = 4
 ])
 def test_each_replicate_shares_out_the_runs_budget(R, min_samples, expected):
-    p = RunParams(rel_ci=0.004, cap_s=2.5, min_samples=min_samples, replicates=R, stop_guard=(0.99, 3.0))
+    p = RunParams(rel_ci=0.004, cap_s=2.5, min_samples=min_samples, replicates=R, stop_guard=(0.99, 3.0),
+                  min_blocks=2)
     rule = p.replicate_rule()
     assert (rule.rel_ci, rule.cap_s, rule.min_samples, rule.block) == pytest.approx(expected, rel=1e-12)
+    assert rule.block_after_minimum == rule.block  # with two blocks to the minimum: one block size throughout
     assert (rule.guard_confidence, rule.guard_factor) == (0.99, 3.0)  # the guard is the run's
     one = RunParams(rel_ci=0.004, cap_s=2.5, min_samples=min_samples, replicates=1).replicate_rule()
     assert (one.rel_ci, one.cap_s, one.min_samples, one.block) == (0.004, 2.5, min_samples, 10)
 
 
-@pytest.mark.parametrize("min_blocks, expected_block", [
-    # 3 replicates of MIN_SAMPLES 50: 17 samples each, in blocks of min(10, ceil(17 / MIN_BLOCKS))
-    (1, 10),  # ceil(17 / 1) = 17 > 10: the run's block
-    (2, 9),   # the default: two blocks (9 + 9 = 18 >= 17)
-    (3, 6),   # 6 + 6 + 6 = 18
-    (6, 3),   # six blocks of 3
-    (17, 1),  # one sample a block
-    (50, 1),  # more blocks than samples: still one a block, never 0
+@pytest.mark.parametrize("min_blocks, expected_block, expected_after", [
+    # 3 replicates of MIN_SAMPLES 50: 17 samples each, in blocks of min(10, ceil(17 / MIN_BLOCKS));
+    # after the minimum, blocks of min(10, ceil(17 / 2)) = 9 (never smaller than the first ones)
+    (1, 10, 10),  # ceil(17 / 1) = 17 > 10: the run's block
+    (2, 9, 9),    # two blocks (9 + 9 = 18 >= 17): the rule of every run before MIN_BLOCKS 6
+    (3, 6, 9),    # 6 + 6 + 6 = 18
+    (6, 3, 9),    # the default: six blocks of 3
+    (17, 1, 9),   # one sample a block
+    (50, 1, 9),   # more blocks than samples: still one a block, never 0
 ])
-def test_min_blocks_sets_how_finely_a_replicates_minimum_is_interleaved(min_blocks, expected_block):
+def test_min_blocks_sets_how_finely_a_replicates_minimum_is_interleaved(min_blocks, expected_block, expected_after):
     p = RunParams(min_samples=50, replicates=3, min_blocks=min_blocks)
     rule = p.replicate_rule()
-    assert (rule.min_samples, rule.block) == (17, expected_block)
+    assert (rule.min_samples, rule.block, rule.block_after_minimum) == (17, expected_block, expected_after)
+    assert [rule.block_size(t) for t in (0, 16, 17, 40)] == [expected_block] * 2 + [expected_after] * 2
     assert math.ceil(17 / rule.block) >= min(min_blocks, 17)  # the minimum takes at least that many turns
     assert RunParams(min_samples=50, replicates=1, min_blocks=min_blocks).replicate_rule().block == 10
 

@@ -283,5 +283,5 @@ def test_runs_recorded_before_replicates_read_back_as_one(tmp_path):
 def test_a_bad_replicate_count_is_named():
     with pytest.raises(ValueError, match="--replicates / REPLICATES=0: at least 1"):
         RunParams.from_text(replicates="0")
-    rule = RunParams.from_text(replicates="5").replicate_rule()
+    rule = RunParams.from_text(replicates="5", min_blocks="2").replicate_rule()
     assert (rule.min_samples, rule.block) == (10, 5) and rule.cap_s == pytest.approx(0.6)

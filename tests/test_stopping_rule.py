@@ -128,6 +128,18 @@ def test_a_timer_that_raises_stops_alone_and_says_why(fake_time):
     assert state["good"]["stopped_by"] == "ci" and _blocks(state["good"]) == 5 and "error" not in state["good"]
 
 
+def test_a_row_takes_small_blocks_up_to_its_minimum_and_larger_ones_after(fake_time):
+    # 20 samples in blocks of 4, then blocks of 10; a spread that meets the CI only after 60 samples
+    log, sizes = [], []
+    timer = FakeTimer(fake_time, draw=lambda i: 100.0 + (i % 2) * (5.0 if i < 40 else 1e-6), log=log, name="k")
+    real = timer.samples
+    timer.samples = lambda n: (sizes.append(n), real(n))[1]
+    rule = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=20, block=4, block_after_minimum=10)
+    state = interleave({"k": timer}, rule)["k"]
+    assert sizes[:5] == [4] * 5 and set(sizes[5:]) == {10}
+    assert state["stopped_by"] == "ci" and len(state["samples"]) == sum(sizes)
+
+
 def test_a_row_throttled_throughout_stops_at_the_cap(fake_time):
     # 0.25 fake seconds a block, cap 1.0 s: the time spent reaches the cap after 4 blocks
     rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)

@@ -198,9 +198,18 @@ class StopRule:
     rel_ci: float
     cap_s: float  # wall time per (implementation, shape, mode)
     min_samples: int
-    block: int = 10  # samples per turn of the round robin
+    block: int = 10  # samples per turn of the round robin ...
+    block_after_minimum: int | None = None  # ... and once a row has min_samples (None: block)
     guard_confidence: float | None = 0.99  # None: no guard (runs recorded before it existed)
     guard_factor: float = 2.0
+
+    def block_size(self, taken: int) -> int:
+        """Samples in a row's next turn, `taken` samples into it: small turns spread the minimum over
+        several moments of the run (the GPU's clock state changes between them), larger ones after it
+        keep the per-turn cost down where a row needs many samples."""
+        if self.block_after_minimum is None or taken < self.min_samples:
+            return self.block
+        return self.block_after_minimum
 
     def met_by(self, samples) -> bool:
         from lab.measure.stats import relative_ci_halfwidth
@@ -235,7 +244,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             before = clocks.read() if clocks else (None, False)
             try:
                 with ctx:
-                    block = timers[name].samples(rule.block)
+                    block = timers[name].samples(rule.block_size(len(st["samples"])))
             except Exception as exc:  # noqa: BLE001 - one failing implementation never ends the others' sampling
                 st["error"] = f"{type(exc).__name__}: {exc}"
                 active.remove(name)

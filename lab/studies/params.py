@@ -115,7 +115,7 @@ class RunParams:
     # clock state lasting a block or two falls on every row alike (at launches of a few ms, two
     # blocks of 9 an implementation let such states decide a replicate's medians), at the cost of one
     # synchronisation and two clock readings a block.
-    min_blocks: int = 2
+    min_blocks: int = 6
     profile: bool = True
     profile_shapes: str = "distinct"
     check: str = "full"
@@ -290,8 +290,8 @@ class RunParams:
         """The stopping rule of each of the R replicates: the run's sample budget shared out, not
         multiplied. Each replicate stops at +-rel_ci * sqrt(R) (the mean of R replicates then has
         about the run's +-rel_ci of sampling error), after at least ceil(min_samples / R) samples
-        taken in at least min_blocks interleaved blocks (of at most the run's 10), or after cap_s / R
-        seconds. The CI test is each replicate's own, not the pooled samples': pooled, it would
+        taken in at least min_blocks interleaved blocks (of at most the run's 10; after the minimum,
+        blocks of half the minimum, as min_blocks 2 has throughout), or after cap_s / R seconds. The CI test is each replicate's own, not the pooled samples': pooled, it would
         keep sampling to shrink a difference between replicates that more samples within them
         cannot shrink. One replicate: stop_rule() itself."""
         rule = self.stop_rule()
@@ -299,8 +299,9 @@ class RunParams:
         if R == 1:
             return rule
         minimum = math.ceil(self.min_samples / R)
+        block = max(1, min(rule.block, math.ceil(minimum / self.min_blocks)))
         return replace(rule, rel_ci=self.rel_ci * math.sqrt(R), cap_s=self.cap_s / R, min_samples=minimum,
-                       block=max(1, min(rule.block, math.ceil(minimum / self.min_blocks))))
+                       block=block, block_after_minimum=max(block, min(rule.block, math.ceil(minimum / 2))))
 
     def replicate_seed(self, replicate: int) -> int:
         """The seed of replicate r (its inputs; its interleave adds the shape's index)."""

@@ -13,6 +13,14 @@ from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
 
+
+def block_sizes(rule) -> str:
+    """The round robin's turn sizes: "9", or "3 (9 once a row has its minimum)" (MIN_BLOCKS above 2)."""
+    after = getattr(rule, "block_after_minimum", None)
+    if after is None or after == rule.block:
+        return str(rule.block)
+    return f"{rule.block} ({after} once a row has its minimum)"
+
 def _timing(ctx: Context) -> list[str]:
     data = ctx.data
     env = ctx.data.env
@@ -51,7 +59,7 @@ def _sampling(ctx: Context) -> list[str]:
     cap_s = rule.cap_s if _isnum(params.get("cap_s")) else params.get("cap_s")
     guard = data.run_params.stop_guard  # (confidence, factor); (None, f): recorded before the guard
     seed = f"seed {params.get('seed', MISSING)} + shape index" + (" + 100000 × replicate" if R > 1 else "")
-    add(f"**Sampling and stopping.** Every implementation at a shape is sampled in blocks of {rule.block} in a "
+    add(f"**Sampling and stopping.** Every implementation at a shape is sampled in blocks of {block_sizes(rule)} in a "
         f"randomized round-robin ({seed}), so drifts hit all of them alike. "
         + (f"In each of the {R} replicates (below) a row" if R > 1 else "A row")
         + f" stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
@@ -102,7 +110,7 @@ def _replicates(ctx: Context) -> list[str]:
          + (f" ({took})" if took else "") + ". The run's sample budget was shared out, not multiplied: each "
          f"replicate stopped a row at ±{fmt(rule.rel_ci * 100, 2)} % (±{fmt(p.rel_ci * 100, 1)} % × √{R}, so "
          f"that the mean of {R} replicates has about the run's ±{fmt(p.rel_ci * 100, 1)} % of sampling error), "
-         f"after at least {rule.min_samples} samples (⌈{p.min_samples} / {R}⌉) in blocks of {rule.block}, or after "
+         f"after at least {rule.min_samples} samples (⌈{p.min_samples} / {R}⌉) in blocks of {block_sizes(rule)}, or after "
          f"{fmt(rule.cap_s, 2)} s ({fmt(p.cap_s, 1)} s / {R}). Why: a process's samples share its inputs, "
          "placement and clock state, so sampling more within one process narrows an interval without making it "
          "hold when the study is run again; the variance between processes is only measured, and averaged down, "
