@@ -117,6 +117,8 @@ class FailingTimer(FakeTimer):
     def samples(self, n):
         self.blocks += 1
         if self.blocks == self.fail_at:
+            if self.log is not None:
+                self.log.append(self.name)
             raise RuntimeError("a block of 10 samples was retaken 3 times")
         return super().samples(n)
 
@@ -126,6 +128,28 @@ def test_a_timer_that_raises_stops_alone_and_says_why(fake_time):
     assert state["bad"]["error"] == "RuntimeError: a block of 10 samples was retaken 3 times"
     assert state["bad"]["stopped_by"] is None and len(state["bad"]["samples"]) == 10
     assert state["good"]["stopped_by"] == "ci" and _blocks(state["good"]) == 5 and "error" not in state["good"]
+
+
+def test_in_the_round_a_timer_fails_the_others_still_take_their_turn(fake_time):
+    import random
+
+    names = ["bad", "g1", "g2", "g3"]
+
+    def rounds(seed):  # the round robin: each round a fresh shuffle (one rng) of the timers still active
+        rng = random.Random(seed)
+        first = list(names)
+        rng.shuffle(first)
+        second = [n for n in first if n != "bad"]
+        rng.shuffle(second)
+        return first, second
+
+    # a seed whose first round starts with the failing timer, and whose second round's order differs
+    seed = next(s for s in range(100) if rounds(s)[0][0] == "bad" and rounds(s)[1] != rounds(s)[0][1:])
+    log = []
+    timers = {n: (FailingTimer(fake_time, fail_at=1, log=log, name=n) if n == "bad"
+                  else FakeTimer(fake_time, log=log, name=n)) for n in names}
+    interleave(timers, TIGHT, seed=seed)
+    assert log[:len(names)] == rounds(seed)[0]  # the first round whole, in its order, after the failure too
 
 
 def test_a_row_takes_small_blocks_up_to_its_minimum_and_larger_ones_after(fake_time):

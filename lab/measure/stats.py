@@ -150,15 +150,15 @@ def median_ci(samples, confidence: float = 0.95) -> Tuple[float, float]:
         raise ValueError("confidence must be in (0, 1)")
     x = np.sort(_as_1d(samples))
     n = x.size
-    r = _median_ci_rank(n, confidence)
+    r = _cached_median_ci_rank(n, confidence)
     return float(x[r - 1]), float(x[n - r])
 
 
-@functools.lru_cache(maxsize=4096)
 def _median_ci_rank(n: int, confidence: float) -> int:
     """median_ci's 1-based order-statistic rank for n samples. A function of (n, confidence) only,
-    so it is computed once per pair: the stopping rule asks for it after every block of samples,
-    and scipy's binomial CDF cost a replicate seconds of GPU idle time between blocks."""
+    so it is computed once per pair (_cached_median_ci_rank): the stopping rule asks for it after
+    every block of samples, and scipy's binomial CDF cost a replicate seconds of GPU idle time
+    between blocks."""
     tail = (1.0 - confidence) / 2.0
     k = np.arange(n + 1)
     cdf = _st.binom.cdf(k, n, 0.5)
@@ -166,6 +166,9 @@ def _median_ci_rank(n: int, confidence: float) -> int:
     ok = k[cdf <= tail * (1.0 + 1e-12)]
     r = int(ok.max()) + 1 if ok.size else 1  # 1-based order-statistic rank
     return min(r, (n + 1) // 2)  # never cross the middle
+
+
+_cached_median_ci_rank = functools.lru_cache(maxsize=4096)(lambda n, confidence: _median_ci_rank(n, confidence))
 
 
 def relative_ci_halfwidth(samples, confidence: float = 0.95) -> float:

@@ -36,7 +36,7 @@ NOTES = Path(__file__).resolve().with_name("notes.toml")
 # for CI; "full": with the statistics' intervals and the plumbing that feeds the rules.
 FAST = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal"],
-    "lab/measure/timing.py": ["StopRule.met_by", "interleave"],
+    "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave"],
     "lab/measure/stats.py": ["Comparison.verdict", "interval_verdict"],
     "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule"],
     "lab/studies/compare.py": ["compare"],
@@ -48,8 +48,9 @@ FAST = {
 FULL = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal", "reference", "ReferenceCache.get",
                              "peer_as_attn", "CaseResult.explain", "run_grid"],
-    "lab/measure/timing.py": ["StopRule.met_by", "interleave"],
-    "lab/measure/stats.py": ["_as_1d", "_as_positive_1d", "summarize", "median_ci", "relative_ci_halfwidth",
+    "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave"],
+    "lab/measure/stats.py": ["_as_1d", "_as_positive_1d", "summarize", "median_ci", "_median_ci_rank",
+                             "relative_ci_halfwidth",
                              "_ratio_of_medians", "_bootstrap_ci", "speedup_ci", "_one_replicate_ci", "by_replicate",
                              "pooled", "replicated_median", "_resampled_medians", "_log_median_var", "_t_quantile",
                              "t_interval", "replicated_median_ci", "random_effects", "replicated_speedup_ci",
