@@ -10,7 +10,7 @@ python - > $OUT/warm.txt 2>&1 <<'PY'
 import json
 from lab.studies.replicates import Job
 from lab.studies.warm import warm_flex
-plan = json.load(open("data/runs/20261125T214832Z-5cfdce3/replicates/timing/plan.json"))
+plan = json.load(open("data/explorations/2026-11-25-timing-overhead/plan_5cfdce3.json"))
 shapes = [Job.from_json(plan["jobs"][i]).shape for i in sorted(set(map(int, "0 1 3 6 11 17 21 26 29 33".split())))]
 print(json.dumps(warm_flex(shapes))[:2000])
 PY

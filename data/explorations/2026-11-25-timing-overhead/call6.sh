@@ -13,7 +13,7 @@ python - > /dev/null 2>&1 <<'PY'
 import json
 from lab.studies.replicates import Job
 from lab.studies.warm import warm_flex
-plan = json.load(open("data/runs/20261125T214832Z-5cfdce3/replicates/timing/plan.json"))
+plan = json.load(open("data/explorations/2026-11-25-timing-overhead/plan_5cfdce3.json"))
 warm_flex([Job.from_json(plan["jobs"][i]).shape for i in (0, 1, 3, 6, 11, 17, 21, 26, 29, 33)])
 PY
 echo "warm at $((SECONDS-T0)) s"

@@ -23,7 +23,7 @@ from lab.measure.clocks import Clocks
 from lab.studies.measure_shape import measure_shape
 from lab.studies.replicates import Job
 
-RUN = Path("data/runs/20261125T214832Z-5cfdce3/replicates/timing/plan.json")
+RUN = Path("data/explorations/2026-11-25-timing-overhead/plan_5cfdce3.json")
 out = Path(sys.argv[1])
 which = [int(a) for a in sys.argv[2:]] or [0]
 plan = json.loads(RUN.read_text())

@@ -5,9 +5,11 @@ per-process first-job cost and the per-block host work between blocks (GPU idle)
 Usage: python replay_jobs.py OUT_DIR LABEL RULE(old|new) PROFILE(0|1) JOB [JOB ...]
 RULE old: median_ci's rank recomputed by scipy at every call (the code of 5cfdce3); new: cached.
 REPLAY_HOLD=sleep in the environment: blocks wait behind the fixed sleep, not the hold.
+REPLAY_MIN_BLOCKS=k: the stopping rule of a run with MIN_BLOCKS k (default: the plan's, MIN_BLOCKS 2).
 """
 import cProfile
 import io
+import os
 import json
 import pstats
 import sys
@@ -31,15 +33,18 @@ from lab.studies.measure_shape import measure_shape  # noqa: E402
 from lab.studies.replicates import Job  # noqa: E402
 
 if rule_kind == "old":
-    stats._median_ci_rank = stats._median_ci_rank.__wrapped__
-import os  # noqa: E402
+    stats._cached_median_ci_rank = stats._median_ci_rank  # uncached, as at 5cfdce3
 
 if os.environ.get("REPLAY_HOLD") == "sleep":  # the fixed GPU sleep of 5cfdce3 instead of the hold
     from lab.measure import hold as holds
 
     holds.default = lambda: None
-plan = json.loads(Path("data/runs/20261125T214832Z-5cfdce3/replicates/timing/plan.json").read_text())
+plan = json.loads(Path("data/explorations/2026-11-25-timing-overhead/plan_5cfdce3.json").read_text())
 rule = timing.StopRule(**plan["rule"])
+if os.environ.get("REPLAY_MIN_BLOCKS"):  # the run's rule with another MIN_BLOCKS (lab.studies.params)
+    from lab.studies.params import RunParams
+
+    rule = RunParams(min_blocks=int(os.environ["REPLAY_MIN_BLOCKS"])).replicate_rule()
 jobs = [Job.from_json(plan["jobs"][i]) for i in which]
 names = sorted({n for j in jobs for n in j.impls})
 from lab.__main__ import _load_built  # noqa: E402
@@ -49,7 +54,8 @@ peers, _ = P.resolve(plan["peers"])
 clocks = Clocks()
 torch.manual_seed(100000)
 t_ready = time.perf_counter()
-rec = {"label": label, "rule": rule_kind, "hold": os.environ.get("REPLAY_HOLD", "hold"), "medians": [], "profiled": prof, "startup_s": round(t_ready - t_start, 2), "jobs": []}
+rec = {"label": label, "rule": rule_kind, "hold": os.environ.get("REPLAY_HOLD", "hold"), "medians": [],
+       "stop_rule": {k: getattr(rule, k) for k in ("block", "block_after_minimum", "min_samples")}, "profiled": prof, "startup_s": round(t_ready - t_start, 2), "jobs": []}
 for idx, job in zip(which, jobs):
     here = {n: kernels[n] for n in job.impls if n in kernels}
     t0 = time.perf_counter()

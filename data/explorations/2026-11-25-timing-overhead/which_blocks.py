@@ -17,7 +17,7 @@ from lab.measure import timing
 from lab.studies.replicates import Job
 
 out = Path(sys.argv[1])
-plan = json.loads(Path("data/runs/20261125T214832Z-5cfdce3/replicates/timing/plan.json").read_text())
+plan = json.loads(Path("data/explorations/2026-11-25-timing-overhead/plan_5cfdce3.json").read_text())
 job = Job.from_json(plan["jobs"][0])
 kernels, _ = _load_built(job.impls)
 peers, _ = P.resolve(plan["peers"])
