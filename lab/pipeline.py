@@ -10,6 +10,7 @@ and labelled as such.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -154,6 +155,21 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def keep_childrens_bytecode(environ=os.environ, repo: Path = REPO) -> str | None:
+    """Where PYTHONDONTWRITEBYTECODE is set (container images often set it) every process of a run
+    (the notebooks' kernels, each timing replicate, the warm-up) compiled torch's compiler stack
+    from source again: 8.7-12.2 s an import on an H100 host, 2.9 s from a bytecode cache
+    (data/explorations/2026-11-25-timing-overhead/call7). The run's child processes therefore keep
+    their bytecode under build/pycache (PYTHONPYCACHEPREFIX), never beside the installed sources.
+    A prefix the user set is kept. Returns the prefix set, or None."""
+    if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
+        return None
+    prefix = str(repo / "build" / "pycache")
+    environ.pop("PYTHONDONTWRITEBYTECODE")
+    environ["PYTHONPYCACHEPREFIX"] = prefix
+    return prefix
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
@@ -162,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"{ap.prog}: {exc}", file=sys.stderr)
         return 2
+    keep_childrens_bytecode()
 
     from lab.measure import records
 

@@ -348,3 +348,15 @@ def test_a_block_of_samples_waits_behind_the_gpu_sleep_or_fails_loudly(monkeypat
     with pytest.raises(RuntimeError, match="torch.cuda._sleep"):
         timing.timed_blocks(3, lambda: calls.append("launch"))
     assert calls == [timing.SLEEP_CYCLES], "nothing was launched or timed"
+
+
+def test_a_run_keeps_its_childrens_bytecode_where_the_environment_forbids_writing_it(tmp_path):
+    from lab.pipeline import keep_childrens_bytecode
+
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"}
+    assert keep_childrens_bytecode(env, tmp_path) == str(tmp_path / "build" / "pycache")
+    assert env == {"PATH": "/bin", "PYTHONPYCACHEPREFIX": str(tmp_path / "build" / "pycache")}
+    mine = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/mine"}
+    assert keep_childrens_bytecode(mine, tmp_path) is None and mine["PYTHONPYCACHEPREFIX"] == "/mine"
+    plain = {"PATH": "/bin"}
+    assert keep_childrens_bytecode(plain, tmp_path) is None and plain == {"PATH": "/bin"}
