@@ -360,3 +360,26 @@ def test_a_run_keeps_its_childrens_bytecode_where_the_environment_forbids_writin
     assert keep_childrens_bytecode(mine, tmp_path) is None and mine["PYTHONPYCACHEPREFIX"] == "/mine"
     plain = {"PATH": "/bin"}
     assert keep_childrens_bytecode(plain, tmp_path) is None and plain == {"PATH": "/bin"}
+
+
+def test_a_compressed_record_reads_back_and_an_old_plain_one_still_reads(tmp_path):
+    import gzip
+    import json
+
+    from lab.measure.records import COMPRESSED, RunRecord
+
+    assert "correctness.json" in COMPRESSED
+    rec = RunRecord("r1", root=tmp_path)
+    rows = [{"variant": "wmma", "case": f"c{i}", "passed": i % 3 != 0} for i in range(50)]
+    rec.write_json("correctness.json", rows)
+    assert not rec.path("correctness.json").exists() and rec.has("correctness.json")
+    assert json.loads(gzip.decompress(rec.path("correctness.json.gz").read_bytes())) == rows
+    assert rec.read_json("correctness.json") == rows
+    first = rec.path("correctness.json.gz").read_bytes()
+    rec.write_json("correctness.json", rows)
+    assert rec.path("correctness.json.gz").read_bytes() == first  # no time or name in the header
+    old = RunRecord("r0", root=tmp_path)
+    old.path("correctness.json").write_text(json.dumps(rows[:3]))  # a run recorded before compression
+    assert old.has("correctness.json") and old.read_json("correctness.json") == rows[:3]
+    rec.write_json("env.json", {"gpu": "x"})
+    assert rec.path("env.json").exists() and not rec.path("env.json.gz").exists()

@@ -5,7 +5,8 @@
                        midway keeps "running" (or "incomplete") and readers treat it as such
     build.json         per variant: build key, source hash, ptxas resources, launch shape, the step
                        it builds and the inputs it takes (dtypes, kv_heads)
-    correctness.json   per variant and case: errors, tolerance, verdict
+    correctness.json   per variant and case: errors, tolerance, verdict (on disk gzip-compressed,
+                       correctness.json.gz: the full grid is 6 MB of JSON; runs before 2026-11-26 plain)
     peers.json         per peer asked for: available (imported) or not and why; after the
                        correctness stage, its result and, where it failed, why it is excluded
     peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
@@ -25,6 +26,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import platform
@@ -146,6 +148,11 @@ def environment() -> dict:
     return env
 
 
+# Records kept gzip-compressed in a run folder (name + ".gz"): large, and committed with the runs
+# the report is built from. RunRecord.read_json and has find either form.
+COMPRESSED = frozenset({"correctness.json"})
+
+
 class RunRecord:
     """The folder of one run. Created as "running"; `finish()` marks it complete."""
 
@@ -169,15 +176,26 @@ class RunRecord:
         return self.dir / name
 
     def write_json(self, name: str, obj) -> None:
+        text = json.dumps(obj, indent=1, default=str)
+        if name in COMPRESSED:
+            tmp = self.path(name + ".gz.tmp")
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+                gz.write(text.encode())  # no name or time in the header: the same record, the same bytes
+            tmp.replace(self.path(name + ".gz"))
+            self.path(name).unlink(missing_ok=True)  # a plain copy left from before would shadow nothing, but mislead
+            return
         tmp = self.path(name + ".tmp")
-        tmp.write_text(json.dumps(obj, indent=1, default=str))
+        tmp.write_text(text)
         tmp.replace(self.path(name))  # atomic: a reader never sees half a file
 
     def read_json(self, name: str):
+        packed = self.path(name + ".gz")
+        if packed.exists():
+            return json.loads(gzip.decompress(packed.read_bytes()))
         return json.loads(self.path(name).read_text())
 
     def has(self, name: str) -> bool:
-        return self.path(name).exists()
+        return self.path(name).exists() or self.path(name + ".gz").exists()
 
     def write_table(self, name: str, df) -> None:
         tmp = self.path(name + ".tmp")
