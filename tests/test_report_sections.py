@@ -315,3 +315,20 @@ def test_threats_name_the_kernel_files_changed_since_the_run_built_them():
     gone = SimpleNamespace(variants=["baseline"], build={"baseline": {"source_files": {**now["baseline"],
                                                                                    "include/fa/old.cuh": "1" * 64}}})
     assert _changed_files(gone, ["baseline"]) == ["include/fa/old.cuh"]
+
+
+def test_the_threat_on_what_the_intervals_cover_follows_the_replicates_and_the_base_run():
+    from types import SimpleNamespace
+
+    from lab.report.helpers import _scope_of_the_intervals
+
+    def run(replicates):
+        return SimpleNamespace(run_params=SimpleNamespace(replicates=replicates))
+
+    env = {"gpu": "NVIDIA H100"}
+    base = SimpleNamespace(run_id="20990101T000000Z-abc1234", env={"gpu": "NVIDIA H200"})
+    three = _scope_of_the_intervals(run(3), env, base)
+    assert "one run in 3 replicate processes" in three and "one process" not in three
+    assert "`20990101T000000Z-abc1234`, NVIDIA H200" in three and "Does it replicate?" in three
+    one = _scope_of_the_intervals(run(1), env)
+    assert "one run, one process" in one and "make replicate" in one and "Does it replicate?" not in one

@@ -98,7 +98,21 @@ def _shape_notes(data: RunData, shape: Shape) -> str:
     return ("Notes: " + "; ".join(out) + ".") if out else ""
 
 
-def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str]:
+def _scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None) -> str:
+    """What the run's intervals cover: one process, or R replicate processes of one run on one GPU;
+    and where the variation between runs and GPUs is shown, if anywhere."""
+    R = data.run_params.replicates
+    what = (f"One GPU ({env.get('gpu', 'unknown')}), one run in {R} replicate processes: the intervals hold the "
+            "variance between those processes, not between boards or drivers" if R > 1 else
+            f"One GPU ({env.get('gpu', 'unknown')}), one run, one process: nothing here shows how the results "
+            "vary between boards, drivers or runs")
+    if base is not None:
+        return (f"{what}; how the effects move in a second run (`{base.run_id}`, {base.env.get('gpu', 'unknown')}) "
+                "is in \"Does it replicate?\".")
+    return f"{what}; comparisons across runs go through `make replicate` (`python -m lab replicate`)."
+
+
+def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunData | None = None) -> list[str]:
     t = []
     env = data.env
     # profiled vs timed shapes
@@ -171,8 +185,7 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows) -> list[str
             t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "
                      f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
                      "launches); slow drifts longer than their sampling window would not show in them.")
-    t.append(f"One GPU ({env.get('gpu', 'unknown')}), one run, one process: nothing here shows how the results "
-             "vary between boards, drivers or runs; comparisons across runs go through `python -m lab compare`.")
+    t.append(_scope_of_the_intervals(data, env, base))
     if data.excluded:
         t.append("Excluded variants (not timed): "
                  + "; ".join(f"{k}: {_first_line(v)}" for k, v in data.excluded.items()) + ".")

@@ -144,7 +144,7 @@ def section_threats(ctx: Context) -> list[str]:
     add("## Threats to validity")
     add("")
     xgaps, clk, cap_rows = crossval_table(data)[1], clock_summary(data), capped_rows(data)
-    for t in _threats(data, abl, xgaps, clk, cap_rows):
+    for t in _threats(data, abl, xgaps, clk, cap_rows, ctx.base):
         add(f"- {t}")
     add("")
     return L
