@@ -291,9 +291,10 @@ class RunParams:
         multiplied. Each replicate stops at +-rel_ci * sqrt(R) (the mean of R replicates then has
         about the run's +-rel_ci of sampling error), after at least ceil(min_samples / R) samples
         taken in at least min_blocks interleaved blocks (of at most the run's 10; after the minimum,
-        blocks of half the minimum, as min_blocks 2 has throughout), or after cap_s / R seconds. The CI test is each replicate's own, not the pooled samples': pooled, it would
-        keep sampling to shrink a difference between replicates that more samples within them
-        cannot shrink. One replicate: stop_rule() itself."""
+        blocks of half the minimum, as min_blocks 2 has throughout), or after cap_s / R seconds.
+        The CI test is each replicate's own, not the pooled samples': pooled, it would keep sampling
+        to shrink a difference between replicates that more samples within them cannot shrink.
+        One replicate: stop_rule() itself."""
         rule = self.stop_rule()
         R = self.replicates
         if R == 1:

@@ -3,10 +3,11 @@
 flex_attention is compiled per shape (dynamic=False), and every timing replicate is a fresh process:
 the first replicate compiles each shape while it measures, the later ones find inductor's and
 Triton's on-disk caches warm (in the H100 run 20261125T151804Z-a3638fc, replicate 0 took 53-57 s
-longer than replicates 1 and 2; with this warm-up, in 20261125T214832Z-5cfdce3 (git history), 7-10 s longer).
-The pipeline runs this module in a background process while the correctness stage keeps the GPU
-busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage; nothing measured depends on it (a shape
-whose warm-up fails is only recorded), it only moves the compiles off the timing stage's clock.
+longer than replicates 1 and 2; with this warm-up, in 20261125T214832Z-5cfdce3 (git history), 7-10 s
+longer). The pipeline runs this module in a background process while the correctness stage keeps the
+GPU busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage;
+nothing measured depends on it (a shape whose warm-up fails is only recorded), it only moves the
+compiles off the timing stage's clock.
 
     python -m lab.studies.warm RUN_ID     # writes flex_warmup.json into the run folder
 """

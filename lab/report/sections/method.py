@@ -13,13 +13,13 @@ from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
 
-
 def block_sizes(rule) -> str:
     """The round robin's turn sizes: "9", or "3 (9 once a row has its minimum)" (MIN_BLOCKS above 2)."""
     after = getattr(rule, "block_after_minimum", None)
     if after is None or after == rule.block:
         return str(rule.block)
     return f"{rule.block} ({after} once a row has its minimum)"
+
 
 def _timing(ctx: Context) -> list[str]:
     data = ctx.data
