@@ -452,6 +452,8 @@ def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = 
     arch = variant_arch(variant, arch)  # the arch-specific target (sm_90a), as the real build uses
     source = variant.source(defines, twin)
     tag = "".join(f"-{k}={v}" for k, v in sorted((defines or {}).items())) + ("-twin" if source != variant.path else "")
+    if len(tag) > 160:  # a file name holds 255 bytes: many defines go by their hash
+        tag = "-" + hashlib.sha256(tag.encode()).hexdigest()[:16]
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(out_dir or tmp) / f"{variant.name}{tag}.{arch}.cubin"
         cmd = [nvcc_path(), "-cubin", f"-arch={arch}", *NVCC_FLAGS, *TORCH_NVCC_FLAGS, *define_flags(defines),
