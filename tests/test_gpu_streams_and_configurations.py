@@ -7,6 +7,10 @@ study times besides the ladder's steps, on the full correctness grid.
   capture time and leaves the graph empty, so the replay leaves the NaN-filled output as it was.
 - A launch on a side stream behind a GPU sleep and the copy of its inputs: a launch on another
   stream would run before the copy, on the stale (zero) inputs.
+- Launches on four streams at once, and 1100 launches in a row on one: a kernel that keeps state in
+  global memory between launches (step 35's tile queue: a counter pair a launch, of 1024, put back
+  to zero by the launch's last CTA) would hand two concurrent launches one counter, or start a
+  launch from a counter the one before left behind.
 - The knock-out builds (lab.kernels.switches.run_configs: each branch end with one switch off) and the
   committed tuned dispatch (kernels/variants/dispatch_<tuned kernel>.json, once a tuning run has chosen one), and each configuration the
   table names, judged by lab.measure.check's rule on lab.measure.check.grid(), as the ladder's steps are.
@@ -142,3 +146,44 @@ def test_a_launch_waits_for_the_work_queued_before_it_on_its_stream(name, config
     err = (out.float() - ref).abs().max().item()
     assert bool(torch.isfinite(out).all()) and err <= _tolerance(*src, case, ref), (
         f"{name}: max abs err {err:.3g}: the kernel did not run behind the work queued on the current stream")
+
+
+@pytest.mark.parametrize("name", variants.names())
+def test_launches_on_four_streams_at_once_each_give_their_own_result(name):
+    import torch
+
+    attn = variants.load(name)
+    # causal, several work tiles a CTA on any GPU; each launch its own scale, so its own inputs (the seed)
+    cases = [check.Case(4, 16, 1000, 128, True, 0.05 + 0.01 * n) for n in range(12)]
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    inputs = [check.make_inputs(case) for case in cases]
+    outs = [torch.full_like(q, float("nan")) for q, _, _ in inputs]
+    torch.cuda.synchronize()
+    for n, (case, (q, k, v), out) in enumerate(zip(cases, inputs, outs)):
+        with torch.cuda.stream(streams[n % 4]):
+            attn.launch(q, k, v, out, case.causal, case.scale)
+    torch.cuda.synchronize()
+    for n, (case, (q, k, v), out) in enumerate(zip(cases, inputs, outs)):
+        ref = check.reference(q, k, v, case.causal, case.scale)
+        err, tolerance = (out.float() - ref).abs().max().item(), _tolerance(q, k, v, case, ref)
+        assert bool(torch.isfinite(out).all()) and err <= tolerance, (
+            f"{name}: launch {n} of 12 on four streams: max abs err {err:.3g} > {tolerance:.3g}")
+
+
+@pytest.mark.parametrize("name", variants.names())
+def test_1100_launches_in_a_row_each_give_the_result(name):
+    import torch
+
+    attn = variants.load(name)
+    case = check.Case(2, 16, 2048, 64, True)  # about four work tiles a CTA in a persistent grid
+    q, k, v = check.make_inputs(case)
+    ref = check.reference(q, k, v, case.causal, case.scale)
+    tolerance = _tolerance(q, k, v, case, ref)
+    out = torch.empty_like(q)
+    for n in range(1100):
+        out.fill_(float("nan"))
+        attn.launch(q, k, v, out, case.causal, case.scale)
+        if n % 100 == 99 or n >= 1090:  # every hundredth, and the last ten after the 1024 counters wrapped
+            err = (out.float() - ref).abs().max().item()
+            assert bool(torch.isfinite(out).all()) and err <= tolerance, (
+                f"{name}: launch {n + 1} of 1100: max abs err {err:.3g} > {tolerance:.3g}")

@@ -1,5 +1,5 @@
-// The switchable twin of step 34 (warp_release_d64, the sm_90a branch's end):
-// kernels/variants/34_warp_release_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 35 (longest_first_queue, the sm_90a branch's end):
+// kernels/variants/35_longest_first_queue.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -19,10 +19,19 @@
 // barriers count consumer warps at D = 64. Hypothesis: 4 arrivals instead of 128 at the end of each
 // short D = 64 key-tile turn take barrier traffic off the consumers' critical path. Predicted:
 // 1.005x-1.02x over +three CTAs per SM at (4, 16, 4096, 64) and the canonical S = 512 shapes.
+//
+// Step 35 - +work tiles from a queue, longest first: where the launch allows (fa/tile_queue.cuh), the
+// producer thread takes the CTA's work tiles from a counter in global memory, heaviest first in
+// sections of heads whose K/V fit the L2, and hands them to the consumers through shared memory;
+// elsewhere the static list as before. Hypothesis: a static list ends the launch with whole work
+// items left over (3.1 % after the mean CTA at long causal D = 128 grids); from the counter the last
+// tiles are the lightest. Predicted: 1.01x-1.03x over +one ring hand-back a warp where the launch takes
+// the counter (grouped-query causal shapes of the models set), unchanged elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
+#include "fa/tile_queue.cuh"
 #include "fa/tile_scheduler.cuh"
 #include "fa/tile_size.cuh"
 #include "fa/tma.cuh"
@@ -33,6 +42,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_LONGEST_FIRST_QUEUE  // step 35: 0 -> every launch walks the static list
+#define FA_LONGEST_FIRST_QUEUE 1
+#endif
 #ifndef FA_WARP_RELEASE_D64  // step 34: 0 -> at D = 64 too, every consumer thread arrives on the ring
 #define FA_WARP_RELEASE_D64 1
 #endif
@@ -89,6 +101,9 @@ constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInteri
 constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
+// The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
+// takes the tiles and hands them on (with cp.async every producer thread copies K/V).
+constexpr bool kQueue = FA_LONGEST_FIRST_QUEUE && kPersistent && kTmaKv;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -109,27 +124,31 @@ using Tile = std::conditional_t<KIND == TileKind::kLong, fa::HopperLongTileD64<k
 template <int BR>
 using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
 
-template <class Elem, int D, TileKind KIND>
+// FROM_QUEUE: the tiles come from a fa::TileQueue's counter (the launch allows it), else from step
+// 27's static list.
+template <class Elem, int D, TileKind KIND, bool FROM_QUEUE>
 __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KIND>::CTAS_PER_SM)
     attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap o_map, const __grid_constant__ CUtensorMap q_map,
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
-                  FA_RAW_INPUT_PARAMS, fa::AttnShape shape) {
+                  FA_RAW_INPUT_PARAMS, const fa::TileQueue<Tile<Elem, D, KIND>::BR> queue, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const typename T::Smem sm(smem_raw);
   const int tid = threadIdx.x, lane = tid % 32;
-  const Scheduler<T::BR> scheduler(shape);
 
   // D = 64 hands a stage back with one arrival a consumer warp (step 34); D = 128 one a thread.
   constexpr bool WARP_RELEASE = kWarpReleaseD64 && D == 64;
   __shared__ fa::KvRing<T::KV_STAGES> ring;
   __shared__ uint64_t q_full, q_empty;  // Q of the current work tile landed / read by every consumer
+  __shared__ fa::TileHandoff handoff;   // FROM_QUEUE: the producer thread's tiles, to the consumers
+  const Scheduler<T::BR> scheduler(shape);  // otherwise
   // Producer arrivals per stage: the one TMA thread that also sets the byte count, or every
   // producer thread's cp.async arrival.
   ring.init(kTmaKv ? 1 : 32 * T::PRODUCER_WARPS, WARP_RELEASE ? T::CONSUMER_THREADS / 32 : T::CONSUMER_THREADS);
   if (tid == 0) {
+    handoff.init(T::CONSUMER_THREADS / 32);
     fa::mbarrier_init(&q_full, 1);
     fa::mbarrier_init(&q_empty, T::CONSUMER_THREADS);
     fa::tma::fence_barrier_init();
@@ -140,9 +159,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     // One thread issues the TMA copies; with cp.async for K/V every producer thread copies.
     if (!kTmaKv || tid == T::CONSUMER_THREADS) {
       int ring_slots = 0;  // K/V tiles this CTA has sent through the ring
-      int round = 0;
-      for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), ++round) {
-        const fa::WorkTile work = scheduler.tile(cursor);
+      auto produce = [&](const fa::WorkTile& work, int round) {
         if (kTmaQ && (kTmaKv || tid == T::CONSUMER_THREADS)) {
           if (round > 0) fa::mbarrier_wait(&q_empty, (round - 1) & 1);  // the last tile's Q is read
           fa::tma::arrive_expect_bytes(&q_full, T::BR * D * sizeof(Elem));
@@ -160,6 +177,23 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
 #endif
         }
         ring_slots += n_tiles;
+      };
+      if constexpr (FROM_QUEUE) {
+        static_assert(!FROM_QUEUE || kQueue, "the counter is taken by the one TMA producer thread");
+        // The hand-off holds this round's tile and the next one's (the consumers learn the next tile
+        // when this one's Q lands); the one after is taken at the end of the round, where the take's
+        // round trip to L2 overlaps the wait for the consumers to read this tile's Q.
+        handoff.put(0, queue.first());
+        handoff.put(1, queue.second());
+        for (int round = 0; handoff.written(round).q0 >= 0; ++round) {
+          produce(handoff.written(round), round);
+          if (handoff.written(round + 1).q0 >= 0) handoff.put(round + 2, queue.take());
+        }
+        queue.retire();
+      } else {
+        int round = 0;
+        for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), ++round)
+          produce(scheduler.tile(cursor), round);
       }
     }
     return;
@@ -217,7 +251,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       fa::release_kv_stage<T>(ring, slot);
     }
   };
-  int ring_slots = 0, q_phase = 0, stored_slot = -1;
+  int ring_slots = 0, stored_slot = -1;
   auto settle_store = [&] {
     if (TMA_STORE && stored_slot >= 0) {
       fa::tma::wait_stores<0>();
@@ -228,8 +262,19 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
   auto release = [&](int slot, int n_tiles) {
     if (!TMA_STORE || slot != ring_slots + n_tiles - 1) hand_back(slot);
   };
-  for (int cursor = scheduler.start(); scheduler.valid(cursor); cursor = scheduler.next(cursor), q_phase ^= 1) {
-    const int q0 = scheduler.tile(cursor).q0;
+  // From the queue: this tile and the one after (q0 < 0: none), entry e of the hand-off following
+  // the e-th tile; D = 128 reads it when Q lands (ping-pong's last hand-over needs to know), D = 64 at
+  // the end of the tile (two registers fewer in the loop). From the static list: its cursor, as in
+  // step 34 (the tile recomputed where it is needed, so the loop holds one register for it).
+  int cursor = scheduler.start();
+  fa::WorkTile work{-1, 0}, next{-1, 0};
+  if constexpr (FROM_QUEUE) work = handoff.get(0, lane);
+  constexpr bool NEXT_EARLY = FROM_QUEUE && D != 64;
+  auto has_work = [&] { return FROM_QUEUE ? work.q0 >= 0 : scheduler.valid(cursor); };
+  auto this_tile = [&] { return FROM_QUEUE ? work : scheduler.tile(cursor); };
+  for (int entry = 1; has_work(); ++entry) {
+    const int q_phase = (entry - 1) & 1;
+    const int q0 = this_tile().q0;
     const int n_tiles = fa::kv_tile_count<T::BR, T::BC>(shape, q0);
     // Causal: this warpgroup's rows see fewer tiles than the block's; the rest it only releases.
     const int n_mine = shape.causal ? fa::kv_tile_count<64, T::BC>(shape, q0 + wg_row0) : n_tiles;
@@ -254,7 +299,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       fa::mbarrier_wait(&q_full, q_phase);
     } else {
 #if !FA_TMA_Q  // every consumer is done with the last Q (its S GEMMs have landed); copy, then publish
-      const size_t q_head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+      const size_t q_head = static_cast<size_t>(this_tile().bh) * shape.S * D;
       fa::named_barrier_sync(kBarrierQ, T::CONSUMER_THREADS);
       fa::cp_async_tile_sw128<T::BR, D, T::CONSUMER_THREADS>(sm.q, q + q_head + static_cast<size_t>(q0) * D,
                                                              shape.S - q0, tid);
@@ -263,6 +308,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       fa::named_barrier_sync(kBarrierQ, T::CONSUMER_THREADS);
 #endif
     }
+    if constexpr (NEXT_EARLY) next = handoff.get(entry, lane);
 
     if constexpr (IN_SERIES) {  // S_j, its softmax, then P_j V_j, each waited on
       for (int tile = 0; tile < n_mine; ++tile) {
@@ -323,7 +369,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         fa::rescale_rows(o_acc, alpha);
         fa::pack_p_fragments<T>(p, s);
       }
-      const bool last_work = !scheduler.valid(scheduler.next(cursor));
+      const bool last_work = NEXT_EARLY ? next.q0 < 0 : !scheduler.valid(scheduler.next(cursor));
       wg::fence_registers(o_acc);
       wg::fence();
       my_turn();
@@ -356,23 +402,30 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       wg::fence_proxy_async();                          // st.shared visible to the copy engine ...
       fa::named_barrier_sync(kBarrierStore + warpgroup, 128);  // ... from every warp of the warpgroup
       if (tid % 128 == 0) {
-        fa::tma::store_tile<64, D>(&o_map, o_tile, q0 + wg_row0, scheduler.tile(cursor).bh);
+        fa::tma::store_tile<64, D>(&o_map, o_tile, q0 + wg_row0, this_tile().bh);
         stored_slot = o_slot;
       } else {
         fa::release_kv_stage<T>(ring, o_slot);
       }
     } else {
-      const size_t head = static_cast<size_t>(scheduler.tile(cursor).bh) * shape.S * D;
+      const size_t head = static_cast<size_t>(this_tile().bh) * shape.S * D;
       fa::mma_store_output<T>(o + head + static_cast<size_t>(q0 + row0) * D, o_acc, rows, shape.S - q0 - row0, lane);
     }
     ring_slots += n_tiles;
+    if constexpr (FROM_QUEUE) {
+      if constexpr (!NEXT_EARLY) next = handoff.get(entry, lane);
+      work = next;
+    } else {
+      cursor = scheduler.next(cursor);
+    }
   }
   if (TMA_STORE && stored_slot >= 0) fa::tma::wait_stores<0, /*READ_ONLY=*/false>();
 #endif
 }
 
 // Host side: tensor maps for O and Q (B * H heads), K and V (B * H_kv), then the launch with the
-// tile the shape takes: one wave of persistent CTAs, or (FA_PERSISTENT=0) one CTA per work item.
+// tile the shape takes: one wave of persistent CTAs fed by the counter or walking the static list, or
+// (FA_PERSISTENT=0) one CTA per work item.
 template <class Elem, int D>
 struct LaunchWithTensorMaps {
   template <TileKind KIND>
@@ -386,8 +439,11 @@ struct LaunchWithTensorMaps {
     CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
-    return fa::launch_persistent<T, Scheduler, kPersistent>(attention_fwd<Elem, D, KIND>, shape, stream, o, o_map,
-                                                            q_map, k_map, v_map FA_RAW_INPUT_ARGS);
+    static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
+                                    fa::TileQueue<T::BR>, fa::AttnShape) = {attention_fwd<Elem, D, KIND, false>,
+                                                                             attention_fwd<Elem, D, KIND, kQueue>};
+    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kQueue>(kernels, shape, stream, o, o_map, q_map, k_map,
+                                                                       v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {

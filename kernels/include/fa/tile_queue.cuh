@@ -1,0 +1,192 @@
+// Persistent CTAs fed from a queue (step 35): where the launch allows, the producer thread of each CTA
+// takes the CTA's work tiles from a counter in global memory as the CTA frees up, heaviest first, and
+// hands them to the consumers through shared memory (TileHandoff); elsewhere the kernel walks step
+// 27's static list (tile_scheduler.cuh) as before, with no hand-off.
+//
+// Why a counter: a static list divides the launch's work by counting tiles, and whole tiles rarely
+// divide evenly: a causal (1, 64, 8192, 128) call is 2048 heavy-light pairs of equal weight over 132
+// CTAs, so 68 CTAs walk 16 pairs and 64 walk 15, and the launch ends 3.1 % after the mean CTA. Taken
+// from a counter heaviest first, the last tiles are the lightest (causal: the first query tiles of
+// a head, one key tile each) and the CTAs end within about one of them of each other; an SM that runs
+// slow takes fewer tiles.
+//
+// Why only where the launch allows: heaviest first means every head at once (the last query tile of
+// each head, then the one before), so the K/V the CTAs read at a moment is every head's. The order
+// therefore goes in sections of (batch, head) matrices whose K/V fit two fifths of the L2 (20 MB of an
+// H100's 50: one 24 MB section, GPT-2's twelve heads at S = 8192, ran 0.9 % slower than the static
+// list, 16 MB sections faster), the query heads of one K/V head together (as fa::kv_head_index
+// numbers them), heaviest first within a section. Only the last section's tail balances the CTAs;
+// when it holds fewer than kQueueTilesPerCta tiles a CTA (multi-head D = 128 at long S: 5 heads of
+// 4 MB, 320 tiles over 132 CTAs) its heavy tiles start late and the launch ends later than the
+// static list's (2-5 % slower, measured), so such launches keep the static list
+// (data/explorations/2026-11-26-longest-first-queue).
+//
+// The counter: each launch takes one pair of counters (next tile, CTAs done) of kTileQueueSlots,
+// round-robin on the host, so launches on different streams do not share one; the CTA that finishes
+// last puts its pair back to zero, so the next launch with that slot (a graph replay too) starts from
+// zero. kTileQueueSlots launches would have to be in flight at once to share one.
+#pragma once
+
+#include <atomic>
+
+#include "fa/common.cuh"
+#include "fa/pipeline.cuh"
+#include "fa/tile_scheduler.cuh"
+
+namespace fa {
+
+constexpr int kTileQueueSlots = 1024;
+// Tiles a CTA the last section must hold for the counter to balance the launch's end (see above).
+constexpr int kQueueTilesPerCta = 4;
+
+namespace {  // one set of counters per variant library (each is one translation unit)
+
+__device__ unsigned tile_queue_counters[2 * kTileQueueSlots];  // zero when the module loads
+
+}  // namespace
+
+template <int BR>
+struct TileQueue {
+  int m_blocks;       // query tiles per head
+  int heads;          // B * H
+  int section_heads;  // (batch, head) matrices a section: a multiple of H / H_kv (the last may have fewer)
+  int total;          // work tiles in the launch
+  int causal;
+  int from_counter;  // 0: the kernel walks step 27's static list (the launch takes that kernel)
+  int slot;          // this launch's counters: tile_queue_counters[2 * slot] (next), [2 * slot + 1] (done)
+
+  // A CTA's first two tiles need no counter (the heaviest 2 x gridDim.x, one of each a CTA): CTA c
+  // starts with tile c, then c + gridDim.x (none past the end).
+  __device__ WorkTile first() const { return tile(static_cast<int>(blockIdx.x)); }
+  __device__ WorkTile second() const { return tile(static_cast<int>(blockIdx.x + gridDim.x)); }
+  // The next tile from the counter (q0 < 0: none left).
+  __device__ WorkTile take() const {
+    return tile(static_cast<int>(atomicAdd(&tile_queue_counters[2 * slot], 1u) + 2 * gridDim.x));
+  }
+  // After the CTA's last take: the last CTA to get here zeroes the slot. Every take of the launch
+  // has returned by then (a CTA retires after its own last take).
+  __device__ void retire() const {
+    if (atomicAdd(&tile_queue_counters[2 * slot + 1], 1u) == gridDim.x - 1) {
+      atomicExch(&tile_queue_counters[2 * slot], 0u);
+      atomicExch(&tile_queue_counters[2 * slot + 1], 0u);
+    }
+  }
+  // Tile `index` of the counter's order: sections of heads, heaviest first within one, heads fastest;
+  // q0 = -1 past the end.
+  __host__ __device__ WorkTile tile(int index) const {
+    if (index >= total) return {-1, 0};
+    const int per_section = section_heads * m_blocks;
+    const int section = index / per_section;
+    const int first_head = section * section_heads;
+    const int size = min(section_heads, heads - first_head);
+    const int rank = index - section * per_section;
+    const int level = rank / size;  // 0: the heaviest query tile of every head in the section
+    return {(causal ? m_blocks - 1 - level : level) * BR, first_head + rank % size};
+  }
+};
+
+// The work tiles the producer thread takes, handed to the consumer warps: two entries, each with a
+// full barrier (written) and an empty one (every consumer warp has read it), so entry e + 2 is
+// written once e is read. q0 < 0: no more work.
+struct TileHandoff {
+  uint64_t full[2], empty[2];
+  WorkTile tile[2];
+
+  // One thread, before the __syncthreads that publishes the barriers.
+  __device__ void init(int reading_warps) {
+    for (int i = 0; i < 2; ++i) {
+      mbarrier_init(&full[i], 1);
+      mbarrier_init(&empty[i], reading_warps);
+    }
+  }
+  __device__ void put(int entry, WorkTile work) {
+    if (entry >= 2) mbarrier_wait(&empty[entry & 1], ((entry >> 1) - 1) & 1);  // entry - 2 has been read
+    tile[entry & 1] = work;
+    mbarrier_arrive(&full[entry & 1]);  // a release: the write above is seen by whoever waits
+  }
+  // The writer's own last put to `entry` (until it puts entry + 2).
+  __device__ WorkTile written(int entry) const { return tile[entry & 1]; }
+  // Every lane of a consumer warp: all wait (a warp-uniform loop), lane 0 reads and arrives (each
+  // reader arrives itself, which is what compute-sanitizer's racecheck follows), the others take
+  // its copy.
+  __device__ WorkTile get(int entry, int lane) {
+    mbarrier_wait(&full[entry & 1], (entry >> 1) & 1);
+    WorkTile work{0, 0};
+    if (lane == 0) {
+      work = tile[entry & 1];
+      mbarrier_arrive(&empty[entry & 1]);
+    }
+    return {__shfl_sync(0xffffffffu, work.q0, 0), __shfl_sync(0xffffffffu, work.bh, 0)};
+  }
+};
+
+namespace {  // internal linkage, like fa::launch
+
+// L2 bytes of the current device, read once per device.
+inline int l2_cache_bytes(int* bytes) {
+  static int cached[64] = {};
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(bytes, cudaDevAttrL2CacheSize, device));
+  if (!cached[device]) {
+    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrL2CacheSize, device);
+    if (err != cudaSuccess) return static_cast<int>(err);
+  }
+  *bytes = cached[device];
+  return 0;
+}
+
+// The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
+// and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the
+// counter where the last section holds kQueueTilesPerCta tiles a CTA.
+template <int BR>
+TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot) {
+  TileQueue<BR> queue;
+  const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
+  const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
+  const int sections = ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit));
+  const int kv_per_section = ceil_div(kv_heads, sections);
+  queue.m_blocks = ceil_div(shape.S, BR);
+  queue.heads = shape.B * shape.H;
+  queue.section_heads = kv_per_section * group;
+  queue.total = queue.m_blocks * queue.heads;
+  queue.causal = shape.causal;
+  const int last_section = queue.heads - (ceil_div(queue.heads, queue.section_heads) - 1) * queue.section_heads;
+  queue.from_counter =
+      static_cast<long long>(last_section) * queue.m_blocks >= static_cast<long long>(kQueueTilesPerCta) * grid;
+  queue.slot = slot;
+  return queue;
+}
+
+// Launch a persistent kernel fed by a TileQueue: KERNELS are {the static list's kernel, the counter's};
+// min(work tiles, SMs x Tile's CTAs per SM) CTAs from the counter, min(the list's items, that) from the
+// static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
+// knock-outs: Scheduler (step 27's pairs or single tiles), ONE_WAVE = false (one CTA per list item, as
+// many waves as they need) and COUNTER = false (the static list at every launch).
+template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
+          bool COUNTER = true, class... Params, class... Args>
+int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
+                      Args... args) {
+  int sms = 0, l2 = 0;
+  if (int err = multiprocessor_count(&sms)) return err;
+  if (int err = l2_cache_bytes(&l2)) return err;
+  const long long tiles = static_cast<long long>(ceil_div(shape.S, Tile::BR)) * shape.B * shape.H;
+  if (tiles > 0x3fffffff) return static_cast<int>(cudaErrorInvalidValue);  // tile indices are ints
+  const int resident = sms * CtasPerSm<Tile>::value;
+  const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
+  static std::atomic<unsigned> launches{0};
+  const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
+  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot);
+  queue.from_counter = COUNTER && queue.from_counter;
+  const auto kernel = kernels[queue.from_counter ? 1 : 0];
+  if (int err = opt_in_shared_memory<Tile>(kernel)) return err;
+  const int items = Scheduler<Tile::BR>(shape).items();
+  const int static_grid = items < resident || !ONE_WAVE ? items : resident;
+  kernel<<<queue.from_counter ? grid : static_grid, Tile::THREADS, Tile::smem_bytes(), stream>>>(args..., queue, shape);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace
+
+}  // namespace fa
