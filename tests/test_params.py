@@ -115,3 +115,14 @@ def test_make_help_lists_the_defaults():
     for o in RUN_OPTIONS:
         assert f"  {o.make}={defaults[o.name]} " in out, o.make
     assert "  TRIALS=16 " in out and "  CAP=1 " in out  # make tune's own
+
+
+def test_a_run_stopped_between_timing_and_factorial_resumes_with_the_factorial():
+    from lab.notebook_support import stage_done
+
+    assert not stage_done("timing", {"timing_s": 416.6}, knockouts=True)  # the factorial still to run
+    assert stage_done("timing", {"timing_s": 416.6, "factorial_s": 30.9}, knockouts=True)
+    assert stage_done("timing", {"timing_s": 416.6}, knockouts=False)
+    assert not stage_done("timing", {}, knockouts=False)
+    assert stage_done("profile", {"profile_s": 151.5}, knockouts=True)
+    assert not stage_done("profile", {"timing_s": 416.6, "factorial_s": 30.9}, knockouts=True)
