@@ -52,8 +52,6 @@ def stage_done(name: str, done: dict, knockouts: bool) -> bool:
 
 def stage(rec, name: str) -> None:
     """Run one stage unless this run already has it: a run's measurements are never overwritten."""
-    from lab.studies.params import RunParams
-
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
     if stage_done(name, done, RunParams.read(rec).knockouts):
         print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
