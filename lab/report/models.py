@@ -173,11 +173,22 @@ def grid_order(data: RunData, shapes: list[Shape]) -> list[str]:
     (L2 reuse of each K/V tile), with each shape's numbers: how many consecutive work tiles read one
     K/V head (query tiles per head x query heads per K/V head), against the CTAs of one round."""
     sms = data.env.get("sm_count")
-    lines = ["The sm_90a end's persistent scheduler walks the work tiles (batch, head, query tile) with the "
-             "query tiles fastest and the heads in order, so the H / H_kv query heads that share a K/V head are "
-             "consecutive work items, handed out round-robin to neighbouring CTAs in one round; the portable end's "
-             "grid is (query tiles, H, B), so CTAs neighbouring in blockIdx.y share their K/V head the same way. "
-             "Neither copies K or V per query head: each CTA loads the K/V tiles of its own K/V head."]
+    static = ("walks the work tiles (batch, head, query tile) with the query tiles fastest and the heads in order, "
+              "so the H / H_kv query heads that share a K/V head are consecutive work items, handed out round-robin "
+              "to neighbouring CTAs in one round")
+    if "longest_first_queue" in branches.steps(data):  # step 35 on: the counter where the launch allows it
+        sm90 = ("The sm_90a end takes its work tiles from a counter where the launch allows it "
+                "(kernels/include/fa/tile_queue.cuh): in sections of (batch, head) matrices whose K and V fit two "
+                "fifths of the L2, heaviest query tiles first, the section's heads fastest, so the query heads of "
+                "one K/V head are consecutive tiles at every level and the CTAs of a moment read the section's "
+                "few K/V heads from L2. A launch whose last section would hold fewer than four tiles a CTA (too "
+                "few to balance the end) keeps step 27's static list, which " + static + " (the table below: "
+                "that order's runs)")
+    else:
+        sm90 = "The sm_90a end's persistent scheduler " + static
+    lines = [sm90 + "; the portable end's grid is (query tiles, H, B), so CTAs neighbouring in blockIdx.y share "
+             "their K/V head the same way. Neither copies K or V per query head: each CTA loads the K/V tiles of "
+             "its own K/V head."]
     rows = []
     for s in shapes:
         for k in kernels(data, s, "hot"):
