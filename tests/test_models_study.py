@@ -317,3 +317,18 @@ def test_the_report_renders_with_the_models_section_and_without_it_for_old_runs(
     old = replicated_run(tmp_path / "old_runs", "20990106T000000Z-old")  # a run before issue 22: no model shapes
     md = render.write(old, tmp_path / "old_reports").read_text()
     assert "real models" not in md and not (tmp_path / "old_reports" / "figures" / "models.png").exists()
+
+
+def test_the_grid_order_text_follows_the_runs_sm90_end(tmp_path, monkeypatch):
+    """Before step 35 the sm_90a end walks a static list; from step 35 on it takes tiles from a counter
+    where the launch allows it, and the report says which order and when."""
+    from lab.report import branches, models
+    from lab.report.load import RunData
+
+    data = RunData(_models_run(tmp_path / "runs"))
+    text = "\n".join(models.grid_order(data, MODEL_SHAPES))
+    assert "The sm_90a end's persistent scheduler walks the work tiles" in text and "counter" not in text
+    monkeypatch.setattr(branches, "steps", lambda d: ["longest_first_queue", "small_grid_tiles"])
+    text = "\n".join(models.grid_order(data, MODEL_SHAPES))
+    assert text.startswith("The sm_90a end takes its work tiles from a counter where the launch allows it")
+    assert "fewer than four tiles a CTA" in text and "keeps step 27's static list, which walks the work tiles" in text
