@@ -148,13 +148,23 @@ def test_a_launch_waits_for_the_work_queued_before_it_on_its_stream(name, config
         f"{name}: max abs err {err:.3g}: the kernel did not run behind the work queued on the current stream")
 
 
+# (B, H, S, D, causal, H_kv): a launch step 35 feeds from its counter on an H100 or H200 (132 SMs; its
+# 4 MB of K/V fit one section of either's L2, 50 or 60 MiB: 128 query heads x 16 query tiles = 2048
+# >= 4 x 396 CTAs, about five tiles a CTA; tests/test_tile_queue.py checks the rule at this case);
+# grouped K/V, so the steps before model inputs (28, 29) do not take it. The study's multi-head
+# shapes all keep the static list.
+COUNTER_CASE = (4, 32, 1024, 64, True, 4)
+
+
 @pytest.mark.parametrize("name", variants.names())
 def test_launches_on_four_streams_at_once_each_give_their_own_result(name):
     import torch
 
+    # COUNTER_CASE, each launch its own scale, so its own inputs (the seed)
+    cases = [check.Case(*COUNTER_CASE[:5], 0.05 + 0.01 * n, COUNTER_CASE[5]) for n in range(12)]
+    if variants.get(name).not_taken(cases[0].shape):  # before building it
+        pytest.skip(variants.get(name).not_taken(cases[0].shape))
     attn = variants.load(name)
-    # causal, several work tiles a CTA on any GPU; each launch its own scale, so its own inputs (the seed)
-    cases = [check.Case(4, 16, 1000, 128, True, 0.05 + 0.01 * n) for n in range(12)]
     streams = [torch.cuda.Stream() for _ in range(4)]
     inputs = [check.make_inputs(case) for case in cases]
     outs = [torch.full_like(q, float("nan")) for q, _, _ in inputs]
@@ -174,8 +184,10 @@ def test_launches_on_four_streams_at_once_each_give_their_own_result(name):
 def test_1100_launches_in_a_row_each_give_the_result(name):
     import torch
 
+    case = check.Case(*COUNTER_CASE[:5], None, COUNTER_CASE[5])
+    if variants.get(name).not_taken(case.shape):  # before building it
+        pytest.skip(variants.get(name).not_taken(case.shape))
     attn = variants.load(name)
-    case = check.Case(2, 16, 2048, 64, True)  # about four work tiles a CTA in a persistent grid
     q, k, v = check.make_inputs(case)
     ref = check.reference(q, k, v, case.causal, case.scale)
     tolerance = _tolerance(q, k, v, case, ref)

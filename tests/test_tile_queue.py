@@ -99,6 +99,7 @@ def test_every_tile_once_heaviest_first_within_a_section(queue_program, B, H, H_
     (4, 16, 16, 4096, 64, 396, 64, False),   # 1 MB a head, 20 fit: four sections of 16, 16 x 64 = 1024 < 1584
     (8, 16, 16, 512, 64, 264, 64, False),    # one section, 128 x 8 = 1024 < 1056
     (4, 71, 1, 2048, 64, 396, 64, True),     # one section, 284 x 32 = 9088
+    (4, 32, 4, 1024, 64, 396, 64, True),     # the GPU tests' COUNTER_CASE: one section, 128 x 16 = 2048 >= 1584
 ])
 def test_the_counter_only_where_the_last_section_holds_four_tiles_a_cta(queue_program, B, H, H_kv, S, D, grid, BR,
                                                                         takes_counter):
