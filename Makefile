@@ -31,7 +31,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Parameters: `make ablation SHAPES=large PROFILE=0`, `make tune TRIALS=24`. A variable is passed
 # on only when it is given, as the flag spelled from its name (MIN_SAMPLES=20 -> --min-samples '20');
 # every default lives in lab/studies/params.py (RunParams, TuneParams), and `make help` lists them.
-RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
+RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS COLD_TURN_US PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
 TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
 given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | tr A-Z a-z)) '$($(v))')))
 RUN ?=

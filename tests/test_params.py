@@ -83,6 +83,13 @@ def test_old_runs_read_back_with_what_they_did():
     assert p.scopes == {Shape(4, 16, 512, 64, False): "ladder", Shape(1, 8, 512, 64, True): "ladder"}
     rule = p.stop_rule()
     assert rule.min_samples == 20 and rule.guard_confidence is None and rule.cap_s == 3.0
+    assert p.cold_turn_us == 0 and rule.turn_us is None  # cold turns were never limited before the option
+
+
+def test_a_new_run_limits_each_cold_turn_to_a_millisecond_of_gpu_time():
+    rule = RunParams(replicates=3).replicate_rule()  # the replicates' rule keeps the run's limit
+    assert rule.turn_us == 1000.0
+    assert RunParams(cold_turn_us=0).stop_rule().turn_us is None
 
 
 def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
@@ -100,6 +107,7 @@ def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
     ({"backends": "flash,warp"}, "--backends / BACKENDS='flash,warp': a comma-separated subset of"),
     ({"cap_s": "soon"}, "--cap / CAP='soon': not float"),
     ({"knockouts": 2}, "--knockouts / KNOCKOUTS=2: 0 or 1"),
+    ({"cold_turn_us": "-5"}, "--cold-turn-us / COLD_TURN_US=-5: microseconds of GPU time a cold turn, 0 or more"),
     ({"nonsense": 1}, "unknown run parameter(s) nonsense"),
 ])
 def test_a_bad_option_is_named(given, needle):

@@ -164,6 +164,46 @@ def test_a_row_takes_small_blocks_up_to_its_minimum_and_larger_ones_after(fake_t
     assert state["stopped_by"] == "ci" and len(state["samples"]) == sum(sizes)
 
 
+@pytest.mark.parametrize("sample_us, expected", [
+    (2500.0, (1, 1)),  # a turn holds one sample however long it is
+    (400.0, (2, 2)),   # floor(1000 / 400) = 2 < the blocks of 4 and 10
+    (120.0, (4, 8)),   # floor(1000 / 120) = 8: the minimum's blocks of 4 stay, the later 10 shrink to 8
+    (50.0, (4, 10)),   # 20 samples fit: the rule's blocks as they are
+    (None, (4, 10)),   # a timer that states no sample time (HotTimer): the rule's blocks
+])
+def test_a_cold_turn_takes_at_most_turn_us_of_gpu_time_and_at_least_one_sample(fake_time, sample_us, expected):
+    sizes = []
+    timer = FakeTimer(fake_time, draw=lambda i: 100.0 + (i % 2) * (5.0 if i < 40 else 1e-6))
+    if sample_us is not None:
+        timer.turn_sample_us = sample_us
+    real = timer.samples
+    timer.samples = lambda n: (sizes.append(n), real(n))[1]
+    rule = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=20, block=4, block_after_minimum=10, turn_us=1000.0)
+    state = interleave({"k": timer}, rule)["k"]
+    # before the minimum (20 samples) every turn takes the first size, past it the later one the minimum (20 samples) every turn takes the later size (the last may be the same)
+    taken = np.cumsum(sizes)
+    after = [n for n, t in zip(sizes, np.concatenate([[0], taken[:-1]])) if t >= 20]
+    before = [n for n, t in zip(sizes, np.concatenate([[0], taken[:-1]])) if t < 20]
+    assert set(before) == {expected[0]} and set(after) == {expected[1]}
+    assert state["stopped_by"] == "ci" and len(state["samples"]) == sum(sizes)
+
+
+def test_block_size_under_turn_us_by_hand():
+    rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=20, block=4, block_after_minimum=10, turn_us=1000.0)
+    assert [rule.block_size(0, us) for us in (5000.0, 999.0, 500.0, 333.0, 250.0, 1.0)] == [1, 1, 2, 3, 4, 4]
+    assert [rule.block_size(20, us) for us in (5000.0, 500.0, 111.0, 100.0, 99.0)] == [1, 2, 9, 10, 10]
+
+
+def test_without_turn_us_a_long_sample_keeps_the_rules_blocks(fake_time):
+    sizes = []
+    timer = FakeTimer(fake_time)
+    timer.turn_sample_us = 5000.0
+    real = timer.samples
+    timer.samples = lambda n: (sizes.append(n), real(n))[1]
+    interleave({"k": timer}, StopRule(rel_ci=0.005, cap_s=1e9, min_samples=20, block=4))
+    assert set(sizes) == {4}
+
+
 def test_a_row_throttled_throughout_stops_at_the_cap(fake_time):
     # 0.25 fake seconds a block, cap 1.0 s: the time spent reaches the cap after 4 blocks
     rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)

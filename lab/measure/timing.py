@@ -5,7 +5,9 @@ Two modes:
   by events around it, divided by reps. Python, dispatch and launch overhead happen at capture
   time, not per launch, so a few-microsecond kernel is not launch-bound.
 - cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
-  the kernel starts with its inputs in DRAM; a sample is one launch between two events.
+  the kernel starts with its inputs in DRAM; a sample is one launch between two events. A turn of
+  the round robin takes at most StopRule.turn_us of GPU time (one sample at launches of a
+  millisecond and more), so that no one clock state decides a row's median.
 
 In both modes all of a block's samples are enqueued before the first is read back, so the GPU
 never waits on the host inside a timed region: a cold block behind a hold (lab.measure.hold: a
@@ -128,6 +130,9 @@ class HotTimer:
 
     `launch` may be a list of launches over different input sets: the graph cycles through them,
     so inputs that would fit in L2 are not simply re-read from it launch after launch.
+
+    It states no `turn_sample_us` (ColdTimer's): its turns keep the rule's block sizes, since a
+    sample is a replay behind the sleep, and single-replay turns would idle the GPU before each.
     """
 
     launch: Launch | list[Launch]
@@ -161,18 +166,18 @@ class HotTimer:
 
 @dataclass
 class ColdTimer:
-    """One launch per sample, L2 flushed before each."""
+    """One launch per sample, L2 flushed before each. `turn_sample_us`, the GPU time of one sample
+    (flush and launch, estimated), lets the stopping rule size its turns (StopRule.turn_us)."""
 
     launch: Launch | list[Launch]
     flusher: L2Flusher | None = None
 
     def __post_init__(self):
-        torch = _torch()
         if isinstance(self.launch, list):  # L2 is flushed anyway: one input set is enough
             self.launch = self.launch[0]
         self.flusher = self.flusher or L2Flusher()
-        self.launch()
-        torch.cuda.synchronize()
+        launch, flush = self.launch, self.flusher
+        self.turn_sample_us = estimate_us(lambda: (flush(), launch()), launches=2)  # also the warm-up
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds, each one launch after an L2 flush."""
@@ -202,14 +207,22 @@ class StopRule:
     block_after_minimum: int | None = None  # ... and once a row has min_samples (None: block)
     guard_confidence: float | None = 0.99  # None: no guard (runs recorded before it existed)
     guard_factor: float = 2.0
+    # A turn of a timer that states its sample's GPU time (ColdTimer.turn_sample_us) takes at most
+    # this many microseconds of it, and at least one sample (None or 0: no limit, as runs recorded
+    # before it). Why: at cold launches of a millisecond and more, a turn's samples share one GPU
+    # clock state and the state drifts as the GPU warms, so three or nine samples a turn made a few
+    # states decide a row's median (data/explorations/2026-11-26-cold-drift/).
+    turn_us: float | None = None
 
-    def block_size(self, taken: int) -> int:
+    def block_size(self, taken: int, sample_us: float | None = None) -> int:
         """Samples in a row's next turn, `taken` samples into it: small turns spread the minimum over
         several moments of the run (the GPU's clock state changes between them), larger ones after it
-        keep the per-turn cost down where a row needs many samples."""
-        if self.block_after_minimum is None or taken < self.min_samples:
-            return self.block
-        return self.block_after_minimum
+        keep the per-turn cost down where a row needs many samples. `sample_us`: one sample's GPU
+        time, where the timer states it; the turn then takes at most turn_us of it."""
+        n = self.block if self.block_after_minimum is None or taken < self.min_samples else self.block_after_minimum
+        if self.turn_us and sample_us:
+            n = max(1, min(n, int(self.turn_us // sample_us)))
+        return n
 
     def met_by(self, samples) -> bool:
         from lab.measure.stats import relative_ci_halfwidth
@@ -244,7 +257,8 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             before = clocks.read() if clocks else (None, False)
             try:
                 with ctx:
-                    block = timers[name].samples(rule.block_size(len(st["samples"])))
+                    n = rule.block_size(len(st["samples"]), getattr(timers[name], "turn_sample_us", None))
+                    block = timers[name].samples(n)
             except Exception as exc:  # noqa: BLE001 - one failing implementation never ends the others' sampling
                 st["error"] = f"{type(exc).__name__}: {exc}"
                 active.remove(name)

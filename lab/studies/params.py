@@ -78,6 +78,8 @@ RUN_OPTIONS = (
     Option("min_samples", "--min-samples", "MIN_SAMPLES", "... but not before this many samples", int),
     Option("min_blocks", "--min-blocks", "MIN_BLOCKS", "... taken in at least this many interleaved blocks a "
            "replicate (more, smaller blocks spread each row over more of the round robin; REPLICATES >= 2)", int),
+    Option("cold_turn_us", "--cold-turn-us", "COLD_TURN_US", "a cold row's turn of the round robin takes at most "
+           "this many microseconds of GPU time, and at least one sample (0: no limit)", float),
     Option("profile", "--profile", "PROFILE", "1: Nsight Compute over one launch per implementation and profiled "
            "shape; 0: no profile", int),
     Option("profile_shapes", "--profile-shapes", "PROFILE_SHAPES", "distinct: one ladder shape per (S, D) is "
@@ -116,6 +118,11 @@ class RunParams:
     # blocks of 9 an implementation let such states decide a replicate's medians), at the cost of one
     # synchronisation and two clock readings a block.
     min_blocks: int = 6
+    # A cold turn's GPU time (StopRule.turn_us): one sample a turn at launches of a millisecond and
+    # more. On an H100 at Llama-3-70B S = 8192, cold, step 35 against cuDNN over twelve repeats: SD of
+    # the ratio of medians 3.6 % in turns of 3 and 9 samples, 0.9 % in turns of one
+    # (data/explorations/2026-11-26-cold-drift/).
+    cold_turn_us: float = 1000.0
     profile: bool = True
     profile_shapes: str = "distinct"
     check: str = "full"
@@ -211,6 +218,9 @@ class RunParams:
         if not 1 <= self.min_blocks <= self.min_samples:
             raise ValueError(f"{opts['min_blocks'].label}={self.min_blocks}: at least 1 and at most "
                              f"{opts['min_samples'].label} ({self.min_samples})")
+        if not self.cold_turn_us >= 0:
+            raise ValueError(f"{opts['cold_turn_us'].label}={self.cold_turn_us:g}: microseconds of GPU time a cold "
+                             "turn, 0 or more (0: no limit)")
         if self.replicates < 1:
             raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
         if any(b not in BACKENDS for b in self.backends):
@@ -226,6 +236,7 @@ class RunParams:
         return {"variants": ",".join(self.variants), "shapes": spec_of(list(self.shapes)),
                 "modes": ",".join(self.modes), "cap_s": f"{self.cap_s:g}", "rel_ci": f"{self.rel_ci:g}",
                 "min_samples": str(self.min_samples), "min_blocks": str(self.min_blocks),
+                "cold_turn_us": f"{self.cold_turn_us:g}",
                 "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
                 "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
@@ -256,8 +267,8 @@ class RunParams:
         """A run's params.json read back. Runs recorded before a field existed lack it; it is
         filled in with what those runs did: min_samples 20 (StopRule's minimum then), no stop
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
-        SDPA under `backends` as the only peers, one replicate, and min_blocks 2 (the blocks those
-        runs' rules gave)."""
+        SDPA under `backends` as the only peers, one replicate, min_blocks 2 (the blocks those
+        runs' rules gave), and no limit on a cold turn's GPU time (cold_turn_us 0)."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -265,7 +276,8 @@ class RunParams:
                    min_samples=raw.get("min_samples", 20), knockouts=bool(raw.get("knockouts", False)),
                    profile_shapes=raw.get("profile_shapes", "distinct"),
                    stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
-                   replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)))
+                   replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)),
+                   cold_turn_us=float(raw.get("cold_turn_us", 0.0)))
         return cls(**raw)
 
     @classmethod
@@ -284,7 +296,7 @@ class RunParams:
         """The stopping rule of the run as a whole (one replicate: what every row follows)."""
         confidence, factor = self.stop_guard
         return StopRule(rel_ci=self.rel_ci, cap_s=self.cap_s, min_samples=self.min_samples,
-                        guard_confidence=confidence, guard_factor=factor)
+                        guard_confidence=confidence, guard_factor=factor, turn_us=self.cold_turn_us or None)
 
     def replicate_rule(self) -> StopRule:
         """The stopping rule of each of the R replicates: the run's sample budget shared out, not
