@@ -265,7 +265,7 @@ def test_a_resumed_timing_stage_counts_the_seconds_of_the_replicates_kept(tmp_pa
 
 def test_runs_recorded_before_replicates_read_back_as_one(tmp_path):
     rec = records.RunRecord(run_id="20990104T000000Z-old", root=tmp_path)
-    old_columns = records.SAMPLE_COLUMNS[:-1]
+    old_columns = records.SAMPLE_COLUMNS[:records.SAMPLE_COLUMNS.index("replicate")]  # before replicates (and rounds)
     rows = [dict(run_id=rec.run_id, impl="wmma", B=1, H=8, S=512, D=64, causal=False, dtype="float16", mode="hot",
                  sample=i, latency_us=10.0 + i, sm_clock_mhz=1980.0, throttled=False) for i in range(5)]
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=old_columns))

@@ -237,6 +237,9 @@ def test_rows_are_sampled_in_randomized_rounds_until_each_stops(fake_time):
     assert all(sorted(r) == ["a", "b"] for r in rounds)  # one block of each row per round
     assert len({tuple(r) for r in rounds}) == 2  # in a shuffled order, not a fixed one
     assert log[10:] == ["b"] * 7  # a stopped row gets no more blocks
+    # each sample carries its round: a's 5 blocks of 10 in rounds 0-4, b's 12 in rounds 0-11
+    assert state["a"]["round"] == [r for r in range(5) for _ in range(10)]
+    assert state["b"]["round"] == [r for r in range(12) for _ in range(10)]
 
 
 def test_the_same_seed_gives_the_same_order(fake_time):
@@ -328,8 +331,8 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
                "hot_throughout": ([10.0] * 3, [True] * 3), "raised": ([10.0] * 2, [False] * 2)}
 
     def fake_interleave(timers, rule, clocks=None, seed=0, context_of=None):
-        state = {n: {"samples": s, "clock_mhz": [1980.0] * len(s), "throttled": t, "stopped_by": "ci"}
-                 for n, (s, t) in samples.items()}
+        state = {n: {"samples": s, "clock_mhz": [1980.0] * len(s), "throttled": t, "stopped_by": "ci",
+                     "round": [i // 2 for i in range(len(s))]} for n, (s, t) in samples.items()}
         state["raised"].update(stopped_by=None, error="RuntimeError: retaken 3 times")
         return state
 
@@ -343,6 +346,7 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
                                              rule=None, clocks=None, run_id="r", aa_impl=None, seed=0,
                                              progress=lambda s: None)
     assert len(rows) == 8 and [r["throttled"] for r in rows[:5]] == samples["mixed"][1]  # none of "raised"
+    assert [r["round"] for r in rows[:5]] == [0, 0, 1, 1, 2]  # each sample's round, as interleave gave it
     (row,) = summary
     assert row["impl"] == "mixed" and row["n"] == 3 and row["median_us"] == 10.0 and row["dropped_throttled"] == 2
     assert row["min_us"] == 10.0 and row["p90_us"] == pytest.approx(11.6)  # of 10, 10, 12

@@ -11,7 +11,8 @@
                        correctness stage, its result and, where it failed, why it is excluded
     peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
     shapes.json        the shapes measured, with unsupported peers and why
-    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process;
+    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process,
+                       `round` the round of its (shape, mode)'s round robin (runs before it: none);
                        a shape is (B, H, S, D, causal, H_kv, dtype) (SHAPE_COLUMNS)
     summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS), over every replicate
     replicates.json    per timing plan (timing, factorial): R, each replicate's stopping rule, seeds,
@@ -45,7 +46,7 @@ TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one f
 # "float16" or "bfloat16") since issue 22; tables written before lack H_kv (and summary.csv dtype).
 SHAPE_COLUMNS = ["B", "H", "S", "D", "causal", "H_kv", "dtype"]
 SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "sample", "latency_us",
-                  "sm_clock_mhz", "throttled", "replicate"]
+                  "sm_clock_mhz", "throttled", "replicate", "round"]
 SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "n", "median_us", "p10_us", "p90_us",
                    "iqr_us", "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by",
                    "dropped_throttled", "input_sets"]

@@ -238,17 +238,21 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
 
     timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
     samples must run in (SDPA backend selection), entered outside the timed region.
-    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "stopped_by": str}}; an
-    implementation whose sampling raised stops there with "error" set (its message) instead.
+    Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "round": [...],
+    "stopped_by": str}}, "round" the round of the round robin each sample was taken in (0, 1, ...;
+    one turn of every row still sampling a round), so that two rows can be compared round by round;
+    an implementation whose sampling raised stops there with "error" set (its message) instead.
     """
     import contextlib
     import random
 
     rng = random.Random(seed)
-    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "stopped_by": None, "spent": 0.0}
+    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "round": [], "stopped_by": None, "spent": 0.0}
              for name in timers}
     active = list(timers)
+    round_no = -1
     while active:
+        round_no += 1
         rng.shuffle(active)
         for name in list(active):
             st = state[name]
@@ -269,6 +273,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             st["samples"] += block
             st["clock_mhz"] += [clock] * len(block)
             st["throttled"] += [before[1] or after[1]] * len(block)
+            st["round"] += [round_no] * len(block)
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if rule.met_by(kept):
                 st["stopped_by"] = "ci"

@@ -105,9 +105,10 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
             if st.get("error"):  # its samples so far are dropped with it: a row is measured whole or not at all
                 notes["errors"][f"{name}/{mode}"] = st["error"]
                 continue
-            for i, (lat, clk, thr) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"])):
+            rounds = st.get("round") or [None] * len(st["samples"])
+            for i, (lat, clk, thr, rnd) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"], rounds)):
                 sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=i,
-                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr))
+                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr, round=rnd))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"

@@ -274,7 +274,7 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
                               peers, p.replicate_rule(), p.replicates, p.seed)
 
         def write(samples, summary, notes):
-            rec.write_table("samples.parquet", samples[records.SAMPLE_COLUMNS])
+            rec.write_table("samples.parquet", samples.reindex(columns=records.SAMPLE_COLUMNS))  # round: NaN in replicates from before it
             rec.write_table("summary.csv", summary)
             rec.write_json("shapes.json", notes)
 
