@@ -16,9 +16,14 @@ from lab.studies.params import RunParams
 def block_sizes(rule) -> str:
     """The round robin's turn sizes: "9", or "3 (9 once a row has its minimum)" (MIN_BLOCKS above 2)."""
     after = getattr(rule, "block_after_minimum", None)
-    if after is None or after == rule.block:
-        return str(rule.block)
-    return f"{rule.block} ({after} once a row has its minimum)"
+    text = str(rule.block)
+    if after is not None and after != rule.block:
+        text += f" ({after} once a row has its minimum)"
+    turn_us = getattr(rule, "turn_us", None)
+    if turn_us:  # StopRule.turn_us (COLD_TURN_US): runs before it had none
+        text += (f", a cold block holding at most {turn_us:g} µs of GPU time (L2 flush and launch) and at least one "
+                 "sample, so that launches of a millisecond and more are interleaved one sample at a time")
+    return text
 
 
 def _timing(ctx: Context) -> list[str]:
