@@ -352,3 +352,11 @@ def test_a_shape_summary_uses_only_unthrottled_samples(monkeypatch):
     assert row["min_us"] == 10.0 and row["p90_us"] == pytest.approx(11.6)  # of 10, 10, 12
     assert notes["errors"] == {"hot_throughout/hot": "every sample was taken while throttled",
                                "raised/hot": "RuntimeError: retaken 3 times"}
+
+
+def test_a_runs_rule_limits_cold_turns_as_its_parameters_say():
+    from lab.studies.params import RunParams
+
+    assert RunParams().stop_rule().turn_us == 1000.0 and RunParams(cold_turn_us=250).stop_rule().turn_us == 250.0
+    assert RunParams(cold_turn_us=0).stop_rule().turn_us is None  # 0: no limit, as runs recorded before it
+    assert RunParams(replicates=3, cold_turn_us=250).replicate_rule().turn_us == 250.0

@@ -221,7 +221,7 @@ class StopRule:
         time, where the timer states it; the turn then takes at most turn_us of it."""
         n = self.block if self.block_after_minimum is None or taken < self.min_samples else self.block_after_minimum
         if self.turn_us and sample_us:
-            n = max(1, min(n, int(self.turn_us // sample_us)))
+            n = max(1, min(n, int(self.turn_us / sample_us)))  # int() truncates: floor of a positive ratio
         return n
 
     def met_by(self, samples) -> bool:
