@@ -257,7 +257,8 @@ def test_the_knockout_table_says_what_was_off_from_the_runs_own_builds(tmp_path)
     before it built ~no_tma without it. Without build.json: the manifest's."""
     rec = _synthetic_run(tmp_path / "runs")
     tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
-    assert tab.at[("tma", "headline"), "with_off"] == "three_ctas_d64, longest_first_queue"  # no build.json: today's manifest
+    # no build.json: today's manifest
+    assert tab.at[("tma", "headline"), "with_off"] == "three_ctas_d64, longest_first_queue"
     rec.write_json("build.json", {"ftz_exp2": {"defines": {}}, "ftz_exp2~no_tma": {"defines": {"FA_TMA_KV": 0}},
                                   "ftz_exp2~no_wgmma_overlap": {"defines": {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}}})
     tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])

@@ -139,6 +139,7 @@ def test_a_run_stopped_between_timing_and_factorial_resumes_with_the_factorial()
 def test_the_reports_method_text_states_the_cold_turn_limit_only_where_the_run_had_one():
     from lab.report.sections.method import block_sizes
 
-    with_limit, without = RunParams(replicates=3).replicate_rule(), RunParams(replicates=3, cold_turn_us=0).replicate_rule()
+    with_limit = RunParams(replicates=3).replicate_rule()
+    without = RunParams(replicates=3, cold_turn_us=0).replicate_rule()
     assert block_sizes(without) == "3 (9 once a row has its minimum)"  # ceil(50 / 3) = 17 in 6 blocks: 3, then 9
     assert block_sizes(with_limit).startswith("3 (9 once a row has its minimum), a cold block holding at most 1000 µs")

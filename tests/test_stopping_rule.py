@@ -180,10 +180,10 @@ def test_a_cold_turn_takes_at_most_turn_us_of_gpu_time_and_at_least_one_sample(f
     timer.samples = lambda n: (sizes.append(n), real(n))[1]
     rule = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=20, block=4, block_after_minimum=10, turn_us=1000.0)
     state = interleave({"k": timer}, rule)["k"]
-    # before the minimum (20 samples) every turn takes the first size, past it the later one the minimum (20 samples) every turn takes the later size (the last may be the same)
-    taken = np.cumsum(sizes)
-    after = [n for n, t in zip(sizes, np.concatenate([[0], taken[:-1]])) if t >= 20]
-    before = [n for n, t in zip(sizes, np.concatenate([[0], taken[:-1]])) if t < 20]
+    # a turn that starts before the minimum (20 samples) takes the first size, one that starts past it the later
+    starts = np.cumsum(sizes) - sizes
+    after = [n for n, t in zip(sizes, starts) if t >= 20]
+    before = [n for n, t in zip(sizes, starts) if t < 20]
     assert set(before) == {expected[0]} and set(after) == {expected[1]}
     assert state["stopped_by"] == "ci" and len(state["samples"]) == sum(sizes)
 

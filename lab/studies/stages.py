@@ -274,7 +274,8 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
                               peers, p.replicate_rule(), p.replicates, p.seed)
 
         def write(samples, summary, notes):
-            rec.write_table("samples.parquet", samples.reindex(columns=records.SAMPLE_COLUMNS))  # round: NaN in replicates from before it
+            # reindex: replicates recorded before the round column get NaN there, not a KeyError
+            rec.write_table("samples.parquet", samples.reindex(columns=records.SAMPLE_COLUMNS))
             rec.write_table("summary.csv", summary)
             rec.write_json("shapes.json", notes)
 
