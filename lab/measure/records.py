@@ -79,9 +79,19 @@ def with_replicate(samples):
     return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))
 
 
-def latencies_by_replicate(samples) -> dict:
-    """{replicate: latency_us array} of a samples table's rows (what lab.measure.stats takes)."""
-    return {int(r): g["latency_us"].to_numpy() for r, g in with_replicate(samples).groupby("replicate")}
+def latencies_by_replicate(samples, interleave=None) -> dict:
+    """{replicate: latency_us array} of a samples table's rows (what lab.measure.stats takes). Given
+    `interleave`, the round robin the rows were timed in (a run's shape and mode), and a recorded
+    round for every sample (runs from 5620c21 on), a stats.RoundRobinSamples: two rows of one
+    interleave are then compared round by round."""
+    from lab.measure import stats
+
+    reps = with_replicate(samples)
+    lat = {int(r): g["latency_us"].to_numpy(float) for r, g in reps.groupby("replicate")}
+    if interleave is None or "round" not in reps.columns or not len(reps) or reps["round"].isna().any():
+        return lat
+    rounds = {int(r): g["round"].to_numpy(int) for r, g in reps.groupby("replicate")}
+    return stats.RoundRobinSamples(lat, rounds, interleave)
 
 
 def git(*args: str) -> str:

@@ -19,12 +19,16 @@ Design choices (the "why"):
   given as ``{replicate: latencies}`` get intervals that include the variance
   between replicates (random effects; see ``replicated_speedup_ci``); one
   replicate, or a plain array, gives exactly the single-process interval.
+* Two rows timed in one round robin (``RoundRobinSamples``: each sample's
+  round recorded) are compared round by round: the GPU's clock state drifts
+  through a process, and rows that stop at different times would otherwise
+  be compared across different clock states (``round_log_ratios``).
 
 Public API
 ----------
 summarize, median_ci, relative_ci_halfwidth, speedup_ci, SpeedupCI,
 replicated_speedup_ci, replicated_median, replicated_median_ci, random_effects,
-t_interval, variance_split, VarianceSplit,
+RoundRobinSamples, round_log_ratios, MIN_ROUNDS, t_interval, variance_split, VarianceSplit,
 leave_one_out, pooled, by_replicate,
 cliffs_delta, mann_whitney_p, hodges_lehmann_log_ratio, benjamini_hochberg,
 NOISE_BAND, interval_verdict, compare, Comparison, compare_rows, attention_flops, tflops, effective_gbps.
@@ -49,6 +53,9 @@ __all__ = [
     "SpeedupCI",
     "speedup_ci",
     "replicated_speedup_ci",
+    "RoundRobinSamples",
+    "round_log_ratios",
+    "MIN_ROUNDS",
     "VarianceSplit",
     "variance_split",
     "leave_one_out",
@@ -199,10 +206,13 @@ class SpeedupCI:
 
     ``ratio > 1`` means A is faster ("A is `ratio` times faster than B").
     ``method`` is one of ``'BCa'``, ``'percentile'``, ``'exact'`` (one
-    replicate) or ``'replicates'`` (``replicated_speedup_ci``) and records
-    which interval construction was actually used. With replicates,
-    ``se_log`` is the standard error of ``log(ratio)`` and ``df`` the degrees
-    of freedom of its t quantile (``inf``: normal); both are None otherwise.
+    replicate), ``'replicates'`` (``replicated_speedup_ci``) or ``'rounds'``
+    (one replicate compared round by round) and records which interval
+    construction was actually used. With replicates or rounds, ``se_log`` is
+    the standard error of ``log(ratio)`` and ``df`` the degrees of freedom of
+    its t quantile (``inf``: normal); both are None otherwise. ``by_round``:
+    the ratio is the round-paired one (``round_log_ratios``), not the ratio
+    of medians.
     """
 
     ratio: float
@@ -212,6 +222,7 @@ class SpeedupCI:
     replicates: int = 1
     se_log: Optional[float] = None
     df: Optional[float] = None
+    by_round: bool = False
 
 
 def _ratio_of_medians(a, b, axis=-1):
@@ -281,11 +292,19 @@ def speedup_ci(
        itself degenerate (e.g. all timings identical) - there is no sampling
        variability to express.
 
+    Samples of one round robin (``RoundRobinSamples`` of the same interleave on both sides) are
+    compared round by round instead (``replicated_speedup_ci``; for one replicate, the round
+    bootstrap's normal interval, method ``'rounds'``).
+
     Deterministic for a given ``seed``.
     """
     a_reps, b_reps = by_replicate(a_us, "a_us"), by_replicate(b_us, "b_us")
+    if paired and len(a_reps) == 1 and set(a_reps) == set(b_reps):
+        d = _round_pairs(a_us, b_us, list(a_reps))
+        if d is not None:
+            return _round_paired_ci(d[0], confidence, n_resamples, seed)
     if paired and len(set(a_reps) & set(b_reps)) >= 2:
-        return replicated_speedup_ci(a_reps, b_reps, confidence, n_resamples, seed, paired=True)
+        return replicated_speedup_ci(a_us, b_us, confidence, n_resamples, seed, paired=True)
     if not paired and max(len(a_reps), len(b_reps)) >= 2:
         return replicated_speedup_ci(a_reps, b_reps, confidence, n_resamples, seed, paired=False)
     return _one_replicate_ci(pooled(a_reps), pooled(b_reps), confidence, n_resamples, seed)
@@ -339,6 +358,110 @@ def pooled(x: Samples) -> np.ndarray:
     return reps[0] if len(reps) == 1 and 0 in reps else np.concatenate(list(reps.values()))
 
 
+# The fewest rounds in common, in every replicate, for two rows to be compared round by round (the
+# fewest a row takes under the stopping rule): with fewer the median over rounds is little more than one
+# round's ratio, and the rows are compared by their medians instead.
+MIN_ROUNDS = 3
+
+
+class RoundRobinSamples(dict):
+    """``{replicate: latencies}`` of one row, with the round of the round robin each sample was taken
+    in (``rounds``: ``{replicate: round numbers}``, one per sample) and the round robin's identity
+    (``interleave``: one run's shape and mode, say). Everywhere a plain mapping goes it acts as one;
+    two of them from the same interleave are compared round by round (``round_log_ratios``)."""
+
+    def __init__(self, latencies: Mapping, rounds: Mapping, interleave):
+        super().__init__(latencies)
+        self.rounds = {k: np.asarray(rounds[k]) for k in latencies}
+        for k, v in latencies.items():
+            if self.rounds[k].shape != np.shape(v):
+                raise ValueError(f"replicate {k}: rounds must give one round per sample "
+                                 f"({self.rounds[k].shape} rounds for {np.shape(v)} samples)")
+        self.interleave = interleave
+
+
+def _medians_by_round(x: np.ndarray, rounds: np.ndarray):
+    """(rounds in ascending order, the median of x's samples in each), exact as np.median: sort by
+    round then value, and take the middle one or two of each round's run."""
+    order = np.lexsort((x, rounds))
+    xs, rs = x[order], rounds[order]
+    keys, start, count = np.unique(rs, return_index=True, return_counts=True)
+    return keys, (xs[start + (count - 1) // 2] + xs[start + count // 2]) / 2
+
+
+def round_log_ratios(a, a_rounds, b, b_rounds) -> np.ndarray:
+    """For every round both rows were sampled in (ascending), log(median of B's samples in that round
+    / median of A's): the speedup of A over B with both in the same clock and thermal state. A
+    process's clock drifts (on an H100 at Llama-3-70B S = 8192 it fell from about 1850 to 1740 MHz once
+    only rows at full tensor-core load were left in the round robin), so the ratio of whole-row medians compares
+    rows at different states when they stopped at different rounds; the per-round ratio does not
+    (data/explorations/2026-11-26-cold-drift/)."""
+    a, b = _as_positive_1d(a, "a"), _as_positive_1d(b, "b")
+    ra, rb = np.asarray(a_rounds), np.asarray(b_rounds)
+    if ra.shape != a.shape or rb.shape != b.shape:
+        raise ValueError("round_log_ratios needs one round per sample on each side")
+    ka, ma = _medians_by_round(a, ra)
+    kb, mb = _medians_by_round(b, rb)
+    common, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
+    return np.log(mb[ib] / ma[ia])
+
+
+def _round_pairs(a, b, keys) -> Optional[list]:
+    """round_log_ratios for each replicate of `keys`, when a and b are RoundRobinSamples of one
+    interleave with at least MIN_ROUNDS rounds in common in every one of them; else None (the
+    ratio of medians applies)."""
+    if not (isinstance(a, RoundRobinSamples) and isinstance(b, RoundRobinSamples)) or a.interleave != b.interleave:
+        return None
+    out = [round_log_ratios(a[k], a.rounds[k], b[k], b.rounds[k]) for k in keys]
+    return out if all(d.size >= MIN_ROUNDS for d in out) else None
+
+
+def _keep_rounds(reps: dict, original):
+    """by_replicate's plain mapping `reps` as RoundRobinSamples again where `original` was one."""
+    if not isinstance(original, RoundRobinSamples):
+        return reps
+    return RoundRobinSamples(reps, {k: original.rounds[k] for k in reps}, original.interleave)
+
+
+def _subset(reps: dict, keys) -> dict:
+    """The replicates `keys` of reps, rounds kept where it has them."""
+    if isinstance(reps, RoundRobinSamples):
+        return RoundRobinSamples({k: reps[k] for k in keys}, {k: reps.rounds[k] for k in keys}, reps.interleave)
+    return {k: reps[k] for k in keys}
+
+
+def _median_var(d: np.ndarray, n_resamples: int, rng) -> float:
+    """Bootstrap variance of median(d), d's values resampled with replacement (rounds, here)."""
+    return float(np.var(_bootstrap_medians(d, n_resamples, rng), ddof=1))
+
+
+def _round_paired_ci(d: np.ndarray, confidence, n_resamples, seed) -> SpeedupCI:
+    """One replicate compared round by round: exp(median(d)) with the normal interval of the round
+    bootstrap's variance (what replicated_speedup_ci takes as its within part)."""
+    est = float(np.median(d))
+    var = _median_var(d, n_resamples, np.random.default_rng(seed))
+    ratio = math.exp(est)
+    if var <= 0:
+        return SpeedupCI(ratio, ratio, ratio, "exact", 1, 0.0, math.inf, True)
+    lo, hi = t_interval(est, var, math.inf, confidence)
+    return SpeedupCI(ratio, math.exp(lo), math.exp(hi), "rounds", 1, math.sqrt(var), math.inf, True)
+
+
+def _replicate_log_ratios(a, b, keys, n_resamples, rng):
+    """(each replicate's log speedup of A over B, its sampling variance, whether paired by round):
+    the median of its round_log_ratios with their bootstrap variance over rounds where the rows
+    share a round robin (_round_pairs), else its log ratio of medians with the two medians'
+    bootstrap variances."""
+    rounds = _round_pairs(a, b, keys)
+    if rounds is not None:
+        return (np.array([float(np.median(d)) for d in rounds]),
+                np.array([_median_var(d, n_resamples, rng) for d in rounds]), True)
+    per_rep = np.array([np.log(np.median(b[k]) / np.median(a[k])) for k in keys])
+    within = np.array([_log_median_var(a[k], n_resamples, rng) + _log_median_var(b[k], n_resamples, rng)
+                       for k in keys])
+    return per_rep, within, False
+
+
 def replicated_median(x: Samples) -> float:
     """The median over replicates: the geometric mean of the replicates' own medians (the median
     itself for one replicate). Ratios of these are the speedups of replicated_speedup_ci, so that
@@ -369,15 +492,20 @@ def _resampled_medians(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (xs[lo] + xs[hi]) / 2  # np.median's mean of the two middle values (the value itself when one)
 
 
-def _log_median_var(x: np.ndarray, n_resamples: int, rng) -> float:
-    """Bootstrap variance of log(median(x)): x's samples resampled with replacement, in blocks
-    that bound memory (the within-replicate level of a two-level bootstrap)."""
+def _bootstrap_medians(x: np.ndarray, n_resamples: int, rng) -> np.ndarray:
+    """The medians of n_resamples resamples of x with replacement, in blocks that bound memory."""
     draws = np.empty(n_resamples)
     step = max(1, _BOOT_BLOCK // x.size)
     for start in range(0, n_resamples, step):
         m = min(step, n_resamples - start)
-        draws[start:start + m] = np.log(_resampled_medians(x, rng.integers(0, x.size, size=(m, x.size))))
-    return float(np.var(draws, ddof=1))
+        draws[start:start + m] = _resampled_medians(x, rng.integers(0, x.size, size=(m, x.size)))
+    return draws
+
+
+def _log_median_var(x: np.ndarray, n_resamples: int, rng) -> float:
+    """Bootstrap variance of log(median(x)): x's samples resampled with replacement (the
+    within-replicate level of a two-level bootstrap)."""
+    return float(np.var(np.log(_bootstrap_medians(x, n_resamples, rng)), ddof=1))
 
 
 def _t_quantile(confidence: float, df: float) -> float:
@@ -460,20 +588,22 @@ def replicated_speedup_ci(
 
     ``paired``: A and B were measured in the same processes (one run: replicate r of A shares its
     process with replicate r of B, so process-wide effects cancel in theta_r); the replicates in
-    common are used. Unpaired (two runs): each side's log median gets its own SE^2 over its own
+    common are used. Where both are RoundRobinSamples of one interleave, theta_r is the median of
+    the replicate's round_log_ratios and w_r its bootstrap variance over rounds (MIN_ROUNDS in
+    common in every replicate; else the ratio of medians): a clock that drifts within the process
+    then moves both rows alike. Unpaired (two runs): each side's log median gets its own SE^2 over its own
     replicates, the two add, with Welch-Satterthwaite df.
     """
     a = by_replicate(a_reps, "a_reps")
     b = by_replicate(b_reps, "b_reps")
     rng = np.random.default_rng(seed)
+    by_round = False
     if paired:
         keys = sorted(set(a) & set(b))
         if len(keys) < 2:
             raise ValueError("paired replicated_speedup_ci needs at least two replicates in common")
-        a, b = {k: a[k] for k in keys}, {k: b[k] for k in keys}
-        per_rep = np.array([np.log(np.median(b[k]) / np.median(a[k])) for k in keys])
-        within = np.array([_log_median_var(a[k], n_resamples, rng) + _log_median_var(b[k], n_resamples, rng)
-                           for k in keys])
+        per_rep, within, by_round = _replicate_log_ratios(_keep_rounds(a, a_reps), _keep_rounds(b, b_reps),
+                                                          keys, n_resamples, rng)
         var, df = random_effects(per_rep, within)
         log_ratio, replicates = float(np.mean(per_rep)), len(keys)
     else:
@@ -489,10 +619,11 @@ def replicated_speedup_ci(
         replicates = max(len(a), len(b))
     ratio = math.exp(log_ratio)
     if var <= 0:
-        return SpeedupCI(ratio, ratio, ratio, "exact", replicates, 0.0, df)
+        return SpeedupCI(ratio, ratio, ratio, "exact", replicates, 0.0, df, by_round)
     se = math.sqrt(var)
     half = _t_quantile(confidence, df) * se
-    return SpeedupCI(ratio, ratio * math.exp(-half), ratio * math.exp(half), "replicates", replicates, se, df)
+    return SpeedupCI(ratio, ratio * math.exp(-half), ratio * math.exp(half), "replicates", replicates, se, df,
+                     by_round)
 
 
 @dataclass(frozen=True)
@@ -536,7 +667,8 @@ def leave_one_out(
 ) -> list:
     """Calibration of the replicated interval on one (A, B) pair of R >= 3 paired replicates.
 
-    For each replicate r left out: its own ratio of medians (the point), the interval that
+    For each replicate r left out: its own ratio (the point: the ratio of medians, or the median
+    of its round_log_ratios where the rows share a round robin, as replicated_speedup_ci), the interval that
     ``replicated_speedup_ci`` gives from the other R - 1 replicates (``lo``, ``hi``, ``covered``),
     and the prediction interval for one new replicate that the same model implies
     (``pred_lo``, ``pred_hi``, ``pred_covered``): log ratio +- t_df SE sqrt(m + 1), m = R - 1
@@ -548,17 +680,23 @@ def leave_one_out(
     the prediction interval should cover ``confidence`` of the points. With R = 3 (one df held
     in) it covers about 90 % where the between part dominates: Satterthwaite's df trusts a spread
     of two replicates that is small by chance (tests/test_replicates_stats.py). Returns one dict
-    per replicate left out.
+    per replicate left out (``by_round``: whether the pair was compared round by round).
     """
-    a, b = by_replicate(a_reps, "a_reps"), by_replicate(b_reps, "b_reps")
+    a = _keep_rounds(by_replicate(a_reps, "a_reps"), a_reps)
+    b = _keep_rounds(by_replicate(b_reps, "b_reps"), b_reps)
     keys = sorted(set(a) & set(b))
     if len(keys) < 3:
         raise ValueError("leave_one_out needs at least three replicates in common")
+    rounds = _round_pairs(a, b, keys)  # decided once, on every replicate: one estimator for points and intervals
+    if rounds is None:
+        a, b = dict(a), dict(b)
+        points = [float(np.median(b[k]) / np.median(a[k])) for k in keys]
+    else:
+        points = [math.exp(float(np.median(d))) for d in rounds]
     out = []
-    for k in keys:
+    for k, point in zip(keys, points):
         rest = [j for j in keys if j != k]
-        ci = replicated_speedup_ci({j: a[j] for j in rest}, {j: b[j] for j in rest}, confidence, n_resamples, seed)
-        point = float(np.median(b[k]) / np.median(a[k]))
+        ci = replicated_speedup_ci(_subset(a, rest), _subset(b, rest), confidence, n_resamples, seed)
         m = len(rest)
         df = ci.df if ci.df is not None else math.inf
         q = _t_quantile(confidence, df)
@@ -568,7 +706,7 @@ def leave_one_out(
         expected = float(2 * (_st.norm.cdf(limit) if not np.isfinite(df) else _st.t.cdf(limit, df)) - 1)
         out.append(dict(left_out=k, point=point, ratio=ci.ratio, lo=ci.lo, hi=ci.hi, covered=ci.lo <= point <= ci.hi,
                         pred_lo=pred_lo, pred_hi=pred_hi, pred_covered=pred_lo <= point <= pred_hi,
-                        expected_covered=expected, df=df))
+                        expected_covered=expected, df=df, by_round=rounds is not None))
     return out
 
 

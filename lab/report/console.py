@@ -24,11 +24,12 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
         sel = samples[(samples["mode"] == mode)]
         for col, val in zip(keys, shape_key):
             sel = sel[sel[col] == val]
-        base = by_replicate(sel[sel["impl"] == peer])
+        interleave = (rec.run_id, shape_key, mode)  # one round robin: its rows are compared round by round
+        base = by_replicate(sel[sel["impl"] == peer], interleave)
         for _, row in block.iterrows():
             rel = ""
             if base and row["impl"] != peer:
-                ci = stats.speedup_ci(by_replicate(sel[sel["impl"] == row["impl"]]), base)
+                ci = stats.speedup_ci(by_replicate(sel[sel["impl"] == row["impl"]], interleave), base)
                 rel = f"{ci.ratio:6.3f}x [{ci.lo:.3f}, {ci.hi:.3f}]"
             lines.append(f"  {row['impl']:<24} {row['median_us']:>10.2f} {row['p10_us']:>8.2f}-{row['p90_us']:<9.2f}"
                          f" {row['tflops']:>8.1f} {rel:>28}")

@@ -106,7 +106,7 @@ def portable(data: RunData, peer: str = PEER) -> str:
     text = (f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')}), the portable branch's end, step "
             f"{branches.label(end)}, runs at {lo:.3f}×–{hi:.3f}× the speed of {peer} (SDPA's FlashAttention-2 "
             f"backend, the same instruction set) over the {len(rows)} canonical and large shape × mode rows "
-            "(ratios of medians)")
+            + ("(speedups compared round by round)" if data.by_round else "(ratios of medians)"))
     above = rows[rows["ratio"] >= 1]
     if len(above):
         text += "; at or above 1× at " + "; ".join(f"{r.shape.tuple_label} {r.mode}: {fmt_ci(r.ratio, r.lo, r.hi)}"

@@ -151,10 +151,10 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
             finite = np.concatenate([lo[ok], hi[ok], [1.0]])
             ax.set_xlim(finite.min() / 1.6, finite.max() * 3.0)
             ax.set_title(title)
-            ax.set_xlabel("ratio of medians (log scale)")
+            ax.set_xlabel("speedup (log scale)")
         shape = abl.attrs.get("shape") or ""
-        fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}: ratio of medians with its 95 % BCa "
-                     "interval (> 1: faster)", fontsize=10)
+        fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}: speedup with its 95 % interval "
+                     "(> 1: faster)", fontsize=10)
         fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.88, wspace=0.1)
         _save(fig, path)
     return None

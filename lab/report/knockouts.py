@@ -37,14 +37,16 @@ def _dir(run) -> Path:
 
 
 def _samples(run_dir: Path, mode: str = "hot") -> dict:
-    """(impl, shape) -> {replicate: latencies} (throttled samples dropped, as the summary does)."""
+    """(impl, shape) -> {replicate: latencies} (throttled samples dropped, as the summary does), with
+    rounds where the run recorded them (one round robin per run, shape and mode: compared round by round)."""
     df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
     out: dict = {}
-    keys = ["impl", *records.SHAPE_COLUMNS, "replicate"]
+    keys = ["impl", *records.SHAPE_COLUMNS]
     for key, g in df.groupby(keys):
         row = dict(zip(keys, key))
-        out.setdefault((row["impl"], Shape.from_row(row)), {})[int(row["replicate"])] = g["latency_us"].to_numpy(float)
+        shape = Shape.from_row(row)
+        out[(row["impl"], shape)] = records.latencies_by_replicate(g, (run_dir.name, shape, mode))
     return out
 
 

@@ -61,18 +61,18 @@ class RunData:
         thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
         self.samples = raw[~thr.to_numpy()] if len(raw) else raw
         self._lat: dict = {}  # (impl, shape, mode) -> pooled latencies: what was measured
-        self._reps: dict = {}  # the same by replicate, where the run has more than one
+        self._reps: dict = {}  # the same by replicate (with rounds, where recorded), where there is more to say
         if len(self.samples):
             cols = ["impl", *KEYS, "mode"]
             several = self.samples["replicate"].nunique() > 1
+            rounds = "round" in self.samples.columns
             for key, grp in self.samples.groupby(cols, sort=False):
                 row = dict(zip(cols, key))
-                impl, mode = row["impl"], row["mode"]
-                shape_key = (impl, Shape.from_row(row), mode)
-                self._lat[shape_key] = grp["latency_us"].to_numpy(dtype=float)
-                if several:
-                    self._reps[shape_key] = {int(r): g["latency_us"].to_numpy(dtype=float)
-                                             for r, g in grp.groupby("replicate", sort=True)}
+                impl, shape, mode = row["impl"], Shape.from_row(row), row["mode"]
+                self._lat[(impl, shape, mode)] = grp["latency_us"].to_numpy(dtype=float)
+                if several or rounds:
+                    # one round robin per (run, shape, mode): its rows are compared round by round
+                    self._reps[(impl, shape, mode)] = records.latencies_by_replicate(grp, (self.run_id, shape, mode))
         self.summary = self._table("summary.csv")
         if self.summary is not None:  # runs before issue 22: no H_kv, dtype (fp16, H_kv = H)
             self.summary = records.with_shape_columns(self.summary)
@@ -261,9 +261,32 @@ class RunData:
         x = self.reps(impl, shape, mode)
         return stats.replicated_median_ci(x) if x else None
 
+    @property
+    def by_round(self) -> bool:
+        """Whether every sample records its round of the round robin (runs from 5620c21 on): the
+        run's speedups then compare two rows round by round (stats.round_log_ratios)."""
+        return bool(len(self.samples)) and "round" in self.samples.columns and \
+            not self.samples["round"].isna().any()
+
+    def speedup_words(self) -> str:
+        """What a speedup of this run is, in a sentence's words (after "speedups are")."""
+        interval = "95 % intervals over the replicates" if self.replicates > 1 else (
+            "95 % intervals" if self.by_round else "95 % BCa intervals")
+        if self.by_round:
+            return ("compared round by round (the median over the rounds of the round robin of the two rows' "
+                    f"ratio of medians in that round; Methodology) with {interval}")
+        return f"ratios of medians with {interval}"
+
+    def median_ratio(self, impl, base, shape, mode) -> float | None:
+        """median(base) / median(impl) of the latency tables (RunData.median): the speedup where the
+        run has no rounds; where it has, what the round-paired speedup may differ from."""
+        a, b = self.median(impl, shape, mode), self.median(base, shape, mode)
+        return None if a is None or b is None else b / a
+
     def speedup(self, impl, base, shape, mode) -> stats.SpeedupCI | None:
-        """Speedup of impl over base (median(base)/median(impl)) with its 95 % CI, seed 0: BCa for one
-        replicate, the random-effects interval over replicates otherwise (stats.speedup_ci)."""
+        """Speedup of impl over base with its 95 % CI, seed 0 (stats.speedup_ci): compared round by
+        round where the run recorded rounds, else median(base) / median(impl); BCa for one
+        replicate, the random-effects interval over replicates otherwise."""
         a, b = self.reps(impl, shape, mode), self.reps(base, shape, mode)
         if a is None or b is None:
             return None

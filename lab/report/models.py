@@ -79,8 +79,8 @@ def latency_table(data: RunData, shapes: list[Shape], mode: str) -> tuple[list[s
 
 def speedup_rows(data: RunData, shapes: list[Shape], mode: str) -> list[dict]:
     """Per shape and step timed there: the fastest peer, the step's speedup over it and over
-    flex_attention (ratios of medians with their 95 % intervals over the run's replicates:
-    RunData.speedup), and over its fp16 twin where measured (bf16 / fp16 speed)."""
+    flex_attention (RunData.speedup: round by round where the run recorded rounds, with 95 %
+    intervals over the run's replicates), and over its fp16 twin where measured (bf16 / fp16 speed)."""
     out = []
     for s in shapes:
         fastest = data.fastest_peer(s, mode)
@@ -130,6 +130,23 @@ def verdicts(rows: list[dict]) -> list[str]:
             text += (f"; bf16 at {fmt_ci(worst['vs_fp16'].ratio, worst['vs_fp16'].lo, worst['vs_fp16'].hi)} the "
                      f"speed of fp16 at worst, at {worst['shape'].tuple_label}")
         out.append(text + ".")
+    return out
+
+
+APART = 0.01  # a speedup this far from the ratio of the table's medians is named beside the table
+
+
+def apart_from_medians(data: RunData, rows: list[dict], mode: str) -> list[str]:
+    """The speedups over the fastest peer and flex_attention that differ from the ratio of the two
+    medians in the latency table by more than APART (only where they can: a run compared round by
+    round), each with both figures."""
+    out = []
+    for r in rows:
+        for base, ci in ((r["fastest"], r["vs_peer"]), (FLEX, r["vs_flex"])):
+            med = data.median_ratio(r["kernel"], base, r["shape"], mode) if ci is not None and ci.by_round else None
+            if med is not None and abs(ci.ratio / med - 1) > APART:
+                out.append(f"{label(r['shape'])} {r['shape'].tuple_label}, `{r['kernel']}` over {base}: "
+                           f"{fmt_ci(ci.ratio, ci.lo, ci.hi)} round by round, {med:.3f}× by the medians")
     return out
 
 
@@ -267,7 +284,7 @@ def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "h
         ax2.set_yticks(y)
         ax2.set_yticklabels([""] * len(shapes))
         ax2.set_ylim(ax.get_ylim())
-        ax2.set_xlabel("speedup over the fastest peer (ratio of medians, 95 % interval)")
+        ax2.set_xlabel("speedup over the fastest peer (95 % interval)")
         ax2.set_title("Against the fastest peer")
         if ks:
             ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.09 - 0.6 / (len(shapes) + 4)), ncol=len(ks),

@@ -10,6 +10,7 @@ more than their sampling explains, less where sampling dominates), the second at
 The timing stage writes the result to calibration.json; the report reads it back.
 
     calibration.leave_one_out_run(rec.read_samples(), RunParams.read(rec))  # -> calibration.json's dict
+    python -m lab.studies.calibration RUN_ID  # calibration.json again, by this code (its estimator)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure import parallel, stats
-from lab.measure.records import SHAPE_COLUMNS, with_shape_columns
+from lab.measure.records import SHAPE_COLUMNS, latencies_by_replicate, with_shape_columns
 
 MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
 
@@ -47,12 +48,12 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
     if R < MIN_REPLICATES:
         return {**base, "applicable": False,
                 "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
-    lat = {}
-    keys = ["impl", *SHAPE_COLUMNS, "mode", "replicate"]
+    lat = {}  # (impl, shape, mode) -> {replicate: latencies}, with rounds where recorded (compared round by round)
+    keys = ["impl", *SHAPE_COLUMNS, "mode"]
     for key, g in with_shape_columns(kept).groupby(keys):
         row = dict(zip(keys, key))
-        lat.setdefault((row["impl"], Shape.from_row(row), row["mode"]), {})[int(row["replicate"])] = \
-            g["latency_us"].to_numpy(float)
+        shape = Shape.from_row(row)
+        lat[(row["impl"], shape, row["mode"])] = latencies_by_replicate(g, (shape, row["mode"]))
     ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
     pairs, args = [], []  # each ratio's leave-one-out bootstraps are independent: spread over the cores
     for shape in ladder:
@@ -70,4 +71,30 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
     return {**base, "applicable": True, "ratios": len({(r["step"], tuple(r["shape"]), r["mode"]) for r in rows}),
             "points": n, "covered": sum(r["covered"] for r in rows) / n,
             "expected_covered": sum(r["expected_covered"] for r in rows) / n,
-            "pred_covered": sum(r["pred_covered"] for r in rows) / n, "rows": rows}
+            "pred_covered": sum(r["pred_covered"] for r in rows) / n,
+            "by_round": sum(r["by_round"] for r in rows) / n, "rows": rows}
+
+
+def main(argv=None) -> int:
+    """Write a run's calibration.json again from its samples, by this code: a run recorded before
+    speedups were compared round by round gets the estimator its report uses."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    from lab.measure.records import RunRecord
+    from lab.studies.params import RunParams
+
+    ap = argparse.ArgumentParser(prog="python -m lab.studies.calibration", description=main.__doc__)
+    ap.add_argument("run_id")
+    ap.add_argument("--runs-root", type=Path, default=None, help="where the runs are (default: data/runs)")
+    args = ap.parse_args(argv)
+    rec = RunRecord.open(args.run_id, args.runs_root)
+    cal = leave_one_out_run(rec.read_samples(), RunParams.read(rec))
+    rec.write_json("calibration.json", cal)
+    print(json.dumps({k: v for k, v in cal.items() if k != "rows"}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -54,6 +54,9 @@ FULL = {
                              "_ratio_of_medians", "_bootstrap_ci", "speedup_ci", "_one_replicate_ci", "by_replicate",
                              "pooled", "replicated_median", "_resampled_medians", "_log_median_var", "_t_quantile",
                              "t_interval", "replicated_median_ci", "random_effects", "replicated_speedup_ci",
+                             "RoundRobinSamples.__init__", "_medians_by_round", "round_log_ratios", "_round_pairs",
+                             "_keep_rounds", "_subset", "_bootstrap_medians", "_median_var", "_round_paired_ci",
+                             "_replicate_log_ratios", "leave_one_out",
                              "cliffs_delta", "mann_whitney_p", "hodges_lehmann_log_ratio", "_bh_fallback",
                              "benjamini_hochberg", "Comparison.verdict", "interval_verdict", "compare",
                              "compare_rows", "attention_flops", "tflops", "effective_gbps"],
@@ -78,7 +81,8 @@ SCOPES = {"fast": FAST, "full": FULL}
 # mutant; they check a rendering of one run, and the bar's rules are tested on synthetic rows).
 DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py"]
 UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tests/test_stats_edges.py",
-              "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_records_and_runs.py",
+              "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_round_pairing.py",
+              "tests/test_records_and_runs.py",
               "tests/test_params.py::test_old_runs_read_back_with_what_they_did",
               *(f"tests/test_replicates_runs.py::{t}" for t in (
                   "test_runs_recorded_before_replicates_read_back_as_one", "test_a_bad_replicate_count_is_named")),

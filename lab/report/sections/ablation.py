@@ -184,7 +184,7 @@ def _ablation_figures(ctx: Context) -> list[str]:
     notes["speedup"] = figure_speedup(abl, figdir / FIGURES["speedup"])
     notes["latency"] = figure_latency(data, head, figdir / FIGURES["latency"])
     for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
-                          + " (95 % BCa CI; dashed line at 1.0)"),
+                          + " (95 % interval; dashed line at 1.0)"),
                          ("latency", f"Hot latency distributions at {shape_label(head)}")):
         _figure_md(add, figs, notes, key, caption, figdir)
     return L

@@ -25,6 +25,6 @@ def section_first_screen(ctx: Context) -> list[str]:
                "with a dashed line per peer measured in this run", ctx.figdir)
     if len(ctx.abl):
         L += [f"The ladder at {shape_label(head)}, hot, branch by branch: {branches.summary(data.variants)}; each "
-              "step against its parent (medians; speedups are ratios of medians with 95 % BCa intervals, > 1: this "
+              f"step against its parent (medians; speedups are {data.speedup_words()}, > 1: this "
               "step is faster):", "", ladder_table(data, ctx.abl, head), ""]
     return L

@@ -4,6 +4,7 @@ and cross-validation, Nsight Compute."""
 from __future__ import annotations
 
 from lab.kernels.shape import Shape
+from lab.measure import stats
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
 from lab.report.context import Context
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, calibration_summary, capped_rows,
@@ -78,11 +79,18 @@ def _sampling(ctx: Context) -> list[str]:
     add("")
     interval = ("a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0)" if R == 1 else
                 "a 95 % interval over the replicates (below)")
+    if data.by_round:
+        interval = ("a 95 % normal interval from a bootstrap of the rounds (2000 resamples, seed 0)" if R == 1 else
+                    "a 95 % interval over the replicates (below)")
     add("**Statistics** (`lab.measure.stats`, recomputed here from samples.parquet with throttled samples dropped). "
-        + ("Each number is a median; a speedup is a ratio of medians" if R == 1 else
-           "Each number is a median over the replicates (the geometric mean of their medians); a speedup is a "
-           "ratio of such medians")
-        + f", `median(other) / median(this)` (> 1: this is faster), with {interval}. Effect size is Cliff's δ "
+        + ("Each number is a median" if R == 1 else
+           "Each number is a median over the replicates (the geometric mean of their medians)")
+        + ("; a speedup compares two rows of one round robin round by round: for every round in which both were "
+           "sampled, the ratio `median(other) / median(this)` of that round's samples, and the median of these "
+           "over the rounds (`lab.measure.stats.round_log_ratios`; > 1: this is faster)" if data.by_round else
+           ("; a speedup is a ratio of medians" if R == 1 else "; a speedup is a ratio of such medians")
+           + ", `median(other) / median(this)` (> 1: this is faster)")
+        + f", with {interval}. Effect size is Cliff's δ "
         "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
         "Benjamini-Hochberg correction across the rows of a table. A difference is called *faster*/*slower* only "
         "when the corrected p < 0.05 **and** the whole CI lies outside ±1 %; otherwise it is *within noise*.")
@@ -123,13 +131,17 @@ def _replicates(ctx: Context) -> list[str]:
          "replicate's CI test is its own: on the pooled samples it would keep sampling to shrink a difference "
          "between replicates that samples within them cannot shrink.",
          "",
-         f"A speedup is the geometric mean of the {R} replicates' own ratios of medians. Its 95 % interval is a t "
-         "interval over the replicates on the log scale: the variance is the larger of the replicates' spread "
-         f"(S² / {R}, {R - 1} degrees of freedom) and what sampling within them explains (a bootstrap of each "
-         "replicate's samples), with Satterthwaite's degrees of freedom between the two "
+         f"A speedup is the geometric mean of the {R} replicates' own "
+         + ("round-paired ratios (each the median over its rounds, above)" if data.by_round else "ratios of medians")
+         + ". Its 95 % interval is a t interval over the replicates on the log scale: the variance is the larger "
+         f"of the replicates' spread (S² / {R}, {R - 1} degrees of freedom) and what sampling within them explains "
+         + ("(a bootstrap of each replicate's rounds)" if data.by_round else "(a bootstrap of each replicate's samples)")
+         + ", with Satterthwaite's degrees of freedom between the two "
          "(`lab.measure.stats.replicated_speedup_ci`). With few replicates the t quantile is large: the price of "
          "an interval that includes the variance between processes.",
          ""]
+    if data.by_round:
+        L += [_round_pairing(), ""]
     split = variance_split_table(data)
     if split:
         L += ["How the variance of a median splits, per shape (over its implementations and modes; "
@@ -139,6 +151,20 @@ def _replicates(ctx: Context) -> list[str]:
               md_table(["shape", "rows", "between SD % (median)", "within SD % (median)", "between share (median)",
                         "rows where between > within"], split, "lrrrrr"), ""]
     return L + _calibration(ctx)
+
+
+def _round_pairing() -> str:
+    """Why speedups compare rows round by round, where the run recorded rounds."""
+    return ("**Why round by round.** Every sample records the round of the round robin it was taken in. A "
+            "process's clock state drifts: on an H100 at Llama-3-70B S = 8192, once only the rows at full "
+            "tensor-core load were left in the round robin the SM clock fell from about 1850 to 1740 MHz and "
+            "their last samples were about 10 % slower than their first (`data/explorations/2026-11-26-cold-drift/`), so two rows that stopped at different rounds have "
+            "medians from different states, and their ratio moves with a sample more or less. Compared within "
+            "each round, both rows are in the same state. Rows that share fewer than "
+            f"{stats.MIN_ROUNDS} rounds in some replicate, and rows of different round robins (a bf16 shape "
+            "against its fp16 twin; two runs), are compared by their medians. The latency tables keep the "
+            "medians; the models section names each of its speedups that differs from the ratio of two of "
+            "them by more than 1 %.")
 
 
 def _calibration(ctx: Context) -> list[str]:
@@ -151,8 +177,9 @@ def _calibration(ctx: Context) -> list[str]:
             f"{fmt(cal['covered'] * 100, 1)} % of the {cal['points']} points; calibrated intervals would cover about "
             f"{fmt(cal['expected_covered'] * 100, 1)} % (an interval for the mean is narrower than the spread of "
             "one more replicate: `lab.measure.stats.leave_one_out`). The prediction interval for one replicate "
-            f"that the same model implies covered {fmt(cal['pred_covered'] * 100, 1)} % (nominal 95 %). Per point: "
-            "calibration.json.", ""]
+            f"that the same model implies covered {fmt(cal['pred_covered'] * 100, 1)} % (nominal 95 %)."
+            + (f" Points and intervals compared round by round: {fmt(cal['by_round'] * 100, 1)} % of the points."
+               if "by_round" in cal else "") + " Per point: calibration.json.", ""]
 
 
 def _noise_and_precision(ctx: Context) -> list[str]:

@@ -23,8 +23,7 @@ def section_models(ctx: Context) -> list[str]:
         "causal, bf16, 8192 tokens a shape; the last step of each branch and the peers, every SDPA backend that "
         "accepts the case and flex_attention (both called with `enable_gqa=True` where K/V heads are fewer than "
         "query heads). TFLOP/s count 4·B·H·S²·D, halved for causal: sharing K/V heads saves memory traffic, not "
-        "FLOPs. Speedups are ratios of medians with 95 % intervals (over the run's replicates), > 1: the step is "
-        "faster.")
+        f"FLOPs. Speedups are {data.speedup_words()}, > 1: the step is faster.")
     add("")
     for mode in [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]:
         timed = [s for s in shapes if models.kernels(data, s, mode) or data.peers(s)]
@@ -45,6 +44,12 @@ def section_models(ctx: Context) -> list[str]:
             for v in models.verdicts(srows):
                 add(f"- {v}")
             add("")
+            apart = models.apart_from_medians(data, srows, mode)
+            if apart:
+                add("Where a speedup differs by more than 1 % from the ratio of the medians in the latency table "
+                    "(a row whose samples straddle a change of clock state: its median mixes the two states, "
+                    "the round-paired ratio compares the rows in the same one): " + "; ".join(apart) + ".")
+                add("")
     ctx.notes["models"] = models.figure_models(data, shapes, ctx.figdir / FIGURES["models"])
     _figure_md(add, ctx.figs, ctx.notes, "models", "TFLOP/s per model shape (hot) and each step's speedup over the "
                "fastest peer with its 95 % interval", ctx.figdir)

@@ -1,0 +1,175 @@
+"""Speedups compared round by round (lab.measure.stats.round_log_ratios, RoundRobinSamples) on
+synthetic round robins whose clock steps part way through a process, as an H100's did at
+Llama-3-70B S = 8192 (data/explorations/2026-11-26-cold-drift/). CPU only; seeded; a few seconds.
+
+Expectations come from the simulation's construction (the true ratio, the round the clock steps
+at) or from independent computations here (pandas' per-group medians, the sample median's
+asymptotic variance pi sigma^2 / (2 n), Student's t), never from the code under test.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from lab.measure import records, stats
+
+TRUE_RATIO = 1.02  # A (the step) 2 % faster than B (the peer)
+SIGMA = 0.01  # within-process SD of one sample's log latency
+PER_TURN = 3  # samples per row per round
+
+
+def round_robin(rng, interleave, R=3, rounds_a=24, rounds_b=8, step_at=(4, 10), slow=1.10, tau=0.002):
+    """R replicates of two rows of one round robin. Every round each row still sampling takes
+    PER_TURN samples; B stops after rounds_b rounds, A goes on to rounds_a. From a round drawn in
+    `step_at` on, the clock is `slow` times slower for both (the drop a GPU shows once only rows at
+    full load are left). Each replicate shifts A's ratio by its own N(0, tau)."""
+    a, b, ra, rb = {}, {}, {}, {}
+    for r in range(R):
+        step = rng.integers(*step_at)
+        u = rng.normal(0, tau)
+        for lat, rnd, rows, base in ((a, ra, rounds_a, 100.0 / TRUE_RATIO * math.exp(u)), (b, rb, rounds_b, 100.0)):
+            k = np.repeat(np.arange(rows), PER_TURN)
+            clock = np.where(k >= step, slow, 1.0)
+            lat[r] = base * clock * np.exp(rng.normal(0, SIGMA, k.size))
+            rnd[r] = k
+    return stats.RoundRobinSamples(a, ra, interleave), stats.RoundRobinSamples(b, rb, interleave)
+
+
+def pandas_round_log_ratios(a, ra, b, rb) -> np.ndarray:
+    """The same quantity as round_log_ratios, by pandas: per-round medians, inner join, log ratio."""
+    ma = pd.Series(a).groupby(np.asarray(ra)).median()
+    mb = pd.Series(b).groupby(np.asarray(rb)).median()
+    both = ma.index.intersection(mb.index).sort_values()
+    return np.log(mb[both].to_numpy() / ma[both].to_numpy())
+
+
+def test_round_log_ratios_match_per_round_medians_of_the_common_rounds():
+    rng = np.random.default_rng(1)
+    a, b = rng.lognormal(4, 0.05, 101), rng.lognormal(4, 0.05, 77)
+    ra, rb = rng.integers(0, 30, a.size), rng.integers(10, 45, b.size)  # uneven counts, partly disjoint
+    got = stats.round_log_ratios(a, ra, b, rb)
+    want = pandas_round_log_ratios(a, ra, b, rb)
+    assert got.size == want.size == np.intersect1d(ra, rb).size
+    np.testing.assert_array_equal(got, want)
+
+
+def test_round_log_ratios_reject_a_round_count_unlike_the_samples():
+    with pytest.raises(ValueError, match="one round per sample"):
+        stats.round_log_ratios([1.0, 2.0], [0], [1.0], [0])
+    with pytest.raises(ValueError, match="replicate 0: rounds must give one round per sample"):
+        stats.RoundRobinSamples({0: [1.0, 2.0]}, {0: [0, 1, 2]}, "x")
+
+
+def test_a_clock_step_biases_the_ratio_of_medians_but_not_the_round_paired_ratio():
+    """200 simulated runs of three replicates: the round-paired interval covers the true ratio at
+    about its confidence; the ratio of medians, which compares A's slow late rounds with B's fast
+    early ones, misses it in most runs (what makes this simulation a test of the pairing)."""
+    rng = np.random.default_rng(7)
+    paired = medians = 0
+    estimates = []
+    for t in range(200):
+        a, b = round_robin(rng, ("run", t))
+        ci = stats.speedup_ci(a, b, n_resamples=300, seed=t)
+        assert ci.by_round and ci.method == "replicates" and ci.replicates == 3
+        paired += ci.lo <= TRUE_RATIO <= ci.hi
+        estimates.append(ci.ratio)
+        plain = stats.speedup_ci(dict(a), dict(b), n_resamples=300, seed=t)
+        assert not plain.by_round
+        medians += plain.lo <= TRUE_RATIO <= plain.hi
+    assert paired / 200 >= 0.90
+    assert medians / 200 <= 0.50
+    assert abs(np.mean(estimates) / TRUE_RATIO - 1) < 0.002
+
+
+def test_the_replicated_round_paired_interval_by_hand():
+    """One sample per row per round, A at 100 us, B at 100 exp(c_r + tiny noise): each replicate's
+    estimate is the median of its log ratios ~ c_r; with the spread of c_r far above the noise the
+    interval is the t interval of the three replicates' estimates (df = 2)."""
+    rng = np.random.default_rng(3)
+    c = [0.01, 0.03, 0.05]
+    n = 41
+    a = {r: np.full(n, 100.0) for r in range(3)}
+    b = {r: 100.0 * np.exp(c[r] + rng.normal(0, 1e-6, n)) for r in range(3)}
+    rounds = {r: np.arange(n) for r in range(3)}
+    ci = stats.speedup_ci(stats.RoundRobinSamples(a, rounds, 1), stats.RoundRobinSamples(b, rounds, 1),
+                          n_resamples=500)
+    est = [float(np.median(np.log(b[r] / 100.0))) for r in range(3)]
+    se = np.std(est, ddof=1) / math.sqrt(3)
+    half = st.t.ppf(0.975, 2) * se
+    assert ci.by_round and ci.ratio == pytest.approx(math.exp(np.mean(est)), rel=1e-12)
+    assert ci.lo == pytest.approx(math.exp(np.mean(est) - half), rel=1e-6)
+    assert ci.hi == pytest.approx(math.exp(np.mean(est) + half), rel=1e-6)
+    assert ci.df == pytest.approx(2.0)
+
+
+def test_one_replicate_round_paired_interval_has_the_medians_sampling_width():
+    """One replicate, 400 rounds of one sample each: the estimate is exp(median of the log ratios),
+    the interval normal with the round bootstrap's SE, which should be near the sample median's
+    asymptotic SE, sqrt(pi / (2 n)) sigma_d (sigma_d: the log ratio's SD, two samples' worth)."""
+    rng = np.random.default_rng(11)
+    n = 400
+    rounds = {0: np.arange(n)}
+    a = {0: 100.0 * np.exp(rng.normal(0, SIGMA, n))}
+    b = {0: 100.0 * TRUE_RATIO * np.exp(rng.normal(0, SIGMA, n))}
+    ci = stats.speedup_ci(stats.RoundRobinSamples(a, rounds, "i"), stats.RoundRobinSamples(b, rounds, "i"),
+                          n_resamples=2000, seed=2)
+    d = np.log(b[0] / a[0])
+    assert ci.method == "rounds" and ci.by_round and ci.replicates == 1
+    assert ci.ratio == pytest.approx(math.exp(np.median(d)), rel=1e-12)
+    se = math.sqrt(math.pi / (2 * n)) * SIGMA * math.sqrt(2)
+    assert math.log(ci.hi / ci.ratio) / st.norm.ppf(0.975) == pytest.approx(se, rel=0.25)
+    assert math.log(ci.ratio / ci.lo) == pytest.approx(math.log(ci.hi / ci.ratio), rel=1e-9)
+
+
+@pytest.mark.parametrize("case", ["few common rounds", "other interleave", "one side plain", "unpaired"])
+def test_rows_that_cannot_be_paired_by_round_get_the_ratio_of_medians(case):
+    rng = np.random.default_rng(5)
+    a, b = round_robin(rng, "i")
+    paired = True
+    if case == "few common rounds":  # replicate 1 of B sampled in only two rounds that A also took
+        keep = b.rounds[1] < 2
+        b = stats.RoundRobinSamples({**b, 1: b[1][keep]}, {**b.rounds, 1: b.rounds[1][keep]}, "i")
+    elif case == "other interleave":
+        b = stats.RoundRobinSamples(dict(b), b.rounds, "j")
+    elif case == "one side plain":
+        b = dict(b)
+    else:
+        paired = False
+    got = stats.speedup_ci(a, b, n_resamples=300, seed=1, paired=paired)
+    want = stats.speedup_ci(dict(a), dict(b), n_resamples=300, seed=1, paired=paired)
+    assert got == want and not got.by_round
+
+
+def test_leave_one_out_uses_the_round_paired_point_and_interval():
+    rng = np.random.default_rng(9)
+    a, b = round_robin(rng, "i", R=4)
+    rows = stats.leave_one_out(a, b, n_resamples=300)
+    assert [r["left_out"] for r in rows] == [0, 1, 2, 3] and all(r["by_round"] for r in rows)
+    for r in rows:
+        k = r["left_out"]
+        point = math.exp(np.median(pandas_round_log_ratios(a[k], a.rounds[k], b[k], b.rounds[k])))
+        assert r["point"] == pytest.approx(point, rel=1e-12)
+        rest = [j for j in range(4) if j != k]
+        held = [float(np.median(pandas_round_log_ratios(a[j], a.rounds[j], b[j], b.rounds[j]))) for j in rest]
+        assert r["ratio"] == pytest.approx(math.exp(np.mean(held)), rel=1e-12)
+    # one replicate without MIN_ROUNDS rounds in common: every point and interval by medians
+    keep = b.rounds[2] < stats.MIN_ROUNDS - 1
+    b2 = stats.RoundRobinSamples({**b, 2: b[2][keep]}, {**b.rounds, 2: b.rounds[2][keep]}, "i")
+    rows = stats.leave_one_out(a, b2, n_resamples=300)
+    assert not any(r["by_round"] for r in rows)
+    assert rows[0]["point"] == pytest.approx(float(np.median(b2[0]) / np.median(a[0])), rel=1e-12)
+
+
+def test_samples_with_rounds_read_back_as_one_round_robin():
+    df = pd.DataFrame(dict(latency_us=[5.0, 6.0, 7.0, 8.0], replicate=[0, 0, 1, 1], round=[0, 1, 0, 2]))
+    got = records.latencies_by_replicate(df, ("run", "shape", "hot"))
+    assert isinstance(got, stats.RoundRobinSamples) and got.interleave == ("run", "shape", "hot")
+    assert {k: v.tolist() for k, v in got.items()} == {0: [5.0, 6.0], 1: [7.0, 8.0]}
+    assert {k: v.tolist() for k, v in got.rounds.items()} == {0: [0, 1], 1: [0, 2]}
+    assert not isinstance(records.latencies_by_replicate(df), stats.RoundRobinSamples)
+    older = df.assign(round=[0, 1, None, None])  # a run resumed over replicates recorded before rounds
+    assert not isinstance(records.latencies_by_replicate(older, "x"), stats.RoundRobinSamples)
+    assert not isinstance(records.latencies_by_replicate(df.drop(columns="round"), "x"), stats.RoundRobinSamples)
