@@ -173,3 +173,152 @@ def test_samples_with_rounds_read_back_as_one_round_robin():
     older = df.assign(round=[0, 1, None, None])  # a run resumed over replicates recorded before rounds
     assert not isinstance(records.latencies_by_replicate(older, "x"), stats.RoundRobinSamples)
     assert not isinstance(records.latencies_by_replicate(df.drop(columns="round"), "x"), stats.RoundRobinSamples)
+
+
+def test_rounds_read_back_as_integers_and_latencies_as_floats():
+    """A resumed run's samples table may hold rounds as floats (written beside replicates without
+    them) and a hand-made one integer latencies: the round robin takes integer rounds and float
+    latencies either way."""
+    df = pd.DataFrame(dict(latency_us=[5, 6, 7], replicate=[0, 0, 0], round=[0.0, 1.0, 1.0]))
+    got = records.latencies_by_replicate(df, "i")
+    assert got[0].dtype == np.float64 and got.rounds[0].dtype.kind == "i"
+    assert got.rounds[0].tolist() == [0, 1, 1]
+
+
+def test_medians_by_round_are_each_rounds_median():
+    rng = np.random.default_rng(4)
+    x, r = rng.lognormal(3, 0.2, 57), rng.integers(0, 9, 57)
+    keys, med = stats._medians_by_round(x, r)
+    want = pd.Series(x).groupby(r).median()
+    assert keys.tolist() == want.index.tolist()
+    np.testing.assert_array_equal(med, want.to_numpy())
+
+
+def test_subsets_keep_their_rounds_and_round_robin():
+    a = stats.RoundRobinSamples({0: [1.0], 1: [2.0, 3.0]}, {0: [4], 1: [5, 6]}, ("run", "s", "hot"))
+    sub = stats._subset(a, [1])
+    assert isinstance(sub, stats.RoundRobinSamples) and sub.interleave == ("run", "s", "hot")
+    assert list(sub) == [1] and sub.rounds[1].tolist() == [5, 6]
+    assert stats._subset({0: [1.0], 1: [2.0]}, [0]) == {0: [1.0]}
+
+
+def test_bad_round_robins_are_named():
+    with pytest.raises(ValueError, match=r"^round_log_ratios needs one round per sample on each side$"):
+        stats.round_log_ratios([1.0, 2.0], [0], [1.0], [0])
+    with pytest.raises(ValueError, match=r"^a must be strictly positive latencies$"):
+        stats.round_log_ratios([0.0], [0], [1.0], [0])
+    with pytest.raises(ValueError, match=r"^b must be strictly positive latencies$"):
+        stats.round_log_ratios([1.0], [0], [-1.0], [0])
+    with pytest.raises(ValueError, match=r"^replicate 0: rounds must give one round per sample \(\(3,\) rounds for "
+                                         r"\(2,\) samples\)$"):
+        stats.RoundRobinSamples({0: [1.0, 2.0]}, {0: [0, 1, 2]}, "x")
+
+
+def test_exactly_min_rounds_in_common_is_enough_to_pair():
+    n = stats.MIN_ROUNDS
+    rounds = {r: np.arange(n) for r in range(3)}
+    a = stats.RoundRobinSamples({r: np.full(n, 100.0) for r in range(3)}, rounds, "i")
+    b = stats.RoundRobinSamples({r: 100.0 * np.exp(0.01 * (r + 1) + 0.001 * np.arange(n)) for r in range(3)}, rounds,
+                                "i")
+    assert stats.speedup_ci(a, b, n_resamples=200).by_round
+
+
+def test_one_replicate_round_paired_interval_details():
+    n = 50
+    rng = np.random.default_rng(8)
+    rounds = {0: np.arange(n)}
+    a = stats.RoundRobinSamples({0: np.full(n, 100.0)}, rounds, "i")
+    b = stats.RoundRobinSamples({0: 100.0 * np.exp(rng.normal(0.02, 0.01, n))}, rounds, "i")
+    first, again = (stats.speedup_ci(a, b, n_resamples=400, seed=3) for _ in range(2))
+    assert first == again  # seeded: the same interval twice
+    z95, z90 = st.norm.ppf(0.975), st.norm.ppf(0.95)
+    assert first.df == math.inf and first.se_log == pytest.approx(math.log(first.hi / first.ratio) / z95, rel=1e-9)
+    ninety = stats.speedup_ci(a, b, confidence=0.90, n_resamples=400, seed=3)
+    assert math.log(ninety.hi / ninety.ratio) == pytest.approx(z90 * first.se_log, rel=1e-9)
+    # every round the same ratio (1, exactly representable): no variability to express
+    same = stats.RoundRobinSamples({0: np.full(n, 100.0)}, rounds, "i")
+    assert stats.speedup_ci(a, same, n_resamples=400) == stats.SpeedupCI(1.0, 1.0, 1.0, "exact", 1, 0.0, math.inf, True)
+
+
+def test_identical_replicates_give_an_exact_round_paired_interval():
+    n = 6
+    rounds = {r: np.arange(n) for r in range(3)}
+    a = stats.RoundRobinSamples({r: np.full(n, 100.0) for r in range(3)}, rounds, "i")
+    b = stats.RoundRobinSamples({r: np.full(n, 100.0) for r in range(3)}, rounds, "i")
+    ci = stats.speedup_ci(a, b, n_resamples=200)
+    assert (ci.ratio, ci.lo, ci.hi, ci.method, ci.by_round) == (1.0, 1.0, 1.0, "exact", True)
+    rows = stats.leave_one_out(a, b, n_resamples=200)  # every point is the others' exact ratio, 1.0
+    assert all(r["covered"] and r["pred_covered"] and r["pred_lo"] == r["pred_hi"] == 1.0 for r in rows)
+
+
+def _median_boot_var_exact(d) -> float:
+    """The bootstrap variance of the median of d, by enumerating every resample (len(d) small)."""
+    import itertools
+
+    meds = [np.median(c) for c in itertools.product(d, repeat=len(d))]
+    return float(np.var(meds))
+
+
+def test_round_bootstrap_variance_is_unbiased_for_the_medians_bootstrap_variance():
+    """With three resamples a call, the mean of many calls is the exact bootstrap variance (by
+    enumeration of all 27 resamples of three rounds) only with the unbiased (n - 1) divisor."""
+    d = np.array([0.01, 0.03, 0.08])
+    rng = np.random.default_rng(12)
+    got = np.mean([stats._median_var(d, 3, rng) for _ in range(4000)])
+    assert got == pytest.approx(_median_boot_var_exact(d), rel=0.06)
+
+
+def test_leave_one_out_fields_by_hand():
+    """Three replicates whose round-paired estimates differ far more than their rounds scatter:
+    each left-out replicate's interval is the t interval (df = 1) of the other two, the prediction
+    interval sqrt(3) times wider, and the expected coverage P(|T_1| < t / sqrt(3))."""
+    rng = np.random.default_rng(2)
+    c, n = [0.00, 0.02, 0.05], 41
+    rounds = {r: np.arange(n) for r in range(3)}
+    a = stats.RoundRobinSamples({r: np.full(n, 100.0) for r in range(3)}, rounds, "i")
+    b = stats.RoundRobinSamples({r: 100.0 * np.exp(c[r] + rng.normal(0, 1e-6, n)) for r in range(3)}, rounds, "i")
+    rows = stats.leave_one_out(a, b, n_resamples=300, seed=5)
+    assert rows == stats.leave_one_out(a, b, n_resamples=300, seed=5)  # seeded
+    est = [float(np.median(np.log(b[r] / 100.0))) for r in range(3)]
+    q = st.t.ppf(0.975, 1)
+    for r in rows:
+        k = r["left_out"]
+        rest = [est[j] for j in range(3) if j != k]
+        m, se = np.mean(rest), np.std(rest, ddof=1) / math.sqrt(2)
+        assert r["point"] == pytest.approx(math.exp(est[k]), rel=1e-12)
+        assert r["df"] == pytest.approx(1.0, rel=1e-6)
+        assert (r["lo"], r["hi"]) == pytest.approx((math.exp(m - q * se), math.exp(m + q * se)), rel=1e-5)
+        assert (r["pred_lo"], r["pred_hi"]) == pytest.approx(
+            (math.exp(m - q * se * math.sqrt(3)), math.exp(m + q * se * math.sqrt(3))), rel=1e-5)
+        assert r["covered"] == (r["lo"] <= r["point"] <= r["hi"])
+        assert r["pred_covered"] == (r["pred_lo"] <= r["point"] <= r["pred_hi"])
+        assert r["expected_covered"] == pytest.approx(2 * st.t.cdf(q / math.sqrt(3), 1) - 1, rel=1e-4)
+
+
+def test_leave_one_out_without_a_spread_between_replicates_expects_the_normal_rate():
+    """Every replicate the same samples: no between-replicate spread, infinite df, and a calibrated
+    interval of two covers a third replicate's point at P(|Z| < 1.96 / sqrt(3)) = 74 %."""
+    rng = np.random.default_rng(6)
+    x, y = 100.0 * np.exp(rng.normal(0, 0.01, 30)), 102.0 * np.exp(rng.normal(0, 0.01, 30))
+    a, b = {r: x for r in range(3)}, {r: y for r in range(3)}
+    rows = stats.leave_one_out(a, b, n_resamples=300, seed=7)
+    want = 2 * st.norm.cdf(st.norm.ppf(0.975) / math.sqrt(3)) - 1
+    assert all(r["df"] == math.inf and r["expected_covered"] == pytest.approx(want, rel=1e-9) for r in rows)
+    # the interval is the one the report gives from the replicates held in, with the seed asked for
+    # (here sampling alone sets its width, so another seed gives another interval)
+    held = stats.speedup_ci({1: x, 2: x}, {1: y, 2: y}, n_resamples=300, seed=7)
+    assert (rows[0]["lo"], rows[0]["hi"]) == (held.lo, held.hi)
+    assert rows == stats.leave_one_out(a, b, n_resamples=300, seed=7)
+
+
+def test_leave_one_out_takes_the_replicates_in_common_and_names_bad_input():
+    rng = np.random.default_rng(1)
+    a = {r: rng.lognormal(4, 0.01, 20) for r in range(4)}
+    b = {r: rng.lognormal(4, 0.01, 20) for r in range(3)}
+    assert [r["left_out"] for r in stats.leave_one_out(a, b, n_resamples=100)] == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"^leave_one_out needs at least three replicates in common$"):
+        stats.leave_one_out({0: a[0], 1: a[1]}, b, n_resamples=100)
+    with pytest.raises(ValueError, match=r"^a_reps must be strictly positive latencies$"):
+        stats.leave_one_out({**a, 0: [0.0]}, b)
+    with pytest.raises(ValueError, match=r"^b_reps must be strictly positive latencies$"):
+        stats.leave_one_out(a, {**b, 0: [0.0]})
