@@ -119,6 +119,31 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
 
 
 @needs_cuobjdump
+def test_a_switch_changes_only_the_head_dims_it_applies_to():
+    """A switch declared for one head dim (applies_to "D=64" or "D=128"), with the dependencies it
+    turns off, compiles every kernel of the other head dim to the same instructions: what makes it
+    a null factor in the factorial at that head dim, and what the knock-out table's "applies"
+    says. The comparison sees differences: each changes its own head dim's kernels."""
+    per_dim = [s for s in sw.load()[0] if s.kernel == END and s.applies_to.startswith("D=")]
+    assert {s.name for s in per_dim} >= {"serial_d64", "three_ctas_d64", "wide_kv_tiles_long_d64", "tma_store_d128"}
+    for s in per_dim:
+        assert sw.changed_head_dims(END, s.impl) == {int(s.applies_to[2:])}, s.name
+    assert sw.changed_head_dims(END, f"{END}~no_tma") == {64, 128}  # an "all" switch changes both
+
+
+def test_kernels_are_split_by_name_and_head_dim():
+    text = ("\n\tcode for sm_90a\n\t\tFunction : _ZN58_GLOBAL__N__32b0389c_25_35_x_cu_b40008eb13fwdI6__halfLi128ELb1EEEv\n"
+            "  /*0000*/ MOV R1, c[0x0][0x28] ;\n"
+            "\t\tFunction : _ZN58_GLOBAL__N__32b0389c_25_35_x_cu_b40008eb13fwdI6__halfLi64ELb1EEEv\n"
+            "  /*0000*/    EXIT ;    /* 0x1 */\n")
+    got = sw.sass_by_kernel(text)
+    assert list(got) == ["_ZN_ANON_13fwdI6__halfLi128ELb1EEEv", "_ZN_ANON_13fwdI6__halfLi64ELb1EEEv"]
+    assert "MOV R1" in got["_ZN_ANON_13fwdI6__halfLi128ELb1EEEv"]
+    assert got["_ZN_ANON_13fwdI6__halfLi64ELb1EEEv"] == "\n /*0000*/ EXIT ; /* 0x1 */\n"  # padding as one blank
+    assert [sw.head_dim(n) for n in got] == [128, 64] and sw.head_dim("_Z3fooPKv") is None
+
+
+@needs_cuobjdump
 @pytest.mark.parametrize("kernel, arch", [(END, "sm_90a"), ("portable_model_inputs", "sm_80"),
                                           ("async_pipeline", "sm_80")])
 def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):

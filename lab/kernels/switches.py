@@ -268,6 +268,40 @@ def same_code(sass_a: str, sass_b: str) -> bool:
     return _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_a) == _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_b)
 
 
+_FUNCTION = re.compile(r"^\s*Function : (\S+)[ \t]*$", re.M)
+_HEAD_DIM = re.compile(r"Li(\d+)E")  # a kernel's first integer template argument: its head dim D
+
+
+def sass_by_kernel(text: str) -> dict[str, str]:
+    """{kernel name: its SASS} of a cuobjdump -sass text, file tags aside (same_code) and runs of
+    blanks as one (cuobjdump pads its columns to the longest kernel name in the file)."""
+    parts = _FUNCTION.split(_ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", text))
+    return {name: re.sub(r"[ \t]+", " ", body) for name, body in zip(parts[1::2], parts[2::2])}
+
+
+def head_dim(kernel_name: str) -> int | None:
+    """The head dim a kernel's mangled name was instantiated for (template<typename T, int D, ...>)."""
+    m = _HEAD_DIM.search(kernel_name)
+    return int(m.group(1)) if m else None
+
+
+def changed_head_dims(kernel: str, impl: str, arch: str = "sm_90a") -> set[int]:
+    """The head dims whose kernels a knock-out impl (`kernel~no_<switch>`, dependencies off with
+    it) compiles differently from the default: where its switch changes anything at all. The
+    factorial's null factor (a switch at a head dim it does not apply to) rests on the rest."""
+    _, defines = impl_config(impl)
+    has_twin = bool(variants.get(kernel).twin)
+    builds = [sass_by_kernel(sass(kernel, arch, d, twin=has_twin or None)) for d in ({}, defines)]
+    # kernels compared by head dim, as sets of instruction texts: a switch may change a kernel's name
+    # (a template argument computed from it, as the tile queue's) where it changes none of its code
+    by_dim = [{} for _ in builds]
+    for build, out in zip(builds, by_dim):
+        for name, body in build.items():
+            out.setdefault(head_dim(name), []).append(body)
+    dims = set(by_dim[0]) | set(by_dim[1])
+    return {D for D in dims if sorted(by_dim[0].get(D, [])) != sorted(by_dim[1].get(D, []))}
+
+
 def twin_matches_step(kernel: str, arch: str) -> bool:
     """Whether the kernel's switchable twin at its defaults compiles to the step's own SASS."""
     return same_code(sass(kernel, arch, {}, twin=True), sass(kernel, arch, {}, twin=False))
