@@ -145,3 +145,13 @@ def make_replicated_run(root, run_id, gpu="NVIDIA H200", replicates=3, tau=0.003
 @pytest.fixture
 def replicated_run():
     return make_replicated_run
+
+
+@pytest.fixture(autouse=True)
+def _median_ci_rank_computed_anew():
+    """median_ci's order-statistic rank is cached per (n, confidence) for the stopping rule's speed.
+    Each test computes it anew: mutation testing runs a mutant of _median_ci_rank in a fork of a
+    process whose cache is already warm, and a cached rank would hide the mutant from every test."""
+    from lab.measure import stats
+
+    stats._cached_median_ci_rank.cache_clear()

@@ -268,6 +268,15 @@ def test_round_bootstrap_variance_is_unbiased_for_the_medians_bootstrap_variance
     assert got == pytest.approx(_median_boot_var_exact(d), rel=0.06)
 
 
+def test_a_replicates_log_median_variance_is_unbiased_for_its_bootstrap_variance():
+    """The within-replicate part of the ratio of medians (stats._log_median_var), as the round
+    bootstrap's above: three samples, every one of the 27 resamples enumerated."""
+    x = np.array([100.0, 103.0, 109.0])
+    rng = np.random.default_rng(13)
+    got = np.mean([stats._log_median_var(x, 3, rng) for _ in range(4000)])
+    assert got == pytest.approx(_median_boot_var_exact(np.log(x)), rel=0.06)
+
+
 def test_leave_one_out_fields_by_hand():
     """Three replicates whose round-paired estimates differ far more than their rounds scatter:
     each left-out replicate's interval is the t interval (df = 1) of the other two, the prediction
