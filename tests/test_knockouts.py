@@ -132,7 +132,8 @@ def test_a_switch_changes_only_the_head_dims_it_applies_to():
 
 
 def test_kernels_are_split_by_name_and_head_dim():
-    text = ("\n\tcode for sm_90a\n\t\tFunction : _ZN58_GLOBAL__N__32b0389c_25_35_x_cu_b40008eb13fwdI6__halfLi128ELb1EEEv\n"
+    text = ("\n\tcode for sm_90a\n"
+            "\t\tFunction : _ZN58_GLOBAL__N__32b0389c_25_35_x_cu_b40008eb13fwdI6__halfLi128ELb1EEEv\n"
             "  /*0000*/ MOV R1, c[0x0][0x28] ;\n"
             "\t\tFunction : _ZN58_GLOBAL__N__32b0389c_25_35_x_cu_b40008eb13fwdI6__halfLi64ELb1EEEv\n"
             "  /*0000*/    EXIT ;    /* 0x1 */\n")

@@ -392,10 +392,10 @@ def _medians_by_round(x: np.ndarray, rounds: np.ndarray):
 def round_log_ratios(a, a_rounds, b, b_rounds) -> np.ndarray:
     """For every round both rows were sampled in (ascending), log(median of B's samples in that round
     / median of A's): the speedup of A over B with both in the same clock and thermal state. A
-    process's clock drifts (on an H100 at Llama-3-70B S = 8192 it fell from about 1850 to 1740 MHz once
-    only rows at full tensor-core load were left in the round robin), so the ratio of whole-row medians compares
-    rows at different states when they stopped at different rounds; the per-round ratio does not
-    (data/explorations/2026-11-26-cold-drift/)."""
+    process's clock drifts (on an H100 at Llama-3-70B S = 8192 it fell from about 1850 to 1740 MHz
+    once only rows at full tensor-core load were left in the round robin), so the ratio of whole-row
+    medians compares rows at different states when they stopped at different rounds; the per-round
+    ratio does not (data/explorations/2026-11-26-cold-drift/)."""
     a, b = _as_positive_1d(a, "a"), _as_positive_1d(b, "b")
     ra, rb = np.asarray(a_rounds), np.asarray(b_rounds)
     if ra.shape != a.shape or rb.shape != b.shape:
@@ -464,8 +464,9 @@ def _replicate_log_ratios(a, b, keys, n_resamples, rng):
 
 def replicated_median(x: Samples) -> float:
     """The median over replicates: the geometric mean of the replicates' own medians (the median
-    itself for one replicate). Ratios of these are the speedups of replicated_speedup_ci, so that
-    a table's medians and its speedups agree."""
+    itself for one replicate). Ratios of these are the speedups of replicated_speedup_ci where rows
+    are compared by their medians, so that a table's medians and its speedups agree there (rows of
+    one round robin are compared round by round, and may differ from the ratio of these)."""
     reps = by_replicate(x)
     if len(reps) == 1:
         return float(np.median(next(iter(reps.values()))))
@@ -591,8 +592,8 @@ def replicated_speedup_ci(
     common are used. Where both are RoundRobinSamples of one interleave, theta_r is the median of
     the replicate's round_log_ratios and w_r its bootstrap variance over rounds (MIN_ROUNDS in
     common in every replicate; else the ratio of medians): a clock that drifts within the process
-    then moves both rows alike. Unpaired (two runs): each side's log median gets its own SE^2 over its own
-    replicates, the two add, with Welch-Satterthwaite df.
+    then moves both rows alike. Unpaired (two runs): each side's log median gets its own SE^2 over
+    its own replicates, the two add, with Welch-Satterthwaite df.
     """
     a = by_replicate(a_reps, "a_reps")
     b = by_replicate(b_reps, "b_reps")

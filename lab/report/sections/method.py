@@ -135,7 +135,8 @@ def _replicates(ctx: Context) -> list[str]:
          + ("round-paired ratios (each the median over its rounds, above)" if data.by_round else "ratios of medians")
          + ". Its 95 % interval is a t interval over the replicates on the log scale: the variance is the larger "
          f"of the replicates' spread (S² / {R}, {R - 1} degrees of freedom) and what sampling within them explains "
-         + ("(a bootstrap of each replicate's rounds)" if data.by_round else "(a bootstrap of each replicate's samples)")
+         + ("(a bootstrap of each replicate's rounds)" if data.by_round
+            else "(a bootstrap of each replicate's samples)")
          + ", with Satterthwaite's degrees of freedom between the two "
          "(`lab.measure.stats.replicated_speedup_ci`). With few replicates the t quantile is large: the price of "
          "an interval that includes the variance between processes.",
@@ -158,7 +159,8 @@ def _round_pairing() -> str:
     return ("**Why round by round.** Every sample records the round of the round robin it was taken in. A "
             "process's clock state drifts: on an H100 at Llama-3-70B S = 8192, once only the rows at full "
             "tensor-core load were left in the round robin the SM clock fell from about 1850 to 1740 MHz and "
-            "their last samples were about 10 % slower than their first (`data/explorations/2026-11-26-cold-drift/`), so two rows that stopped at different rounds have "
+            "their last samples were about 10 % slower than their first "
+            "(`data/explorations/2026-11-26-cold-drift/`), so two rows that stopped at different rounds have "
             "medians from different states, and their ratio moves with a sample more or less. Compared within "
             "each round, both rows are in the same state. Rows that share fewer than "
             f"{stats.MIN_ROUNDS} rounds in some replicate, and rows of different round robins (a bf16 shape "
