@@ -220,7 +220,14 @@ FP16_TWIN = Shape.parse("4,32,2048,128,causal,kv8")
 TRUE = {"ftz_exp2": 0.90, "small_grid_tiles": 2.0, "sdpa_cudnn": 1.0, "sdpa_flash": 1.8, "flex_attention": 1.4}
 
 
-def _models_run(root, with_models=True):
+CLOCK_STEP = 1.10  # _models_run(clock_step=True): the clock slows every row by this from round 10 on
+
+
+def _models_run(root, with_models=True, clock_step=False):
+    """A models run on a synthetic H100. clock_step: every sample records its round (one a round),
+    and at the first model shape, cold, the step (ftz_exp2) samples 30 rounds while the peers stop
+    after 10, the clock CLOCK_STEP times slower from round 10 on: its median then mixes two clock
+    states, its round-paired ratio does not."""
     import numpy as np
     import pandas as pd
 
@@ -260,10 +267,14 @@ def _models_run(root, with_models=True):
                     if impl == "small_grid_tiles" and not s.plain:
                         continue  # it does not take bf16 or grouped K/V heads
                     med = work * t * (0.99 if (s == FP16_TWIN and impl == "ftz_exp2") else 1.0)
-                    for i, x in enumerate(med * np.exp(rng.normal(0, 0.002) + rng.normal(0, 0.002, 20))):
+                    stepped = clock_step and s == MODEL_SHAPES[0] and mode == "cold"
+                    n = 30 if stepped and impl == "ftz_exp2" else 20 if not stepped else 10
+                    clock = np.where(np.arange(n) >= 10, CLOCK_STEP, 1.0) if stepped else np.ones(n)
+                    for i, x in enumerate(med * clock * np.exp(rng.normal(0, 0.002) + rng.normal(0, 0.002, n))):
                         rows.append(dict(run_id=rec.run_id, impl=impl, B=s.B, H=s.H, S=s.S, D=s.D, causal=s.causal,
                                          H_kv=s.H_kv, dtype=s.torch_dtype_name, mode=mode, sample=i,
-                                         latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r))
+                                         latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r,
+                                         round=i if clock_step else None))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_json("stages.json", {"timing_s": 1.0})
     rec.finish("complete")
@@ -306,6 +317,37 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert "| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2 | 64 | 71 | 9088 | 68.85 |" in text
     assert "| bf16 | GQA | 1 | 1 | 0 | 1 |" in text and "| fp16 | MHA | 1 | 1 | 0 | 0 |" in text
     assert (ctx.figdir / "models.png").is_file() and ctx.figs["models"] == ctx.figdir / "models.png"
+
+
+def test_a_run_with_rounds_compares_rows_round_by_round_and_names_where_the_medians_disagree(tmp_path):
+    """The step sampled on through a clock step its peers stopped before: 20 of its 30 samples are
+    slow, so its median is a slow one and by the medians it looks CLOCK_STEP times slower than it
+    is; round by round (the 10 rounds all rows took) it is the true 1 / 0.9 over cuDNN. The report
+    says so beside the cold table, and its method text explains the estimator; a run without
+    rounds says neither."""
+    from lab.report.context import Context
+    from lab.report.load import RunData
+    from lab.report.sections import section_methodology, section_models
+
+    data = RunData(_models_run(tmp_path / "runs", clock_step=True))
+    shape = MODEL_SHAPES[0]
+    ci = data.speedup("ftz_exp2", "sdpa_cudnn", shape, "cold")
+    assert data.by_round and ci.by_round and ci.ratio == pytest.approx(1 / 0.9, rel=0.005)
+    assert ci.lo <= 1 / 0.9 <= ci.hi
+    # by the medians: the step's 30 samples, 20 of them slow, have their median in the slow state
+    assert data.median_ratio("ftz_exp2", "sdpa_cudnn", shape, "cold") == pytest.approx(1 / 0.9 / CLOCK_STEP, rel=0.01)
+    ctx = Context.of(data, tmp_path / "reports")
+    ctx.figdir.mkdir(parents=True)
+    text = "\n".join(section_models(ctx))
+    line = next(l for l in text.splitlines() if l.startswith("Where a speedup differs by more than 1 %"))
+    assert f"{shape.tuple_label}, `ftz_exp2` over sdpa_cudnn: " in line and "by the medians" in line
+    assert MODEL_SHAPES[1].tuple_label not in line  # no clock step there: the two estimators agree
+    assert "compared round by round" in text and "Why round by round" in "\n".join(section_methodology(ctx))
+    plain = RunData(_models_run(tmp_path / "plain"))
+    pctx = Context.of(plain, tmp_path / "plain_reports")
+    pctx.figdir.mkdir(parents=True)
+    assert not plain.by_round and "Where a speedup differs" not in "\n".join(section_models(pctx))
+    assert "Why round by round" not in "\n".join(section_methodology(pctx))
 
 
 def test_the_report_renders_with_the_models_section_and_without_it_for_old_runs(tmp_path, replicated_run):
