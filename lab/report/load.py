@@ -273,8 +273,7 @@ class RunData:
         interval = "95 % intervals over the replicates" if self.replicates > 1 else (
             "95 % intervals" if self.by_round else "95 % BCa intervals")
         if self.by_round:
-            return ("compared round by round (the median over the rounds of the round robin of the two rows' "
-                    f"ratio of medians in that round; Methodology) with {interval}")
+            return f"compared round by round, both rows in the same state of the GPU (Methodology), with {interval}"
         return f"ratios of medians with {interval}"
 
     def median_ratio(self, impl, base, shape, mode) -> float | None:
