@@ -87,11 +87,25 @@ def latencies_by_replicate(samples, interleave=None) -> dict:
     from lab.measure import stats
 
     reps = with_replicate(samples)
-    lat = {int(r): g["latency_us"].to_numpy(float) for r, g in reps.groupby("replicate")}
+    groups = list(reps.groupby("replicate"))
+    lat = {int(r): g["latency_us"].to_numpy(float) for r, g in groups}
     if interleave is None or "round" not in reps.columns or not len(reps) or reps["round"].isna().any():
         return lat
-    rounds = {int(r): g["round"].to_numpy(int) for r, g in reps.groupby("replicate")}
-    return stats.RoundRobinSamples(lat, rounds, interleave)
+    return stats.RoundRobinSamples(lat, {int(r): g["round"].to_numpy(int) for r, g in groups}, interleave)
+
+
+def replicates_by_row(samples, run_id=None) -> dict:
+    """{(impl, Shape, mode): latencies_by_replicate of that row} over a samples table, each row's
+    round robin being its run, shape and mode (so rows of one shape and mode pair by round)."""
+    from lab.kernels.shape import Shape
+
+    keys = ["impl", *SHAPE_COLUMNS, "mode"]
+    out = {}
+    for key, g in with_shape_columns(samples).groupby(keys):
+        row = dict(zip(keys, key))
+        shape = Shape.from_row(row)
+        out[(row["impl"], shape, row["mode"])] = latencies_by_replicate(g, (run_id, shape, row["mode"]))
+    return out
 
 
 def git(*args: str) -> str:

@@ -41,13 +41,7 @@ def _samples(run_dir: Path, mode: str = "hot") -> dict:
     rounds where the run recorded them (one round robin per run, shape and mode: compared round by round)."""
     df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
     df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
-    out: dict = {}
-    keys = ["impl", *records.SHAPE_COLUMNS]
-    for key, g in df.groupby(keys):
-        row = dict(zip(keys, key))
-        shape = Shape.from_row(row)
-        out[(row["impl"], shape)] = records.latencies_by_replicate(g, (run_dir.name, shape, mode))
-    return out
+    return {(impl, shape): reps for (impl, shape, _), reps in records.replicates_by_row(df, run_dir.name).items()}
 
 
 def _speedup(samples: dict, faster: str, slower: str, shape) -> stats.SpeedupCI | None:

@@ -16,9 +16,8 @@ The timing stage writes the result to calibration.json; the report reads it back
 from __future__ import annotations
 
 from lab.kernels import manifest
-from lab.kernels.shape import Shape
 from lab.measure import parallel, stats
-from lab.measure.records import SHAPE_COLUMNS, latencies_by_replicate, with_shape_columns
+from lab.measure.records import replicates_by_row
 
 MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
 
@@ -48,12 +47,7 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
     if R < MIN_REPLICATES:
         return {**base, "applicable": False,
                 "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
-    lat = {}  # (impl, shape, mode) -> {replicate: latencies}, with rounds where recorded (compared round by round)
-    keys = ["impl", *SHAPE_COLUMNS, "mode"]
-    for key, g in with_shape_columns(kept).groupby(keys):
-        row = dict(zip(keys, key))
-        shape = Shape.from_row(row)
-        lat[(row["impl"], shape, row["mode"])] = latencies_by_replicate(g, (shape, row["mode"]))
+    lat = replicates_by_row(kept)  # with rounds where recorded: compared round by round
     ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
     pairs, args = [], []  # each ratio's leave-one-out bootstraps are independent: spread over the cores
     for shape in ladder:

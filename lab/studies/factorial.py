@@ -8,8 +8,8 @@ interleaved, at the headline and one canonical shape (both D = 64, where the fac
 at the D = 128 headline, in each of the run's R replicates (separate processes:
 lab.studies.replicates). At D = 128 a D = 64-only factor changes no instruction of the kernel
 (tests/test_knockouts.py checks the SASS), so its terms there are null factors: their intervals
-should contain 1, as an A/A comparison's does (issue 21). Main effects and two-way interactions on log latency come from
-an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design (statsmodels). One replicate:
+should contain 1, as an A/A comparison's does (issue 21). Main effects and two-way interactions on
+log latency come from an OLS fit of `log_latency ~ (A+B+C+D)**2` on the +-1-coded design (statsmodels). One replicate:
 95 % percentile intervals from a bootstrap that resamples each cell's samples. R replicates: the
 fit per replicate, the effects averaged over them, with the random-effects t interval of
 lab.measure.stats.random_effects (the replicates' spread, never below the cell bootstrap's

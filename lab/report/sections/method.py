@@ -77,11 +77,9 @@ def _sampling(ctx: Context) -> list[str]:
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
         + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
     add("")
-    interval = ("a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0)" if R == 1 else
-                "a 95 % interval over the replicates (below)")
-    if data.by_round:
-        interval = ("a 95 % normal interval from a bootstrap of the rounds (2000 resamples, seed 0)" if R == 1 else
-                    "a 95 % interval over the replicates (below)")
+    interval = ("a 95 % interval over the replicates (below)" if R > 1 else
+                "a 95 % normal interval from a bootstrap of the rounds (2000 resamples, seed 0)" if data.by_round else
+                "a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0)")
     add("**Statistics** (`lab.measure.stats`, recomputed here from samples.parquet with throttled samples dropped). "
         + ("Each number is a median" if R == 1 else
            "Each number is a median over the replicates (the geometric mean of their medians)")
