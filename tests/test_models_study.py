@@ -169,6 +169,9 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
     assert d64.not_taken[END] == f"variant '{END}' takes float16 only"
     # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
     assert d64.cap_s == pytest.approx(0.05)
+    # SDPA's default dispatch, a duplicate of one of the backends, is not timed at the models shapes only
+    assert {tuple(j.peers_left_out) for j in jobs} == {("sdpa_default",)}
+    assert all(j.peers_left_out == [] for j in stages.timing_jobs(RunParams.from_text(shapes="canonical"), kernels))
     builds[END].takes_models = builds[f"{END}~no_tma"].takes_models = True
     jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
     d128 = next(j for j in jobs if j.shape == Shape.parse("1,64,8192,128,causal,kv8,bf16"))
@@ -192,23 +195,29 @@ def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path)
     p = RunParams.from_text(replicates="2", cap_s="3")
     shape = Shape.parse("1,12,512,64,causal,bf16")
     jobs = [replicates.Job(shape, ["m"], True, ["hot"], None, 5, "models", {"tma": "variant 'tma' takes float16 only"},
-                           0.075),
-            replicates.Job(Shape(4, 16, 512, 64, False), ["m"], False, ["hot"], None, 6, "ladder")]
-    replicates.write_plan(rec, "timing", jobs, {"m": {}}, ["sdpa_flash"], p.replicate_rule(), 2, p.seed)
-    rules = []
+                           0.075, ["sdpa_default"]),
+            replicates.Job(Shape(4, 16, 512, 64, False), ["m"], False, ["hot"], None, 6, "ladder"),
+            replicates.Job(Shape(4, 16, 512, 64, True), ["m"], True, ["hot"], None, 7, "ladder")]
+    replicates.write_plan(rec, "timing", jobs, {"m": {}}, ["sdpa_flash", "sdpa_default"], p.replicate_rule(), 2,
+                          p.seed)
+    rules, peers_measured = [], []
 
     def recording(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress=print):
         rules.append(rule.cap_s)
+        peers_measured.append([q.name for q in peers_])
         return replicates.fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress)
 
     samples, summary, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicates.in_process(recording))
-    assert rules == [0.075, 1.5] * 2  # the models job's cap; the ladder job keeps the run's 3 s / 2
+    assert rules == [0.075, 1.5, 1.5] * 2  # the models job's cap; the ladder jobs keep the run's 3 s / 2
+    # the models job leaves out the peer its scope names; a job without peers measures none; the rest all
+    assert peers_measured == [["sdpa_flash"], [], ["sdpa_flash", "sdpa_default"]] * 2
     assert notes[0]["not_taken"] == {"tma": "variant 'tma' takes float16 only"} and notes[1]["not_taken"] == {}
     row = summary[summary.impl == "m"].set_index("H").loc[12]
     assert (row["H_kv"], row["dtype"]) == (12, "bfloat16")
     # a plan written before jobs had these fields reads with none
-    old = {k: v for k, v in jobs[1].to_json().items() if k not in ("not_taken", "cap_s")}
-    assert replicates.Job.from_json(old).not_taken == {} and replicates.Job.from_json(old).cap_s is None
+    old = replicates.Job.from_json({k: v for k, v in jobs[2].to_json().items()
+                                    if k not in ("not_taken", "cap_s", "peers_left_out")})
+    assert old.not_taken == {} and old.cap_s is None and old.peers_left_out == []
 
 
 # --- the report's models section -------------------------------------------------------------------
@@ -294,6 +303,8 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert "| Llama-3-8B, Mistral-7B | (4, 32, 2048, 128) causal | 8 | bf16 |" in text
     assert "| Falcon-7B | (1, 71, 8192, 64) causal | 1 | bf16 |" in text
     assert text.count("**Median µs (TFLOP/s), hot.**") == 1 and "**Against the peers, cold.**" in text
+    # this run timed no sdpa_default at the model shapes (as runs since SCOPE_PEERS_LEFT_OUT): the text says so
+    assert "SDPA's default dispatch is not timed here, as it runs one of those backends" in text
     # the sm_90a end at 0.9x cuDNN's time: 1/0.9 = 1.111x the fastest peer, 1.4/0.9 = 1.556x flex_attention
     row = next(l for l in text.splitlines() if l.startswith("| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2"))
     cells = [c.strip() for c in row.strip("|").split("|")]

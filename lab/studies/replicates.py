@@ -59,6 +59,8 @@ class Job:
     # This job's time cap per (implementation, mode) in each replicate where it is below the plan's
     # rule (lab.studies.shapes.SCOPE_CAP_S: a scope's sample budget); None: the plan's rule.
     cap_s: float | None = None
+    # The plan's peers not measured here (lab.studies.shapes.SCOPE_PEERS_LEFT_OUT; plans before it: none).
+    peers_left_out: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {**asdict(self), "shape": list(self.shape.astuple())}
@@ -66,6 +68,10 @@ class Job:
     @classmethod
     def from_json(cls, d: dict) -> Job:
         return cls(**{**d, "shape": Shape.of(d["shape"])})
+
+    def peers_here(self, plan_peers: list) -> list:
+        """The plan's peers this job measures."""
+        return [q for q in plan_peers if q.name not in self.peers_left_out] if self.peers else []
 
     def rule(self, plan_rule: StopRule) -> StopRule:
         """The stopping rule this job's rows follow: the plan's, its cap lowered to cap_s where set."""
@@ -166,7 +172,7 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
         progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
         here = {n: kernels[n] for n in job.impls if n in kernels}
         t_job = time.perf_counter()
-        s_rows, m_rows, note = measure(job.shape, here, peers if job.peers else [], job.modes, job.rule(rule), clocks,
+        s_rows, m_rows, note = measure(job.shape, here, job.peers_here(peers), job.modes, job.rule(rule), clocks,
                                        p["run_id"], job.aa, seed, progress)
         if s_rows:
             frames.append(pd.DataFrame([{**r, "replicate": i} for r in s_rows], columns=SAMPLE_COLUMNS))

@@ -84,6 +84,11 @@ SCOPES = ("ladder", "models", "tails", "tails-hot")  # widest first
 # two blocks of samples a replicate for every row (a 4 ms launch: 9 samples a block).
 SCOPE_CAP_S = {"models": 0.15}
 
+# Peers a scope leaves out. At the models shapes SDPA's default dispatch adds nothing: it runs one of the
+# backends, which are all timed there, and the fastest peer is chosen among the backends (lab.report.load);
+# it cost about 3 s of the set's 60 s on an H100 (20261126T083634Z-517446e: 58.9-60.3 s over three runs).
+SCOPE_PEERS_LEFT_OUT = {"models": ("sdpa_default",)}
+
 
 def shape_set(name: str) -> list[Shape]:
     """canonical | large | long | sweep | models | models-fp16 | a list like '4,16,512,64' or '4,32,512,64,causal,kv8,bf16'

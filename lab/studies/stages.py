@@ -212,13 +212,13 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     ladder shape every kernel (a knock-out only where its switch changes the kernel) and the A/A
     twin of the headline branch's end; at the long and sweep shapes the branch ends; at the models
     shapes the branch ends, the knock-outs where their switch changes the kernel and the kernels they
-    are measured against, within the scope's sample budget (SCOPE_CAP_S); the peers everywhere; the
-    sweep hot only. `not_taken(kernel, shape)`: why a kernel does not take the shape's dtype or K/V
-    heads ('' where it does); such a kernel is left out of the shape and the job records why. Each
-    shape's interleave seed is the run's plus its index."""
+    are measured against, within the scope's sample budget (SCOPE_CAP_S); the peers everywhere, less
+    a scope's SCOPE_PEERS_LEFT_OUT; the sweep hot only. `not_taken(kernel, shape)`: why a kernel does
+    not take the shape's dtype or K/V heads ('' where it does); such a kernel is left out of the shape
+    and the job records why. Each shape's interleave seed is the run's plus its index."""
     from lab.kernels.manifest import branch_ends, headline_end
     from lab.studies.replicates import Job
-    from lab.studies.shapes import SCOPE_CAP_S
+    from lab.studies.shapes import SCOPE_CAP_S, SCOPE_PEERS_LEFT_OUT
 
     variant_names = [n for n in kernels if n in p.variants]
     aa = headline_end(variant_names) or None
@@ -242,7 +242,8 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
                         ["hot"] if scope == "tails-hot" else list(p.modes), aa if scope == "ladder" else None,
                         p.seed + i, scope, refused,
                         # the scope's budget, shared out among the replicates as the run's CAP is
-                        None if cap is None or cap >= p.cap_s else cap / p.replicates))
+                        None if cap is None or cap >= p.cap_s else cap / p.replicates,
+                        list(SCOPE_PEERS_LEFT_OUT.get(scope, ()))))
     return jobs
 
 

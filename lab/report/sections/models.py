@@ -22,7 +22,9 @@ def section_models(ctx: Context) -> list[str]:
     add("Prefill of the models below (lab.studies.shapes.MODELS: their query heads, K/V heads and head dim), "
         "causal, bf16, 8192 tokens a shape; the last step of each branch and the peers, every SDPA backend that "
         "accepts the case and flex_attention (both called with `enable_gqa=True` where K/V heads are fewer than "
-        "query heads). TFLOP/s count 4·B·H·S²·D, halved for causal: sharing K/V heads saves memory traffic, not "
+        "query heads)" + ("" if any("sdpa_default" in data.peers(s) for s in shapes) else
+                          "; SDPA's default dispatch is not timed here, as it runs one of those backends") +
+        ". TFLOP/s count 4·B·H·S²·D, halved for causal: sharing K/V heads saves memory traffic, not "
         f"FLOPs. Speedups are {data.speedup_words()}, > 1: the step is faster.")
     add("")
     for mode in [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]:
