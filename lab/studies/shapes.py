@@ -85,8 +85,9 @@ SCOPES = ("ladder", "models", "tails", "tails-hot")  # widest first
 SCOPE_CAP_S = {"models": 0.15}
 
 # Peers a scope leaves out. At the models shapes SDPA's default dispatch adds nothing: it runs one of the
-# backends, which are all timed there, and the fastest peer is chosen among the backends (lab.report.load);
-# it cost about 3 s of the set's 60 s on an H100 (20261126T083634Z-517446e: 58.9-60.3 s over three runs).
+# backends, which are all timed there, and the fastest peer is chosen among the backends (lab.report.load).
+# Leaving it out saves 7 % of the set's samples and 1.6 s of their GPU time, but in an A/B on one H100 the
+# set's job seconds moved by 0.2 s, within noise (data/explorations/2026-11-26-models-set-cost).
 SCOPE_PEERS_LEFT_OUT = {"models": ("sdpa_default",)}
 
 
