@@ -2,6 +2,8 @@
 skipping and recording what an implementation does not take, the models shape set and its scope,
 and old run records reading as before. Expected values are written out by hand."""
 
+import json
+
 import pytest
 import torch
 
@@ -286,6 +288,16 @@ def _models_run(root, with_models=True, clock_step=False):
                                          round=i if clock_step else None))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_json("stages.json", {"timing_s": 1.0})
+    # what the set cost: 2.5 s a models job in each replicate, 4 s the ladder's; flex_attention's compiles
+    timing = rec.dir / "replicates" / "timing"
+    timing.mkdir(parents=True)
+    for r in range(3):
+        notes = [{"shape": s.id, "scope": "ladder" if s == HEADLINE else "models",
+                  "seconds": 4.0 if s == HEADLINE else 2.5} for s in shapes]
+        (timing / f"r{r}.json").write_text(json.dumps({"replicate": r, "notes": notes}))
+    rec.write_json("flex_warmup.json", {"shapes": [{"shape": s.id, "seconds": 7.0 if s == HEADLINE else
+                                                    0.5 if s == FP16_TWIN else 1.25, "error": ""} for s in shapes],
+                                        "seconds": 10.0, "failed": 0})
     rec.finish("complete")
     return rec
 
@@ -305,6 +317,9 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert text.count("**Median µs (TFLOP/s), hot.**") == 1 and "**Against the peers, cold.**" in text
     # this run timed no sdpa_default at the model shapes (as runs since SCOPE_PEERS_LEFT_OUT): the text says so
     assert "SDPA's default dispatch is not timed here, as it runs one of those backends" in text
+    # its cost: 3 models jobs x 2.5 s x 3 replicates (the ladder's 4 s jobs not counted); compiles 2 x 1.25 + 0.5
+    assert ("**What the set costs.** Its jobs took 22.5 s of the timing stage over the 3 replicates" in text
+            and "flex_attention's compiles for its shapes took 3.0 s of the background warm-up" in text)
     # the sm_90a end at 0.9x cuDNN's time: 1/0.9 = 1.111x the fastest peer, 1.4/0.9 = 1.556x flex_attention
     row = next(l for l in text.splitlines() if l.startswith("| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2"))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -385,3 +400,19 @@ def test_the_grid_order_text_follows_the_runs_sm90_end(tmp_path, monkeypatch):
     text = "\n".join(models.grid_order(data, MODEL_SHAPES))
     assert text.startswith("The sm_90a end takes its work tiles from a counter where the launch allows it")
     assert "fewer than four tiles a CTA" in text and "keeps step 27's static list, which walks the work tiles" in text
+
+
+def test_seconds_by_scope_sums_each_replicates_notes_and_skips_an_interrupted_attempt(tmp_path):
+    from lab.studies import replicates
+
+    timing = tmp_path / "replicates" / "timing"
+    (timing / "interrupted").mkdir(parents=True)
+    (timing / "plan.json").write_text(json.dumps({"jobs": []}))
+    (timing / "r0.json").write_text(json.dumps({"notes": [{"scope": "ladder", "seconds": 9.5},
+                                                          {"scope": "models", "seconds": 2.25}]}))
+    (timing / "r1.json").write_text(json.dumps({"notes": [{"scope": "ladder", "seconds": 8.5},
+                                                          {"scope": "models", "seconds": 1.75},
+                                                          {"scope": "models", "seconds": 1.0}]}))
+    (timing / "interrupted" / "1-r1.json").write_text(json.dumps({"notes": [{"scope": "models", "seconds": 50.0}]}))
+    assert replicates.seconds_by_scope(tmp_path) == {"ladder": 18.0, "models": 5.0}
+    assert replicates.seconds_by_scope(tmp_path / "elsewhere") == {}

@@ -41,6 +41,10 @@ class RunData:
         self.profile_status = self._json("profile_status.json", None)
         self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
         self.calibration = self._json("calibration.json", None, quiet=True)
+        self.flex_warmup = self._json("flex_warmup.json", None, quiet=True)  # runs before the warm-up: none
+        from lab.studies.replicates import seconds_by_scope
+
+        self.scope_seconds = seconds_by_scope(rec.dir)  # runs before replicates: {}
         ceil = self._json("ceilings.json", None)
         self.ceilings_error = None
         if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):

@@ -292,3 +292,21 @@ def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "h
         fig.suptitle(f"The attention real models run: prefill, {mode}", fontsize=10)
         _save(fig, path)
     return None
+
+
+def cost_statement(data: RunData, shapes: list[Shape]) -> str:
+    """What the models set cost the run: its jobs' seconds over the replicates and flex_attention's
+    compiles for its shapes ahead of the timing stage ('' for a run that recorded neither)."""
+    parts = []
+    if data.scope_seconds.get("models"):
+        parts.append(f"Its jobs took {data.scope_seconds['models']:.1f} s of the timing stage"
+                     + (f" over the {data.replicates} replicates" if data.replicates > 1 else "")
+                     + " (each replicate's record, replicates/timing/r*.json)")
+    if isinstance(data.flex_warmup, dict):
+        ids = {s.id for s in shapes}
+        warm = sum(float(r.get("seconds") or 0) for r in data.flex_warmup.get("shapes", []) if r.get("shape") in ids)
+        if warm:
+            parts.append(f"flex_attention's compiles for its shapes took {warm:.1f} s of the background warm-up "
+                         "beside the correctness stage, which the timing stage waits for where it outlasts that "
+                         "stage (flex_warmup.json)")
+    return ("**What the set costs.** " + "; ".join(parts) + ".") if parts else ""

@@ -352,6 +352,20 @@ def seconds_measured(rec, plan: str) -> float:
     return float(sum(r.get("seconds") or 0 for r in runs if _measured_in_full(rec.dir, plan, p, r["replicate"])))
 
 
+def seconds_by_scope(run_dir: Path, plan: str = "timing") -> dict[str, float]:
+    """{scope: seconds} its jobs took over the plan's replicates, by the replicates' own records
+    (r<i>.json notes; a stopped attempt's files, set aside under interrupted/, are not counted);
+    {} for a run without them."""
+    out: dict[str, float] = {}
+    for f in sorted(plan_dir(run_dir, plan).glob("r*.json")):
+        if not f.stem[1:].isdigit():
+            continue
+        for note in json.loads(f.read_text()).get("notes", []):
+            scope = note.get("scope") or plan
+            out[scope] = out.get(scope, 0.0) + float(note.get("seconds") or 0.0)
+    return out
+
+
 def _release_gpu_cache() -> None:
     """Hand back the memory this process's caching allocator holds (the stage's ceilings, its
     correctness checks), so that the replicates' processes have the GPU's memory to themselves."""

@@ -27,6 +27,10 @@ def section_models(ctx: Context) -> list[str]:
         ". TFLOP/s count 4·B·H·S²·D, halved for causal: sharing K/V heads saves memory traffic, not "
         f"FLOPs. Speedups are {data.speedup_words()}, > 1: the step is faster.")
     add("")
+    cost = models.cost_statement(data, shapes)
+    if cost:
+        add(cost)
+        add("")
     for mode in [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]:
         timed = [s for s in shapes if models.kernels(data, s, mode) or data.peers(s)]
         if not timed:
