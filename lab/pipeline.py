@@ -60,8 +60,8 @@ class FlexWarmup:
     stage follows it, waited for before the timing stage; never fails the run (a warm-up that errs
     or overruns is only reported, and the timing compiles what it needs itself)."""
 
-    def __init__(self, run_id: str, popen=None, wait_s: float = WARM_WAIT_S):
-        self.run_id, self.wait_s, self.proc = run_id, wait_s, None
+    def __init__(self, run_id: str, popen=None, wait_s: float = WARM_WAIT_S, clock=time.perf_counter):
+        self.run_id, self.wait_s, self.proc, self.clock = run_id, wait_s, None, clock
         self.popen = popen or (lambda cmd: subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL,
                                                             stderr=subprocess.DEVNULL))
 
@@ -71,9 +71,11 @@ class FlexWarmup:
         except OSError as exc:
             print(f"   flex_attention warm-up not started: {exc}", flush=True)
 
-    def join(self) -> None:
+    def join(self) -> float | None:
+        """Waits for the warm-up; returns the seconds waited (None where none was started)."""
         if self.proc is None:
-            return
+            return None
+        t0 = self.clock()
         try:
             code = self.proc.wait(timeout=self.wait_s)
             print(f"   flex_attention warm-up done (exit {code})", flush=True)
@@ -82,20 +84,34 @@ class FlexWarmup:
             self.proc.wait()
             print(f"   flex_attention warm-up stopped after {self.wait_s:.0f} s: the timing compiles the rest", flush=True)
         self.proc = None
+        return self.clock() - t0
 
 
-def run_stages(names: list[str], out_dir: Path, run_id: str, run_notebook=None, warmup=None) -> dict:
+def record_between(rec, key: str, seconds: float) -> None:
+    """Wall time a run spent between its stages (a wait no stage's seconds hold), into stages.json's
+    `between` ({key: seconds}); not a '<stage>_s' key, so no reader takes it for a stage."""
+    stages = rec.read_json("stages.json") if rec.has("stages.json") else {}
+    stages.setdefault("between", {})[key] = round(seconds, 1)
+    rec.write_json("stages.json", stages)
+
+
+def run_stages(names: list[str], out_dir: Path, run_id: str, run_notebook=None, warmup=None,
+               on_wait=None) -> dict:
     """Execute the measuring notebooks `names` in order (run_notebook: execute); where the correctness
     stage is followed by the timing stage, flex_attention's compiles for the timing run beside the
-    correctness stage (FlexWarmup). Returns {notebook: seconds}."""
+    correctness stage (FlexWarmup), and the seconds the timing stage waited for them go to
+    `on_wait` (default: the run's stages.json, `between`). Returns {notebook: seconds}."""
+    from lab.measure.records import RunRecord
+
     run_notebook = run_notebook or execute
+    on_wait = on_wait or (lambda s: record_between(RunRecord.open(run_id), "flex_warmup_wait_s", s))
     warm = (warmup or FlexWarmup(run_id)) if {"02_correctness.ipynb", "03_timing.ipynb"} <= set(names) else None
     timings = {}
     for name in names:
         if warm is not None and name == "02_correctness.ipynb":
             warm.start()
-        if warm is not None and name == "03_timing.ipynb":
-            warm.join()
+        if warm is not None and name == "03_timing.ipynb" and (waited := warm.join()) is not None:
+            on_wait(waited)
         timings[name] = run_notebook(name, out_dir, {"run_id": run_id})
     return timings
 

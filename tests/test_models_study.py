@@ -287,7 +287,7 @@ def _models_run(root, with_models=True, clock_step=False):
                                          latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r,
                                          round=i if clock_step else None))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
-    rec.write_json("stages.json", {"timing_s": 1.0})
+    rec.write_json("stages.json", {"timing_s": 1.0, "between": {"flex_warmup_wait_s": 2.5}})
     # what the set cost: 2.5 s a models job in each replicate, 4 s the ladder's; flex_attention's compiles
     timing = rec.dir / "replicates" / "timing"
     timing.mkdir(parents=True)
@@ -319,7 +319,8 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert "SDPA's default dispatch is not timed here, as it runs one of those backends" in text
     # its cost: 3 models jobs x 2.5 s x 3 replicates (the ladder's 4 s jobs not counted); compiles 2 x 1.25 + 0.5
     assert ("**What the set costs.** Its jobs took 22.5 s of the timing stage over the 3 replicates" in text
-            and "flex_attention's compiles for its shapes took 3.0 s of the background warm-up" in text)
+            and "flex_attention's compiles for its shapes took 3.0 s of the background warm-up" in text
+            and "this run's timing stage waited 2.5 s for all of it, stages.json)." in text)
     # the sm_90a end at 0.9x cuDNN's time: 1/0.9 = 1.111x the fastest peer, 1.4/0.9 = 1.556x flex_attention
     row = next(l for l in text.splitlines() if l.startswith("| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2"))
     cells = [c.strip() for c in row.strip("|").split("|")]

@@ -34,18 +34,34 @@ class Recorder:
 
     def join(self):
         self.log.append("warm:join")
+        return 4.5  # seconds waited
 
 
 def _run(names):
     log = []
     pipeline.run_stages(names, None, "RUN", run_notebook=lambda name, out, params: log.append(name) or 1.0,
-                        warmup=Recorder(log))
+                        warmup=Recorder(log), on_wait=lambda s: log.append(f"waited {s}"))
     return log
 
 
 def test_the_warmup_runs_beside_the_correctness_stage_and_ends_before_the_timing():
     assert _run(pipeline.MEASURE[1:]) == ["01_build.ipynb", "warm:start", "02_correctness.ipynb", "warm:join",
-                                          "03_timing.ipynb", "04_profile.ipynb"]
+                                          "waited 4.5", "03_timing.ipynb", "04_profile.ipynb"]
+
+
+def test_the_wait_for_the_warmup_is_timed_and_recorded_between_the_stages(tmp_path):
+    from lab.measure import records
+
+    ticks = iter([10.0, 13.25])
+    w = pipeline.FlexWarmup("RUN", popen=lambda cmd: FakeProc(), clock=lambda: next(ticks))
+    assert w.join() is None  # not started: nothing waited for, nothing to record
+    w.start()
+    assert w.join() == 3.25
+    rec = records.RunRecord(run_id="20990101T000000Z-wait", root=tmp_path)
+    rec.write_json("stages.json", {"correctness_s": 60.0, "parts": {"timing": {"ceilings_s": 2.0}}})
+    pipeline.record_between(rec, "flex_warmup_wait_s", 3.25)
+    assert rec.read_json("stages.json") == {"correctness_s": 60.0, "parts": {"timing": {"ceilings_s": 2.0}},
+                                            "between": {"flex_warmup_wait_s": 3.2}}
 
 
 def test_no_warmup_without_both_the_correctness_and_the_timing_stage():

@@ -306,7 +306,11 @@ def cost_statement(data: RunData, shapes: list[Shape]) -> str:
         ids = {s.id for s in shapes}
         warm = sum(float(r.get("seconds") or 0) for r in data.flex_warmup.get("shapes", []) if r.get("shape") in ids)
         if warm:
+            between = data.stages.get("between") if isinstance(data.stages, dict) else None
+            waited = (between or {}).get("flex_warmup_wait_s")
             parts.append(f"flex_attention's compiles for its shapes took {warm:.1f} s of the background warm-up "
                          "beside the correctness stage, which the timing stage waits for where it outlasts that "
-                         "stage (flex_warmup.json)")
+                         "stage (flex_warmup.json" + ("" if waited is None else
+                                                      f"; this run's timing stage waited {waited:.1f} s for all of "
+                                                      "it, stages.json") + ")")
     return ("**What the set costs.** " + "; ".join(parts) + ".") if parts else ""
