@@ -104,7 +104,14 @@ def run_stages(names: list[str], out_dir: Path, run_id: str, run_notebook=None, 
     from lab.measure.records import RunRecord
 
     run_notebook = run_notebook or execute
-    on_wait = on_wait or (lambda s: record_between(RunRecord.open(run_id), "flex_warmup_wait_s", s))
+
+    def record_wait(seconds):
+        try:
+            record_between(RunRecord.open(run_id), "flex_warmup_wait_s", seconds)
+        except (OSError, ValueError) as exc:  # the warm-up never fails a run, nor does its record
+            print(f"   the wait for the flex_attention warm-up ({seconds:.1f} s) not recorded: {exc}", flush=True)
+
+    on_wait = on_wait or record_wait
     warm = (warmup or FlexWarmup(run_id)) if {"02_correctness.ipynb", "03_timing.ipynb"} <= set(names) else None
     timings = {}
     for name in names:

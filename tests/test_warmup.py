@@ -121,3 +121,12 @@ def test_only_runs_that_time_flex_attention_warm_it():
     assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="flex_attention,sdpa_cudnn")) == list(p.shapes)
     assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="sdpa_cudnn")) == []
     assert warm.shapes_to_warm(dataclasses.replace(p, peers=None)) == []  # a run from before peers.json: SDPA only
+
+
+def test_a_wait_that_cannot_be_recorded_is_only_reported(capsys):
+    log = []
+    pipeline.run_stages(["02_correctness.ipynb", "03_timing.ipynb"], None, "20990101T000000Z-nowhere",
+                        run_notebook=lambda name, out, params: log.append(name) or 1.0, warmup=Recorder(log))
+    assert log == ["warm:start", "02_correctness.ipynb", "warm:join", "03_timing.ipynb"]
+    assert "(4.5 s) not recorded: no run '20990101T000000Z-nowhere'" in capsys.readouterr().out
+
