@@ -425,9 +425,7 @@ def _keep_rounds(reps: dict, original):
 
 def _subset(reps: dict, keys) -> dict:
     """The replicates `keys` of reps, rounds kept where it has them."""
-    if isinstance(reps, RoundRobinSamples):
-        return RoundRobinSamples({k: reps[k] for k in keys}, {k: reps.rounds[k] for k in keys}, reps.interleave)
-    return {k: reps[k] for k in keys}
+    return _keep_rounds({k: reps[k] for k in keys}, reps)
 
 
 def _median_var(d: np.ndarray, n_resamples: int, rng) -> float:
