@@ -1,11 +1,13 @@
 """What the models set costs a run's timing: per shape and replicate, the seconds each models job took
-(the replicates' notes), in the report's H100 run and in the two models-only A/B runs of this folder;
-and the GPU time of the samples themselves (a hot sample at least 1 ms: a graph replay of about 1 ms).
+(the replicates' notes), in the report's H100 run, in the two models-only A/B runs of this folder and
+(job seconds only) in the two other H100 runs of 2026-11-26, read from git history; and the GPU time
+of the samples themselves (a hot sample at least 1 ms: a graph replay of about 1 ms).
 
     python data/explorations/2026-11-26-models-set-cost/models_cost.py
 """
 
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,25 @@ def sample_seconds(run: Path) -> tuple[int, float]:
     cost = np.where(s["mode"] == "hot", np.maximum(s.latency_us, 1000.0), s.latency_us) / 1e6
     return len(s), float(cost.sum())
 
+HISTORY = ("20261126T052611Z-5620c21", "20261126T064322Z-59ee83f")  # H100 runs now only in git history
+
+
+def history_job_seconds(run_id: str) -> float:
+    """The models jobs' seconds of a run in git history, from the commit that added its records."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
+
+    path = f"data/runs/{run_id}/replicates/timing"
+    commit = git("log", "--diff-filter=A", "--format=%H", "--", f"{path}/r0.json").split()[-1]
+    total = 0.0
+    for i in range(3):
+        notes = json.loads(git("show", f"{commit}:{path}/r{i}.json"))["notes"]
+        total += sum(n["seconds"] for n in notes if n.get("scope") == "models")
+    return total
+
+
+for run_id in HISTORY:
+    print(f"{run_id} (git history, H100): models jobs {history_job_seconds(run_id):.1f} s over 3 replicates\n")
 
 for name, run in RUNS.items():
     j = job_seconds(run)
