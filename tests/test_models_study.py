@@ -297,7 +297,7 @@ def _models_run(root, with_models=True, clock_step=False):
         (timing / f"r{r}.json").write_text(json.dumps({"replicate": r, "notes": notes}))
     rec.write_json("flex_warmup.json", {"shapes": [{"shape": s.id, "seconds": 7.0 if s == HEADLINE else
                                                     0.5 if s == FP16_TWIN else 1.25, "error": ""} for s in shapes],
-                                        "seconds": 10.0, "failed": 0})
+                                        "seconds": 10.0, "failed": 0, "workers": 2})
     rec.finish("complete")
     return rec
 
@@ -319,8 +319,10 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert "SDPA's default dispatch is not timed here, as it runs one of those backends" in text
     # its cost: 3 models jobs x 2.5 s x 3 replicates (the ladder's 4 s jobs not counted); compiles 2 x 1.25 + 0.5
     assert ("**What the set costs.** Its jobs took 22.5 s of the timing stage over the 3 replicates" in text
-            and "flex_attention's compiles for its shapes took 3.0 s of the background warm-up" in text
-            and "this run's timing stage waited 2.5 s for all of it, stages.json)." in text)
+            and "flex_attention's compiles for its shapes took 3.0 s of the background warm-up (2 processes side by "
+                "side, 10.0 s of wall time for every shape) beside the correctness stage" in text
+            and "this run's timing stage waited 2.5 s for all of it, stages.json); "
+                "its jobs and that wait came to 25.0 s of the run's wall time." in text)
     # the sm_90a end at 0.9x cuDNN's time: 1/0.9 = 1.111x the fastest peer, 1.4/0.9 = 1.556x flex_attention
     row = next(l for l in text.splitlines() if l.startswith("| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2"))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -417,3 +419,19 @@ def test_seconds_by_scope_sums_each_replicates_notes_and_skips_an_interrupted_at
     (timing / "interrupted" / "1-r1.json").write_text(json.dumps({"notes": [{"scope": "models", "seconds": 50.0}]}))
     assert replicates.seconds_by_scope(tmp_path) == {"ladder": 18.0, "models": 5.0}
     assert replicates.seconds_by_scope(tmp_path / "elsewhere") == {}
+
+
+def test_the_cost_statement_of_a_run_without_the_wait_recorded_gives_the_jobs_and_no_sum():
+    from types import SimpleNamespace
+
+    from lab.report.models import cost_statement
+
+    shape = Shape(1, 8, 2048, 128, True, 2, "bf16")
+    warmup = {"shapes": [{"shape": shape.id, "seconds": 4.0, "error": ""},
+                         {"shape": "B1-H8-S512-D64-full", "seconds": 9.0, "error": ""}], "seconds": 13.0}
+    data = SimpleNamespace(scope_seconds={"models": 12.25}, replicates=3, flex_warmup=warmup, stages={"timing_s": 1.0})
+    text = cost_statement(data, [shape])
+    assert text.startswith("**What the set costs.** Its jobs took 12.2 s of the timing stage over the 3 replicates")
+    assert "compiles for its shapes took 4.0 s of the background warm-up beside" in text  # no workers: one process
+    assert "came to" not in text and text.endswith("(flex_warmup.json).")
+    assert cost_statement(SimpleNamespace(scope_seconds={}, replicates=1, flex_warmup=None, stages={}), [shape]) == ""

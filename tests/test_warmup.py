@@ -130,3 +130,51 @@ def test_a_wait_that_cannot_be_recorded_is_only_reported(capsys):
     assert log == ["warm:start", "02_correctness.ipynb", "warm:join", "03_timing.ipynb"]
     assert "(4.5 s) not recorded: no run '20990101T000000Z-nowhere'" in capsys.readouterr().out
 
+
+
+def test_the_shapes_are_dealt_round_robin_to_the_workers_none_left_empty():
+    shapes = list("abcde")
+    assert warm.shards(shapes, 2) == [["a", "c", "e"], ["b", "d"]]
+    assert warm.shards(shapes, 1) == [shapes]
+    assert warm.shards(shapes[:2], 4) == [["a"], ["b"]]  # fewer shapes than workers: one process each
+    assert warm.shards([], 2) == []
+    import pytest
+
+    with pytest.raises(ValueError, match="at least one process"):
+        warm.shards(shapes, 0)
+
+
+def test_the_parallel_warmup_keeps_the_runs_order_and_a_dead_process_fails_only_its_shapes():
+    from concurrent.futures import ThreadPoolExecutor
+
+    shapes = [Shape(1, 2, 64 * (i + 1), 64, False) for i in range(5)]
+    seen = []
+
+    def fake_warm(part):
+        seen.append([s.id for s in part])
+        if part[0] is shapes[1]:
+            raise OSError("worker died\nmore")
+        return {"shapes": [{"shape": s.id, "seconds": 2.0, "error": ""} for s in part], "seconds": 9.9, "failed": 0}
+
+    ticks = iter([100.0, 130.5])
+    with ThreadPoolExecutor(2) as pool:
+        record = warm.warm_in_parallel(shapes, 2, pool=pool, warm=fake_warm, clock=lambda: next(ticks))
+    assert sorted(seen) == sorted([[shapes[0].id, shapes[2].id, shapes[4].id], [shapes[1].id, shapes[3].id]])
+    assert [r["shape"] for r in record["shapes"]] == [s.id for s in shapes]
+    assert [r["error"] for r in record["shapes"]] == ["", "its warm-up process failed: OSError: worker died", "",
+                                                      "its warm-up process failed: OSError: worker died", ""]
+    assert record["failed"] == 2 and record["workers"] == 2
+    assert record["seconds"] == 30.5  # the wall time of all of it, not the sum of its rows
+
+
+def test_the_default_pool_spawns_processes_that_take_the_shapes_and_the_warm_function():
+    """The real path: spawned processes (CUDA cannot fork), shapes and the warm function pickled to them.
+    The launch here is the shape's __str__ and the synchronize a no-op, so no GPU is needed."""
+    import functools
+    import operator
+
+    shapes = [Shape(1, 2, 64, 64, False), Shape(1, 4, 64, 128, True, 2, "bf16"), Shape(2, 8, 128, 64, True)]
+    record = warm.warm_in_parallel(shapes, 2, warm=functools.partial(warm.warm_flex, bind=operator.attrgetter("__str__"),
+                                                                     synchronize=tuple))
+    assert [r["shape"] for r in record["shapes"]] == [s.id for s in shapes]
+    assert record["failed"] == 0 and record["workers"] == 2, record

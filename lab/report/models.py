@@ -295,11 +295,14 @@ def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "h
 
 
 def cost_statement(data: RunData, shapes: list[Shape]) -> str:
-    """What the models set cost the run: its jobs' seconds over the replicates and flex_attention's
-    compiles for its shapes ahead of the timing stage ('' for a run that recorded neither)."""
-    parts = []
-    if data.scope_seconds.get("models"):
-        parts.append(f"Its jobs took {data.scope_seconds['models']:.1f} s of the timing stage"
+    """What the models set cost the run: its jobs' seconds over the replicates, flex_attention's
+    compiles for its shapes ahead of the timing stage, and, where the run recorded the timing stage's
+    wait for those compiles, the two together: what the set adds to the run's wall time, counting all of
+    the wait as the set's (its compiles can account for no more of it). '' for a run that recorded
+    neither."""
+    parts, jobs, waited = [], data.scope_seconds.get("models"), None
+    if jobs:
+        parts.append(f"Its jobs took {jobs:.1f} s of the timing stage"
                      + (f" over the {data.replicates} replicates" if data.replicates > 1 else "")
                      + " (each replicate's record, replicates/timing/r*.json)")
     if isinstance(data.flex_warmup, dict):
@@ -308,9 +311,14 @@ def cost_statement(data: RunData, shapes: list[Shape]) -> str:
         if warm:
             between = data.stages.get("between") if isinstance(data.stages, dict) else None
             waited = (between or {}).get("flex_warmup_wait_s")
+            workers = data.flex_warmup.get("workers")
             parts.append(f"flex_attention's compiles for its shapes took {warm:.1f} s of the background warm-up "
-                         "beside the correctness stage, which the timing stage waits for where it outlasts that "
+                         + (f"({workers} processes side by side, {float(data.flex_warmup.get('seconds') or 0):.1f} s "
+                            "of wall time for every shape) " if workers else "")
+                         + "beside the correctness stage, which the timing stage waits for where it outlasts that "
                          "stage (flex_warmup.json" + ("" if waited is None else
                                                       f"; this run's timing stage waited {waited:.1f} s for all of "
                                                       "it, stages.json") + ")")
+    if jobs and waited is not None:
+        parts.append(f"its jobs and that wait came to {jobs + waited:.1f} s of the run's wall time")
     return ("**What the set costs.** " + "; ".join(parts) + ".") if parts else ""

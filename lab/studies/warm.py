@@ -7,7 +7,9 @@ longer than replicates 1 and 2; with this warm-up, in 20261125T214832Z-5cfdce3 (
 longer). The pipeline runs this module in a background process while the correctness stage keeps the
 GPU busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage;
 nothing measured depends on it (a shape whose warm-up fails is only recorded), it only moves the
-compiles off the timing stage's clock.
+compiles off the timing stage's clock. The shapes are dealt to WORKERS processes that compile side by
+side: one process took 69 s for the 30 shapes of 20261126T083634Z-517446e, longer than that run's
+correctness stage (64.6 s), so the timing stage waited for it.
 
     python -m lab.studies.warm RUN_ID     # writes flex_warmup.json into the run folder
 """
@@ -21,6 +23,10 @@ import time
 from lab.studies.params import RunParams
 
 RECORD = "flex_warmup.json"
+# Processes compiling side by side. Each pays its own first compile (13 s of the 69 s above: inductor's
+# and Triton's start), the rest is about 2 s a shape; two bring 30 shapes under the correctness stage
+# and leave the CPU cores that stage uses alone.
+WORKERS = 2
 
 
 def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> dict:
@@ -55,6 +61,44 @@ def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> d
             "failed": sum(1 for r in rows if r["error"])}
 
 
+def shards(shapes, workers: int) -> list[list]:
+    """The shapes dealt round robin to at most `workers` processes (none empty)."""
+    if workers < 1:
+        raise ValueError(f"workers={workers}: the warm-up needs at least one process")
+    return [shapes[i::workers] for i in range(min(workers, len(shapes)))]
+
+
+def warm_in_parallel(shapes, workers: int = WORKERS, pool=None, warm=None, clock=time.perf_counter) -> dict:
+    """warm_flex over the shards of `shapes`, one process each (`pool`: a concurrent.futures executor,
+    default processes started by spawn, as CUDA needs). Rows come back in the run's order; a shard
+    whose process dies has its shapes recorded as failed and the others go on. The record's
+    `seconds` is the wall time of all of it, its rows' the compiles, shard by shard."""
+    from lab.measure.peers import first_line
+
+    warm = warm or warm_flex
+    parts, t0, own = shards(shapes, workers), clock(), pool is None
+    if own:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=max(1, len(parts)), mp_context=multiprocessing.get_context("spawn"))
+    rows = {}
+    try:
+        for part, future in [(part, pool.submit(warm, part)) for part in parts]:
+            try:
+                done = future.result()["shapes"]
+            except Exception as exc:  # noqa: BLE001 - a dead process fails its shapes, not the run
+                done = [{"shape": s.id, "seconds": 0.0, "error": f"its warm-up process failed: {first_line(exc)}"}
+                        for s in part]
+            rows.update((r["shape"], r) for r in done)
+    finally:
+        if own:
+            pool.shutdown()
+    ordered = [rows[s.id] for s in shapes]
+    return {"shapes": ordered, "seconds": round(clock() - t0, 2), "failed": sum(1 for r in ordered if r["error"]),
+            "workers": len(parts)}
+
+
 def shapes_to_warm(p: RunParams) -> list:
     """The run's timing shapes where flex_attention is among its peers (a run that names its peers
     without it warms nothing)."""
@@ -68,13 +112,15 @@ def shapes_to_warm(p: RunParams) -> list:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab.studies.warm", description=__doc__.splitlines()[0])
     ap.add_argument("run_id")
+    ap.add_argument("--workers", type=int, default=WORKERS, help="processes compiling side by side")
     args = ap.parse_args(argv)
     from lab.measure.records import RunRecord
 
     rec = RunRecord.open(args.run_id)
-    record = warm_flex(shapes_to_warm(RunParams.read(rec)))
+    record = warm_in_parallel(shapes_to_warm(RunParams.read(rec)), args.workers)
     rec.write_json(RECORD, record)
     print(f"flex_attention warmed for {len(record['shapes'])} shapes in {record['seconds']:.0f} s"
+          f" ({record['workers']} processes)"
           + (f", {record['failed']} failed" if record["failed"] else ""), flush=True)
     return 0
 
