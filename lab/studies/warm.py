@@ -8,7 +8,7 @@ longer). The pipeline runs this module in a background process while the correct
 GPU busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage;
 nothing measured depends on it (a shape whose warm-up fails is only recorded), it only moves the
 compiles off the timing stage's clock. The shapes are dealt to WORKERS processes that compile side by
-side: one process took 69 s for the 30 shapes of 20261126T083634Z-517446e, longer than that run's
+side: one process took 69 s for the 36 shapes of 20261126T083634Z-517446e, longer than that run's
 correctness stage (64.6 s), so the timing stage waited for it.
 
     python -m lab.studies.warm RUN_ID     # writes flex_warmup.json into the run folder
@@ -24,8 +24,8 @@ from lab.studies.params import RunParams
 
 RECORD = "flex_warmup.json"
 # Processes compiling side by side. Each pays its own first compile (13 s of the 69 s above: inductor's
-# and Triton's start), the rest is about 2 s a shape; two bring 30 shapes under the correctness stage
-# and leave the CPU cores that stage uses alone.
+# and Triton's start), the rest is about 1.6 s a shape: two should bring 36 shapes to about 40 s, under
+# the correctness stage, and leave the CPU cores that stage uses alone.
 WORKERS = 2
 
 
