@@ -153,19 +153,9 @@ class HotTimer:
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
         self.graph = torch.cuda.CUDAGraph()
-        # Captured on the side stream itself, not through torch.cuda.graph, whose entry synchronizes and
-        # empties the allocator's caches: about 9 ms a timer with the GPU idle, and the allocations after
-        # it become cudaMallocs (data/explorations/2026-11-26-models-set-cost). measure_shape empties the
-        # cache once a mode, after its timers are gone.
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            self.graph.capture_begin()
-            try:
-                for i in range(self.reps):
-                    launches[i % len(launches)]()
-            finally:
-                self.graph.capture_end()
-        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(self.graph):
+            for i in range(self.reps):
+                launches[i % len(launches)]()
         self.graph.replay()
         torch.cuda.synchronize()
 
