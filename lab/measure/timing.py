@@ -17,6 +17,7 @@ host needs), a hot block behind a short GPU sleep (see HotTimer for why not the 
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -24,6 +25,12 @@ from typing import Callable
 Launch = Callable[[], None]
 
 SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: the fallback hold (lab.measure.hold unavailable)
+# What a hot block and an estimate wait behind: ~0.3 ms at 1.98 GHz. The host enqueues a hot block (at
+# most 9 graph replays) in 0.08-0.14 ms on an H100 (data/explorations/2026-11-25-timing-overhead, call 4),
+# and the 1 ms it was before sat idle in front of each of the models set's ~1500 hot turns a replicate,
+# about 4 s of its GPU time over three (data/explorations/2026-11-26-graph-capture-ab). Cold blocks,
+# enqueued in up to 1 ms, keep SLEEP_CYCLES where they fall back to it.
+HOT_SLEEP_CYCLES = 600_000
 
 
 def _torch():
@@ -48,16 +55,16 @@ class L2Flusher:
         self.buffer.fill_(1)
 
 
-def _gpu_sleep():
-    """torch.cuda._sleep, which enqueues GPU spinning ahead of a block of samples (SLEEP_CYCLES).
-    Without it the host could fall behind the GPU inside a timed region, so its absence is an
-    error, never a silent skip."""
+def _gpu_sleep(cycles: int = SLEEP_CYCLES):
+    """torch.cuda._sleep, which enqueues GPU spinning (`cycles` clock cycles) ahead of a block of
+    samples. Without it the host could fall behind the GPU inside a timed region, so its absence is
+    an error, never a silent skip."""
     torch = _torch()
     sleep = getattr(torch.cuda, "_sleep", None)
     if sleep is None:
         raise RuntimeError(f"torch {torch.__version__} has no torch.cuda._sleep: lab.measure.timing needs it to "
                            "keep the host out of timed regions (a block's launches are enqueued behind a GPU sleep)")
-    return lambda: sleep(SLEEP_CYCLES)
+    return lambda: sleep(cycles)
 
 
 HOLD_TRIES = 3  # a block whose hold timed out is retaken this many times before the run is told
@@ -67,10 +74,11 @@ def _new_event():
     return _torch().cuda.Event(enable_timing=True)
 
 
-def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="default") -> list[float]:
+def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="default",
+                 sleep_cycles: int = SLEEP_CYCLES) -> list[float]:
     """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
-    Everything is enqueued behind a hold (lab.measure.hold; a fixed GPU sleep where the hold is
-    unavailable, or with hold=None) before the first result is read back. The hold is released
+    Everything is enqueued behind a hold (lab.measure.hold; a fixed GPU sleep of `sleep_cycles`
+    where the hold is unavailable, or with hold=None) before the first result is read back. The hold is released
     even when a launch raises, and a block whose hold timed out (the host took longer than
     lab.measure.hold.TIMEOUT_S to enqueue it) is taken again."""
     torch = _torch()
@@ -78,7 +86,7 @@ def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="defau
         from lab.measure import hold as holds
 
         hold = holds.default()
-    sleep = _gpu_sleep() if hold is None else None
+    sleep = _gpu_sleep(sleep_cycles) if hold is None else None
     stream = torch.cuda.current_stream()
     events = [(_new_event(), _new_event()) for _ in range(n)]
     for _ in range(HOLD_TRIES):
@@ -103,19 +111,30 @@ def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="defau
                        f"lab.measure.hold.TIMEOUT_S to enqueue it behind the hold (is the CPU oversubscribed?)")
 
 
-def estimate_us(launch: Launch, launches: int = 5) -> float:
-    """Rough time per launch (warm), used only to size graphs and budgets."""
+def estimate_us(launch: Launch, launches: int = 5, enough_us: float = 1000.0) -> float:
+    """Rough time per launch (warm), used only to size graphs and budgets: one warm-up launch, one
+    timed, then, where that one took less than `enough_us`, as many more (up to `launches` timed in
+    all) as bring the timed launches to about `enough_us`. Five timed launches every time cost the
+    models set 4.7 s of GPU time over three replicates, beside 16.7 s of hot samples: its launches
+    take 0.07-7 ms (data/explorations/2026-11-26-graph-capture-ab)."""
     torch = _torch()
     launch()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    _gpu_sleep()()
-    start.record()
-    for _ in range(launches):
-        launch()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1e3 / launches
+
+    def timed(n):
+        start, end = _new_event(), _new_event()
+        stream = torch.cuda.current_stream()
+        _gpu_sleep(HOT_SLEEP_CYCLES)()
+        start.record(stream)
+        for _ in range(n):
+            launch()
+        end.record(stream)
+        end.synchronize()
+        return start.elapsed_time(end) * 1e3
+
+    first = timed(1)
+    more = min(launches, math.ceil(enough_us / max(first, 0.5))) - 1
+    return first if more <= 0 else (first + timed(more)) / (1 + more)
 
 
 @dataclass
@@ -161,7 +180,7 @@ class HotTimer:
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
-        return [us / self.reps for us in timed_blocks(n, self.graph.replay, hold=None)]
+        return [us / self.reps for us in timed_blocks(n, self.graph.replay, hold=None, sleep_cycles=HOT_SLEEP_CYCLES)]
 
 
 @dataclass
