@@ -118,12 +118,9 @@ def test_a_hold_that_keeps_timing_out_fails_the_block_loudly(fake_gpu):
 
 def test_without_a_hold_the_block_waits_behind_the_fixed_sleep(fake_gpu, monkeypatch):
     log = fake_gpu
-    monkeypatch.setattr(timing, "_gpu_sleep", lambda cycles: (lambda: log.append(("sleep", cycles))))
+    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: log.append("sleep")))
     timing.timed_blocks(1, lambda: log.append("launch"), hold=None)
-    assert log == [("sleep", timing.SLEEP_CYCLES), "record", "launch", "record", "sync"]
-    log.clear()
-    timing.timed_blocks(1, lambda: log.append("launch"), hold=None, sleep_cycles=timing.HOT_SLEEP_CYCLES)
-    assert log[0] == ("sleep", timing.HOT_SLEEP_CYCLES)
+    assert log == ["sleep", "record", "launch", "record", "sync"]
 
 
 def test_a_hold_that_cannot_be_built_falls_back_to_the_sleep_with_a_warning(monkeypatch):
@@ -140,10 +137,38 @@ def test_a_hold_that_cannot_be_built_falls_back_to_the_sleep_with_a_warning(monk
 
 
 @pytest.mark.parametrize("launch_us, timed", [(2000.0, 1), (1000.0, 1), (300.0, 4), (600.0, 2), (10.0, 5)])
-def test_an_estimate_times_launches_until_about_a_millisecond_at_most_five(monkeypatch, launch_us, timed):
-    """One warm-up launch, then one timed; below 1 ms, more until ceil(1000 / its time) are timed, five
-    at most; the estimate is their mean. Each launch here takes launch_us on a fake clock."""
+def test_an_estimate_times_as_many_launches_as_make_about_a_millisecond_at_most_five(monkeypatch, launch_us, timed):
+    """A warm-up launch, timed, then one block behind the sleep of ceil(1000 / its time) launches, one
+    to five; the estimate is the block's mean. Each launch here takes launch_us on a fake clock."""
     log, clock = [], [0.0]
+
+    class Event:
+        def record(self, stream=None):
+            self.t = clock[0]
+            log.append("record")
+
+        def synchronize(self):
+            log.append("sync")
+
+        def elapsed_time(self, other):
+            return (other.t - self.t) * 1e-3
+
+    def launch():
+        clock[0] += launch_us
+        log.append("launch")
+
+    cuda = types.SimpleNamespace(current_stream=lambda: None)
+    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(timing, "_new_event", Event)
+    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: log.append("sleep")))
+    assert timing.estimate_us(launch) == pytest.approx(launch_us)
+    assert log == ["record", "launch", "record", "sync", "sleep", "record", *["launch"] * timed, "record", "sync"]
+
+
+def test_an_estimate_whose_warmup_held_host_work_times_one_launch(monkeypatch):
+    """A first call that compiles puts seconds between the warm-up's events: the block is one launch,
+    and the estimate is that launch's time, not the warm-up's."""
+    clock, calls = [0.0], []
 
     class Event:
         def record(self, stream=None):
@@ -156,24 +181,10 @@ def test_an_estimate_times_launches_until_about_a_millisecond_at_most_five(monke
             return (other.t - self.t) * 1e-3
 
     def launch():
-        clock[0] += launch_us
-        log.append("launch")
+        clock[0] += 2_000_000.0 if not calls else 50.0  # the first call: 2 s of compiling
+        calls.append(1)
 
-    cuda = types.SimpleNamespace(synchronize=lambda: log.append("sync"), current_stream=lambda: None)
-    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(current_stream=lambda: None)))
     monkeypatch.setattr(timing, "_new_event", Event)
-    monkeypatch.setattr(timing, "_gpu_sleep", lambda cycles: (lambda: log.append(("sleep", cycles))))
-    assert timing.estimate_us(launch) == pytest.approx(launch_us)
-    assert log.count("launch") == 1 + timed
-    assert log[:2] == ["launch", "sync"]  # the warm-up, untimed, before any sleep
-    assert log.count(("sleep", timing.HOT_SLEEP_CYCLES)) == (1 if timed == 1 else 2)
-
-
-def test_a_hot_block_waits_behind_the_short_sleep_not_the_hold(monkeypatch):
-    seen = []
-    monkeypatch.setattr(timing, "timed_blocks", lambda n, body, **kw: seen.append(kw) or [10.0] * n)
-    hot = object.__new__(timing.HotTimer)  # its graph is never replayed here
-    hot.reps, hot.graph = 5, types.SimpleNamespace(replay=None)
-    assert hot.samples(2) == [2.0, 2.0]
-    assert seen == [{"hold": None, "sleep_cycles": timing.HOT_SLEEP_CYCLES}]
-    assert timing.HOT_SLEEP_CYCLES < timing.SLEEP_CYCLES
+    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: None))
+    assert timing.estimate_us(launch) == pytest.approx(50.0) and len(calls) == 2

@@ -24,13 +24,11 @@ from typing import Callable
 
 Launch = Callable[[], None]
 
-SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: the fallback hold (lab.measure.hold unavailable)
-# What a hot block and an estimate wait behind: ~0.3 ms at 1.98 GHz. The host enqueues a hot block (at
-# most 9 graph replays) in 0.08-0.14 ms on an H100 (data/explorations/2026-11-25-timing-overhead, call 4),
-# and the 1 ms it was before sat idle in front of each of the models set's ~1500 hot turns a replicate,
-# about 4 s of its GPU time over three (data/explorations/2026-11-26-graph-capture-ab). Cold blocks,
-# enqueued in up to 1 ms, keep SLEEP_CYCLES where they fall back to it.
-HOT_SLEEP_CYCLES = 600_000
+SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: what a hot block, an estimate and the fallback hold wait behind
+# Not shorter: behind 0.3 ms, which still covers a hot block's enqueueing (0.08-0.14 ms on an H100), the
+# GPU idled less between blocks and ran the hot samples at lower clocks (mean 1932 against 1967 MHz):
+# models rows 1 % slower, their spread within a replicate twice as wide, 2.5 times as many rows at the
+# cap, for 2 s of the set's time (data/explorations/2026-11-26-graph-capture-ab).
 
 
 def _torch():
@@ -55,16 +53,16 @@ class L2Flusher:
         self.buffer.fill_(1)
 
 
-def _gpu_sleep(cycles: int = SLEEP_CYCLES):
-    """torch.cuda._sleep, which enqueues GPU spinning (`cycles` clock cycles) ahead of a block of
-    samples. Without it the host could fall behind the GPU inside a timed region, so its absence is
-    an error, never a silent skip."""
+def _gpu_sleep():
+    """torch.cuda._sleep, which enqueues GPU spinning ahead of a block of samples (SLEEP_CYCLES).
+    Without it the host could fall behind the GPU inside a timed region, so its absence is an
+    error, never a silent skip."""
     torch = _torch()
     sleep = getattr(torch.cuda, "_sleep", None)
     if sleep is None:
         raise RuntimeError(f"torch {torch.__version__} has no torch.cuda._sleep: lab.measure.timing needs it to "
                            "keep the host out of timed regions (a block's launches are enqueued behind a GPU sleep)")
-    return lambda: sleep(cycles)
+    return lambda: sleep(SLEEP_CYCLES)
 
 
 HOLD_TRIES = 3  # a block whose hold timed out is retaken this many times before the run is told
@@ -74,11 +72,10 @@ def _new_event():
     return _torch().cuda.Event(enable_timing=True)
 
 
-def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="default",
-                 sleep_cycles: int = SLEEP_CYCLES) -> list[float]:
+def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="default") -> list[float]:
     """n samples (us) of `body` between two events, `before` enqueued untimed ahead of each.
-    Everything is enqueued behind a hold (lab.measure.hold; a fixed GPU sleep of `sleep_cycles`
-    where the hold is unavailable, or with hold=None) before the first result is read back. The hold is released
+    Everything is enqueued behind a hold (lab.measure.hold; a fixed GPU sleep where the hold is
+    unavailable, or with hold=None) before the first result is read back. The hold is released
     even when a launch raises, and a block whose hold timed out (the host took longer than
     lab.measure.hold.TIMEOUT_S to enqueue it) is taken again."""
     torch = _torch()
@@ -86,7 +83,7 @@ def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="defau
         from lab.measure import hold as holds
 
         hold = holds.default()
-    sleep = _gpu_sleep(sleep_cycles) if hold is None else None
+    sleep = _gpu_sleep() if hold is None else None
     stream = torch.cuda.current_stream()
     events = [(_new_event(), _new_event()) for _ in range(n)]
     for _ in range(HOLD_TRIES):
@@ -112,29 +109,28 @@ def timed_blocks(n: int, body: Launch, before: Launch | None = None, hold="defau
 
 
 def estimate_us(launch: Launch, launches: int = 5, enough_us: float = 1000.0) -> float:
-    """Rough time per launch (warm), used only to size graphs and budgets: one warm-up launch, one
-    timed, then, where that one took less than `enough_us`, as many more (up to `launches` timed in
-    all) as bring the timed launches to about `enough_us`. Five timed launches every time cost the
-    models set 4.7 s of GPU time over three replicates, beside 16.7 s of hot samples: its launches
-    take 0.07-7 ms (data/explorations/2026-11-26-graph-capture-ab)."""
+    """Rough time per launch (warm), used only to size graphs and budgets: the mean of a block of
+    launches behind the sleep, as many as bring it to about `enough_us` by the warm-up launch's
+    time (at most `launches`, at least one). Five launches every time cost the models set 4.7 s of
+    GPU time over three replicates, beside 16.7 s of hot samples: its launches take 0.07-7 ms
+    (data/explorations/2026-11-26-graph-capture-ab). The warm-up's time may hold host work (a first
+    call's compile) and only ever errs long, which costs the block launches, not its accuracy."""
     torch = _torch()
-    launch()
-    torch.cuda.synchronize()
-
-    def timed(n):
-        start, end = _new_event(), _new_event()
-        stream = torch.cuda.current_stream()
-        _gpu_sleep(HOT_SLEEP_CYCLES)()
-        start.record(stream)
-        for _ in range(n):
-            launch()
-        end.record(stream)
-        end.synchronize()
-        return start.elapsed_time(end) * 1e3
-
-    first = timed(1)
-    more = min(launches, math.ceil(enough_us / max(first, 0.5))) - 1
-    return first if more <= 0 else (first + timed(more)) / (1 + more)
+    stream = torch.cuda.current_stream()
+    start, end = _new_event(), _new_event()
+    start.record(stream)
+    launch()  # the warm-up: first-call costs, and the size of the block below
+    end.record(stream)
+    end.synchronize()
+    n = max(1, min(launches, math.ceil(enough_us / max(start.elapsed_time(end) * 1e3, 0.5))))
+    start, end = _new_event(), _new_event()
+    _gpu_sleep()()
+    start.record(stream)
+    for _ in range(n):
+        launch()
+    end.record(stream)
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / n
 
 
 @dataclass
@@ -180,7 +176,7 @@ class HotTimer:
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
-        return [us / self.reps for us in timed_blocks(n, self.graph.replay, hold=None, sleep_cycles=HOT_SLEEP_CYCLES)]
+        return [us / self.reps for us in timed_blocks(n, self.graph.replay, hold=None)]
 
 
 @dataclass
