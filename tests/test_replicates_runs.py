@@ -239,10 +239,12 @@ def test_a_stage_resumed_after_its_timing_runs_only_the_factorial(tmp_path, gpu_
     rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 1.0, "timing_s": 42.0})
     ran = []
     monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress, spawn: ran.append("factorial"))
+    # the factorial's replicates kept from the stopped attempt count toward its stage, as the timing's do
+    monkeypatch.setattr(replicates, "seconds_measured", lambda rec, plan: {"factorial": 12.5}.get(plan, 0.0))
     stages.stage_timing(rec, progress=lambda s: None, spawn=lambda *a, **k: pytest.fail("timing measured again"))
     assert ran == ["factorial"]
     st = rec.read_json("stages.json")
-    assert st["timing_s"] == 42.0 and "factorial_s" in st
+    assert st["timing_s"] == 42.0 and 12.5 <= st["factorial_s"] < 13.5 and st["resumed"] == {"factorial": 12.5}
 
 
 def test_a_resumed_timing_stage_counts_the_seconds_of_the_replicates_kept(tmp_path):

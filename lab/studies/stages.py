@@ -291,7 +291,8 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
     if "timing_s" not in done:
         _timed_stage(rec, "timing", body, progress, earlier_s=replicates.seconds_measured(rec, "timing"))
     if RunParams.read(rec).knockouts and "factorial_s" not in done:
-        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress)
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress,
+                     earlier_s=replicates.seconds_measured(rec, "factorial"))
 
 
 def factorial_stage(rec, progress=print, spawn=None) -> None:
