@@ -24,8 +24,9 @@ from lab.studies.params import RunParams
 
 RECORD = "flex_warmup.json"
 # Processes compiling side by side. Each pays its own first compile (13 s of the 69 s above: inductor's
-# and Triton's start), the rest is about 1.6 s a shape: two should bring 36 shapes to about 40 s, under
-# the correctness stage, and leave the CPU cores that stage uses alone.
+# and Triton's start), the rest is about 1.6-2.5 s a shape: two took 50.4 s (H100) and 52.4 s (H200) for
+# the 36 shapes in the runs of 16d97ff (git history), under correctness stages of 72-74 s, and leave
+# most CPU cores to that stage.
 WORKERS = 2
 
 
