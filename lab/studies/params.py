@@ -72,7 +72,8 @@ RUN_OPTIONS = (
            "comma-joined; lab.studies.shapes) or B,H,S,D[,causal][,kvN][,fp16|bf16] joined by ';'"),
     Option("modes", "--modes", "MODES", "hot (CUDA-graph replay) and/or cold (L2 flushed before every launch), "
            "comma-joined"),
-    Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode)", float),
+    Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode); the models set's rows "
+           "take at most lab.studies.shapes.SCOPE_CAP_S", float),
     Option("rel_ci", "--rel-ci", "REL_CI", "a row stops when its median's 95 % CI is within +-this (and its 99 % CI "
            "within twice that)", float),
     Option("min_samples", "--min-samples", "MIN_SAMPLES", "... but not before this many samples", int),
@@ -89,7 +90,8 @@ RUN_OPTIONS = (
            "2^4 factorial; 0: neither", int, (0, 1)),
     Option("peers", "--peers", "PEERS", "comma-separated peers (lab.measure.peers.known_names()); empty: SDPA under "
            "--backends, flex_attention and every importable external peer"),
-    Option("backends", "--backends", "BACKENDS", "the SDPA backends timed where PEERS is empty"),
+    Option("backends", "--backends", "BACKENDS", "the SDPA backends timed where PEERS is empty (the models set leaves out those "
+           "in lab.studies.shapes.SCOPE_PEERS_LEFT_OUT)"),
     Option("replicates", "--replicates", "REPLICATES", "independent replicates of the timing, each its own process "
            "(fresh inputs, allocations and interleaving order); CAP, MIN_SAMPLES and the CI target are shared out "
            "among them", int),
