@@ -140,7 +140,7 @@ def _replicates(ctx: Context) -> list[str]:
          "an interval that includes the variance between processes.",
          ""]
     if data.by_round:
-        L += [_round_pairing(), ""]
+        L += [_round_pairing(data), ""]
     split = variance_split_table(data)
     if split:
         L += ["How the variance of a median splits, per shape (over its implementations and modes; "
@@ -152,13 +152,55 @@ def _replicates(ctx: Context) -> list[str]:
     return L + _calibration(ctx)
 
 
-def _round_pairing() -> str:
-    """Why speedups compare rows round by round, where the run recorded rounds."""
+def largest_clock_drift(samples, min_rows: int = 2, min_rounds: int = stats.MIN_ROUNDS) -> dict | None:
+    """Where a run's clock drifted most inside one round robin: over every (shape, mode, replicate)
+    with at least `min_rounds` rounds between its first and last and at least `min_rows` rows sampled
+    in both, the one whose mean SM clock fell most from the first round to the last. Returns its
+    shape, mode and replicate, both clocks (MHz), the rounds apart, the rows, and `slower`: the median
+    over those rows of last-round median / first-round median, minus 1; None where no group qualifies
+    (runs without rounds or clocks)."""
+    import numpy as np
+
+    cols = {"round", "sm_clock_mhz", "impl", "latency_us", "mode", "replicate", *KEYS}
+    if samples is None or not len(samples) or not cols <= set(samples.columns):
+        return None
+    s = samples[samples["round"].notna() & samples["sm_clock_mhz"].notna()]
+    best = None
+    for key, g in s.groupby([*KEYS, "mode", "replicate"], sort=False):
+        first_round, last_round = g["round"].min(), g["round"].max()
+        if last_round - first_round < min_rounds:
+            continue
+        first, last = g[g["round"] == first_round], g[g["round"] == last_round]
+        rows = sorted(set(first["impl"]) & set(last["impl"]))
+        if len(rows) < min_rows:
+            continue
+        c0, c1 = float(first["sm_clock_mhz"].mean()), float(last["sm_clock_mhz"].mean())
+        if best is None or c0 - c1 > best["first_mhz"] - best["last_mhz"]:
+            ratios = [last.loc[last["impl"] == i, "latency_us"].median() / first.loc[first["impl"] == i, "latency_us"].median()
+                      for i in rows]
+            row = dict(zip([*KEYS, "mode", "replicate"], key))
+            best = {"shape": Shape.from_row(row), "mode": row["mode"], "replicate": int(row["replicate"]),
+                    "first_mhz": c0, "last_mhz": c1, "rounds": int(last_round - first_round), "rows": len(rows),
+                    "slower": float(np.median(ratios)) - 1.0}
+    return best
+
+
+def _round_pairing(data) -> str:
+    """Why speedups compare rows round by round, where the run recorded rounds; the drift it guards
+    against, from this run's own samples where they show one (largest_clock_drift)."""
+    d = largest_clock_drift(data.samples)
+    if d is not None and d["first_mhz"] > d["last_mhz"]:
+        drift = (f"in this run, at {d['shape']} {d['mode']} (replicate {d['replicate']}), the mean SM clock "
+                 f"fell from {d['first_mhz']:.0f} MHz in the round robin's first round to {d['last_mhz']:.0f} "
+                 f"MHz in its last, {d['rounds']} rounds later, and the {d['rows']} rows sampled in both were "
+                 f"{100 * abs(d['slower']):.1f} % {'slower' if d['slower'] >= 0 else 'faster'} in the last "
+                 "(median over them; a study of it on an H100: "
+                 "`data/explorations/2026-11-26-cold-drift/`)")
+    else:
+        drift = ("on an H100 at the heaviest models shapes the rows still sampling late took their late samples "
+                 "at lower clocks (`data/explorations/2026-11-26-cold-drift/`)")
     return ("**Why round by round.** Every sample records the round of the round robin it was taken in. A "
-            "process's clock state drifts: on an H100 at Llama-3-70B S = 8192, once only the rows at full "
-            "tensor-core load were left in the round robin the SM clock fell from about 1850 to 1740 MHz and "
-            "their last samples were about 10 % slower than their first "
-            "(`data/explorations/2026-11-26-cold-drift/`), so two rows that stopped at different rounds have "
+            f"process's clock state drifts: {drift}. So two rows that stopped at different rounds have "
             "medians from different states, and their ratio moves with a sample more or less. Compared within "
             "each round, both rows are in the same state. Rows that share fewer than "
             f"{stats.MIN_ROUNDS} rounds in some replicate, and rows of different round robins (a bf16 shape "
