@@ -86,12 +86,6 @@ def test_old_runs_read_back_with_what_they_did():
     assert p.cold_turn_us == 0 and rule.turn_us is None  # cold turns were never limited before the option
 
 
-def test_a_new_run_limits_each_cold_turn_to_a_millisecond_of_gpu_time():
-    rule = RunParams(replicates=3).replicate_rule()  # the replicates' rule keeps the run's limit
-    assert rule.turn_us == 1000.0
-    assert RunParams(cold_turn_us=0).stop_rule().turn_us is None
-
-
 def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
     p = RunParams.from_text(variants="wmma,ftz_exp2", shapes="large,sweep", modes="hot", cap_s="2", peers="sdpa_flash",
                             knockouts="0").resolved()

@@ -360,3 +360,4 @@ def test_a_runs_rule_limits_cold_turns_as_its_parameters_say():
     assert RunParams().stop_rule().turn_us == 1000.0 and RunParams(cold_turn_us=250).stop_rule().turn_us == 250.0
     assert RunParams(cold_turn_us=0).stop_rule().turn_us is None  # 0: no limit, as runs recorded before it
     assert RunParams(replicates=3, cold_turn_us=250).replicate_rule().turn_us == 250.0
+    assert RunParams(replicates=3).replicate_rule().turn_us == 1000.0  # the replicates' rule keeps the default too
