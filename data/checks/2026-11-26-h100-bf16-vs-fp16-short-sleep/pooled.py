@@ -1,13 +1,14 @@
-"""Step 35's bf16 speed over fp16 at each models shape and mode, pooled over the two timing-only runs in
-this folder (6 replicates): the mean of the replicates' medians in each dtype, fp16 / bf16 (> 1: bf16
-faster), beside each run's own ratio. Each run's two dtypes are separate round robins, so a run's ratio
+"""Step 35's bf16 speed over fp16 at each models shape and mode, pooled over the timing-only runs of a
+check folder (default: this one; the H200 half passes its own), 6 replicates in two runs: the mean of
+the replicates' medians in each dtype, fp16 / bf16 (> 1: bf16 faster), beside each run's own ratio. Each run's two dtypes are separate round robins, so a run's ratio
 carries the GPU's state at two moments; pooling the two runs halves that part.
-    PYTHONPATH=. python data/checks/2026-11-26-h100-bf16-vs-fp16-short-sleep/pooled.py"""
+    PYTHONPATH=. python data/checks/2026-11-26-h100-bf16-vs-fp16-short-sleep/pooled.py [CHECK_DIR]"""
+import sys
 from pathlib import Path
 
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent
 runs = sorted(p for p in HERE.iterdir() if p.is_dir() and p.name.startswith("2026"))
 meds = []
 for run in runs:

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Issue 22 target 5 on an H100, second call. HEAD: hot blocks and estimates behind a 0.3 ms sleep, estimates
-# of one timed launch above 1 ms; base (7476736, an archive under .scratch/base): 1 ms, five timed launches.
+# Issue 22 target 5 on an H100, calls 2 and 3 (the same script, HEAD against base 7476736, an archive under
+# .scratch/base). Call 2, HEAD 6183465: hot blocks and estimates behind a 0.3 ms sleep, estimates of one
+# timed launch above 1 ms. Call 3, HEAD 00bb6c7: only the estimate, one block sized by the warm-up launch.
 #   1. the timing harness's GPU tests;
 #   2. a models-only HEAD run built, then its two-process flex_attention warm-up through the module's CLI
 #      (caches cold: a fresh machine), timed;

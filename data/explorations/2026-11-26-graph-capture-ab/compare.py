@@ -1,7 +1,8 @@
-"""The two A/Bs of this folder, from the run folders beside it: the models jobs' seconds per run (the
+"""The three A/Bs of this folder, from the run folders beside it: the models jobs' seconds per run (the
 replicates' notes, with and without the first shape, which pays the process's warm-up), the GPU time
 of the samples and of the work around them, each row's median against the other runs (mean of the
-replicates' medians), and the SM clock the hot samples ran at.
+replicates' medians), and the SM clock the hot samples ran at; then the recorded runs with the 0.3 ms
+sleep (git history) against the report's runs, and the correctness stages of the runs before them.
 
     PYTHONPATH=. python data/explorations/2026-11-26-graph-capture-ab/compare.py
 """
@@ -65,6 +66,8 @@ for title, runs in (("Call 1: HotTimer's capture", CALL1), ("Call 2: the hot sle
     for name, run in runs.items():
         print(f"  GPU work (by the 1 ms harness's accounting), {name}:",
               {k: round(float(v), 1) for k, v in gpu_work(samples(run)).items()})
+        hot_medians = medians(samples(run)).xs("hot", level="mode")
+        print(f"    its hot rows' medians: {hot_medians.min():.0f} to {hot_medians.max():.0f} us")
     m = {name: medians(samples(run)) for name, run in runs.items()}
     names = list(m)
     for a, b in [(names[0], names[1])] + ([(names[2], names[1]), (names[0], names[2])] if len(names) > 2 else []):
@@ -85,3 +88,61 @@ for title, runs in (("Call 1: HotTimer's capture", CALL1), ("Call 2: the hot sle
         print(f"  SM clock of the hot samples, {name}: mean {s[s['mode'] == 'hot'].sm_clock_mhz.mean():.0f} MHz, "
               f"median {s[s['mode'] == 'hot'].sm_clock_mhz.median():.0f}; cold {s[s['mode'] == 'cold'].sm_clock_mhz.mean():.0f}")
     print()
+
+
+# --- the recorded runs: the two with the 0.3 ms sleep and two warm-up processes (now only in git history),
+# --- against the report's runs, and the correctness stages of the runs before them
+import subprocess  # noqa: E402
+
+ROOT = HERE.parents[2]
+
+
+def git_file(commit, path):
+    return subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def recorded(run, commit=None):
+    """A recorded run's figures, from data/runs or, with `commit`, from git history."""
+    def read(name):
+        return git_file(commit, f"data/runs/{run}/{name}") if commit else (ROOT / "data/runs" / run / name).read_text()
+
+    stages, warm = json.loads(read("stages.json")), json.loads(read("flex_warmup.json"))
+    models = sum(n["seconds"] for i in range(3) for n in json.loads(read(f"replicates/timing/r{i}.json"))["notes"]
+                 if n.get("scope") == "models")
+    from io import StringIO
+    summ = pd.read_csv(StringIO(read("summary.csv")))
+    hot = summ[summ["mode"] == "hot"]
+    width = ((hot.ci_hi_us - hot.ci_lo_us) / hot.median_us).median()
+    workers = warm.get("workers", 1)
+    return (f"{run}: models jobs {models:.1f} s, warm-up {warm['seconds']:.1f} s ({workers} "
+            f"process{'es' if workers > 1 else ''}), wait {stages.get('between', {}).get('flex_warmup_wait_s', 'not recorded')}, "
+            f"correctness {stages['correctness_s']} s; hot rows: median CI width {100 * width:.2f} %, "
+            f"{int((hot.stopped_by == 'cap').sum())} at the cap")
+
+
+print("== The recorded runs")
+for run, commit in (("20261126T104520Z-0c848b9", "16d97ff"), ("20261126T105905Z-0c848b9", "16d97ff"),
+                    ("20261126T083634Z-517446e", None), ("20261126T062701Z-f7e437f", None)):
+    print(recorded(run, commit))
+print("correctness stages of the runs before (one warm-up process; build_s shows a warm machine):")
+EARLIER = ["20261125T214832Z-5cfdce3", "20261126T001603Z-edbd071", "20261126T025041Z-3cdd64c",
+           "20261126T043544Z-56c1d74", "20261126T044741Z-56c1d74", "20261126T045924Z-56c1d74",
+           "20261126T052611Z-5620c21", "20261126T062701Z-f7e437f", "20261126T064322Z-59ee83f",
+           "20261126T083634Z-517446e"]
+
+
+def last_stages(run):
+    """A run's stages.json: from data/runs, else from the last commit that had it."""
+    here = ROOT / "data/runs" / run / "stages.json"
+    if here.exists():
+        return json.loads(here.read_text())
+    path = f"data/runs/{run}/stages.json"
+    touched = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", "--", path], check=True,
+                             capture_output=True, text=True).stdout.strip()  # the commit that removed it
+    return json.loads(git_file(touched + "^", path))
+
+
+for run in EARLIER:
+    st = last_stages(run)
+    print(f"  {run}: build {st.get('build_s')} s, correctness {st.get('correctness_s')} s")
