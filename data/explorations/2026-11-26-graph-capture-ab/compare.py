@@ -2,7 +2,8 @@
 replicates' notes, with and without the first shape, which pays the process's warm-up), the GPU time
 of the samples and of the work around them, each row's median against the other runs (mean of the
 replicates' medians), and the SM clock the hot samples ran at; then the recorded runs with the 0.3 ms
-sleep (git history) against the report's runs, and the correctness stages of the runs before them.
+sleep against the report's runs of stop 41 (all four in git history), and the correctness stages of the
+runs before them.
 
     PYTHONPATH=. python data/explorations/2026-11-26-graph-capture-ab/compare.py
 """
@@ -123,7 +124,7 @@ def recorded(run, commit=None):
 
 print("== The recorded runs")
 for run, commit in (("20261126T104520Z-0c848b9", "16d97ff"), ("20261126T105905Z-0c848b9", "16d97ff"),
-                    ("20261126T083634Z-517446e", None), ("20261126T062701Z-f7e437f", None)):
+                    ("20261126T083634Z-517446e", "1a31dde"), ("20261126T062701Z-f7e437f", "1a31dde")):
     print(recorded(run, commit))
 print("correctness stages of the runs before (one warm-up process; build_s shows a warm machine):")
 EARLIER = ["20261125T214832Z-5cfdce3", "20261126T001603Z-edbd071", "20261126T025041Z-3cdd64c",
@@ -139,8 +140,11 @@ def last_stages(run):
         return json.loads(here.read_text())
     path = f"data/runs/{run}/stages.json"
     touched = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", "--", path], check=True,
-                             capture_output=True, text=True).stdout.strip()  # the commit that removed it
-    return json.loads(git_file(touched + "^", path))
+                             capture_output=True, text=True).stdout.strip()  # the last commit that changed it
+    try:
+        return json.loads(git_file(touched, path))
+    except subprocess.CalledProcessError:  # that commit removed it
+        return json.loads(git_file(touched + "^", path))
 
 
 for run in EARLIER:

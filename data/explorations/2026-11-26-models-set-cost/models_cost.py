@@ -1,6 +1,6 @@
 """What the models set costs a run's timing: per shape and replicate, the seconds each models job took
 (the replicates' notes), in the report's H100 run, in the two models-only A/B runs of this folder and
-(job seconds only) in the two other H100 runs of 2026-11-26, read from git history; and the GPU time
+(job seconds only) in the two other H100 runs of 2026-11-26, all read from git history; and the GPU time
 of the samples themselves (a hot sample at least 1 ms: a graph replay of about 1 ms).
 
     python data/explorations/2026-11-26-models-set-cost/models_cost.py
@@ -15,7 +15,20 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-RUNS = {"full run 083634Z-517446e (H100, every shape)": ROOT / "data/runs/20261126T083634Z-517446e",
+
+
+def from_history(run_id: str, commit: str) -> Path:
+    """A run that left data/runs, unpacked from git history into build/ (once)."""
+    dest = ROOT / "build/history" / commit
+    if not (dest / "data/runs" / run_id).is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.run(["git", "-C", str(ROOT), "archive", commit, f"data/runs/{run_id}"], check=True,
+                             capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest / "data/runs" / run_id
+
+
+RUNS = {"full run 083634Z-517446e (H100, every shape)": from_history("20261126T083634Z-517446e", "1a31dde"),
         "models only, HEAD ea158bb (no sdpa_default)": HERE / "20261126T085515Z-ea158bb",
         "models only, base 517446e (sdpa_default timed)": HERE / "20261126T085816Z-517446e"}
 
