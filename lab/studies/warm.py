@@ -8,8 +8,8 @@ longer). The pipeline runs this module in a background process while the correct
 GPU busy with small cases and the CPU cores mostly idle, and waits for it before the timing stage;
 nothing measured depends on it (a shape whose warm-up fails is only recorded), it only moves the
 compiles off the timing stage's clock. The shapes are dealt to WORKERS processes that compile side by
-side: one process took 69 s for the 36 shapes of 20261126T083634Z-517446e, longer than that run's
-correctness stage (64.6 s), so the timing stage waited for it.
+side: one process took 69 s for the 36 shapes of 20261126T083634Z-517446e (git history), longer
+than that run's correctness stage (64.6 s), so the timing stage waited for it.
 
     python -m lab.studies.warm RUN_ID     # writes flex_warmup.json into the run folder
 """
