@@ -556,6 +556,19 @@ def test_gate_fails_on_a_correctness_failure_even_without_a_slowdown(runs_dir):
     assert "regressions" not in text
 
 
+def test_gate_counts_a_case_a_step_does_not_take_as_no_failure(runs_dir):
+    """correctness.json records a case a step does not take (its dtype or K/V heads) with passed false
+    and why in `unsupported`: neither passed nor failed, so the gate passes."""
+    _gate(runs_dir, {"wmma": 1.0, "tma": 1.0})
+    rec = records.RunRecord.open(RUN_ID)
+    rec.write_json("correctness.json", [{"variant": "wmma", "case": "c", "passed": True},
+                                        {"variant": "tma", "case": "c-kv2-bf16", "passed": False,
+                                         "unsupported": "not taken: bf16 (this step takes fp16)"}])
+    lines = []
+    assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 0
+    assert not any("FAILED" in line for line in lines)
+
+
 def test_gate_without_a_base_run_fails_only_on_correctness(runs_dir):
     _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT})
     assert gate.compare(RUN_ID, progress=lambda s: None) == 0

@@ -154,6 +154,12 @@ def small_grid() -> list[Case]:
             + [Case(2, 12, 17, D, True, None, 1, "fp16") for D in HEAD_DIMS])
 
 
+def failed(record: dict) -> bool:
+    """CaseResult.failed of a correctness.json record: ran and did not pass (a case not taken, or
+    unsupported by a peer, is neither passed nor failed)."""
+    return not record["passed"] and not record.get("unsupported")
+
+
 def counts(results) -> dict:
     """{(dtype, layout): {"cases", "passed", "failed", "not_taken"}} over results (CaseResult or their
     records): how many checks ran, passed and failed per element type and head layout (MHA, GQA,

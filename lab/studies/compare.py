@@ -40,12 +40,13 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
     """Speedups of RUN over BASE per (impl, shape, mode), with intervals (over each run's replicates,
     unpaired, where they have several); returns the exit code: 1 when a variant failed correctness
     in RUN or is significantly slower by more than threshold."""
+    from lab.measure import check
     from lab.measure import peers as peer_mod
     from lab.measure import stats
 
     rec = records.RunRecord.open(run_id)
     failures = [c for c in (rec.read_json("correctness.json") if rec.has("correctness.json") else [])
-                if not c["passed"]]
+                if check.failed(c)]  # a case a step does not take is no failure
     base_id = base_id or best_base(run_id)
     if base_id is None:
         progress(f"no earlier complete run on the same GPU to compare {run_id} with")
