@@ -136,31 +136,41 @@ def test_a_hold_that_cannot_be_built_falls_back_to_the_sleep_with_a_warning(monk
         holds.default.cache_clear()
 
 
+class _FakeEvent:
+    """A CUDA event on a fake clock (clock[0], in µs), its calls appended to log."""
+
+    def __init__(self, clock, log):
+        self.clock, self.log = clock, log
+
+    def record(self, stream=None):
+        self.t = self.clock[0]
+        self.log.append("record")
+
+    def synchronize(self):
+        self.log.append("sync")
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e-3
+
+
+def _fake_cuda(monkeypatch, clock, log):
+    """estimate_us on fake events and a fake sleep: the sleep logged, no GPU."""
+    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(current_stream=lambda: None)))
+    monkeypatch.setattr(timing, "_new_event", lambda: _FakeEvent(clock, log))
+    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: log.append("sleep")))
+
+
 @pytest.mark.parametrize("launch_us, timed", [(2000.0, 1), (1000.0, 1), (300.0, 4), (600.0, 2), (10.0, 5)])
 def test_an_estimate_times_as_many_launches_as_make_about_a_millisecond_at_most_five(monkeypatch, launch_us, timed):
     """A warm-up launch, timed, then one block behind the sleep of ceil(1000 / its time) launches, one
     to five; the estimate is the block's mean. Each launch here takes launch_us on a fake clock."""
     log, clock = [], [0.0]
 
-    class Event:
-        def record(self, stream=None):
-            self.t = clock[0]
-            log.append("record")
-
-        def synchronize(self):
-            log.append("sync")
-
-        def elapsed_time(self, other):
-            return (other.t - self.t) * 1e-3
-
     def launch():
         clock[0] += launch_us
         log.append("launch")
 
-    cuda = types.SimpleNamespace(current_stream=lambda: None)
-    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=cuda))
-    monkeypatch.setattr(timing, "_new_event", Event)
-    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: log.append("sleep")))
+    _fake_cuda(monkeypatch, clock, log)
     assert timing.estimate_us(launch) == pytest.approx(launch_us)
     assert log == ["record", "launch", "record", "sync", "sleep", "record", *["launch"] * timed, "record", "sync"]
 
@@ -170,21 +180,9 @@ def test_an_estimate_whose_warmup_held_host_work_times_one_launch(monkeypatch):
     and the estimate is that launch's time, not the warm-up's."""
     clock, calls = [0.0], []
 
-    class Event:
-        def record(self, stream=None):
-            self.t = clock[0]
-
-        def synchronize(self):
-            pass
-
-        def elapsed_time(self, other):
-            return (other.t - self.t) * 1e-3
-
     def launch():
         clock[0] += 2_000_000.0 if not calls else 50.0  # the first call: 2 s of compiling
         calls.append(1)
 
-    monkeypatch.setattr(timing, "_torch", lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(current_stream=lambda: None)))
-    monkeypatch.setattr(timing, "_new_event", Event)
-    monkeypatch.setattr(timing, "_gpu_sleep", lambda: (lambda: None))
+    _fake_cuda(monkeypatch, clock, [])
     assert timing.estimate_us(launch) == pytest.approx(50.0) and len(calls) == 2

@@ -3,6 +3,8 @@ FlexWarmup): started before correctness, waited for before timing, never able to
 import dataclasses
 import subprocess
 
+import pytest
+
 from lab import pipeline
 from lab.kernels.shape import Shape
 from lab.studies import warm
@@ -131,15 +133,12 @@ def test_a_wait_that_cannot_be_recorded_is_only_reported(capsys):
     assert "(4.5 s) not recorded: no run '20990101T000000Z-nowhere'" in capsys.readouterr().out
 
 
-
 def test_the_shapes_are_dealt_round_robin_to_the_workers_none_left_empty():
     shapes = list("abcde")
     assert warm.shards(shapes, 2) == [["a", "c", "e"], ["b", "d"]]
     assert warm.shards(shapes, 1) == [shapes]
     assert warm.shards(shapes[:2], 4) == [["a"], ["b"]]  # fewer shapes than workers: one process each
     assert warm.shards([], 2) == []
-    import pytest
-
     with pytest.raises(ValueError, match="at least one process"):
         warm.shards(shapes, 0)
 

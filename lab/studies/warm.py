@@ -24,9 +24,9 @@ from lab.studies.params import RunParams
 
 RECORD = "flex_warmup.json"
 # Processes compiling side by side. Each pays its own first compile (13 s of the 69 s above: inductor's
-# and Triton's start), the rest is about 1.6-2.5 s a shape: two took 50.4 s (H100) and 52.4 s (H200) for
-# the 36 shapes in the runs of 16d97ff (git history), under correctness stages of 72-74 s, and leave
-# most CPU cores to that stage.
+# and Triton's start), the rest is about 1.6-2.5 s a shape: two took 52.3 s (H100) and 49.4 s (H200) for
+# the 36 shapes in 20261126T123735Z-1a31dde and 125209Z, under correctness stages of 80.1 and 73.0 s,
+# and cost that stage a few seconds at most (data/explorations/2026-11-26-correctness-contention).
 WORKERS = 2
 
 
