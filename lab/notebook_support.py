@@ -109,8 +109,10 @@ def correctness_table(rec):
 def summary_table(rec):
     from lab.report.console import summary_table as text
 
+    from lab.studies import derived
+
     print(text(rec, mode="hot"))
-    return rec.read_table("summary.csv")
+    return derived.summary(rec)
 
 
 def profile_table(rec):

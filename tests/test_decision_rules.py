@@ -431,9 +431,6 @@ def _gate_run(root, run_id, samples: dict, failed=(), gpu="NVIDIA H200", state="
                  throttled=False, replicate=r)
             for impl, by_rep in reps.items() for r, xs in by_rep.items() for i, x in enumerate(xs)]
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
-    rec.write_table("summary.csv", pd.DataFrame([dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot",
-                                                      median_us=float(np.median(np.concatenate(list(r.values())))))
-                                                 for impl, r in reps.items()]))
     rec.finish(state)
     return rec
 

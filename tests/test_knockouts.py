@@ -252,13 +252,20 @@ def _synthetic_run(root):
                  top_stalls=st) for i, d, t, st in [("ftz_exp2", 100, 60.0, "long_scoreboard:3"),
                                                      ("ftz_exp2~no_tma", 110, 52.0, "barrier:4")]]
     rec.write_table("profile.csv", pd.DataFrame(prof))
-    cells = [dict(zip("abcd", lv)) for lv in itertools.product((1, -1), repeat=4)]
-    eff = factorial.estimate(_synthetic({"a": 0.1}, cells, n=40), list("abcd"), n_boot=50)
-    eff = eff.assign(applies=True, B=4, H=16, S=4096, D=64, causal=False)
-    rec.write_table("factorial.csv", eff)
-    rec.write_json("factorial.json", {"ok": True, "factors": list("abcd"), "formula": factorial.formula(list("abcd")),
-                                      "skipped": [{"reason": "a off needs b off too"}]})
+    # the factorial: its samples and its design (the effects are computed from them when read)
+    cells = [dict(zip(FACTORS, lv), impl=f"cell{k}") for k, lv in enumerate(itertools.product((1, -1), repeat=4))]
+    cell_rows = _synthetic({"a": 0.1}, [dict(zip("abcd", (c[f] for f in FACTORS))) for c in cells], n=40)
+    impl_of = {tuple(c[f] for f in FACTORS): c["impl"] for c in cells}
+    rows = [dict(run_id=rec.run_id, impl=impl_of[(r.a, r.b, r.c, r.d)], B=4, H=16, S=4096, D=64, causal=False,
+                 dtype="float16", mode="hot", sample=i, latency_us=r.latency_us, sm_clock_mhz=1980.0, throttled=False,
+                 replicate=0, round=i) for i, r in enumerate(cell_rows.itertuples())]
+    rec.write_table("factorial.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    rec.write_json("factorial.json", {"ok": True, "factors": FACTORS, "formula": factorial.formula(FACTORS),
+                                      "cells": cells, "skipped": [{"reason": "a off needs b off too"}]})
     return rec
+
+
+FACTORS = ["tma", "unmasked_interior", "serial_d64", "two_ctas_per_sm"]  # four switches of the sm_90a end
 
 
 def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
@@ -306,7 +313,7 @@ def test_report_section_from_a_run_folder_alone(tmp_path):
     assert "restrict (step restrict, in async_pipeline)" not in text  # async_pipeline is not in this run
     assert "**tma**" in text.split("disagree most")[1].split("\n")[1]  # the largest gap comes first
     assert "tensor_pipe_active 60 with it vs 52 without" in text and "top stall long_scoreboard:3" in text
-    assert "a off needs b off too" in text and "| a | main |" in text
+    assert "a off needs b off too" in text and "| tma | main |" in text and "| tma:unmasked_interior | interaction |" in text
     assert "restrict" in text.split("### Not removable")[1]
 
 

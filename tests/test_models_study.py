@@ -190,7 +190,7 @@ def test_a_models_budget_above_the_runs_cap_leaves_the_runs_rule():
 
 
 def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path):
-    from lab.studies import replicates
+    from lab.studies import derived, replicates
     from lab.studies.params import RunParams
 
     rec = records.RunRecord(run_id="20990104T000000Z-test", root=tmp_path)
@@ -209,7 +209,8 @@ def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path)
         peers_measured.append([q.name for q in peers_])
         return replicates.fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress)
 
-    samples, summary, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicates.in_process(recording))
+    samples, stops, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicates.in_process(recording))
+    summary = derived.summarize(samples, stops)
     assert rules == [0.075, 1.5, 1.5] * 2  # the models job's cap; the ladder jobs keep the run's 3 s / 2
     # the models job leaves out the peer its scope names; a job without peers measures none; the rest all
     assert peers_measured == [["sdpa_flash"], [], ["sdpa_flash", "sdpa_default"]] * 2

@@ -14,6 +14,7 @@ from lab import jupyter_kernel  # noqa: E402
 from lab.kernels.shape import Shape  # noqa: E402
 from lab.measure import records  # noqa: E402
 from lab.pipeline import MEASURE, NOTEBOOKS_DIR, REPORT  # noqa: E402
+from fixture_runs import FIXTURE_RUNS
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 EXPLORE = "06_explore.ipynb"  # for reading a run; not a pipeline stage
@@ -51,10 +52,10 @@ def test_report_notebook_runs_on_a_committed_run(tmp_path):
     import papermill as pm
 
     run_id = NOTEBOOK_RUN
-    assert (records.RUNS_DIR / run_id).is_dir(), "a recorded run is committed under data/runs"
+    assert (FIXTURE_RUNS / run_id).is_dir(), "a recorded run is committed under tests/fixtures/runs"
     out = tmp_path / "05_report.ipynb"
     pm.execute_notebook(str(NOTEBOOKS_DIR / REPORT), str(out), kernel_name="python3",
-                        parameters={"run_id": run_id, "reports_dir": str(tmp_path / "reports")},
+                        parameters={"run_id": str(FIXTURE_RUNS / run_id), "reports_dir": str(tmp_path / "reports")},
                         cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=jupyter_kernel.MANAGER)
     md = (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").read_text()
     assert run_id in md
@@ -65,7 +66,7 @@ def test_report_notebook_runs_on_a_committed_run(tmp_path):
     assert any("vs parent [95% CI]" in o.get("data", {}).get("text/html", "") for o in shown), "the ladder table"
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / EXPLORE_RUN).is_dir(), reason=f"run {EXPLORE_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / EXPLORE_RUN).is_dir(), reason=f"run {EXPLORE_RUN} is not committed")
 def test_explore_notebook_compares_two_steps_from_the_run_folder(tmp_path):
     import papermill as pm
 
@@ -73,14 +74,14 @@ def test_explore_notebook_compares_two_steps_from_the_run_folder(tmp_path):
     from lab.report import explore
 
     out = tmp_path / EXPLORE
-    params = {"run_id": EXPLORE_RUN, "shape": "4,16,512,64,causal", "step_a": "mma_sync", "step_b": "tma"}
+    params = {"run_id": str(FIXTURE_RUNS / EXPLORE_RUN), "shape": "4,16,512,64,causal", "step_a": "mma_sync", "step_b": "tma"}
     pm.execute_notebook(str(NOTEBOOKS_DIR / EXPLORE), str(out), kernel_name="python3", parameters=params,
                         cwd=str(NOTEBOOKS_DIR), progress_bar=False, kernel_manager_class=jupyter_kernel.MANAGER)
     nb = nbformat.read(out, as_version=4)
     html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(pngs) == 1 and "tensor_pipe_active" in html
-    data = explore.open_run(EXPLORE_RUN)
+    data = explore.open_run(str(FIXTURE_RUNS / EXPLORE_RUN))
     sh = Shape.parse(params["shape"])
     c = stats.speedup_ci(data.lat("tma", sh, "hot"), data.lat("mma_sync", sh, "hot"), seed=0)
     df = explore.compare(data, sh, "mma_sync", "tma")

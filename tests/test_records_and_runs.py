@@ -108,7 +108,7 @@ def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0,
     rec = records.RunRecord(run_id=run_id, root=root)
     rec.write_json("env.json", {"gpu": gpu})
     rec.write_json("correctness.json", [{"variant": v, "case": "c", "passed": v not in failed} for v in medians])
-    rows, summ = [], []
+    rows = []
     for impl, med in medians.items():
         rep = np.arange(200) % len(shifts)
         lat = med * np.asarray(shifts)[rep] * rng.lognormal(0, 0.01, 200)
@@ -116,9 +116,7 @@ def _fake_run(root, run_id, medians: dict, gpu="NVIDIA H200", failed=(), seed=0,
             rows.append(dict(run_id=run_id, impl=impl, B=1, H=8, S=512, D=64, causal=False, dtype="float16",
                              mode="hot", sample=i, latency_us=x, sm_clock_mhz=1980.0, throttled=False,
                              replicate=int(rep[i])))
-        summ.append(dict(impl=impl, B=1, H=8, S=512, D=64, causal=False, mode="hot", median_us=float(np.median(lat))))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
-    rec.write_table("summary.csv", pd.DataFrame(summ))
     rec.finish("complete")
     return rec
 

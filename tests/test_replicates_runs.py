@@ -1,7 +1,7 @@
 """Replicates of a run's timing (lab.studies.replicates) without a GPU: the stage's orchestration
 with a fake timer (order, seeds, each replicate's share of the stopping rule, the `replicate`
-column, the merged summary, replicates.json and calibration.json), the real child process in its
-`--fake` mode, a failing replicate, and runs recorded before replicates existed."""
+column, the records the plan is folded into, the summary and the calibration computed from them),
+the real child process in its `--fake` mode, a failing replicate, and a resumed plan."""
 
 import json
 import math
@@ -12,7 +12,7 @@ import pytest
 
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.studies import replicates, stages
+from lab.studies import derived, replicates, stages
 from lab.studies.params import REPLICATE_SEED_STRIDE, RunParams
 
 SHAPES = [[4, 16, 512, 64, False], [1, 8, 512, 64, True]]
@@ -68,11 +68,19 @@ def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_sha
     assert all(c["kernels"] == ["async_pipeline", "mma_sync", "wmma"] and c["peers"] == ["sdpa_flash"] for c in calls)
     assert {c["aa"] for c in calls} == {"async_pipeline"}
 
-    plan = replicates.read_plan(rec.dir, "timing")
-    inputs = [json.loads((rec.dir / "replicates" / "timing" / f"r{r}.json").read_text())["input_seed"]
-              for r in range(3)]
+    # the plan folded into the records: its working folder gone, the plan and each replicate's seeds
+    # and notes in replicates.json, every sample once in samples.parquet, the stop records in stops.parquet
+    assert not (rec.dir / "replicates").exists()
+    log = rec.read_json("replicates.json")["timing"]
+    plan = log["plan"]
+    inputs = [r["input_seed"] for r in log["runs"]]
     assert inputs == [7, 7 + REPLICATE_SEED_STRIDE, 7 + 2 * REPLICATE_SEED_STRIDE] == \
         [replicates.replicate_seeds(plan, r)[0] for r in range(3)] == [p.replicate_seed(r) for r in range(3)]
+    assert [r["job_seeds"] for r in log["runs"]] == [replicates.replicate_seeds(plan, r)[1] for r in range(3)]
+    assert all([n["shape"] for n in r["notes"]] == [Shape.of(s).id for s in SHAPES] for r in log["runs"])
+    stops = rec.read_stops()
+    assert len(stops) == 5 * 2 * 2 * 3 and set(stops["plan"]) == {"timing"} and set(stops["stopped_by"]) == {"ci"}
+    assert sorted(stops["replicate"].unique()) == [0, 1, 2]
 
     samples = rec.read_samples()
     assert list(samples.columns) == records.SAMPLE_COLUMNS
@@ -80,29 +88,28 @@ def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_sha
     # 18 samples (two blocks of 9) per impl, shape, mode and replicate: 4 impls + the A/A twin
     per = samples.groupby(["impl", "B", "S", "causal", "mode", "replicate"]).size()
     assert set(per) == {18} and len(per) == 5 * 2 * 2 * 3
-    # replicates differ (their own seeds), and summary.csv's median is the median over them
+    # replicates differ (their own seeds), and the summary's median is the median over them
     one = samples[(samples.impl == "wmma") & (samples.S == 512) & (samples.B == 4) & (samples["mode"] == "hot")]
     medians = one.groupby("replicate")["latency_us"].median()
     assert medians.nunique() == 3
-    summ = rec.read_table("summary.csv")
+    summ = derived.summary(rec)
     row = summ[(summ.impl == "wmma") & (summ.B == 4) & (summ["mode"] == "hot")].iloc[0]
     assert row["median_us"] == pytest.approx(math.exp(np.log(medians).mean()))
     assert row["n"] == 54 and row["stopped_by"] == "ci"
     assert row["ci_lo_us"] < row["median_us"] < row["ci_hi_us"]
     assert len(summ) == 5 * 2 * 2
 
-    log = rec.read_json("replicates.json")["timing"]
     assert log["replicates"] == 3 and [r["replicate"] for r in log["runs"]] == [0, 1, 2]
     assert all(r["exit_code"] == 0 and r["jobs_done"] == 2 for r in log["runs"])
-    # the stage's time outside its replicates, taken apart: each merge, the ceilings, the
-    # cross-validation and the calibration, every part a number of seconds inside the stage's own
+    # the stage's time outside its replicates, taken apart: each merge, the ceilings and the
+    # cross-validation, every part a number of seconds inside the stage's own
     assert all(isinstance(r["merge_s"], float) and r["merge_s"] >= 0 for r in log["runs"])
     st = rec.read_json("stages.json")
     parts = st["parts"]["timing"]
-    assert sorted(parts) == ["calibration_s", "ceilings_s", "crossval_s"]
+    assert sorted(parts) == ["ceilings_s", "crossval_s"]
     assert all(v >= 0 for v in parts.values())
     assert sum(parts.values()) + sum(r["merge_s"] for r in log["runs"]) <= st["timing_s"] + 0.3  # rounding
-    cal = rec.read_json("calibration.json")
+    cal = derived.calibration(rec)
     # steps with a parent in the run: mma_sync (wmma), async_pipeline (mma_sync); 2 shapes x 2 modes x 3 left out
     assert cal["applicable"] and cal["replicates"] == 3 and cal["points"] == 2 * 2 * 2 * 3
     assert 0 <= cal["covered"] <= 1 and 0 <= cal["pred_covered"] <= 1
@@ -121,13 +128,13 @@ def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
     p = RunParams.read(rec)
     assert [s for s, _ in calls] == [8, 9] and all(r == p.stop_rule() for _, r in calls)
     assert set(rec.read_samples()["replicate"]) == {0}
-    summ = rec.read_table("summary.csv")
+    summ = derived.summary(rec)
     samples = rec.read_samples()
     one = samples[(samples.impl == "wmma") & (samples.B == 4) & (samples["mode"] == "hot")]["latency_us"]
     row = summ[(summ.impl == "wmma") & (summ.B == 4) & (summ["mode"] == "hot")].iloc[0]
     assert row["median_us"] == np.percentile(one, 50)  # exactly summarize's, as before
     assert (row["ci_lo_us"], row["ci_hi_us"]) == stats.median_ci(one.to_numpy())
-    assert rec.read_json("calibration.json") == {
+    assert derived.calibration(rec) == {
         "replicates": 1, "confidence": 0.95, "applicable": False,
         "pairs": "every step against its parent, at every ladder shape and mode where both were measured",
         "reason": "this run has 1 replicate; leaving one out needs at least 3"}
@@ -140,10 +147,11 @@ def test_real_child_processes_fake_timer(tmp_path):
     jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], True, ["hot"], "wmma", 8, "ladder")]
     replicates.write_plan(rec, "timing", jobs, {"wmma": {}}, ["sdpa_flash"], p.replicate_rule(), 2, p.seed)
     lines = []
-    samples, summary, notes = replicates.run(rec, "timing", progress=lines.append, fake=True)
+    samples, stops, notes = replicates.run(rec, "timing", progress=lines.append, fake=True)
     assert sorted(samples["replicate"].unique()) == [0, 1]
     assert set(samples["impl"]) == {"wmma", "wmma__aa", "sdpa_flash"}
-    assert len(summary) == 3 and notes[0]["scope"] == "ladder" and notes[0]["seconds"] >= 0
+    assert len(stops) == 3 * 2 and len(derived.summarize(samples, stops)) == 3
+    assert notes[0]["scope"] == "ladder" and notes[0]["seconds"] >= 0
     assert any("replicate 1: 1 shapes" in ln for ln in lines), lines
 
 
@@ -205,7 +213,7 @@ def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_agai
         spawned.append(i)
         return whole(run_dir, plan, i)
 
-    samples, summary, _ = replicates.run(rec, "timing", progress=lambda s: None, spawn=spawn)
+    samples, stops, _ = replicates.run(rec, "timing", progress=lambda s: None, spawn=spawn)
     assert spawned == [1, 2]
     aside = replicates.plan_dir(rec.dir, "timing") / "interrupted"
     assert sorted(f.name for f in aside.iterdir()) == ["1-r1.json", "1-r1.parquet"]
@@ -217,7 +225,7 @@ def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_agai
     assert kept_r0["latency_us"].tolist() == first_r0["latency_us"].tolist()  # replicate 0 as measured first
     log = rec.read_json("replicates.json")["timing"]
     assert log["resumed"] is True and [r["replicate"] for r in log["runs"]] == [0, 1, 2]
-    assert len(summary) == 2
+    assert len(derived.summarize(samples, stops)) == 2
 
 
 def test_a_resumed_plan_must_ask_for_the_same_measurement(tmp_path):

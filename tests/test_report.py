@@ -13,19 +13,21 @@ import pytest
 from lab.measure import records, stats
 from lab import report
 from lab.kernels import variants
+from fixture_runs import FIXTURE_RUNS
+from lab.studies import derived
 
 RUN_ID = "20261121T232749Z-c1f7639"
 HEAD = dict(B=4, H=16, S=4096, D=64, causal=False)
 
-pytestmark = pytest.mark.skipif(not (records.RUNS_DIR / RUN_ID).is_dir(), reason=f"run {RUN_ID} is not committed")
+pytestmark = pytest.mark.skipif(not (FIXTURE_RUNS / RUN_ID).is_dir(), reason=f"run {RUN_ID} is not committed")
 # The ladder as it was when that run was measured (later steps are not in it).
-RUN_VARIANTS = json.loads((records.RUNS_DIR / RUN_ID / "params.json").read_text())["variants"]
+RUN_VARIANTS = json.loads((FIXTURE_RUNS / RUN_ID / "params.json").read_text())["variants"]
 RUN_MANIFEST = [v for v in variants.manifest() if v.name in RUN_VARIANTS]
 
 
 def _copy_run(dst_root):
     dst_root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(records.RUNS_DIR / RUN_ID, dst_root / RUN_ID)
+    shutil.copytree(FIXTURE_RUNS / RUN_ID, dst_root / RUN_ID)
     return records.RunRecord.open(RUN_ID, dst_root)
 
 
@@ -152,11 +154,11 @@ def test_report_sections_and_computed_threats(written):
         assert section in md, section
     assert RUN_ID in md and "NVIDIA H200" in md and "580.159.04" in md
     assert f"make report RUN={RUN_ID}" in md and "make ablation" in md
-    xval = json.loads((records.RUNS_DIR / RUN_ID / "crossval.json").read_text())
+    xval = json.loads((FIXTURE_RUNS / RUN_ID / "crossval.json").read_text())
     gaps = [c for c in xval if abs(c["ratio"] - 1) > 0.03]
     for c in gaps:
         assert f"{c['shape']}: harness/triton = {c['ratio']:.3f}" in md
-    summ = pd.read_csv(records.RUNS_DIR / RUN_ID / "summary.csv")
+    summ = derived.summary(records.RunRecord.open(RUN_ID, FIXTURE_RUNS))
     assert f"by the time cap: {(summ['stopped_by'] == 'cap').sum()}" in md
     findings = md[md.index("## Top 3 profiler findings"):md.index("## Threats")]
     assert re.search(r"^3\. ", findings, re.M) and not re.search(r"^4\. ", findings, re.M)
@@ -268,7 +270,7 @@ def test_a_bare_run_with_an_s_sweep(tmp_path):
     md = report.write(rec, tmp_path / "reports").read_text(encoding="utf-8")
     assert (tmp_path / "reports" / "figures" / "tflops_vs_S.png").stat().st_size > 10_000
     assert "(figures/tflops_vs_S.png)" in md and "### Sweep shapes" in md
-    for name in ("env.json", "summary.csv", "ceilings.json", "crossval.json"):
+    for name in ("env.json", "stops.parquet", "ceilings.json", "crossval.json"):
         assert f"{name} is missing" in md
     df = report.ablation_table(rec)
     assert list(df["variant"]) == ["baseline", "wmma"]
@@ -279,10 +281,10 @@ def test_a_bare_run_with_an_s_sweep(tmp_path):
 BAR_RUN = "20261122T010322Z-fc884e1"  # the 15-step run: the last step against SDPA's bar
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
 def test_success_bar_rows_follow_from_the_samples():
     """The bar against the fastest SDPA backend at each shape and mode, recomputed from the samples."""
-    data = report._data(records.RunRecord.open(BAR_RUN))
+    data = report._data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
     best = "unmasked_interior"
     text = "\n".join(report.success_bar(data, best))
     backends = ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn")
@@ -318,9 +320,9 @@ def test_success_bar_rows_follow_from_the_samples():
     assert "(4, 16, 512, 64) non-causal: 512 CTAs of 64 rows, 2 per SM: 1.94 waves" in text
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
 def test_bar_judges_the_sm90a_end_or_else_the_best_portable_step():
-    data = report._data(records.RunRecord.open(BAR_RUN))
+    data = report._data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
     assert report.bar_step(data) == "unmasked_interior"  # the last sm_90a step of that run
     # as on a GPU without sm_90a: the Hopper steps have no samples, the bar falls back to the
     # fastest portable step at the headline shape
@@ -335,9 +337,9 @@ def test_bar_judges_the_sm90a_end_or_else_the_best_portable_step():
 JUDGED_RUN = "20261122T021511Z-38fabed"  # 18 steps; steps 16-17 change D = 128 only
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_a_step_with_judged_at_is_judged_at_its_own_shape():
-    data = report._data(records.RunRecord.open(JUDGED_RUN))
+    data = report._data(records.RunRecord.open(JUDGED_RUN, FIXTURE_RUNS))
     head = data.headline()
     abl = report._ablation(data, head, "hot")
     hyp = report.hypothesis_rows(data, abl).set_index("variant")
@@ -355,11 +357,11 @@ def test_a_step_with_judged_at_is_judged_at_its_own_shape():
     assert hyp.loc[others, "vs_parent"].equals(abl.set_index("variant").loc[others, "vs_parent"])
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
     # the run alone in its runs folder: no run of another GPU beside it to replicate against (that
     # section, computed over every ratio of both runs, is not what this test reads)
-    shutil.copytree(records.RUNS_DIR / JUDGED_RUN, tmp_path / "runs" / JUDGED_RUN)
+    shutil.copytree(FIXTURE_RUNS / JUDGED_RUN, tmp_path / "runs" / JUDGED_RUN)
     rec = records.RunRecord.open(JUDGED_RUN, tmp_path / "runs")
     md = report.write(rec, tmp_path / "reports").read_text(encoding="utf-8")
     rows = _table_after(md, "Against Nsight Compute's `gpu__time_duration`")
@@ -375,9 +377,9 @@ def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
 FINAL_RUN = "20261122T023222Z-793d6a3"
 
 
-@pytest.mark.skipif(not (records.RUNS_DIR / FINAL_RUN).is_dir(), reason=f"run {FINAL_RUN} is not committed")
+@pytest.mark.skipif(not (FIXTURE_RUNS / FINAL_RUN).is_dir(), reason=f"run {FINAL_RUN} is not committed")
 def test_precision_summary_counts_canonical_intervals_wider_than_the_band():
-    data = report._data(records.RunRecord.open(FINAL_RUN))
+    data = report._data(records.RunRecord.open(FINAL_RUN, FIXTURE_RUNS))
     prec = report.precision_summary(data)
     canonical = [s for s in data.measured_shapes if report.shape_group(s) == "canonical"]
     expected_total = sum(1 for s in canonical for m in data.modes for i in data.impls(s) if i != report.PEER)

@@ -16,16 +16,17 @@ from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
 from lab.report.tables import _ablation
 from lab.kernels.shape import Shape
+from fixture_runs import FIXTURE_RUNS
 
 RUN_ID = "20261122T023222Z-793d6a3"
 HEAD = Shape(4, 16, 4096, 64, False)
 BACKENDS = ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn")
-pytestmark = pytest.mark.skipif(not (records.RUNS_DIR / RUN_ID).is_dir(), reason=f"run {RUN_ID} is not committed")
+pytestmark = pytest.mark.skipif(not (FIXTURE_RUNS / RUN_ID).is_dir(), reason=f"run {RUN_ID} is not committed")
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    c = Context.of(RunData(records.RunRecord.open(RUN_ID)), tmp_path_factory.mktemp("reports"))
+    c = Context.of(RunData(records.RunRecord.open(RUN_ID, FIXTURE_RUNS)), tmp_path_factory.mktemp("reports"))
     c.figdir.mkdir(parents=True)
     return c
 
@@ -191,7 +192,7 @@ def test_missing_threats_reproduce_sections(ctx, sections):
 
 def test_study_impls_and_external_peers(ctx):
     """Knock-out and tuning impls stay out of the ladder; an external peer joins the peers, an absent one is named."""
-    data = RunData(records.RunRecord.open(RUN_ID))
+    data = RunData(records.RunRecord.open(RUN_ID, FIXTURE_RUNS))
     x = data.lat("ftz_exp2", HEAD, "hot")
     data._lat[("ftz_exp2~no_ping_pong", HEAD, "hot")] = x * 1.1
     data._lat[("ftz_exp2@bc64", HEAD, "hot")] = x * 1.2
@@ -217,7 +218,7 @@ HOPPER = ["wgmma", "producer_warpgroup", "wgmma_overlap", "tma", "two_ctas_per_s
 def _tree_run(factors: dict[str, float]) -> RunData:
     """The recorded run with steps 19 (portable_a) and 20 (portable_b) of the conftest tree manifest
     added: each timed as async_pipeline's samples times its factor, wherever async_pipeline was."""
-    data = RunData(records.RunRecord.open(RUN_ID))
+    data = RunData(records.RunRecord.open(RUN_ID, FIXTURE_RUNS))
     data.params = {**data.params, "variants": [*data.params["variants"], *factors]}
     for (impl, shape, mode), x in list(data._lat.items()):
         if impl == "async_pipeline":

@@ -1,28 +1,43 @@
 """Run records: `data/runs/<run_id>/`, one folder per run, never overwritten.
 
+A run folder holds each measured fact once: every raw sample, and the records that cannot be
+recomputed from them. What can be (the summary table, the leave-one-replicate-out calibration,
+the factorial's effects, the per-shape notes) is computed when read (lab.studies.derived) and
+never written here. `docs/methodology.md` (Records) says what stays in the repository.
+
     env.json           GPU, clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
     status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
                        midway keeps "running" (or "incomplete") and readers treat it as such
+    params.json        the run's parameters (lab.studies.params.RunParams); stages.json: each
+                       stage's seconds
     build.json         per variant: build key, source hash, ptxas resources, launch shape, the step
-                       it builds and the inputs it takes (dtypes, kv_heads)
+                       it builds and the inputs it takes (dtypes, kv_heads); excluded.json: the
+                       variants left out of timing, and why
     correctness.json   per variant and case: errors, tolerance, verdict (on disk gzip-compressed,
-                       correctness.json.gz: the full grid is 6 MB of JSON; runs before 2026-11-26 plain)
+                       correctness.json.gz: the full grid is 6 MB of JSON)
     peers.json         per peer asked for: available (imported) or not and why; after the
                        correctness stage, its result and, where it failed, why it is excluded
     peer_correctness.json  per non-SDPA peer and case, as correctness.json (lab.measure.check.peer_grid)
-    shapes.json        the shapes measured, with unsupported peers and why
-    samples.parquet    every raw sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its process,
-                       `round` the round of its (shape, mode)'s round robin (runs before it: none);
-                       a shape is (B, H, S, D, causal, H_kv, dtype) (SHAPE_COLUMNS)
-    summary.csv        one row per (impl, shape, mode) (see SUMMARY_COLUMNS), over every replicate
-    replicates.json    per timing plan (timing, factorial): R, each replicate's stopping rule, seeds,
-                       exit code and seconds; replicates/<plan>/ holds the plan and each replicate's
-                       own samples (lab.studies.replicates)
-    calibration.json   leave-one-replicate-out coverage of the step-vs-parent intervals
-    ceilings.json      measured fp16 tensor-core rate and DRAM bandwidth of this GPU
-    ncu/, profile.csv  Nsight Compute CSVs and the parsed metrics (when profiling ran)
+    samples.parquet    every raw timing sample, tidy (see SAMPLE_COLUMNS), `replicate` naming its
+                       process, `round` the round of its (shape, mode)'s round robin; a shape is
+                       (B, H, S, D, causal, H_kv, dtype) (SHAPE_COLUMNS); throttled samples kept, flagged
+    factorial.parquet  every raw sample of the factorial (the same columns); factorial.json its design
+    stops.parquet      per plan, replicate and (impl, shape, mode): why its sampling stopped, the
+                       throttled samples it dropped, its input sets (STOP_COLUMNS)
+    replicates.json    per timing plan (timing, factorial): what it asked for (jobs, seeds, rule,
+                       peers, build keys) and each replicate's exit code, seconds, seeds and per-job
+                       notes (errors, unsupported peers, seconds). While a plan is measured its
+                       replicates write under replicates/<plan>/ (lab.studies.replicates), folded
+                       in here once every replicate has run
+    crossval.json      event timing against the profiler's clock; flex_warmup.json, ceilings.json
+                       (measured tensor-core rate and DRAM bandwidth of this GPU)
+    ncu/, profile.csv  Nsight Compute's raw CSVs and the profile stage's record of each launch
+                       (its parsed metrics, or why it was not profiled); profile_status.json
+    notebooks/         the executed notebooks (the run's log)
 
-`run_id` is the UTC start time and the short git sha, e.g. 20261121T231500Z-95ce086.
+`run_id` is the UTC start time and the short git sha, e.g. 20261121T231500Z-95ce086. Run folders
+written before this layout (summary.csv, calibration.json, replicates/<plan>/r<i>.* beside
+samples.parquet) are brought to it, every sample checked, by `python -m lab.studies.migrate`.
 """
 
 from __future__ import annotations
@@ -50,6 +65,19 @@ SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "H_kv", "dtype
 SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "n", "median_us", "p10_us", "p90_us",
                    "iqr_us", "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by",
                    "dropped_throttled", "input_sets"]
+# What the sampling of one (impl, shape, mode) in one replicate of a plan recorded besides its
+# samples: why it stopped ("ci" or "cap"), how many throttled samples it dropped, its input sets.
+STOP_COLUMNS = ["plan", "replicate", "impl", *SHAPE_COLUMNS, "mode", "stopped_by", "dropped_throttled", "input_sets"]
+STOPS = "stops.parquet"
+# Files of the layout before issue 44: derived (recomputed when read) or a second copy of the samples.
+LEGACY_FILES = ("summary.csv", "calibration.json", "factorial.csv", "shapes.json")
+# Parquet tables are written zstd-compressed (level 19: a run's 270 000 samples in 0.9 MB against
+# snappy's 1.2 MB, written in about a second); compression never changes a value.
+PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 19}
+
+
+class LegacyLayout(RuntimeError):
+    """A run folder in the layout before issue 44: readers name the command that migrates it."""
 
 
 def with_shape_columns(table):
@@ -191,6 +219,10 @@ class RunRecord:
 
     @classmethod
     def open(cls, run_id: str, root: Path | None = None) -> "RunRecord":
+        """The run `run_id` under `root` (default: data/runs), or, where `run_id` is a path (it holds
+        a '/'), the run folder it names (a test fixture, a run in an exploration's folder)."""
+        if "/" in str(run_id):
+            run_id, root = Path(run_id).name, Path(run_id).parent
         root = root or RUNS_DIR
         rec = cls(run_id, root, create=False)
         if not rec.dir.is_dir():
@@ -225,7 +257,7 @@ class RunRecord:
     def write_table(self, name: str, df) -> None:
         tmp = self.path(name + ".tmp")
         if name.endswith(".parquet"):
-            df.to_parquet(tmp, index=False)
+            df.to_parquet(tmp, index=False, **PARQUET_OPTIONS)
         else:
             df.to_csv(tmp, index=False)
         tmp.replace(self.path(name))
@@ -238,6 +270,26 @@ class RunRecord:
     def read_samples(self, name: str = "samples.parquet"):
         """A samples table (samples.parquet, factorial.parquet) with its `replicate` column (with_replicate)."""
         return with_replicate(self.read_table(name))
+
+    def read_stops(self):
+        """stops.parquet (STOP_COLUMNS); a run folder of the layout before it raises LegacyLayout."""
+        import pandas as pd
+
+        if self.has(STOPS):
+            return with_shape_columns(self.read_table(STOPS))
+        self.require_current_layout()
+        return pd.DataFrame(columns=STOP_COLUMNS)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this folder is in the layout before issue 44 (summary.csv and no stops.parquet)."""
+        return self.has("summary.csv") and not self.has(STOPS)
+
+    def require_current_layout(self) -> None:
+        if self.legacy:
+            raise LegacyLayout(f"run {self.run_id} ({self.dir}) is in the run-folder layout before issue 44 "
+                               f"(summary.csv, no {STOPS}): bring it to the current one, every sample checked, "
+                               f"with `python -m lab.studies.migrate {self.dir}`")
 
     @property
     def status(self) -> dict:

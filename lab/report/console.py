@@ -11,7 +11,9 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
 
     from lab.kernels.shape import Shape
 
-    summ = records.with_shape_columns(rec.read_table("summary.csv"))
+    from lab.studies import derived
+
+    summ = derived.summary(rec)
     samples = rec.read_samples()
     samples = samples[~samples["throttled"].astype(bool)]
     by_replicate = records.latencies_by_replicate

@@ -18,8 +18,9 @@ from lab.report.figures import _figure, _style, peer_colors
 from lab.report.load import RunData, _data
 
 
-def open_run(run_id: str) -> RunData:
-    return _data(records.RunRecord.open(run_id))
+def open_run(run) -> RunData:
+    """A run's data: a RunRecord, or a run id under data/runs (or a run folder's path)."""
+    return _data(run if isinstance(run, records.RunRecord) else records.RunRecord.open(run))
 
 
 def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> None:

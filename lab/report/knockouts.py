@@ -6,7 +6,7 @@ without it), both as speedups of medians (>1: the optimization helps) with 95 % 
 intervals (lab.measure.stats.speedup_ci), at the step's judged shape, the headline shape and the
 canonical shape (and the D = 128 headline for a switch of the D = 128 kernel only). Then a figure
 (one row per optimization, sorted by knock-out cost), the interaction table of the 2^4 factorial
-(factorial.csv), the dependencies and structural ideas, and text naming the optimizations whose two
+(its effects computed from factorial.parquet: lab.studies.factorial.run_effects), the dependencies and structural ideas, and text naming the optimizations whose two
 numbers disagree most with what the profile says.
 
     text = section(run_dir, figures_dir)    # Markdown; writes figures_dir/knockouts.png
@@ -25,7 +25,7 @@ from lab.kernels import switches as sw
 from lab.kernels import variants
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.report.common import fmt_ci, md_table
+from lab.report.common import fmt_ci, md_table, save_figure
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 
 FIGURE = "knockouts.png"
@@ -160,7 +160,7 @@ def figure(prim: pd.DataFrame, out_dir: Path) -> Path:
     ax.set_xlabel("speedup, median ratio (x); > 1: the optimization makes the kernel faster; 95 % bootstrap intervals")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(prim) > 3 else -0.35), ncol=1, frameon=False)
     path = out_dir / FIGURE
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    save_figure(fig, path, dpi=130)
     plt.close(fig)
     return path
 
@@ -182,13 +182,15 @@ def carried_dependencies(meta: dict) -> dict[str, list[str]]:
 
 
 def interactions(run) -> str:
-    """Markdown table of factorial.csv, or a line saying why there is none."""
+    """Markdown table of the factorial's effects, or a line saying why there is none."""
+    from lab.studies import factorial
+
     run_dir = _dir(run)
     meta = json.loads((run_dir / "factorial.json").read_text()) if (run_dir / "factorial.json").exists() else None
-    if meta is None or not (run_dir / "factorial.csv").exists():
+    eff = factorial.run_effects(records.RunRecord(run_dir.name, run_dir.parent, create=False)) if meta else None
+    if eff is None:
         reason = (meta or {}).get("reason", "this run has no factorial (knockouts off, or recorded before it existed)")
         return f"No interaction table: {reason}.\n"
-    eff = pd.read_csv(run_dir / "factorial.csv")
     reps = int(eff["replicates"].max()) if "replicates" in eff.columns and len(eff) else 1
     how = ("95 % cell-bootstrap intervals" if reps == 1 else
            f"95 % intervals over {reps} replicates (OLS per replicate, averaged; random effects, as the speedups)")

@@ -14,6 +14,7 @@ from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
 from lab.measure import records, stats
 from lab.report.common import KEYS, _isnum
 from lab.studies.measure_shape import AA_SUFFIX
+from lab.studies import derived
 from lab.studies.params import RunParams
 from lab.studies.shapes import HEADLINE
 from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
@@ -29,6 +30,7 @@ class RunData:
 
     def __post_init__(self):
         rec = self.rec
+        rec.require_current_layout()  # a folder of the layout before issue 44: the command that migrates it
         self.run_id = rec.run_id
         self.env = self._json("env.json", {})
         self.params = self._json("params.json", {})
@@ -37,10 +39,9 @@ class RunData:
         self.build = self._json("build.json", {})
         self.excluded = self._json("excluded.json", {}) or {}
         self.crossval = self._json("crossval.json", [])
-        self.shape_notes = self._json("shapes.json", [])
+        self.shape_notes = derived.shape_notes(rec)
         self.profile_status = self._json("profile_status.json", None)
         self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
-        self.calibration = self._json("calibration.json", None, quiet=True)
         self.flex_warmup = self._json("flex_warmup.json", None, quiet=True)  # runs before the warm-up: none
         from lab.studies.replicates import seconds_by_scope
 
@@ -77,9 +78,12 @@ class RunData:
                 if several or rounds:
                     # one round robin per (run, shape, mode): its rows are compared round by round
                     self._reps[(impl, shape, mode)] = records.latencies_by_replicate(grp, (self.run_id, shape, mode))
-        self.summary = self._table("summary.csv")
-        if self.summary is not None:  # runs before issue 22: no H_kv, dtype (fp16, H_kv = H)
-            self.summary = records.with_shape_columns(self.summary)
+        from lab.studies.replicates import has_stops
+
+        # computed from the samples and the stop records (lab.studies.derived)
+        self.summary = derived.summary(rec) if len(raw) and has_stops(rec) else None
+        if len(raw) and self.summary is None:
+            self.missing.append(f"{records.STOPS} is missing: no stop records, so no summary table")
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
         if prof is None:

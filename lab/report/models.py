@@ -304,7 +304,7 @@ def cost_statement(data: RunData, shapes: list[Shape]) -> str:
     if jobs:
         parts.append(f"Its jobs took {jobs:.1f} s of the timing stage"
                      + (f" over the {data.replicates} replicates" if data.replicates > 1 else "")
-                     + " (each replicate's record, replicates/timing/r*.json)")
+                     + " (each replicate's notes, replicates.json)")
     if isinstance(data.flex_warmup, dict):
         ids = {s.id for s in shapes}
         warm = sum(float(r.get("seconds") or 0) for r in data.flex_warmup.get("shapes", []) if r.get("shape") in ids)

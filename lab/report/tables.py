@@ -301,17 +301,11 @@ def variance_split_table(data: RunData) -> list[list]:
 
 
 def calibration_summary(data: RunData) -> dict:
-    """The run's leave-one-replicate-out calibration: calibration.json as the timing stage wrote
-    it, else computed here from the samples (lab.studies.calibration): for runs recorded before it,
-    and where the file compared by medians a run that recorded rounds (written before speedups were
-    compared round by round; `python -m lab.studies.calibration RUN` brings the file up to date)."""
-    cal = data.calibration
-    if isinstance(cal, dict) and "applicable" in cal and (not data.by_round or "by_round" in cal
-                                                          or not cal["applicable"]):
-        return cal
-    from lab.studies import calibration
+    """The run's leave-one-replicate-out calibration (lab.studies.derived.calibration: computed from
+    its samples, kept under build/derived/)."""
+    from lab.studies import derived
 
-    return calibration.leave_one_out_run(data.samples, data.run_params)
+    return derived.calibration(data.rec)
 
 
 def clock_summary(data: RunData) -> dict:

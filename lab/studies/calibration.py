@@ -7,10 +7,10 @@ does the prediction interval for one replicate that the same model implies? The 
 check a skeptic makes by running the study again; a calibrated interval passes it at the rate
 `expected_covered` (lab.measure.stats.leave_one_out: about 91 % at R = 3 where replicates differ
 more than their sampling explains, less where sampling dominates), the second at its confidence.
-The timing stage writes the result to calibration.json; the report reads it back.
+The report computes it from a run's samples when read (lab.studies.derived.calibration).
 
-    calibration.leave_one_out_run(rec.read_samples(), RunParams.read(rec))  # -> calibration.json's dict
-    python -m lab.studies.calibration RUN_ID  # calibration.json again, by this code (its estimator)
+    calibration.leave_one_out_run(rec.read_samples(), RunParams.read(rec))  # -> the calibration's dict
+    python -m lab.studies.calibration RUN_ID [--rows]  # printed
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def step_pairs(variants) -> list[tuple[str, str]]:
 
 
 def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
-    """calibration.json's contents from a run's samples (with `replicate`) and its RunParams: the
+    """The calibration from a run's samples (with `replicate`) and its RunParams: the
     fractions covered over every (step-vs-parent ratio, replicate left out), and one row per ratio
     and replicate. With fewer than MIN_REPLICATES replicates: {"applicable": False, "reason": ...}."""
     kept = samples[~samples["throttled"].astype(bool)]
@@ -70,8 +70,8 @@ def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: in
 
 
 def main(argv=None) -> int:
-    """Write a run's calibration.json again from its samples, by this code: a run recorded before
-    speedups were compared round by round gets the estimator its report uses."""
+    """Print a run's leave-one-replicate-out calibration (as the report computes it: lab.studies.derived
+    .calibration): the summary, then one JSON line per (ratio, replicate left out) with --rows."""
     import argparse
     import json
     from pathlib import Path
@@ -82,11 +82,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab.studies.calibration", description=main.__doc__)
     ap.add_argument("run_id")
     ap.add_argument("--runs-root", type=Path, default=None, help="where the runs are (default: data/runs)")
+    ap.add_argument("--rows", action="store_true", help="also every point, one JSON object a line")
     args = ap.parse_args(argv)
     rec = RunRecord.open(args.run_id, args.runs_root)
-    cal = leave_one_out_run(rec.read_samples(), RunParams.read(rec))
-    rec.write_json("calibration.json", cal)
+    rec.require_current_layout()
+    cal = json.loads(json.dumps(leave_one_out_run(rec.read_samples(), RunParams.read(rec)), default=str))
     print(json.dumps({k: v for k, v in cal.items() if k != "rows"}))
+    for row in cal.get("rows", []) if args.rows else []:
+        print(json.dumps(row))
     return 0
 
 

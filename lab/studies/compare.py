@@ -10,6 +10,20 @@ from lab.measure import records
 from lab.studies.measure_shape import AA_SUFFIX
 
 
+def row_medians(rec):
+    """Each (impl, shape, mode) row's median over its replicates (lab.measure.stats.replicated_median
+    of its unthrottled samples: the summary's median_us, without the summary's intervals)."""
+    import pandas as pd
+
+    from lab.measure import stats
+
+    keys = ["impl", *records.SHAPE_COLUMNS, "mode"]
+    s = rec.read_samples()
+    s = s[~s["throttled"].astype(bool)]
+    medians = {key: stats.replicated_median(records.latencies_by_replicate(g)) for key, g in s.groupby(keys)}
+    return pd.Series(medians, dtype=float).rename_axis(keys)
+
+
 def best_base(run_id: str) -> str | None:
     """The earlier complete run on the same GPU model with the lowest geometric-mean median over
     the rows it shares with `run_id` (the bar a new run has to clear)."""
@@ -17,16 +31,15 @@ def best_base(run_id: str) -> str | None:
 
     rec = records.RunRecord.open(run_id)
     gpu = rec.read_json("env.json").get("gpu")
-    keys = ["impl", *records.SHAPE_COLUMNS, "mode"]  # summary.csv of runs before issue 22: H_kv, dtype filled in
-    cur = records.with_shape_columns(rec.read_table("summary.csv")).set_index(keys)["median_us"]
+    cur = row_medians(rec)
     best, best_score = None, math.inf
     for other in records.list_runs():
         if other >= run_id:
             continue
         o = records.RunRecord.open(other)
-        if o.status.get("state") != "complete" or not o.has("summary.csv") or o.read_json("env.json").get("gpu") != gpu:
+        if o.status.get("state") != "complete" or not o.has("samples.parquet") or o.read_json("env.json").get("gpu") != gpu:
             continue
-        prev = records.with_shape_columns(o.read_table("summary.csv")).set_index(keys)["median_us"]
+        prev = row_medians(o)
         common = cur.index.intersection(prev.index)
         if len(common) == 0:
             continue

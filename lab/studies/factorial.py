@@ -15,9 +15,9 @@ fit per replicate, the effects averaged over them, with the random-effects t int
 lab.measure.stats.random_effects (the replicates' spread, never below the cell bootstrap's
 within-replicate variance), as the speedups have.
 
-Files in the run folder: `factorial.parquet` (every sample, with its configuration's factor
-levels), `factorial.csv` (effects with intervals), `factorial.json` (the design and what was
-skipped or excluded).
+Files in the run folder: `factorial.parquet` (every sample, throttled ones flagged) and
+`factorial.json` (the design: the factors, each cell's levels, what was skipped or excluded). The
+effects with their intervals (`effects`) are computed from the two when read (lab.studies.derived).
 """
 
 from __future__ import annotations
@@ -167,12 +167,12 @@ def run(rec, kernel: str, progress=print, spawn=None) -> None:
 def _run(rec, kernel: str, progress, spawn=None) -> None:
     from lab.kernels import build
     from lab.measure import check
-    from lab.studies import replicates
+    from lab.studies import derived, replicates
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
     switches = sw.load()[0]
-    costs = knockout_costs(rec.read_table("summary.csv"), kernel, switches)
+    costs = knockout_costs(derived.summary(rec), kernel, switches)
     factors = choose(costs)
     cells, skipped = design(kernel, factors, switches)
     drop = aliased_terms(factors, switches)
@@ -189,19 +189,49 @@ def _run(rec, kernel: str, progress, spawn=None) -> None:
             for i, shape in enumerate(SHAPES)]
     replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
                           p.replicates, p.seed)
-    samples, _, _ = replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))
-    levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in cells])
-    samples = samples[~samples.throttled.astype(bool)].merge(levels, on="impl")
-    rec.write_table("factorial.parquet", samples)
-    effects = []
-    for (B, H, S, D, causal), one in samples.groupby(["B", "H", "S", "D", "causal"]):
-        est = estimate(one, factors, seed=p.seed, drop=drop)
-        applies = {f: next(s for s in switches if s.name == f).applies(D, causal) for f in factors}
-        est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
-        effects.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
-    rec.write_table("factorial.csv", pd.concat(effects, ignore_index=True))
+    replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))  # -> factorial.parquet
     rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors, drop),
                                       "not_estimable": drop,
                                       "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),
                                       "cells": cells, "skipped": skipped, "excluded": excluded,
                                       "shapes": [list(s.astuple()) for s in SHAPES], "mode": "hot"})
+
+
+def run_effects(rec) -> pd.DataFrame | None:
+    """A run's factorial effects (effects of factorial.parquet under factorial.json's design, the
+    run's seed), kept under build/derived/ (lab.studies.derived.kept); None where the run has no
+    factorial that ran."""
+    import sys
+
+    from lab.measure import stats
+    from lab.studies import derived
+    from lab.studies.params import RunParams
+
+    if not rec.has("factorial.json") or not rec.has("factorial.parquet"):
+        return None
+    meta = rec.read_json("factorial.json")
+    if not meta.get("ok"):
+        return None
+    rec.require_current_layout()
+    return derived.kept(rec, "factorial", ["factorial.parquet", "factorial.json", "params.json"],
+                        [stats, sys.modules[__name__]],
+                        lambda: effects(rec.read_samples("factorial.parquet"), meta, RunParams.read(rec).seed), table=True)
+
+
+def effects(samples: pd.DataFrame, meta: dict, seed: int = 0) -> pd.DataFrame:
+    """The factorial's effects per shape (estimate) from its samples (factorial.parquet; throttled ones
+    left out) and its design (factorial.json: the factors, each cell's levels, the terms left out),
+    with whether each term's switches change the kernel at that shape (`applies`)."""
+    factors, drop = meta["factors"], meta.get("not_estimable", [])
+    switches = {s.name: s for s in sw.load()[0]}
+    if unknown := [f for f in factors if f not in switches]:
+        raise ValueError(f"factorial.json names factor(s) {unknown} that kernels/variants/manifest.toml no longer declares")
+    levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in meta["cells"]])
+    kept = samples[~samples["throttled"].astype(bool)].merge(levels, on="impl")
+    out = []
+    for (B, H, S, D, causal), one in kept.groupby(["B", "H", "S", "D", "causal"]):
+        est = estimate(one, factors, seed=seed, drop=drop)
+        applies = {f: switches[f].applies(D, causal) for f in factors}
+        est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
+        out.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
+    return pd.concat(out, ignore_index=True)

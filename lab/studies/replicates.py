@@ -13,12 +13,16 @@ modes, the A/A twin) through lab.studies.measure_shape with its own interleaving
 share of the run's sample budget (lab.studies.params.RunParams.replicate_rule). It writes
 `replicates/<plan>/r<i>.parquet` (its samples, with a `replicate` column) after every job and
 `r<i>.json` (per (impl, shape, mode) its stop reason and dropped samples, per job its notes, its
-timings). The stage merges them after every replicate (merge) and records each replicate's exit
-code and seconds in replicates.json. `--fake` measures nothing: synthetic latencies
-(fake_measure), no torch, no GPU, for the CPU tests and a dry run.
+timings): the plan's working files, which a resumed run reads. The stage merges them after every
+replicate into the plan's samples table (samples.parquet, factorial.parquet) and records each
+replicate's exit code and seconds in replicates.json; once every replicate has run, the working
+files are folded into the run's records (consolidate: the samples checked value for value, the stop
+records to stops.parquet, the plan and the notes to replicates.json) and removed, so that the run
+folder holds each sample once. `--fake` measures nothing: synthetic latencies (fake_measure), no
+torch, no GPU, for the CPU tests and a dry run.
 
     plan = write_plan(rec, "timing", jobs, builds, peers, rule, replicates=3, seed=0)
-    samples, summary, notes = run(rec, "timing", progress=print)
+    samples, stops, notes = run(rec, "timing", progress=print)
 """
 
 from __future__ import annotations
@@ -94,9 +98,16 @@ def write_plan(rec, plan: str, jobs: list[Job], builds: dict, peers: list[str], 
             "seed_stride": REPLICATE_SEED_STRIDE, "rule": asdict(rule), "builds": builds, "peers": list(peers),
             "jobs": [j.to_json() for j in jobs]}
     text = json.dumps(body, indent=1, default=str)
+    folded = _log(rec.dir).get(plan, {})
+    if folded.get("consolidated"):  # measured and folded into the records before the run was resumed
+        if folded.get("plan") != plan_identity(json.loads(text)):
+            raise FileExistsError(f"{rec.path('replicates.json')}: a plan is measured once per run, and the one "
+                                  f"recorded for {plan} asks for another measurement (jobs, rule, replicates, "
+                                  "seeds, peers or build keys)")
+        return rec.path("replicates.json")
     if (path / "plan.json").exists():
         old = json.loads((path / "plan.json").read_text())
-        if _plan_identity(old) != _plan_identity(json.loads(text)):
+        if plan_identity(old) != plan_identity(json.loads(text)):
             raise FileExistsError(f"{path / 'plan.json'}: a plan is measured once per run, and the one there asks "
                                   f"for another measurement (jobs, rule, replicates, seeds, peers or build keys)")
     path.mkdir(parents=True, exist_ok=True)
@@ -104,7 +115,7 @@ def write_plan(rec, plan: str, jobs: list[Job], builds: dict, peers: list[str], 
     return path / "plan.json"
 
 
-def _plan_identity(body: dict) -> dict:
+def plan_identity(body: dict) -> dict:
     """What a plan measures: everything but where this machine keeps the builds' libraries."""
     return {**{k: v for k, v in body.items() if k != "builds"},
             "builds": {name: b.get("key") if isinstance(b, dict) else b for name, b in body["builds"].items()}}
@@ -249,7 +260,10 @@ def in_process(measure, load=None, resolve_peers=_fake_peers):
     return spawn_here
 
 
-# --- the parent: R replicates in turn, merged -----------------------------------------------------
+# --- the parent: R replicates in turn, merged, then folded into the run's records -----------------
+
+# Where a plan's samples go in the run folder (every sample, throttled ones flagged): the stage's table.
+SAMPLES_FILE = {"timing": "samples.parquet", "factorial": "factorial.parquet"}
 
 
 def spawn(run_dir: Path, plan: str, i: int, fake: bool = False, progress=print) -> int:
@@ -264,18 +278,22 @@ def spawn(run_dir: Path, plan: str, i: int, fake: bool = False, progress=print) 
 
 
 def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_each=None):
-    """The plan's R replicates in turn, then merged: (samples, summary, notes). `after_each(samples,
-    summary, notes)` gets the merge after every replicate (the stage writes its files there, so a
-    run stopped midway keeps what it measured). A replicate that fails stops the rest: its exit
-    code goes to replicates.json and a RuntimeError names it.
+    """The plan's R replicates in turn, merged after each into the plan's samples table
+    (SAMPLES_FILE), then folded into the run's records (consolidate): (samples, stops, notes).
+    `after_each(samples, stops, notes)` gets the merge after every replicate. A replicate that fails
+    stops the rest: its exit code goes to replicates.json, a RuntimeError names it, and the plan's
+    working files stay for a resumed run.
 
     Resuming (the plan was started before, and the process measuring it was stopped): a replicate
     whose child measured every job is kept, not measured again; one stopped midway has its files
     moved to `interrupted/` (kept, not merged) and is measured again from its first job, with the
-    same seeds."""
+    same seeds. A plan already folded into the records is returned as recorded."""
+    log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
+    if log.get(plan, {}).get("consolidated"):
+        progress(f"  [{plan}] every replicate was measured and recorded before the run was resumed: kept")
+        return recorded(rec, plan)
     p = read_plan(rec.dir, plan)
     _release_gpu_cache()
-    log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     earlier = {r["replicate"]: r for r in log.get(plan, {}).get("runs", [])}
     done = [i for i in range(p["replicates"]) if _measured_in_full(rec.dir, plan, p, i)]
     log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
@@ -295,11 +313,9 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
         log[plan]["runs"].append(_log_entry(i, code, round(time.perf_counter() - t0, 1), _read_child(rec.dir, plan, i)))
         rec.write_json("replicates.json", log)
         t0 = time.perf_counter()
-        merged = merge(rec.dir, plan)
-        if after_each is not None:
-            after_each(*merged)
-        # the parent's own seconds after the replicate (merging its samples, writing the stage's
-        # files): stage time that no replicate's "seconds" holds
+        merged = _merge_into(rec, plan, after_each)
+        # the parent's own seconds after the replicate (merging its samples, writing the table):
+        # stage time that no replicate's "seconds" holds
         log[plan]["runs"][-1]["merge_s"] = round(time.perf_counter() - t0, 1)
         rec.write_json("replicates.json", log)
         if code != 0:
@@ -307,9 +323,17 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
                                f"what it measured is in {plan_dir(rec.dir, plan)})")
     rec.write_json("replicates.json", log)
     if merged is None:  # every replicate was measured before: merge them for the stage
-        merged = merge(rec.dir, plan)
-        if after_each is not None:
-            after_each(*merged)
+        merged = _merge_into(rec, plan, after_each)
+    consolidate(rec, plan)
+    return merged
+
+
+def _merge_into(rec, plan: str, after_each=None):
+    """merge(), its samples written to the plan's table (a run stopped midway keeps them)."""
+    merged = merge(rec.dir, plan)
+    rec.write_table(SAMPLES_FILE.get(plan, f"{plan}.parquet"), merged[0])
+    if after_each is not None:
+        after_each(*merged)
     return merged
 
 
@@ -342,28 +366,59 @@ def set_aside(run_dir: Path, plan: str, i: int) -> list[Path]:
     return moved
 
 
+def _log(run_dir: Path) -> dict:
+    path = Path(run_dir) / "replicates.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
 def seconds_measured(rec, plan: str) -> float:
     """Seconds the replicates of a plan measured in full before this process started (a resumed
     run's earlier attempt); 0 for a plan not started."""
-    if not rec.has("replicates.json") or not plan_dir(rec.dir, plan).joinpath("plan.json").exists():
+    entry = _log(rec.dir).get(plan, {})
+    if entry.get("consolidated"):
+        return float(sum(r.get("seconds") or 0 for r in entry.get("runs", [])))
+    if not entry or not plan_dir(rec.dir, plan).joinpath("plan.json").exists():
         return 0.0
     p = read_plan(rec.dir, plan)
-    runs = rec.read_json("replicates.json").get(plan, {}).get("runs", [])
-    return float(sum(r.get("seconds") or 0 for r in runs if _measured_in_full(rec.dir, plan, p, r["replicate"])))
+    return float(sum(r.get("seconds") or 0 for r in entry.get("runs", [])
+                     if _measured_in_full(rec.dir, plan, p, r["replicate"])))
+
+
+def replicate_notes(run_dir: Path, plan: str = "timing") -> dict[int, list]:
+    """{replicate: its per-job notes} of a plan: from replicates.json once the plan is folded in,
+    else from its replicates' working records (r<i>.json; a stopped attempt's files, set aside under
+    interrupted/, are not read); {} for a run without them."""
+    entry = _log(run_dir).get(plan, {})
+    if entry.get("consolidated"):
+        return {int(r["replicate"]): r.get("notes", []) for r in entry.get("runs", [])}
+    out = {}
+    for f in sorted(plan_dir(run_dir, plan).glob("r*.json")):
+        if f.stem[1:].isdigit():
+            out[int(f.stem[1:])] = json.loads(f.read_text()).get("notes", [])
+    return out
 
 
 def seconds_by_scope(run_dir: Path, plan: str = "timing") -> dict[str, float]:
-    """{scope: seconds} its jobs took over the plan's replicates, by the replicates' own records
-    (r<i>.json notes; a stopped attempt's files, set aside under interrupted/, are not counted);
-    {} for a run without them."""
+    """{scope: seconds} its jobs took over the plan's replicates, by the replicates' own notes."""
     out: dict[str, float] = {}
-    for f in sorted(plan_dir(run_dir, plan).glob("r*.json")):
-        if not f.stem[1:].isdigit():
-            continue
-        for note in json.loads(f.read_text()).get("notes", []):
+    for notes in replicate_notes(run_dir, plan).values():
+        for note in notes:
             scope = note.get("scope") or plan
             out[scope] = out.get(scope, 0.0) + float(note.get("seconds") or 0.0)
     return out
+
+
+def merge_notes(by_replicate: dict[int, list]) -> list[dict]:
+    """One note per job: the first replicate's, with later replicates' errors added."""
+    notes: list[dict] = []
+    for i, mine in sorted(by_replicate.items()):
+        for j, note in enumerate(mine):
+            if j == len(notes):
+                notes.append({**note, "errors": dict(note.get("errors", {}))})
+            else:
+                for what, why in note.get("errors", {}).items():
+                    notes[j]["errors"].setdefault(what, f"replicate {i}: {why}")
+    return notes
 
 
 def _release_gpu_cache() -> None:
@@ -380,50 +435,137 @@ def _read_child(run_dir: Path, plan: str, i: int) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def _child_records(run_dir: Path, plan: str) -> dict[int, dict]:
+    """{replicate: its r<i>.json} of a plan's working files."""
+    return {int(f.stem[1:]): json.loads(f.read_text())
+            for f in sorted(plan_dir(run_dir, plan).glob("r*.json"), key=lambda f: f.stem.zfill(9)) if f.stem[1:].isdigit()}
+
+
+def _children(run_dir: Path, plan: str) -> list[tuple[int, Path]]:
+    return sorted((int(f.stem[1:]), f) for f in plan_dir(run_dir, plan).glob("r*.parquet") if f.stem[1:].isdigit())
+
+
 def merge(run_dir: Path, plan: str):
-    """Every replicate's samples of a plan in one table (with `replicate`), summary.csv's rows over
-    them (lab.studies.measure_shape.summary_row: the median over replicates; stopped by "cap" where
-    any replicate was), and one note per job (the first replicate's, with later replicates'
-    errors added)."""
+    """A plan's replicates' working records as (samples, stops, notes): every replicate's samples in
+    one table (SAMPLE_COLUMNS, with `replicate`), each replicate's stop record of every row
+    (STOP_COLUMNS) and one note per job (merge_notes)."""
     import pandas as pd
 
-    from lab.measure import parallel
-    from lab.measure.records import SAMPLE_COLUMNS, SUMMARY_COLUMNS, with_shape_columns
-    from lab.studies.measure_shape import summary_row
+    from lab.measure.records import SAMPLE_COLUMNS, STOP_COLUMNS, with_shape_columns
 
-    out = plan_dir(run_dir, plan)
-    children = [(int(f.stem[1:]), f) for f in sorted(out.glob("r*.parquet"))]
-    frames = [pd.read_parquet(f) for _, f in sorted(children)]
+    children = _children(run_dir, plan)
+    frames = [pd.read_parquet(f) for _, f in children]
     samples = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SAMPLE_COLUMNS)
-    samples = with_shape_columns(samples)  # replicates written before issue 22 lack H_kv
-    meta = {i: _read_child(run_dir, plan, i) for i, _ in sorted(children)}
+    # replicates written before issue 22 lack H_kv; before rounds were recorded, the round column
+    samples = with_shape_columns(samples).reindex(columns=SAMPLE_COLUMNS)
+    meta = _child_records(run_dir, plan)
+    stops = pd.DataFrame([{**{k: r.get(k) for k in STOP_COLUMNS}, "plan": plan, "replicate": i}
+                          for i, m in meta.items() for r in m.get("rows", [])], columns=STOP_COLUMNS)
+    stops = with_shape_columns(stops)
+    return samples, stops, merge_notes({i: m.get("notes", []) for i, m in meta.items()})
 
-    stops: dict = {}
-    for i, m in meta.items():
-        for r in m.get("rows", []):
-            stops.setdefault((r["impl"], Shape.from_row(r), r["mode"]), []).append(r)
-    rows = []  # summary_row's arguments, one tuple a row: independent bootstraps, spread over the cores
-    for key, grp in samples.groupby(list(ROW_KEYS), sort=False):
-        row = dict(zip(ROW_KEYS, key))
-        shape = Shape.from_row(row)
-        kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~grp["throttled"].astype(bool)]
-                .groupby("replicate")}
-        reps = stops.get((row["impl"], shape, row["mode"]), [])
-        if not kept or not reps:
-            continue
-        stopped = "cap" if any(r["stopped_by"] == "cap" for r in reps) else reps[0]["stopped_by"]
-        rows.append((shape, row["impl"], row["mode"], kept, stopped,
-                     sum(int(r["dropped_throttled"]) for r in reps), reps[0]["input_sets"]))
-    summary = parallel.starmap(summary_row, rows)
-    notes = []
-    for i, m in meta.items():
-        for j, note in enumerate(m.get("notes", [])):
-            if j == len(notes):
-                notes.append({**note, "errors": dict(note.get("errors", {}))})
-            else:
-                for what, why in note.get("errors", {}).items():
-                    notes[j]["errors"].setdefault(what, f"replicate {i}: {why}")
-    return samples, pd.DataFrame(summary, columns=SUMMARY_COLUMNS), notes
+
+def same_samples(a, b) -> bool:
+    """Whether two samples tables hold the same rows, value for value, in the same order."""
+    from lab.measure.records import SAMPLE_COLUMNS
+
+    a, b = a.reindex(columns=SAMPLE_COLUMNS).reset_index(drop=True), b.reindex(columns=SAMPLE_COLUMNS).reset_index(drop=True)
+    if a.shape != b.shape:
+        return False
+    for col in SAMPLE_COLUMNS:
+        x, y = a[col], b[col]
+        if x.isna().tolist() != y.isna().tolist():
+            return False
+        keep = ~x.isna()
+        if x[keep].astype(object).tolist() != y[keep].astype(object).tolist():
+            return False
+    return True
+
+
+def consolidate(rec, plan: str) -> None:
+    """Fold a measured plan's working files (replicates/<plan>/: plan.json, r<i>.parquet, r<i>.json)
+    into the run's records: the samples, already in the plan's table, are checked there value for
+    value; the stop records go to stops.parquet, the plan (its builds by key: build.json holds the
+    rest) and each replicate's seeds and notes to replicates.json; then the working files are removed
+    (a stopped attempt's, under interrupted/, stay). Refuses, removing nothing, where the table does
+    not hold exactly the replicates' samples."""
+    samples_file = SAMPLES_FILE.get(plan, f"{plan}.parquet")
+    samples = merge(rec.dir, plan)[0]
+    if not rec.has(samples_file) or not same_samples(rec.read_table(samples_file), samples):
+        raise RuntimeError(f"{rec.path(samples_file)} does not hold exactly the samples of {plan_dir(rec.dir, plan)}: "
+                           "nothing folded in, nothing removed")
+    fold(rec, plan, plan_identity(read_plan(rec.dir, plan)))
+
+
+def fold(rec, plan: str, identity: dict | None, **note) -> None:
+    """The record-keeping half of consolidate, once the samples are known to be in the plan's table:
+    stop records, plan identity (None: not kept) and each replicate's record, seeds and notes into
+    the run's records (with `note`'s keys on the plan's entry), then the working files removed."""
+    import pandas as pd
+
+    from lab.measure.records import STOP_COLUMNS, STOPS
+
+    stops = merge(rec.dir, plan)[1]
+    log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
+    entry = log.setdefault(plan, {"runs": []})
+    if identity is not None:
+        entry.update(replicates=identity["replicates"], rule=identity["rule"], seed=identity["seed"], plan=identity)
+    entry["samples_file"] = SAMPLES_FILE.get(plan, f"{plan}.parquet")
+    entry.update(note)
+    children = _child_records(rec.dir, plan)
+    logged = {r["replicate"] for r in entry.setdefault("runs", [])}
+    for i, child in children.items():  # a replicate measured outside run() (an exploration's call): its own record
+        if i not in logged:
+            entry["runs"].append(_log_entry(i, None, child.get("seconds"), child))
+    entry["runs"].sort(key=lambda r: r["replicate"])
+    for r in entry["runs"]:
+        child = children.get(r["replicate"], {})
+        r["job_seeds"], r["notes"] = child.get("job_seeds"), child.get("notes", [])
+    entry["consolidated"] = True
+    before = rec.read_stops() if rec.has(STOPS) else pd.DataFrame(columns=STOP_COLUMNS)
+    kept = before[before["plan"] != plan]
+    rec.write_table(STOPS, pd.concat([kept, stops], ignore_index=True) if len(kept) else stops)
+    rec.write_json("replicates.json", log)
+    out = plan_dir(rec.dir, plan)
+    for i in children:
+        (out / f"r{i}.json").unlink()
+        (out / f"r{i}.parquet").unlink(missing_ok=True)
+    (out / "plan.json").unlink(missing_ok=True)
+    for folder in (out, out.parent):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def stops(rec):
+    """Every plan's stop records (STOP_COLUMNS): stops.parquet, and those of a plan still measured
+    (or stopped midway) from its working files."""
+    import pandas as pd
+
+    from lab.measure.records import STOP_COLUMNS, STOPS
+
+    frames = [rec.read_stops()] if rec.has(STOPS) else []
+    root = Path(rec.dir) / ROOT
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if folder.is_dir() and not _log(rec.dir).get(folder.name, {}).get("consolidated"):
+            frames.append(merge(rec.dir, folder.name)[1])
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STOP_COLUMNS)
+
+
+def has_stops(rec) -> bool:
+    """Whether the run recorded any stop records (stops.parquet, or a plan's working files)."""
+    from lab.measure.records import STOPS
+
+    return rec.has(STOPS) or any(plan_dir(rec.dir, p.name).is_dir() for p in (Path(rec.dir) / ROOT).glob("*"))
+
+
+def recorded(rec, plan: str):
+    """A plan folded into the run's records, as run() returns it: (samples, stops, notes)."""
+    entry = _log(rec.dir)[plan]
+    stops = rec.read_stops()
+    return (rec.read_samples(entry.get("samples_file", SAMPLES_FILE.get(plan, f"{plan}.parquet"))),
+            stops[stops["plan"] == plan].reset_index(drop=True),
+            merge_notes(replicate_notes(rec.dir, plan)))
 
 
 if __name__ == "__main__":

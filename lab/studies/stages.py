@@ -249,13 +249,15 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
 
 def stage_timing(rec, progress=print, spawn=None) -> None:
     """Ceilings, then the run's R replicates of every shape with every implementation (each a
-    fresh process: lab.studies.replicates), then the cross-validation and the calibration; then the
-    factorial. `spawn`: how a replicate is run (default: a child process on this GPU).
-    A run resumed after it was stopped here keeps the replicates it measured in full
-    (lab.studies.replicates.run) and, once the timing is recorded, runs only the factorial."""
+    fresh process: lab.studies.replicates, which writes samples.parquet, stops.parquet and
+    replicates.json), then the cross-validation; then the factorial. `spawn`: how a replicate is run
+    (default: a child process on this GPU). The summary and the calibration are computed from these
+    records when read (lab.studies.derived). A run resumed after it was stopped here keeps the
+    replicates it measured in full (lab.studies.replicates.run) and, once the timing is recorded,
+    runs only the factorial."""
 
     from lab.measure import peers as peer_mod
-    from lab.studies import calibration, replicates
+    from lab.studies import replicates
 
     def body():
         p = RunParams.read(rec)
@@ -273,19 +275,10 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
         jobs = timing_jobs(p, list(built), not_taken=lambda n, shape: _not_taken(built[n], shape))
         replicates.write_plan(rec, "timing", jobs, {n: r.summary() for n, r in built.items()},
                               peers, p.replicate_rule(), p.replicates, p.seed)
-
-        def write(samples, summary, notes):
-            # reindex: replicates recorded before the round column get NaN there, not a KeyError
-            rec.write_table("samples.parquet", samples.reindex(columns=records.SAMPLE_COLUMNS))
-            rec.write_table("summary.csv", summary)
-            rec.write_json("shapes.json", notes)
-
-        replicates.run(rec, "timing", progress, after_each=write, **({"spawn": spawn} if spawn else {}))
+        replicates.run(rec, "timing", progress, **({"spawn": spawn} if spawn else {}))
         with _part(rec, "timing", "crossval"):
             rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
                                               if p.scopes[shape] == "ladder"])
-        with _part(rec, "timing", "calibration"):
-            rec.write_json("calibration.json", calibration.leave_one_out_run(rec.read_samples(), p))
 
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
     if "timing_s" not in done:

@@ -45,7 +45,7 @@ def _timing(ctx: Context) -> list[str]:
         "is one replay's CUDA-event time divided by its launches. Where one set of Q, K, V and O fits in L2"
         + (f" ({l2 / 2**20:.0f} MiB here)" if _isnum(l2) else "")
         + ", the graph rotates through enough input sets to exceed twice the L2, so inputs are not simply "
-        f"re-read from it (input sets per shape, from summary.csv: {sets_txt}). *cold*: a buffer of twice the "
+        f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: a buffer of twice the "
         "L2 is overwritten before every launch and a sample is one launch.")
     add("")
     return L
@@ -221,7 +221,7 @@ def _calibration(ctx: Context) -> list[str]:
             "one more replicate: `lab.measure.stats.leave_one_out`). The prediction interval for one replicate "
             f"that the same model implies covered {fmt(cal['pred_covered'] * 100, 1)} % (nominal 95 %)."
             + (f" Points and intervals compared round by round: {fmt(cal['by_round'] * 100, 1)} % of the points."
-               if "by_round" in cal else "") + " Per point: calibration.json.", ""]
+               if "by_round" in cal else "") + f" Per point: `python -m lab.studies.calibration {ctx.data.run_id} --rows`.", ""]
 
 
 def _noise_and_precision(ctx: Context) -> list[str]:
