@@ -28,7 +28,7 @@ SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: what a hot block, an estimate and 
 # Not shorter: behind 0.3 ms, which still covers a hot block's enqueueing (0.08-0.14 ms on an H100), the
 # GPU idled less between blocks and ran the hot samples at lower clocks (mean 1932 against 1967 MHz):
 # models rows 1 % slower, their spread within a replicate twice as wide, 2.5 times as many rows at the
-# cap, for 2 s of the set's time (data/explorations/2026-11-26-graph-capture-ab).
+# cap, for 2 s of the set's time (data/explorations/2026-11-26-models-set-timing-ab).
 
 
 def _torch():
@@ -113,7 +113,7 @@ def estimate_us(launch: Launch, launches: int = 5, enough_us: float = 1000.0) ->
     launches behind the sleep, as many as bring it to about `enough_us` by the warm-up launch's
     time (at most `launches`, at least one). Five launches every time cost the models set 4.7 s of
     GPU time over three replicates, beside 16.7 s of hot samples: its launches take 0.07-7 ms
-    (data/explorations/2026-11-26-graph-capture-ab). The warm-up's time may hold host work (a first
+    (data/explorations/2026-11-26-models-set-timing-ab). The warm-up's time may hold host work (a first
     call's compile) and only ever errs long, which costs the block launches, not its accuracy."""
     torch = _torch()
     stream = torch.cuda.current_stream()

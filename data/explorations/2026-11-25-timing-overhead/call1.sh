@@ -1,6 +1,6 @@
 #!/bin/bash
 # One H100 call: the job-overhead profile (profile_job.py, about 2 min), then the GPU tests the
-# header fix of stop 35 left unrun (data/explorations/2026-11-25-min-blocks/gpu_tests_call.sh).
+# header fix of stop 35 left unrun (data/explorations/2026-11-26-min-blocks/gpu_tests_call.sh).
 source .whl/prelude.sh 2>/dev/null; export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 T0=$SECONDS
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv | tee $OUT/gpu.txt

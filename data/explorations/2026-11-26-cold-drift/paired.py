@@ -9,9 +9,10 @@ ratio compares the two rows in the same state.
     python data/explorations/2026-11-26-cold-drift/paired.py RUN_ID...
 """
 import pandas as pd, numpy as np, sys
+from pathlib import Path
 from scipy import stats
 for rid in sys.argv[1:]:
-    df=pd.read_parquet(f'data/runs/{rid}/samples.parquet')
+    df=pd.read_parquet(Path(__file__).resolve().parent/'inputs'/f'{rid}.parquet')  # copied from git history: inputs/README.md
     df=df[(df.dtype=='bfloat16')]
     for key,m in df.groupby(['B','H','S','D','H_kv','mode']):
         per_med=[];per_pair=[]

@@ -3,6 +3,7 @@ rows sampled; per round, log(median of the base's samples / median of the step's
 estimate is the median over those rounds; a t interval over the replicates (df = R - 1).
     python data/explorations/2026-11-26-cold-drift/paired_by_round.py RUN_ID [IMPL BASE]"""
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ from scipy import stats
 
 rid = sys.argv[1]
 impl, base = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else ("longest_first_queue", "sdpa_cudnn")
-df = pd.read_parquet(f"data/runs/{rid}/samples.parquet")
+df = pd.read_parquet(Path(__file__).resolve().parent / "inputs" / f"{rid}.parquet")  # from git history: inputs/README.md
 df = df[(df.dtype == "bfloat16") & ~df.throttled.astype(bool)]
 
 
