@@ -44,7 +44,7 @@ help:
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed), and the generated parts of README.md and docs/"
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
-	@echo "make docs        only those generated parts (from RUN or the committed report's run)"
+	@echo "make docs        only those generated parts (from RUN or the committed report's run), and data/INDEX.md"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | replicate | test-cpu | test-gpu | clean"
@@ -74,9 +74,11 @@ report: env
 	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE))
 
 # The generated parts of README.md and docs/ (the ladder, the parameters, a run's numbers), from
-# RUN or the run of the committed report; `make report` writes them too.
+# RUN or the run of the committed report (`make report` writes them too), and data/INDEX.md (the
+# explorations, checks and run folders of data/index.toml; lab.report.data_index).
 docs: env
 	$(PY) -m lab.report.docs $(RUN)
+	$(PY) -m lab.report.data_index
 
 notebooks: env
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q jupyterlab
@@ -137,7 +139,8 @@ mutation: env
 	@$(PY) -c "import mutmut, hypothesis" 2>/dev/null || $(PY) -m pip install -q "mutmut>=3.3" "hypothesis>=6.100"
 	$(PY) tests/mutation/run.py --scope $(SCOPE)
 
-# Build outputs and caches only: data/ (the measurements) and reports/ are never cleaned.
+# Build outputs and caches only (build/: the kernels' builds, build/derived/: the summaries and
+# calibrations computed from run folders): data/ (the measurements) and reports/ are never cleaned.
 clean:
 	rm -rf build .pytest_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,222 @@
+"""data/INDEX.md: what the repository keeps of its measurements and where the rest is.
+
+Generated from data/index.toml (`python -m lab.report.data_index`, also run by `make docs`):
+
+    [[entry]]       one folder of data/explorations or data/checks: its date, the ladder steps it
+                    concerns, the question, the verdict and the files that hold the deciding numbers
+    [[run]]         one run folder kept in the tree (data/runs, tests/fixtures) and why it is kept
+    [[superseded]]  a run folder that left the tree: its id, GPU, the commit that added it, the last
+                    commit that held it and its git tree id there (the folder's content hash:
+                    `git archive <tree> | tar -x -C <dir>` gives it back)
+
+`python -m lab.report.data_index --supersede RUN_ID` writes a run's [[superseded]] entry from git
+before its folder leaves the tree; `--check` lists what does not hold (tests/test_data_index.py):
+a folder without an entry or an entry without its folder, evidence that is not there, a run folder
+in the tree that no [[run]] names, a stale INDEX.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from lab.kernels.manifest import REPO
+
+INDEX_TOML = REPO / "data" / "index.toml"
+INDEX_MD = REPO / "data" / "INDEX.md"
+KINDS = ("explorations", "checks")  # the folders of data/ whose every sub-folder has an entry
+RUN_ROOTS = ("data/runs", "data/tuning", "tests/fixtures/runs", "tests/fixtures/legacy")
+ENTRY_FIELDS = ("folder", "date", "steps", "topic", "question", "verdict", "evidence")
+TOPICS = ("kernel", "measurement", "records")
+SUPERSEDED_FIELDS = ("run", "kind", "gpu", "steps", "added", "last", "tree")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
+TREE = re.compile(r"[0-9a-f]{40}$")
+
+RULE = """\
+**What stays in the tree.** The runs the committed report is written from (`data/runs/`: its RUN
+and BASE), the test fixtures (`tests/fixtures/runs/`, trimmed to what the tests read, and
+`tests/fixtures/legacy/`, one folder of the run layout before issue 44 for the migration test), and
+the explorations and checks below: their scripts, their outputs and the small run folders or
+extracts their scripts read. A run folder holds each measured fact once (`docs/methodology.md`,
+Records). When a new run becomes the report's, the run it replaces leaves `data/runs/` in the same
+commit and its entry goes under *Superseded runs* (`python -m lab.report.data_index --supersede
+RUN_ID`, before the folder is removed): git history keeps it, and its tree id finds it again,
+`git archive <tree> | tar -x -C <dir>`. An exploration reads only what is committed in the tree:
+what it needs of a superseded run is copied into its folder with the commit and tree id it came
+from (`history.json`, `inputs/`). Scripts that ran on the GPU machine read what their own call
+measured; what they printed is committed beside them."""
+
+
+def load(path: Path = INDEX_TOML) -> dict:
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def _folders(kind: str) -> list[str]:
+    root = REPO / "data" / kind
+    return sorted(f"{kind}/{p.name}" for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def _run_folders() -> list[str]:
+    out = []
+    for root in RUN_ROOTS:
+        base = REPO / root
+        out += sorted(f"{root}/{p.name}" for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    return out
+
+
+def problems(index: dict | None = None) -> list[str]:
+    """What does not hold between data/index.toml and the tree (empty: all of it holds)."""
+    from lab.kernels import manifest
+
+    index = index if index is not None else load()
+    out: list[str] = []
+    entries = index.get("entry", [])
+    steps = {v.index for v in manifest.manifest()}
+    listed = [e.get("folder") for e in entries]
+    for folder in sorted({f for f in listed if listed.count(f) > 1}):
+        out.append(f"{folder}: listed more than once")
+    on_disk = [f for kind in KINDS for f in _folders(kind)]
+    out += [f"data/{f}: no [[entry]] in data/index.toml" for f in on_disk if f not in listed]
+    for e in entries:
+        where = f"data/index.toml [[entry]] {e.get('folder')}"
+        if missing := [k for k in ENTRY_FIELDS if k not in e]:
+            out.append(f"{where}: lacks {', '.join(missing)}")
+            continue
+        if e["folder"] not in on_disk:
+            out.append(f"{where}: no such folder under data/{'|'.join(KINDS)}")
+            continue
+        if not DATE.match(str(e["date"])):
+            out.append(f"{where}: date {e['date']!r} is not YYYY-MM-DD")
+        if e["topic"] not in TOPICS:
+            out.append(f"{where}: topic {e['topic']!r} is not one of {', '.join(TOPICS)}")
+        if unknown := [s for s in e["steps"] if s not in steps]:
+            out.append(f"{where}: steps {unknown} are not in kernels/variants/manifest.toml")
+        if not e["evidence"]:
+            out.append(f"{where}: names no evidence")
+        for ev in e["evidence"]:
+            if not (REPO / "data" / e["folder"] / ev).exists():
+                out.append(f"{where}: evidence {ev} is not in the folder")
+        if not e["question"].strip() or not e["verdict"].strip():
+            out.append(f"{where}: an empty question or verdict")
+    runs = {r.get("path") for r in index.get("run", [])}
+    out += [f"{f}: a run folder in the tree that no [[run]] of data/index.toml names" for f in _run_folders()
+            if f not in runs]
+    out += [f"data/index.toml [[run]] {p}: no such folder" for p in sorted(runs - set(_run_folders()))]
+    for s in index.get("superseded", []):
+        where = f"data/index.toml [[superseded]] {s.get('run')}"
+        if missing := [k for k in SUPERSEDED_FIELDS if k not in s]:
+            out.append(f"{where}: lacks {', '.join(missing)}")
+        elif not TREE.match(s["tree"]):
+            out.append(f"{where}: tree {s['tree']!r} is not a 40-digit git object id")
+    return out
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(index: dict | None = None) -> str:
+    """INDEX.md's text."""
+    from lab.report.common import md_table
+
+    index = index if index is not None else load()
+    L = ["# What the repository keeps of its measurements", "",
+         "<!-- generated from data/index.toml by `python -m lab.report.data_index` (`make docs`); edits here are "
+         "overwritten -->", "", RULE, ""]
+    L += ["## Run folders in the tree", ""]
+    L.append(md_table(["folder", "GPU", "why it is here"],
+                      [[f"`{r['path']}`", _cell(r.get("gpu", "")), _cell(r["role"])] for r in index.get("run", [])],
+                      compact=True))
+    for kind, title in (("explorations", "Explorations"), ("checks", "Checks")):
+        rows = [e for e in index.get("entry", []) if e["folder"].startswith(kind + "/")]
+        L += ["", f"## {title} (`data/{kind}/`)", "",
+              f"{len(rows)} folders, oldest first. Steps: the ladder's (README.md); evidence: files in the folder.", ""]
+        L.append(md_table(["date", "folder", "steps", "question", "verdict", "evidence"],
+                          [[e["date"], f"[`{e['folder'].split('/', 1)[1]}`]({e['folder']}/)",
+                            ", ".join(map(str, e["steps"])) or e["topic"], _cell(e["question"]), _cell(e["verdict"]),
+                            ", ".join(f"`{x}`" for x in e["evidence"])]
+                           for e in sorted(rows, key=lambda e: (e["date"], e["folder"]))], compact=True))
+    sup = index.get("superseded", [])
+    L += ["", "## Superseded runs (in git history)", "",
+          f"{len(sup)} run folders that left the tree, and the form in which runs now in the tree were first "
+          "committed. `added`: the commit that added the folder; `last`: a commit that holds it as listed; `tree`: "
+          "its git tree id there. `git archive <tree> | tar -x -C <dir>` writes the folder into <dir>; "
+          "`python -m lab.studies.migrate <dir>` brings one of the layout before issue 44 to today's.", ""]
+    L.append(md_table(["run", "kind", "GPU", "steps", "added", "last", "tree", "note"],
+                      [[f"`{s['run']}`", s["kind"], _cell(s["gpu"]), s["steps"], f"`{s['added']}`", f"`{s['last']}`",
+                        f"`{s['tree']}`", _cell(s.get("note", ""))] for s in sup], compact=True))
+    return "\n".join(L) + "\n"
+
+
+def write(path: Path = INDEX_MD) -> bool:
+    """Write INDEX.md; returns whether it changed."""
+    text = render()
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+# --- a run leaving the tree -------------------------------------------------------------------
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def superseded_entry(path: str, kind: str = "study", note: str = "") -> str:
+    """The [[superseded]] entry of a committed run folder (a path from the repository's root), as TOML
+    text: read from git at HEAD, so the folder must be committed as it should be found again."""
+    import json
+
+    try:
+        tree = _git("rev-parse", f"HEAD:{path}")
+    except subprocess.CalledProcessError:
+        raise ValueError(f"{path}: not in HEAD's tree (commit the run folder before it leaves)") from None
+    added = _git("log", "--diff-filter=A", "--format=%h", "--", path).split()[-1]
+    env = json.loads(_git("show", f"HEAD:{path}/env.json")) if _has(f"HEAD:{path}/env.json") else {}
+    params = json.loads(_git("show", f"HEAD:{path}/params.json")) if _has(f"HEAD:{path}/params.json") else {}
+    fields = {"run": Path(path).name, "kind": kind, "gpu": env.get("gpu", ""),
+              "steps": len(params.get("variants") or []), "added": added, "last": _git("rev-parse", "--short", "HEAD"),
+              "tree": tree, "note": note or f"was {path}"}
+    return "[[superseded]]\n" + "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items())
+
+
+def _has(spec: str) -> bool:
+    try:
+        _git("cat-file", "-e", spec)
+        return True
+    except subprocess.CalledProcessError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lab.report.data_index", description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="list what does not hold; exit 1 if anything")
+    ap.add_argument("--supersede", metavar="PATH", help="append the [[superseded]] entry of a committed run folder "
+                                                        "(e.g. data/runs/<run_id>) to data/index.toml")
+    args = ap.parse_args(argv)
+    if args.supersede:
+        entry = superseded_entry(args.supersede.rstrip("/"))
+        with open(INDEX_TOML, "a") as f:
+            f.write("\n" + entry)
+        print(entry, end="")
+        write()
+        return 0
+    if args.check:
+        found = problems() + ([f"{INDEX_MD.relative_to(REPO)} is stale: run `make docs`"]
+                              if not INDEX_MD.exists() or INDEX_MD.read_text() != render() else [])
+        for p in found:
+            print(p)
+        return 1 if found else 0
+    print(INDEX_MD if write() else f"{INDEX_MD}: unchanged")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
