@@ -47,6 +47,22 @@ FINDING_METRICS = (
 # --- how numbers and tables are written: the one home for the report's formats -------------
 
 
+def save_figure(fig, path, dpi: int = DPI):
+    """A figure as a PNG with no software or date metadata (a second write is byte-identical),
+    quantized to 256 colours (median cut): a plot's flat colours and their anti-aliasing survive,
+    and the file is about a third of matplotlib's RGBA PNG, which every recorded run adds to the
+    repository's history. bbox "tight" keeps legends placed outside the axes inside the image."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight", pad_inches=0.15)
+    with Image.open(io.BytesIO(buf.getvalue())) as im:
+        im.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(path, format="PNG", optimize=True)
+    return path
+
+
 def _isnum(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 

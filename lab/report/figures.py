@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import DPI, PEER, _isnum, fmt_ratio, shape_label
+from lab.report.common import DPI, PEER, _isnum, fmt_ratio, save_figure, shape_label
 from lab.report.load import RunData, _num, _variant
 from lab.report.tables import _dims, _stall_columns
 from lab.studies.measure_shape import AA_SUFFIX
@@ -35,11 +35,7 @@ def _style():
 
 
 def _save(fig, path: Path) -> Path:
-    # no software/date metadata and a fixed SVG hash salt (in _style): a second write is byte-identical;
-    # bbox "tight" keeps legends placed outside the axes inside the image
-    meta = {"Software": None} if path.suffix == ".png" else {"Creator": None, "CreationDate": None}
-    fig.savefig(path, dpi=DPI, metadata=meta, bbox_inches="tight", pad_inches=0.15)
-    return path
+    return save_figure(fig, path)  # the fixed SVG hash salt is set in _style
 
 
 BRANCH_COLORS = {"portable": "#4C72B0", "sm_90a": "#55A868"}  # the ladder's arch branches; others grey
