@@ -37,13 +37,14 @@ given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | 
 RUN ?=
 TUNE_FLAGS ?=
 
-.PHONY: tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
+.PHONY: peers tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
 	@echo "make report      rebuild reports/ from RUN=<run_id> or the latest run (no GPU needed), and the generated parts of README.md and docs/"
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
+	@echo "make peers       fetch the peers that come as binaries (FlashAttention-3: requirements-peers.txt) into .fa3/"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run), and data/INDEX.md"
 	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
 	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
@@ -63,6 +64,11 @@ $(VENV)/.installed: requirements.txt
 # and rebuild the report from the latest recorded run.
 ablation: env
 	$(PY) -m lab.pipeline $(call given,$(RUN_VARS))
+
+# Peers that come as binaries, pinned by version and hash (requirements-peers.txt): FlashAttention-3's
+# compiled Hopper kernels into .fa3/ (under 1 MB compressed, carried to a GPU machine with the tree).
+peers: env
+	$(PY) -m lab.measure.fa3 fetch
 
 tune: $(TUNE_STAMP)
 	$(TUNE_PY) -m lab tune $(call given,$(TUNE_VARS)) $(TUNE_FLAGS)

@@ -78,7 +78,7 @@ def fake_externals(tmp_path, monkeypatch):
 def test_default_peers_are_sdpa_flex_and_every_registered_external():
     names = peers.default_names()
     assert names[:4] == ["sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default"]
-    assert "flex_attention" in names and {"flash_attn_cute", "flashinfer"} <= set(names)
+    assert "flex_attention" in names and {"flash_attn3", "flash_attn_cute", "flashinfer"} <= set(names)
     assert peers.sdpa_backends(names) == ["flash", "efficient", "cudnn", "default"]
     assert peers.is_peer("flex_attention") and not peers.is_peer("wmma")
     with pytest.raises(ValueError, match="unknown peer\\(s\\) nope; known: sdpa_flash"):
@@ -92,7 +92,8 @@ def test_a_missing_peer_is_recorded_absent_with_its_import_error(fake_externals)
     assert peers.validate_names(names) == names  # asking for an absent peer is a valid parameter
     found, status = peers.resolve(names)
     assert [p.name for p in found] == ["sdpa_flash", "fake_good"]
-    assert status["sdpa_flash"] == {"available": True, "reason": ""} and status["fake_good"]["available"]
+    assert status["sdpa_flash"] == {"available": True, "reason": "", "source": f"torch {torch.__version__}"}
+    assert status["fake_good"]["available"] and status["fake_good"]["source"] == "fake (version not recorded)"
     absent = status["fake_absent"]
     assert absent["available"] is False and "\n" not in absent["reason"]
     assert "not-installed-pkg not importable" in absent["reason"] and "No module named" in absent["reason"]
@@ -100,6 +101,21 @@ def test_a_missing_peer_is_recorded_absent_with_its_import_error(fake_externals)
     assert broken["available"] is False and broken["reason"].endswith("RuntimeError: CUDA driver too old")
     with pytest.raises(ValueError, match="peer fake_absent is absent: not-installed-pkg"):
         peers.get("fake_absent")
+
+
+def test_a_peer_whose_probe_fails_is_absent_with_the_reason(fake_externals, monkeypatch):
+    """An external that imports but cannot run here (FA3 without its library, or of another FFI API
+    version: lab.measure.fa3.shim) is absent, its probe's message kept; one that passes says its source."""
+    def refuse(module):
+        raise RuntimeError("handler built against XLA FFI API 0.3\nmore")
+
+    spec = dataclasses.replace(fake_externals[0], name="fake_probed", probe=refuse)
+    ok = dataclasses.replace(fake_externals[0], name="fake_sourced", source=lambda module: f"from {module.__name__}")
+    monkeypatch.setattr(peers, "EXTERNAL", (*fake_externals, spec, ok))
+    found, status = peers.resolve(["fake_probed", "fake_sourced"])
+    assert [p.name for p in found] == ["fake_sourced"] and status["fake_sourced"]["source"] == "from fake_attention_lib"
+    assert status["fake_probed"] == {"available": False, "reason": "fake present but unusable (fake_attention_lib): "
+                                                                  "RuntimeError: handler built against XLA FFI API 0.3"}
 
 
 def test_a_peer_that_raises_is_unsupported_with_the_reason(fake_externals):

@@ -3,8 +3,10 @@
 - `sdpa_<backend>`: PyTorch's scaled_dot_product_attention under one backend (flash, efficient,
   cudnn, default = SDPA's own choice, math).
 - `flex_attention`: torch.nn.attention.flex_attention under torch.compile (part of torch).
-- external kernels named in `EXTERNAL` (flash-attn-4's CuTe kernels, FlashInfer), used where their
-  package imports; where it does not, the peer is recorded as absent with the import error.
+- external kernels named in `EXTERNAL` (FlashAttention-3's Hopper kernels through lab.measure.fa3,
+  flash-attn-4's CuTe kernels, FlashInfer), used where their package imports (and its probe passes);
+  where it does not, the peer is recorded as absent with the reason. Each records where its kernels
+  come from (`source`: package and version, or library and hash) in peers.json.
 
 A peer is used like a variant: `peer.bind(q, k, v, causal, scale)` does the host-side work (layout
 conversion, block masks, compilation caches) and returns a launch closure, and timing happens
@@ -198,13 +200,31 @@ class External:
     call: Callable  # (fn, q', k', v', causal, scale) -> the library's output
     to_bhsd: Callable  # the library's output -> (B, H, S, D), for the correctness check only
     limits: Callable = lambda q, k, v, causal, scale: None  # a shape it cannot take, said up front
+    # (module) -> None, or raises why the imported package cannot run here (a missing library, a version)
+    probe: Callable = lambda module: None
+    # (module) -> where the kernels come from, one line (default: the package's installed version)
+    source: Callable | None = None
 
 
 def _first(raw):
     return raw[0] if isinstance(raw, (tuple, list)) else raw  # (out, lse) where a library returns both
 
 
+def _package_version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return f"{package} {metadata.version(package)}"
+    except metadata.PackageNotFoundError:
+        return f"{package} (version not recorded)"
+
+
 EXTERNAL = (
+    External(name="flash_attn3", package="dew-flash-attn-cu13 (make peers)", module="lab.measure.fa3",
+             function="flash_attn_func", prepare=_bshd,
+             call=lambda fn, q, k, v, causal, scale: fn(q, k, v, softmax_scale=scale, causal=causal),
+             to_bhsd=lambda raw: _first(raw).transpose(1, 2),
+             probe=lambda module: module.shim(), source=lambda module: module.describe()),
     External(name="flash_attn_cute", package="flash-attn-4", module="flash_attn.cute", function="flash_attn_func",
              prepare=_bshd,
              call=lambda fn, q, k, v, causal, scale: fn(q, k, v, softmax_scale=scale, causal=causal),
@@ -220,6 +240,7 @@ EXTERNAL = (
 class ExternalPeer(Peer):
     spec: External
     fn: Callable
+    module: object = None
 
     @property
     def name(self) -> str:
@@ -242,10 +263,26 @@ class ExternalPeer(Peer):
 def load_external(spec: External) -> tuple[ExternalPeer | None, str]:
     """The peer, or None and why it is absent (one line); never raises."""
     try:
-        fn = getattr(importlib.import_module(spec.module), spec.function)
+        module = importlib.import_module(spec.module)
+        fn = getattr(module, spec.function)
     except Exception as exc:  # noqa: BLE001 - an absent or broken package is recorded, never fatal
         return None, f"{spec.package} not importable ({spec.module}.{spec.function}): {first_line(exc)}"
-    return ExternalPeer(spec, fn), ""
+    try:
+        spec.probe(module)
+    except Exception as exc:  # noqa: BLE001 - a library that cannot run here is recorded, never fatal
+        return None, f"{spec.package} present but unusable ({spec.module}): {first_line(exc)}"
+    return ExternalPeer(spec, fn, module), ""
+
+
+def source_of(peer: Peer) -> str:
+    """Where a peer's kernels come from, one line: torch's version for SDPA and flex_attention, the
+    package (or library) for an external one."""
+    if isinstance(peer, ExternalPeer):
+        try:
+            return peer.spec.source(peer.module) if peer.spec.source else _package_version(peer.spec.package.split()[0])
+        except Exception as exc:  # noqa: BLE001 - said, not fatal
+            return f"{peer.spec.package} (source not recorded: {first_line(exc)})"
+    return _package_version("torch")
 
 
 # --- the registry --------------------------------------------------------------------------
@@ -297,6 +334,7 @@ def resolve(names) -> tuple[list[Peer], dict[str, dict]]:
             peer, why = load_external(externals[name])
         status[name] = {"available": peer is not None, "reason": why}
         if peer is not None:
+            status[name]["source"] = source_of(peer)
             found.append(peer)
     return found, status
 

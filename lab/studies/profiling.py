@@ -8,9 +8,10 @@ from lab.kernels.shape import Shape
 # SDPA's default backend is cuDNN on the H100/H200 and "efficient" is never the fastest: profiling
 # flash and cuDNN covers the SDPA peers the report compares against. flex_attention is profiled
 # too: its profiling process compiles it (from the inductor cache the timing stage filled) before
-# the profiled launch, which lab.measure.profile's timeout bounds.
+# the profiled launch, which lab.measure.profile's timeout bounds; and FlashAttention-3 where present
+# (its Nsight Compute duration is the check on its hot timing: issue 45).
 PROFILED_BACKENDS = ("flash", "cudnn")
-PROFILED_PEERS = tuple(f"sdpa_{b}" for b in PROFILED_BACKENDS) + ("flex_attention",)
+PROFILED_PEERS = tuple(f"sdpa_{b}" for b in PROFILED_BACKENDS) + ("flex_attention", "flash_attn3")
 NOT_PROFILED_REASON = ("not profiled: only " + ", ".join(PROFILED_PEERS) + " are (lab.studies.profiling.PROFILED_PEERS), "
                        "to keep the profile stage within a run's time")
 
