@@ -87,10 +87,15 @@ def test_the_handlers_errors_come_back_with_their_message(stand_in, shim_path):
     assert code != 0 and "no scratch" in message and wanted == 4096
 
 
-def test_a_handler_of_another_api_version_is_refused(stand_in, shim_path):
+def test_handlers_of_api_versions_xla_calls_are_called_and_others_refused(stand_in, shim_path):
+    """XLA's runtime calls handlers built against 0.1 up to its own version (the wheel's is 0.1, the
+    shim's header 0.4); a handler older than 0.1, newer than the shim or of another major is refused."""
     lib, _ = stand_in
-    with pytest.raises(fa3.Fa3Error, match=r"built against XLA FFI API 0\.3, the shim against 0\.4"):
-        fa3.Shim(shim_path, lib, "stand_in_old_version").check_version()
+    assert fa3.Shim(shim_path, lib, "stand_in_v0_1").check_version() == (0, 1)
+    for symbol, version in (("stand_in_v0_0", "0.0"), ("stand_in_v0_5", "0.5"), ("stand_in_v1_0", "1.0")):
+        with pytest.raises(fa3.Fa3Error, match=rf"built against XLA FFI API {version}; the shim .* calls handlers of "
+                                               r"0\.1 to 0\.4"):
+            fa3.Shim(shim_path, lib, symbol).check_version()
     with pytest.raises(fa3.Fa3Error, match="undefined symbol"):
         fa3.Shim(shim_path, lib, "no_such_handler")
 

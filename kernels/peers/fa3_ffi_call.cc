@@ -9,7 +9,7 @@
 // is versioned and every struct carries its size: the handler refuses a call frame of another size,
 // decodes every argument, result and attribute by type and name, and, asked through the metadata
 // extension, says which API version it was built against (lab_fa3_api_version), which the Python
-// side compares with this header's before the first call.
+// side checks before the first call, by XLA's own rule: at least 0.1, at most this header's.
 //
 // The handler's signature (its mangled binding type in the library): stream, scratch allocator and
 // device ordinal from the context; buffers q, k, v ([B, S, H, D] and [B, S, H_kv, D], fp16 or bf16);

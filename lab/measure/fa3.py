@@ -11,8 +11,8 @@ Where the library is: LAB_FA3_LIBRARY, else .fa3/libdew_flash_attn3.so, else .fa
 (under 1 MB, what travels to a GPU machine; decompressed once under build/peers/).
 
 Before the first call the handler is asked which XLA FFI API version it was built against, and refused
-unless it is the shim's (third_party/xla_ffi/c_api.h, 0.4); the handler itself refuses a call frame of
-another size and decodes every buffer and attribute by type and name, so a layout mismatch is an error
+outside what XLA's own runtime calls (0.1 up to the shim's header, third_party/xla_ffi/c_api.h, 0.4: the
+wheel's handler says 0.1); the handler itself refuses a call frame of another size and decodes every buffer and attribute by type and name, so a layout mismatch is an error
 naming what did not match, never a launch on garbage (tests/test_fa3_peer.py, with a stand-in built on
 XLA's own binding).
 """
@@ -42,6 +42,7 @@ HEAD_DIMS = (64, 128, 192, 256)  # what the wheel was compiled for (a narrower h
 DTYPE_CODES = {"float16": 10, "bfloat16": 16}  # XLA_FFI_DataType F16, BF16
 ARENA_BYTES = 1 << 20  # scratch for the handler to start with; grown (outside timing) where it asks for more
 MESSAGE = 2048
+MIN_API_VERSION = (0, 1)  # the oldest handler XLA's runtime calls (and so this shim)
 
 
 class Fa3Error(RuntimeError):
@@ -135,12 +136,15 @@ class Shim:
         return major.value, minor.value
 
     def check_version(self) -> tuple[int, int]:
-        """The handler's API version if it is the shim's, else Fa3Error naming both."""
+        """The handler's API version where the shim may call it, else Fa3Error naming both: XLA's own
+        rule (its handler registry, xla/ffi/ffi_registry.cc): at least MIN_API_VERSION and at most the
+        version the caller was built against, since the API only grows (a handler built against 0.1
+        calls the functions 0.1 had, which a 0.4 API table holds at the same places)."""
         mine, theirs = self.shim_version(), self.handler_version()
-        if mine != theirs:
-            raise Fa3Error(f"{self.library.name}'s FFI handler was built against XLA FFI API {theirs[0]}.{theirs[1]}, "
-                           f"the shim against {mine[0]}.{mine[1]} (third_party/xla_ffi): their call frames may differ, "
-                           "so it is not called")
+        if not MIN_API_VERSION <= theirs <= mine:
+            raise Fa3Error(f"{self.library.name}'s FFI handler was built against XLA FFI API {theirs[0]}.{theirs[1]}; "
+                           f"the shim (third_party/xla_ffi, {mine[0]}.{mine[1]}) calls handlers of "
+                           f"{MIN_API_VERSION[0]}.{MIN_API_VERSION[1]} to {mine[0]}.{mine[1]}, as XLA does: not called")
         return theirs
 
     def forward(self, dtype: int, pointers: tuple, dims: tuple, scale: float, causal: bool, window: tuple[int, int],

@@ -80,11 +80,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(stand_in_fwd, forward,
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>());
 
-// A handler built against another API version: answers the metadata question with 0.3.
-extern "C" XLA_FFI_Error* stand_in_old_version(XLA_FFI_CallFrame* frame) {
+// Handlers built against other API versions: they answer the metadata question with theirs.
+template <int kMajor, int kMinor>
+static XLA_FFI_Error* versioned(XLA_FFI_CallFrame* frame) {
   if (frame->extension_start != nullptr && frame->extension_start->type == XLA_FFI_Extension_Metadata) {
     auto* ext = reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start);
-    ext->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, 0, 3};
+    ext->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, kMajor, kMinor};
   }
   return nullptr;
 }
+
+extern "C" XLA_FFI_Error* stand_in_v0_1(XLA_FFI_CallFrame* frame) { return versioned<0, 1>(frame); }  // the wheel's
+extern "C" XLA_FFI_Error* stand_in_v0_0(XLA_FFI_CallFrame* frame) { return versioned<0, 0>(frame); }
+extern "C" XLA_FFI_Error* stand_in_v0_5(XLA_FFI_CallFrame* frame) { return versioned<0, 5>(frame); }
+extern "C" XLA_FFI_Error* stand_in_v1_0(XLA_FFI_CallFrame* frame) { return versioned<1, 0>(frame); }
