@@ -147,7 +147,7 @@ def test_gpu_fa3_passes_the_peers_grid():
     results = list(check.run_grid({"flash_attn3": check.peer_as_attn(peers.get("flash_attn3"))}, check.peer_grid()))
     ran = [r for r in results if not r.unsupported]
     assert ran and not [r.explain() for r in ran if r.failed]
-    assert {r.case.dtype for r in ran} >= {"fp16", "bf16"} and any(r.case.H_kv == 1 for r in ran)
+    assert {r.dtype for r in ran} >= {"fp16", "bf16"} and any(r.H_kv == 1 for r in ran)
 
 
 @pytest.mark.gpu

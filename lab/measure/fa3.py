@@ -170,9 +170,11 @@ def describe() -> str:
     """Where this peer's kernels come from, for the run's records and the report."""
     lib = library_path()
     digest = hashlib.sha256(lib.read_bytes()).hexdigest()[:12]
-    major, minor = shim().shim_version()
+    s = shim()
+    (major, minor), (h_major, h_minor) = s.shim_version(), s.handler_version()
     return (f"{PACKAGE} {VERSION} ({LIBRARY_NAME} sha256 {digest}...), FlashAttention-3's sm90a forward called "
-            f"through its XLA FFI handler (API {major}.{minor}) on torch's stream")
+            f"through its XLA FFI handler (built against API {h_major}.{h_minor}; the shim's {major}.{minor}) on "
+            "torch's stream")
 
 
 _arenas: dict = {}  # device index -> a torch uint8 tensor the handler's scratch comes from
