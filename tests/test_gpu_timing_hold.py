@@ -80,3 +80,30 @@ def test_a_hot_sample_reads_the_kernels_time_as_launches_on_the_stream_do():
                  for s in timing.timed_blocks(9, lambda: [launch() for _ in range(hot.reps)], hold=_hold())]
     assert min(in_graph) > 0
     assert statistics.median(in_graph) == pytest.approx(statistics.median(on_stream), rel=0.05)
+
+
+def test_a_sustained_turn_is_back_to_back_and_keeps_only_its_settled_part():
+    """SustainedTimer: one turn is about turn_ms of back-to-back replays (the GPU never idle between them),
+    the samples are the replays that start settle_ms or more into it, each the time per launch; the lead-in
+    replays every row's graph without keeping anything."""
+    import torch
+
+    from lab.measure import timing
+
+    a = torch.randn(2048, 2048, device="cuda", dtype=torch.float16)
+    launch = lambda: a @ a  # noqa: E731  (about 0.1 ms on an H100)
+    t = timing.SustainedTimer(launch, turn_ms=60.0, settle_ms=20.0, replay_us=2000.0)
+    per_launch = timing.estimate_us(launch)
+    timing.sustained_lead_in({"a": t}, seconds=0.2)
+    stream = torch.cuda.current_stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(stream)
+    samples = t.samples()
+    end.record(stream)
+    end.synchronize()
+    turn_ms = start.elapsed_time(end)
+    replay_ms = t.reps * statistics.median(samples) / 1e3
+    assert 0.8 * 60.0 <= turn_ms <= 1.5 * 60.0 + replay_ms, turn_ms
+    # the replays started 20 ms or more into the turn: about (turn - settle) / replay of them
+    assert abs(len(samples) - (turn_ms - 20.0) / replay_ms) <= 2
+    assert 0.5 * per_launch <= statistics.median(samples) <= 2.0 * per_launch

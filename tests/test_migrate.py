@@ -30,7 +30,9 @@ def _concat(folder: Path, plan: str) -> pd.DataFrame:
 
 
 def _rows(df: pd.DataFrame) -> list:
-    return [tuple(r) for r in df.reindex(columns=records.SAMPLE_COLUMNS).astype(object).itertuples(index=False)]
+    """Every row as a tuple, a missing value as None (NaN is not equal to itself)."""
+    df = df.reindex(columns=records.SAMPLE_COLUMNS).astype(object)
+    return [tuple(r) for r in df.where(df.notna(), None).itertuples(index=False)]
 
 
 def test_migration_keeps_every_sample_stop_record_and_note(legacy):

@@ -172,7 +172,7 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
     # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
     assert d64.cap_s == pytest.approx(0.05)
     # SDPA's default dispatch, a duplicate of one of the backends, is not timed at the models shapes only
-    assert {tuple(j.peers_left_out) for j in jobs} == {("sdpa_default",)}
+    assert {tuple(j.peers_left_out) for j in jobs if j.scope == "models"} == {("sdpa_default",)}
     assert all(j.peers_left_out == [] for j in stages.timing_jobs(RunParams.from_text(shapes="canonical"), kernels))
     builds[END].takes_models = builds[f"{END}~no_tma"].takes_models = True
     jobs = stages.timing_jobs(p, kernels, not_taken=lambda n, s: builds[n].not_taken(s))
@@ -436,3 +436,34 @@ def test_the_cost_statement_of_a_run_without_the_wait_recorded_gives_the_jobs_an
     assert "compiles for its shapes took 4.0 s of the background warm-up beside" in text  # no workers: one process
     assert "came to" not in text and text.endswith("(flex_warmup.json).")
     assert cost_statement(SimpleNamespace(scope_seconds={}, replicates=1, flex_warmup=None, stages={}), [shape]) == ""
+
+
+def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
+    """Sustained (issue 45): after the burst modes' jobs, one job a SUSTAINED_SHAPES shape the run has, with
+    the branch ends and their parents, the SUSTAINED_PEERS only, no A/A twin, its own seed; the burst jobs
+    keep hot and cold; a run without the mode has no such job, and one with it alone has only those."""
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+    from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
+
+    variants = f"{END},warp_release_d64,tma,portable_model_inputs,small_grid_tiles"
+    p = RunParams.from_text(shapes="large,models", variants=variants, seed="5")
+    kernels = list(p.variants)
+    jobs = stages.timing_jobs(p, kernels)
+    burst = [j for j in jobs if j.scope != "sustained"]
+    sustained = [j for j in jobs if j.scope == "sustained"]
+    assert all(j.modes in (["hot", "cold"], ["hot"]) for j in burst)
+    assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == set(SUSTAINED_SHAPES) & set(p.shapes)
+    assert Shape.parse("1,32,8192,128,causal,kv8,bf16") in {j.shape for j in sustained}
+    for j in sustained:
+        assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)
+        assert j.impls == [END, "warp_release_d64", "portable_model_inputs", "small_grid_tiles"]
+        assert j.seed == 5 + 2000 + p.shapes.index(j.shape) + 1
+    peer = lambda n: type("P", (), {"name": n})()  # noqa: E731
+    plan_peers = [peer(n) for n in ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default", "flex_attention",
+                                    "flash_attn3")]
+    assert [q.name for q in sustained[0].peers_here(plan_peers)] == list(SUSTAINED_PEERS)
+    assert not [j for j in stages.timing_jobs(RunParams.from_text(shapes="large", modes="hot,cold"), kernels)
+                if j.scope == "sustained"]
+    only = stages.timing_jobs(RunParams.from_text(shapes="large", modes="sustained", variants=variants), kernels)
+    assert only and all(j.scope == "sustained" for j in only)

@@ -361,3 +361,34 @@ def test_a_runs_rule_limits_cold_turns_as_its_parameters_say():
     assert RunParams(cold_turn_us=0).stop_rule().turn_us is None  # 0: no limit, as runs recorded before it
     assert RunParams(replicates=3, cold_turn_us=250).replicate_rule().turn_us == 250.0
     assert RunParams(replicates=3).replicate_rule().turn_us == 1000.0  # the replicates' rule keeps the default too
+
+
+def test_a_row_stops_no_sooner_than_its_min_turns(fake_time):
+    """The sustained mode's rule (min_turns = SUSTAINED_MIN_TURNS): a turn of 60 tight samples meets the CI
+    at once, but the row takes a second turn; with min_turns 1 (hot, cold) one turn is enough."""
+    rule = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=10, block=60)
+    assert len(interleave({"k": FakeTimer(fake_time)}, rule)["k"]["samples"]) == 60
+    two = interleave({"k": FakeTimer(fake_time)}, StopRule(**{**rule.__dict__, "min_turns": 2}))["k"]
+    assert len(two["samples"]) == 120 and two["round"] == [0] * 60 + [1] * 60 and two["stopped_by"] == "ci"
+    assert timing.SUSTAINED_MIN_TURNS == 2
+
+
+class LoadClocks(FakeClocks):
+    """Clocks with NVML's load reading (lab.measure.clocks.Clocks.load): power, temperature, reasons."""
+
+    def __init__(self):
+        super().__init__([])
+        self.turns = 0
+
+    def load(self):
+        self.turns += 1
+        return {"power_w": 600.0 + self.turns, "temp_c": 60.0, "clock_reasons": 4}
+
+
+def test_each_sample_records_the_load_at_the_end_of_its_turn(fake_time):
+    state = interleave({"k": FakeTimer(fake_time)}, TIGHT, clocks=LoadClocks())["k"]
+    assert _blocks(state) == 5
+    assert state["power_w"] == [601.0 + b for b in range(5) for _ in range(10)]
+    assert state["temp_c"] == [60.0] * 50 and state["clock_reasons"] == [4] * 50
+    plain = interleave({"k": FakeTimer(fake_time)}, TIGHT, clocks=FakeClocks([]))["k"]
+    assert plain["power_w"] == [None] * 50  # clocks without load(): None, as without NVML

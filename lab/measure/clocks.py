@@ -60,5 +60,23 @@ class Clocks:
             return None, False
 
 
+    def load(self) -> dict:
+        """What the GPU is doing under the load of the moment: power draw (W), temperature (C) and the
+        bitmask of its clock event (throttle) reasons, the power cap's included; {} without NVML."""
+        if self.handle is None:
+            return {}
+        n = self.nvml
+        out = {}
+        get = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
+        for key, fn in (("power_w", lambda: n.nvmlDeviceGetPowerUsage(self.handle) / 1000),
+                        ("temp_c", lambda: float(n.nvmlDeviceGetTemperature(self.handle, n.NVML_TEMPERATURE_GPU))),
+                        ("clock_reasons", lambda: int(get(self.handle)))):
+            try:
+                out[key] = fn()
+            except Exception:  # noqa: BLE001 - a reading NVML cannot give is left out
+                pass
+        return out
+
+
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.lower().split("_"))  # HW_SLOWDOWN -> HwSlowdown

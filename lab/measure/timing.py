@@ -1,13 +1,19 @@
 """Device timing with CUDA events, the host kept out of the timed region.
 
-Two modes:
+Three modes:
 - hot: `reps` back-to-back launches captured in one CUDA graph; a sample is one replay, timed
   by events around it, divided by reps. Python, dispatch and launch overhead happen at capture
-  time, not per launch, so a few-microsecond kernel is not launch-bound.
+  time, not per launch, so a few-microsecond kernel is not launch-bound. A block starts behind a
+  1 ms sleep, so a hot sample is a burst at the clock an idle GPU boosts to.
 - cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
   the kernel starts with its inputs in DRAM; a sample is one launch between two events. A turn of
   the round robin takes at most StopRule.turn_us of GPU time (one sample at launches of a
   millisecond and more), so that no one clock state decides a row's median.
+- sustained: the load real training and serving put on the GPU, attention back to back for
+  seconds, at the clocks the GPU holds at its power limit (SustainedTimer). The rows of a shape
+  take turns of SUSTAINED_TURN_MS of back-to-back replays each, the GPU never idle between them,
+  after a lead-in (sustained_lead_in) that takes the GPU from idle to load; the first
+  SUSTAINED_SETTLE_MS of every turn are run and not kept.
 
 In both modes all of a block's samples are enqueued before the first is read back, so the GPU
 never waits on the host inside a timed region: a cold block behind a hold (lab.measure.hold: a
@@ -133,6 +139,26 @@ def estimate_us(launch: Launch, launches: int = 5, enough_us: float = 1000.0) ->
     return start.elapsed_time(end) * 1e3 / n
 
 
+def _capture(launches: list, reps: int):
+    """A CUDA graph of `reps` launches cycling through `launches` (warmed up on a side stream, as
+    capture requires), replayed once."""
+    torch = _torch()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for launch in launches:
+            launch()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(reps):
+            launches[i % len(launches)]()
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph
+
+
 @dataclass
 class HotTimer:
     """A CUDA graph of `reps` launches; `samples(n)` replays it n times.
@@ -155,24 +181,11 @@ class HotTimer:
     max_reps: int = 500
 
     def __post_init__(self):
-        torch = _torch()
         launches = self.launch if isinstance(self.launch, list) else [self.launch]
         est = estimate_us(launches[0])
         reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
         self.reps = max(reps, len(launches)) if reps > 1 else 1
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up on a side stream, as graph capture requires
-            for launch in launches:
-                launch()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            for i in range(self.reps):
-                launches[i % len(launches)]()
-        self.graph.replay()
-        torch.cuda.synchronize()
+        self.graph = _capture(launches, self.reps)
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
@@ -197,6 +210,70 @@ class ColdTimer:
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds, each one launch after an L2 flush."""
         return timed_blocks(n, self.launch, before=self.flusher)
+
+
+# The sustained mode's timing, measured on an H200 (data/explorations/2026-11-27-fa3-peer, call 2):
+# back to back, latencies rise 11-19 % over the first replays' as the SM clock falls from 1980 to
+# 1440-1785 MHz at the 700 W limit, most of it within the first half second; implementations
+# alternating in 200 ms turns carry the previous one's clock state for up to 50 ms (7 % off), and are
+# within 0.5-1.1 % of their own value after 8 s alone from 100 ms into a turn on.
+SUSTAINED_TURN_MS = 250.0  # GPU time of one row's turn: back-to-back replays
+SUSTAINED_SETTLE_MS = 100.0  # the first part of each turn, run and not kept (the previous row's clock state)
+SUSTAINED_REPLAY_US = 5000.0  # a sustained sample: one replay of a graph of about this much GPU time
+SUSTAINED_LEAD_IN_S = 1.0  # a shape's rows back to back before its first kept turn (from idle to load)
+SUSTAINED_MIN_TURNS = 2  # a sustained row stops no sooner than its second kept turn (two moments of the load)
+
+
+@dataclass
+class SustainedTimer:
+    """A turn of the sustained mode: replays of a CUDA graph of about `replay_us` of launches, back to
+    back for `turn_ms` of GPU time with nothing ahead of them (the GPU keeps the load of the turn before);
+    the replays that start `settle_ms` or more into the turn are the samples, each its time per launch.
+    `launch` may be a list over input sets, cycled as HotTimer cycles them."""
+
+    launch: Launch | list[Launch]
+    turn_ms: float = SUSTAINED_TURN_MS
+    settle_ms: float = SUSTAINED_SETTLE_MS
+    replay_us: float = SUSTAINED_REPLAY_US
+    max_reps: int = 2000
+
+    def __post_init__(self):
+        launches = self.launch if isinstance(self.launch, list) else [self.launch]
+        est = estimate_us(launches[0])
+        self.reps = max(len(launches), int(max(1, min(self.max_reps, math.ceil(self.replay_us / max(est, 0.5))))))
+        self.graph = _capture(launches, self.reps)
+        self.replays = max(2, math.ceil(self.turn_ms * 1e3 / max(est * self.reps, 1.0)))
+
+    def replay(self) -> None:
+        self.graph.replay()
+
+    def samples(self, n: int = 0) -> list[float]:
+        """One turn's samples (us per launch); `n`, the stop rule's block size, is not used: a turn is
+        a length of GPU time, not a count."""
+        torch = _torch()
+        stream = torch.cuda.current_stream()
+        events = [(_new_event(), _new_event()) for _ in range(self.replays)]
+        for start, end in events:
+            start.record(stream)
+            self.graph.replay()
+            end.record(stream)
+        events[-1][1].synchronize()
+        first = events[0][0]
+        return [s.elapsed_time(e) * 1e3 / self.reps for s, e in events if first.elapsed_time(s) >= self.settle_ms]
+
+
+def sustained_lead_in(timers: dict, seconds: float = SUSTAINED_LEAD_IN_S) -> None:
+    """The rows' graphs replayed back to back, in turn, for about `seconds` of wall time and not kept:
+    what takes the GPU from idle (or from the hot and cold modes' bursts) to the load of the mode."""
+    if not timers:
+        return
+    torch = _torch()
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        for timer in timers.values():
+            for _ in range(4):
+                timer.replay()
+        torch.cuda.current_stream().synchronize()
 
 
 # --- interleaved sampling with adaptive stopping ------------------------------------------
@@ -228,6 +305,9 @@ class StopRule:
     # clock state and the state drifts as the GPU warms, so three or nine samples a turn made a few
     # states decide a row's median (data/explorations/2026-11-26-cold-drift/).
     turn_us: float | None = None
+    # A row stops no sooner than its min_turns-th turn (the sustained mode's: SUSTAINED_MIN_TURNS, so
+    # that two moments of the load decide it; 1: a turn's samples may be enough, as in hot and cold).
+    min_turns: int = 1
 
     def block_size(self, taken: int, sample_us: float | None = None) -> int:
         """Samples in a row's next turn, `taken` samples into it: small turns spread the minimum over
@@ -254,16 +334,19 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
     timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
     samples must run in (SDPA backend selection), entered outside the timed region.
     Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "round": [...],
-    "stopped_by": str}}, "round" the round of the round robin each sample was taken in (0, 1, ...;
-    one turn of every row still sampling a round), so that two rows can be compared round by round;
-    an implementation whose sampling raised stops there with "error" set (its message) instead.
+    "power_w": [...], "temp_c": [...], "clock_reasons": [...], "stopped_by": str}}, "round" the round
+    of the round robin each sample was taken in (0, 1, ...; one turn of every row still sampling a
+    round), so that two rows can be compared round by round, and the power, temperature and clock
+    event reasons NVML gave at the end of the sample's turn (None without it); an implementation whose
+    sampling raised stops there with "error" set (its message) instead.
     """
     import contextlib
     import random
 
     rng = random.Random(seed)
-    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "round": [], "stopped_by": None, "spent": 0.0}
-             for name in timers}
+    state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "round": [], "power_w": [], "temp_c": [],
+                    "clock_reasons": [], "stopped_by": None, "spent": 0.0} for name in timers}
+    loaded = getattr(clocks, "load", None) if clocks else None
     active = list(timers)
     round_no = -1
     while active:
@@ -283,14 +366,17 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
                 active.remove(name)
                 continue
             after = clocks.read() if clocks else (None, False)
+            load = loaded() if loaded else {}
             st["spent"] += time.perf_counter() - t0
             clock = min((c for c in (before[0], after[0]) if c is not None), default=None)
             st["samples"] += block
             st["clock_mhz"] += [clock] * len(block)
             st["throttled"] += [before[1] or after[1]] * len(block)
             st["round"] += [round_no] * len(block)
+            for key in ("power_w", "temp_c", "clock_reasons"):
+                st[key] += [load.get(key)] * len(block)
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
-            if rule.met_by(kept):
+            if len(set(st["round"])) >= rule.min_turns and rule.met_by(kept):
                 st["stopped_by"] = "ci"
             elif st["spent"] >= rule.cap_s:
                 st["stopped_by"] = "cap"

@@ -16,6 +16,8 @@ from lab.report.common import KEYS, _isnum
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies import derived
 from lab.studies.params import RunParams
+
+SUSTAINED = "sustained"  # the mode of back-to-back load at the power limit (lab.measure.timing.SustainedTimer)
 from lab.studies.shapes import HEADLINE
 from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
 
@@ -175,11 +177,19 @@ class RunData:
 
     @property
     def modes(self) -> list[str]:
-        modes = list(self.params.get("modes") or [])
+        """The burst modes the run measured (hot, cold): every table of the report but the sustained
+        mode's own section is in these."""
+        modes = [m for m in self.params.get("modes") or [] if m != SUSTAINED]
         for (_, _, mode) in self._lat:
-            if mode not in modes:
+            if mode not in modes and mode != SUSTAINED:
                 modes.append(mode)
         return modes
+
+    @property
+    def sustained_shapes(self) -> list[Shape]:
+        """The shapes measured in the sustained mode (issue 45), in the run's order."""
+        have = {shape for (_, shape, mode) in self._lat if mode == SUSTAINED}
+        return [s for s in self.shapes if s in have]
 
     def kind(self, impl: str) -> str:
         """variant | aa (A/A twin) | knockout (`<variant>~no_<switch>`) | tuning (`<variant>@...`) |

@@ -16,6 +16,7 @@ The report computes it from a run's samples when read (lab.studies.derived.calib
 from __future__ import annotations
 
 from lab.kernels import manifest
+from lab.kernels.shape import Shape
 from lab.measure import parallel, stats
 from lab.measure.records import replicates_by_row
 
@@ -37,32 +38,54 @@ def step_pairs(variants) -> list[tuple[str, str]]:
 
 
 def leave_one_out_run(samples, params, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
-    """The calibration from a run's samples (with `replicate`) and its RunParams: the
-    fractions covered over every (step-vs-parent ratio, replicate left out), and one row per ratio
-    and replicate. With fewer than MIN_REPLICATES replicates: {"applicable": False, "reason": ...}."""
+    """The calibration from a run's samples (with `replicate`) and its RunParams: the fractions covered
+    over every (step-vs-parent ratio, replicate left out) at every ladder shape in the burst modes (hot,
+    cold), and one row per ratio and replicate. With fewer than MIN_REPLICATES replicates:
+    {"applicable": False, "reason": ...}."""
+    ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
+    pairs = [(step, parent, shape, mode) for shape in ladder for mode in params.modes if mode != "sustained"
+             for step, parent in step_pairs(list(params.variants))]
+    return _leave_one_out(samples, pairs, "every step against its parent, at every ladder shape and mode where both "
+                          "were measured", confidence, n_resamples, seed)
+
+
+def leave_one_out_sustained(samples, params, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """The same over the sustained mode's ratios (issue 45): at each shape it measured, the headline
+    branch's end against every other row there (its parent, the other branch's end and parent, the peers)."""
+    from lab.kernels.manifest import headline_end
+
+    sus = samples[samples["mode"] == "sustained"] if len(samples) else samples
+    rows: dict = {}
+    for (impl, *key), _ in sus.groupby(["impl", "B", "H", "S", "D", "causal", "H_kv", "dtype"]):
+        rows.setdefault(Shape.from_row(dict(zip(["B", "H", "S", "D", "causal", "H_kv", "dtype"], key))), []).append(impl)
+    end = headline_end([v for v in params.variants])
+    pairs = [(end, other, shape, "sustained") for shape, impls in rows.items() if end in impls
+             for other in impls if other != end]
+    return _leave_one_out(samples, pairs, "the headline branch's end against every other row of the sustained mode, "
+                          "at every shape it measured", confidence, n_resamples, seed)
+
+
+def _leave_one_out(samples, pairs, what: str, confidence, n_resamples, seed) -> dict:
     kept = samples[~samples["throttled"].astype(bool)]
     R = int(kept["replicate"].nunique()) if len(kept) else 0
-    base = {"replicates": R, "confidence": confidence, "pairs": "every step against its parent, at every ladder "
-            "shape and mode where both were measured"}
+    base = {"replicates": R, "confidence": confidence, "pairs": what}
     if R < MIN_REPLICATES:
         return {**base, "applicable": False,
                 "reason": f"this run has {R} replicate{'' if R == 1 else 's'}; leaving one out needs at least {MIN_REPLICATES}"}
     lat = replicates_by_row(kept)  # with rounds where recorded: compared round by round
-    ladder = [s for s, scope in params.scopes.items() if scope == "ladder"]
-    pairs, args = [], []  # each ratio's leave-one-out bootstraps are independent: spread over the cores
-    for shape in ladder:
-        for mode in params.modes:
-            for step, parent in step_pairs(list(params.variants)):
-                a, b = lat.get((step, shape, mode)), lat.get((parent, shape, mode))
-                if a is None or b is None or len(set(a) & set(b)) < MIN_REPLICATES:
-                    continue
-                pairs.append(dict(step=step, parent=parent, shape=list(shape.astuple()), mode=mode))
-                args.append((a, b, confidence, n_resamples, seed))
-    rows = [dict(pair, **r) for pair, out in zip(pairs, parallel.starmap(stats.leave_one_out, args)) for r in out]
+    measured, args = [], []  # each ratio's leave-one-out bootstraps are independent: spread over the cores
+    for a_name, b_name, shape, mode in pairs:
+        a, b = lat.get((a_name, shape, mode)), lat.get((b_name, shape, mode))
+        if a is None or b is None or len(set(a) & set(b)) < MIN_REPLICATES:
+            continue
+        measured.append(dict(step=a_name, parent=b_name, shape=list(shape.astuple()), mode=mode))
+        args.append((a, b, confidence, n_resamples, seed))
+    rows = [dict(pair, **r) for pair, out in zip(measured, parallel.starmap(stats.leave_one_out, args)) for r in out]
     if not rows:
-        return {**base, "applicable": False, "reason": "no step and its parent measured in common replicates"}
+        return {**base, "applicable": False, "reason": "no two rows measured in common replicates"}
     n = len(rows)
-    return {**base, "applicable": True, "ratios": len({(r["step"], tuple(r["shape"]), r["mode"]) for r in rows}),
+    return {**base, "applicable": True, "ratios": len({(r["step"], r["parent"], tuple(r["shape"]), r["mode"])
+                                                       for r in rows}),
             "points": n, "covered": sum(r["covered"] for r in rows) / n,
             "expected_covered": sum(r["expected_covered"] for r in rows) / n,
             "pred_covered": sum(r["pred_covered"] for r in rows) / n,

@@ -5,6 +5,7 @@ records, the plan and the notes. Everything below is a function of them and of t
 
     summary(rec)            one row per (impl, shape, mode) over every replicate (SUMMARY_COLUMNS)
     calibration(rec)        the leave-one-replicate-out coverage of the step-vs-parent intervals
+    sustained_calibration(rec)  the same over the sustained mode's ratios
     shape_notes(rec)        one note per timed shape (errors, unsupported and left-out peers)
 
 The two that take seconds (thousands of bootstraps) are kept under build/derived/ (`kept`; so are
@@ -88,6 +89,17 @@ def calibration(rec) -> dict:
 
     return kept(rec, "calibration", ["samples.parquet", "params.json"], [stats, parallel, cal],
                  lambda: cal.leave_one_out_run(rec.read_samples(), RunParams.read(rec)))
+
+
+def sustained_calibration(rec) -> dict:
+    """The leave-one-replicate-out calibration of the sustained mode's ratios
+    (lab.studies.calibration.leave_one_out_sustained)."""
+    from lab.measure import parallel, stats
+    from lab.studies import calibration as cal
+    from lab.studies.params import RunParams
+
+    return kept(rec, "sustained-calibration", ["samples.parquet", "params.json"], [stats, parallel, cal],
+                lambda: cal.leave_one_out_sustained(rec.read_samples(), RunParams.read(rec)))
 
 
 def shape_notes(rec) -> list[dict]:

@@ -7,8 +7,10 @@ timing path of the study.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from dataclasses import replace
 
 from lab.kernels.shape import DTYPE_BYTES, Shape
 
@@ -86,35 +88,45 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
             contexts[aa_impl + AA_SUFFIX] = contexts[aa_impl]
 
     def context_of(name):
-        import contextlib
-
         return contexts[name]() if name in contexts else contextlib.nullcontext()
 
     sample_rows, summary_rows = [], []
     for mode in modes:
         t0 = time.perf_counter()
         timers = {}
+        timer_of = {"hot": timing.HotTimer, "cold": timing.ColdTimer, "sustained": timing.SustainedTimer}[mode]
         for name, ls in launches.items():
             try:
                 with context_of(name):
-                    timers[name] = timing.HotTimer(ls) if mode == "hot" else timing.ColdTimer(ls)
+                    timers[name] = timer_of(ls)
             except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
                 notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
-        state = timing.interleave(timers, rule, clocks=clocks, seed=seed, context_of=context_of)
+        mode_rule = rule
+        if mode == "sustained":  # from idle to load, then turns of back-to-back replays, at least two a row
+            with contextlib.ExitStack() as stack:
+                for name in timers:
+                    stack.enter_context(context_of(name))
+                timing.sustained_lead_in(timers)
+            mode_rule = replace(rule, min_turns=timing.SUSTAINED_MIN_TURNS)
+        state = timing.interleave(timers, mode_rule, clocks=clocks, seed=seed, context_of=context_of)
         for name, st in state.items():
             if st.get("error"):  # its samples so far are dropped with it: a row is measured whole or not at all
                 notes["errors"][f"{name}/{mode}"] = st["error"]
                 continue
-            rounds = st.get("round") or [None] * len(st["samples"])
-            for i, (lat, clk, thr, rnd) in enumerate(zip(st["samples"], st["clock_mhz"], st["throttled"], rounds)):
+            n = len(st["samples"])
+            rounds = st.get("round") or [None] * n
+            loads = zip(*(st.get(key) or [None] * n for key in ("power_w", "temp_c", "clock_reasons")))
+            for i, (lat, clk, thr, rnd, (power, temp, reasons)) in enumerate(
+                    zip(st["samples"], st["clock_mhz"], st["throttled"], rounds, loads)):
                 sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=i,
-                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr, round=rnd))
+                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr, round=rnd, power_w=power,
+                                        temp_c=temp, clock_reasons=reasons))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
                 continue
             summary_rows.append(summary_row(shape, name, mode, {0: kept}, st["stopped_by"],
-                                            len(st["samples"]) - len(kept), n_sets if mode == "hot" else 1))
+                                            len(st["samples"]) - len(kept), 1 if mode == "cold" else n_sets))
         progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")
         del timers
         torch.cuda.synchronize()

@@ -26,7 +26,7 @@ from lab.measure.peers import BACKENDS, DEFAULT_BACKENDS
 from lab.measure.timing import StopRule
 from lab.studies.shapes import SCOPES, scopes_from, shapes_from, spec_of
 
-MODES = ("hot", "cold")
+MODES = ("hot", "cold", "sustained")
 CHECKS = ("full", "quick", "none")
 PROFILE_SHAPES = ("distinct", "all")
 SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")
@@ -70,7 +70,8 @@ RUN_OPTIONS = (
            "ladder"),
     Option("shapes", "--shapes", "SHAPES", "shape sets (canonical, large, long, sweep, models, models-fp16; "
            "comma-joined; lab.studies.shapes) or B,H,S,D[,causal][,kvN][,fp16|bf16] joined by ';'"),
-    Option("modes", "--modes", "MODES", "hot (CUDA-graph replay) and/or cold (L2 flushed before every launch), "
+    Option("modes", "--modes", "MODES", "hot (CUDA-graph replay, a burst), cold (L2 flushed before every launch) "
+           "and/or sustained (back to back at the power limit, at lab.studies.shapes.SUSTAINED_SHAPES), "
            "comma-joined"),
     Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode); the models set's rows "
            "take at most lab.studies.shapes.SCOPE_CAP_S", float),
@@ -279,7 +280,8 @@ class RunParams:
                    profile_shapes=raw.get("profile_shapes", "distinct"),
                    stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
                    replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)),
-                   cold_turn_us=float(raw.get("cold_turn_us", 0.0)))
+                   cold_turn_us=float(raw.get("cold_turn_us", 0.0)),
+                   modes=raw.get("modes") or ("hot", "cold"))  # before issue 45's sustained mode
         return cls(**raw)
 
     @classmethod

@@ -65,6 +65,8 @@ class Job:
     cap_s: float | None = None
     # The plan's peers not measured here (lab.studies.shapes.SCOPE_PEERS_LEFT_OUT; plans before it: none).
     peers_left_out: list = field(default_factory=list)
+    # Where set, the only plan peers measured here (the sustained mode's: lab.studies.shapes.SUSTAINED_PEERS).
+    peers_only: list | None = None
 
     def to_json(self) -> dict:
         return {**asdict(self), "shape": list(self.shape.astuple())}
@@ -75,7 +77,10 @@ class Job:
 
     def peers_here(self, plan_peers: list) -> list:
         """The plan's peers this job measures."""
-        return [q for q in plan_peers if q.name not in self.peers_left_out] if self.peers else []
+        if not self.peers:
+            return []
+        return [q for q in plan_peers if q.name not in self.peers_left_out
+                and (self.peers_only is None or q.name in self.peers_only)]
 
     def rule(self, plan_rule: StopRule) -> StopRule:
         """The stopping rule this job's rows follow: the plan's, its cap lowered to cap_s where set."""

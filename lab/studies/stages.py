@@ -225,8 +225,11 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     configs = knockout_configs(p)
     ko_applies = {i: a for i, (_, _, a) in configs.items()}
     tails = set(branch_ends(variant_names))
+    burst = [m for m in p.modes if m != "sustained"]  # the modes every job takes; sustained: its own jobs
     jobs = []
     for i, shape in enumerate(p.shapes, 1):
+        if not burst:
+            break
         scope = p.scopes[shape]
         if scope == "ladder":
             here = [n for n in kernels if n not in ko_applies or applies(ko_applies[n], shape)]
@@ -238,12 +241,40 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
             here = [n for n in kernels if n in tails]
         refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
         cap = SCOPE_CAP_S.get(scope)
+        modes = ["hot"] if scope == "tails-hot" else burst
+        if not modes:  # the sweep is hot only, and this run has no hot mode
+            continue
         jobs.append(Job(shape, [n for n in here if n not in refused], True,
-                        ["hot"] if scope == "tails-hot" else list(p.modes), aa if scope == "ladder" else None,
+                        modes, aa if scope == "ladder" else None,
                         p.seed + i, scope, refused,
                         # the scope's budget, shared out among the replicates as the run's CAP is
                         None if cap is None or cap >= p.cap_s else cap / p.replicates,
                         list(SCOPE_PEERS_LEFT_OUT.get(scope, ()))))
+    return jobs + sustained_jobs(p, kernels, not_taken)
+
+
+def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
+    """The sustained mode's jobs (lab.measure.timing.SustainedTimer), after the others: at each of the
+    run's shapes among lab.studies.shapes.SUSTAINED_SHAPES, the branch ends, their parents and
+    SUSTAINED_PEERS, where the run asks for the mode; none otherwise. Each its own interleave seed (the
+    run's + 2000 + the shape's index)."""
+    from lab.kernels import manifest
+    from lab.studies.replicates import Job
+    from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
+
+    if "sustained" not in p.modes:
+        return []
+    variant_names = [n for n in kernels if n in p.variants]
+    ends = manifest.branch_ends(variant_names)
+    rows = [n for end in ends for n in (end, manifest.get(end).parent) if n in variant_names]
+    rows = list(dict.fromkeys(rows))
+    jobs = []
+    for i, shape in enumerate(p.shapes, 1):
+        if shape not in SUSTAINED_SHAPES:
+            continue
+        refused = {n: why for n in rows if not_taken is not None and (why := not_taken(n, shape))}
+        jobs.append(Job(shape, [n for n in rows if n not in refused], True, ["sustained"], None, p.seed + 2000 + i,
+                        "sustained", refused, None, [], list(SUSTAINED_PEERS)))
     return jobs
 
 

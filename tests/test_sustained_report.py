@@ -1,0 +1,62 @@
+"""The report's "Burst and sustained" section (lab.report.sections.sustained) on a synthetic run: the
+medians in both modes, the order of the implementations and where it changes, the headline end's
+speedups in both, the sustained ratios' calibration; and no section for a run without the mode."""
+
+import numpy as np
+import pandas as pd
+
+from lab.kernels.shape import Shape
+from lab.measure import records
+from lab.report.context import Context
+from lab.report.load import RunData
+from lab.report.sections.sustained import ranking_changes, section_sustained
+
+END, PARENT = "longest_first_queue", "warp_release_d64"
+SHAPE = Shape(4, 16, 4096, 128, False)
+# true latencies (us): hot, sustained. FA3 is the fastest in both; cuDNN is ahead of the end hot, behind it sustained
+TRUE = {END: (870.0, 990.0), PARENT: (880.0, 1000.0), "sdpa_cudnn": (830.0, 1010.0), "flash_attn3": (770.0, 910.0)}
+
+
+def _run(root, modes=("hot", "sustained")):
+    rng = np.random.default_rng(1)
+    rec = records.RunRecord("20990105T000000Z-sus", root=root)
+    rec.write_json("params.json", {"variants": [PARENT, END], "modes": list(modes), "backends": ["cudnn"],
+                                   "shapes": [list(SHAPE.astuple())], "replicates": 3})
+    rows = []
+    for mode in modes:
+        for r in range(3):
+            for rnd in range(4):
+                for impl, (hot, sus) in TRUE.items():
+                    base = (hot if mode == "hot" else sus) * np.exp(rng.normal(0, 0.004))
+                    for i in range(10):
+                        rows.append(dict(run_id=rec.run_id, impl=impl, B=4, H=16, S=4096, D=128, causal=False, H_kv=16,
+                                         dtype="float16", mode=mode, sample=rnd * 10 + i,
+                                         latency_us=base * np.exp(rng.normal(0, 0.002)),
+                                         sm_clock_mhz=1980.0 if mode == "hot" else 1600.0, throttled=False,
+                                         replicate=r, round=rnd, power_w=None if mode == "hot" else 690.0))
+    rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
+    return rec
+
+
+def test_the_section_shows_both_modes_the_order_and_where_it_changes(tmp_path):
+    data = RunData(_run(tmp_path))
+    assert data.modes == ["hot"] and data.sustained_shapes == [SHAPE]  # the burst tables stay hot only
+    assert ranking_changes(data, SHAPE, list(TRUE)) == [f"sdpa_cudnn ahead of {END} hot, behind it sustained",
+                                                        f"sdpa_cudnn ahead of {PARENT} hot, behind it sustained"]
+    text = "\n".join(section_sustained(Context.of(data, tmp_path / "reports")))
+    assert "## Burst and sustained" in text
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and "µs" not in ln and "---" not in ln]
+    assert [ln.split("|")[1].strip() for ln in table] == ["flash_attn3", END, PARENT, "sdpa_cudnn"]
+    fa3 = table[0].split("|")
+    assert fa3[3].strip() == "1980" and fa3[5].strip() == "1600 / 690 W"
+    assert abs(float(fa3[6]) - 910 / 770) < 0.02
+    end_vs_cudnn = text.split(f"{END} against each")[1].split("sdpa_cudnn: hot ")[1]
+    hot, sus = end_vs_cudnn.split(", sustained ")
+    assert float(hot.split("×")[0]) < 1 < float(sus.split("×")[0])
+    assert "Where the order changes: sdpa_cudnn ahead of" in text
+    assert "**Calibration of the sustained ratios (leave one replicate out).** Over the 3 ratios above" in text
+
+
+def test_no_section_without_the_mode(tmp_path):
+    data = RunData(_run(tmp_path, modes=("hot",)))
+    assert data.sustained_shapes == [] and section_sustained(Context.of(data, tmp_path / "reports")) == []
