@@ -440,7 +440,7 @@ def test_the_cost_statement_of_a_run_without_the_wait_recorded_gives_the_jobs_an
 
 def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     """Sustained (issue 45): after the burst modes' jobs, one job a SUSTAINED_SHAPES shape the run has, with
-    the branch ends and their parents, the SUSTAINED_PEERS only, no A/A twin, its own seed; the burst jobs
+    the headline branch's end and its parent, the SUSTAINED_PEERS only, no A/A twin, its own seed; the burst jobs
     keep hot and cold; a run without the mode has no such job, and one with it alone has only those."""
     from lab.studies import stages
     from lab.studies.params import RunParams
@@ -454,10 +454,10 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     sustained = [j for j in jobs if j.scope == "sustained"]
     assert all(j.modes in (["hot", "cold"], ["hot"]) for j in burst)
     assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == set(SUSTAINED_SHAPES) & set(p.shapes)
-    assert Shape.parse("1,32,8192,128,causal,kv8,bf16") in {j.shape for j in sustained}
+    assert len(sustained) == 4 and not [j for j in sustained if j.shape.S != 4096]
     for j in sustained:
         assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)
-        assert j.impls == [END, "warp_release_d64", "portable_model_inputs", "small_grid_tiles"]
+        assert j.impls == [END, "warp_release_d64"]
         assert j.seed == 5 + 2000 + p.shapes.index(j.shape) + 1
     peer = lambda n: type("P", (), {"name": n})()  # noqa: E731
     plan_peers = [peer(n) for n in ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default", "flex_attention",

@@ -370,7 +370,7 @@ def test_a_row_stops_no_sooner_than_its_min_turns(fake_time):
     assert len(interleave({"k": FakeTimer(fake_time)}, rule)["k"]["samples"]) == 60
     two = interleave({"k": FakeTimer(fake_time)}, StopRule(**{**rule.__dict__, "min_turns": 2}))["k"]
     assert len(two["samples"]) == 120 and two["round"] == [0] * 60 + [1] * 60 and two["stopped_by"] == "ci"
-    assert timing.SUSTAINED_MIN_TURNS == 2
+    assert timing.SUSTAINED_MIN_TURNS >= 2
 
 
 class LoadClocks(FakeClocks):

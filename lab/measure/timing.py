@@ -216,12 +216,15 @@ class ColdTimer:
 # back to back, latencies rise 11-19 % over the first replays' as the SM clock falls from 1980 to
 # 1440-1785 MHz at the 700 W limit, most of it within the first half second; implementations
 # alternating in 200 ms turns carry the previous one's clock state for up to 50 ms (7 % off), and are
-# within 0.5-1.1 % of their own value after 8 s alone from 100 ms into a turn on.
-SUSTAINED_TURN_MS = 250.0  # GPU time of one row's turn: back-to-back replays
-SUSTAINED_SETTLE_MS = 100.0  # the first part of each turn, run and not kept (the previous row's clock state)
+# within 0.5-1.1 % of their own value after 8 s alone from 100 ms into a turn on. In a run of seven rows
+# (call 3: 250 ms turns, 100 ms settle, two turns a row) a row's turns still differed by about 3 % (the
+# rows before it draw from 1440 to 1815 MHz), and the end's ratios to the peers had 95 % intervals of
+# +-5 % over three replicates: hence longer turns, a longer settle, a third turn, and fewer rows.
+SUSTAINED_TURN_MS = 400.0  # GPU time of one row's turn: back-to-back replays
+SUSTAINED_SETTLE_MS = 150.0  # the first part of each turn, run and not kept (the previous row's clock state)
 SUSTAINED_REPLAY_US = 5000.0  # a sustained sample: one replay of a graph of about this much GPU time
 SUSTAINED_LEAD_IN_S = 1.0  # a shape's rows back to back before its first kept turn (from idle to load)
-SUSTAINED_MIN_TURNS = 2  # a sustained row stops no sooner than its second kept turn (two moments of the load)
+SUSTAINED_MIN_TURNS = 3  # a sustained row stops no sooner than its third turn (three moments of the load)
 
 
 @dataclass

@@ -108,6 +108,9 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
                     stack.enter_context(context_of(name))
                 timing.sustained_lead_in(timers)
             mode_rule = replace(rule, min_turns=timing.SUSTAINED_MIN_TURNS)
+            notes["sustained"] = {"turn_ms": timing.SUSTAINED_TURN_MS, "settle_ms": timing.SUSTAINED_SETTLE_MS,
+                                  "replay_us": timing.SUSTAINED_REPLAY_US, "lead_in_s": timing.SUSTAINED_LEAD_IN_S,
+                                  "min_turns": timing.SUSTAINED_MIN_TURNS}  # what the report says of the mode
         state = timing.interleave(timers, mode_rule, clocks=clocks, seed=seed, context_of=context_of)
         for name, st in state.items():
             if st.get("error"):  # its samples so far are dropped with it: a row is measured whole or not at all

@@ -93,15 +93,14 @@ SCOPE_PEERS_LEFT_OUT = {"models": ("sdpa_default",)}
 
 # The sustained mode (lab.measure.timing: turns of back-to-back replays at the clocks the GPU holds at
 # its power limit, issue 45) is measured at these shapes where a run has them: the headline shapes at
-# D = 64 and 128, causal and not, the long causal (1, 16, 16384, 128) and Llama-3-8B's prefill at 8192
-# tokens; by the ends of the ladder's branches, their parents and SUSTAINED_PEERS (the peers that are
-# the fastest at some shape: SDPA's efficient backend and its default dispatch, which runs cuDNN on
-# Hopper, are not, and flex_attention trails them). So few because a shape costs each replicate a
-# second of lead-in and two 250 ms turns a row (about 4.5 s with seven rows), and `make ablation` may
-# grow by 120 s for FlashAttention-3 and this mode together.
-SUSTAINED_SHAPES = (HEADLINE, Shape(4, 16, 4096, 64, True), HEADLINE_D128, Shape(4, 16, 4096, 128, True),
-                    Shape(1, 16, 16384, 128, True), Shape(1, 32, 8192, 128, True, 8, "bf16"))
-SUSTAINED_PEERS = ("sdpa_flash", "sdpa_cudnn", "flash_attn3")
+# D = 64 and 128, causal and not; by the end of the headline branch (the sm_90a one on Hopper), its
+# parent and SUSTAINED_PEERS (the peers that are the fastest at some shape: SDPA's flash and efficient
+# backends and flex_attention trail them, and its default dispatch runs cuDNN on Hopper). So few because
+# a shape costs each replicate a second of lead-in and three 400 ms turns a row (about 5.8 s with four
+# rows), and `make ablation` may grow by 120 s for FlashAttention-3 and this mode together; with seven
+# rows and two 250 ms turns (data/explorations/2026-11-27-fa3-peer, call 3) the intervals were +-5 %.
+SUSTAINED_SHAPES = (HEADLINE, Shape(4, 16, 4096, 64, True), HEADLINE_D128, Shape(4, 16, 4096, 128, True))
+SUSTAINED_PEERS = ("sdpa_cudnn", "flash_attn3")
 
 
 def shape_set(name: str) -> list[Shape]:

@@ -255,9 +255,9 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
 
 def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     """The sustained mode's jobs (lab.measure.timing.SustainedTimer), after the others: at each of the
-    run's shapes among lab.studies.shapes.SUSTAINED_SHAPES, the branch ends, their parents and
-    SUSTAINED_PEERS, where the run asks for the mode; none otherwise. Each its own interleave seed (the
-    run's + 2000 + the shape's index)."""
+    run's shapes among lab.studies.shapes.SUSTAINED_SHAPES, the headline branch's end (the sm_90a one
+    where the run has it), its parent and SUSTAINED_PEERS, where the run asks for the mode; none
+    otherwise. Each its own interleave seed (the run's + 2000 + the shape's index)."""
     from lab.kernels import manifest
     from lab.studies.replicates import Job
     from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
@@ -265,9 +265,8 @@ def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     if "sustained" not in p.modes:
         return []
     variant_names = [n for n in kernels if n in p.variants]
-    ends = manifest.branch_ends(variant_names)
-    rows = [n for end in ends for n in (end, manifest.get(end).parent) if n in variant_names]
-    rows = list(dict.fromkeys(rows))
+    end = manifest.headline_end(variant_names)
+    rows = [n for n in (end, manifest.get(end).parent if end else None) if n in variant_names]
     jobs = []
     for i, shape in enumerate(p.shapes, 1):
         if shape not in SUSTAINED_SHAPES:

@@ -61,13 +61,17 @@ def section_sustained(ctx: Context) -> list[str]:
     add = L.append
     add("## Burst and sustained")
     add("")
+    how = next((n["sustained"] for n in data.shape_notes or [] if isinstance(n, dict) and n.get("sustained")), None)
     add("The hot mode times bursts: every block of samples starts behind a 1 ms GPU sleep, so the GPU runs it at the "
         "clock an idle GPU boosts to. Training and serving run attention back to back for minutes, at the clocks the "
         "GPU holds at its power limit. The sustained mode times that: at each shape below the rows take turns of "
-        "250 ms of back-to-back CUDA-graph replays, the GPU never idle between them, after a one-second lead-in "
-        "from idle; the first 100 ms of every turn carry the previous row's clock state and are not kept "
-        "(lab.measure.timing.SustainedTimer; why these lengths: docs/methodology.md). A sample is one replay of "
-        f"about 5 ms, per launch; each row takes at least two turns a replicate. Speedups are {data.speedup_words()}.")
+        "back-to-back CUDA-graph replays, the GPU never idle between them, after a lead-in from idle; the first part "
+        "of every turn carries the previous row's clock state and is not kept (lab.measure.timing.SustainedTimer; why "
+        "these lengths: docs/methodology.md)"
+        + (f": turns of {how['turn_ms']:.0f} ms, the first {how['settle_ms']:.0f} ms not kept, a {how['lead_in_s']:g} s "
+           f"lead-in, a sample one replay of about {how['replay_us'] / 1e3:.0f} ms (per launch), at least "
+           f"{how['min_turns']} turns a row in each replicate" if how else "")
+        + f". Speedups are {data.speedup_words()}.")
     add("")
     for shape in shapes:
         impls = [i for i in data.impls(shape) if data.lat(i, shape, SUSTAINED) is not None]
