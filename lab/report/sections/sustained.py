@@ -36,16 +36,22 @@ def order(data: RunData, shape, mode: str, impls: list[str]) -> list[str]:
     return sorted(timed, key=lambda i: (data.median(i, shape, mode), i))
 
 
-def ranking_changes(data: RunData, shape, impls: list[str]) -> list[str]:
-    """The pairs whose order differs between hot and sustained at `shape`: 'a ahead of b hot, behind sustained'."""
+def ranking_changes(data: RunData, shape, impls: list[str]) -> tuple[list[str], list[str]]:
+    """The pairs whose order differs between hot and sustained at `shape`, as (changes, swaps): a change
+    where the speedup's 95 % interval lies on one side of 1 hot and on the other sustained; a swap
+    where the medians' order flips but an interval holds 1 (the two are within their noise)."""
     hot, sus = order(data, shape, HOT, impls), order(data, shape, SUSTAINED, impls)
     both = [i for i in hot if i in sus]
-    out = []
+    changes, swaps = [], []
     for n, a in enumerate(both):
         for b in both[n + 1:]:  # a ahead of b hot
-            if sus.index(a) > sus.index(b):
-                out.append(f"{a} ahead of {b} hot, behind it sustained")
-    return out
+            if sus.index(a) < sus.index(b):
+                continue
+            h, s_ = data.speedup(a, b, shape, HOT), data.speedup(a, b, shape, SUSTAINED)
+            text = f"{a} ahead of {b} hot, behind it sustained"
+            clear = h is not None and s_ is not None and h.lo > 1 and s_.hi < 1
+            (changes if clear else swaps).append(text + ("" if clear else f" ({_ci(h)} hot, {_ci(s_)} sustained)"))
+    return changes, swaps
 
 
 def section_sustained(ctx: Context) -> list[str]:
@@ -93,9 +99,10 @@ def section_sustained(ctx: Context) -> list[str]:
                 cells.append(f"{other}: hot {_ci(hot)}, sustained {_ci(sus)}")
             add(f"{end} against each, > 1: {end} faster. " + "; ".join(cells) + ".")
             add("")
-        changes = ranking_changes(data, shape, impls)
-        add("The order of the implementations is the same in both modes." if not changes else
-            "Where the order changes: " + "; ".join(changes) + ".")
+        changes, swaps = ranking_changes(data, shape, impls)
+        add(("The order of the implementations is the same in both modes" if not changes else
+             "Where the order changes (both intervals clear of 1, on opposite sides): " + "; ".join(changes))
+            + ("" if not swaps else "; medians that swap places within their intervals: " + "; ".join(swaps)) + ".")
         add("")
     cal = derived.sustained_calibration(data.rec)
     if cal.get("applicable"):
