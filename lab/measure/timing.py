@@ -349,7 +349,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
     rng = random.Random(seed)
     state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "round": [], "power_w": [], "temp_c": [],
                     "clock_reasons": [], "stopped_by": None, "spent": 0.0} for name in timers}
-    loaded = getattr(clocks, "load", None) if clocks else None
+    loaded = getattr(clocks, "load", None)  # NVML's load reading (None without clocks, or for fakes without it)
     active = list(timers)
     round_no = -1
     while active:
