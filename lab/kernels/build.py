@@ -80,6 +80,24 @@ def nvcc_version() -> str:
     return out.strip().splitlines()[-1]
 
 
+def compile_once(path: Path, command, label: str) -> Path:
+    """The library at `path` (keyed by its callers on what it is built from), built there once by
+    `command(out)` (an argv that writes `out`) where it is missing: written beside it and renamed into
+    place, so that builders running together never see half a file. RuntimeError naming the compiler
+    and `label` (the source), with the compiler's output, where it fails."""
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    argv = command(tmp)
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"{Path(argv[0]).name} could not build {label}:\n{proc.stdout}{proc.stderr}")
+    tmp.replace(path)
+    return path
+
+
 def included_headers(source: Path) -> list[Path]:
     """Project headers `source` includes, directly or not ("..." includes under kernels/include)."""
     seen: dict[Path, None] = {}

@@ -84,17 +84,9 @@ def build_shim() -> Path:
     version = subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout
     key = hashlib.sha256("\0".join([SOURCE.read_text(), (HEADERS / "xla/ffi/api/c_api.h").read_text(),
                                     version]).encode()).hexdigest()[:16]
-    path = BUILD_ROOT / f"fa3call-{key}" / "libfa3call.so"
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".libfa3call.{os.getpid()}.so")
-    proc = subprocess.run(shim_command(tmp), capture_output=True, text=True)
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"{compiler()} could not build {SOURCE.relative_to(REPO)}:\n{proc.stdout}{proc.stderr}")
-    tmp.replace(path)
-    return path
+    from lab.kernels.build import compile_once
+
+    return compile_once(BUILD_ROOT / f"fa3call-{key}" / "libfa3call.so", shim_command, str(SOURCE.relative_to(REPO)))
 
 
 class Shim:

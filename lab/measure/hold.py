@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
-import subprocess
 import warnings
 from functools import cache
 from pathlib import Path
@@ -55,20 +53,10 @@ def library_path(arch: str) -> Path:
 
 def build(arch: str | None = None) -> Path:
     """Build (or find) the library; raises RuntimeError with nvcc's output if it does not compile."""
-    from lab.kernels.build import device_arch
+    from lab.kernels.build import compile_once, device_arch
 
     arch = arch or device_arch()
-    path = library_path(arch)
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".libhold.{os.getpid()}.so")  # renamed into place: concurrent builders never
-    proc = subprocess.run(nvcc_command(arch, tmp), capture_output=True, text=True)  # see half a file
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"nvcc could not build {SOURCE.relative_to(REPO)}:\n{proc.stdout}{proc.stderr}")
-    tmp.replace(path)
-    return path
+    return compile_once(library_path(arch), lambda out: nvcc_command(arch, out), str(SOURCE.relative_to(REPO)))
 
 
 class Hold:
