@@ -158,6 +158,17 @@ def shim() -> Shim:
     return s
 
 
+def probe() -> Shim:
+    """What lab.measure.peers asks before it lists the peer: an sm90 GPU (the library holds sm90a code
+    only), the library, the shim and the handler's API version; an exception says which is missing."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0):
+        major, minor = torch.cuda.get_device_capability()
+        raise RuntimeError(f"FlashAttention-3's kernels are built for sm90a; this GPU is sm_{major}{minor}")
+    return shim()
+
+
 def describe() -> str:
     """Where this peer's kernels come from, for the run's records and the report."""
     lib = library_path()

@@ -224,7 +224,7 @@ EXTERNAL = (
              function="flash_attn_func", prepare=_bshd,
              call=lambda fn, q, k, v, causal, scale: fn(q, k, v, softmax_scale=scale, causal=causal),
              to_bhsd=lambda raw: _first(raw).transpose(1, 2),
-             probe=lambda module: module.shim(), source=lambda module: module.describe()),
+             probe=lambda module: module.probe(), source=lambda module: module.describe()),
     External(name="flash_attn_cute", package="flash-attn-4", module="flash_attn.cute", function="flash_attn_func",
              prepare=_bshd,
              call=lambda fn, q, k, v, causal, scale: fn(q, k, v, softmax_scale=scale, causal=causal),
