@@ -93,8 +93,9 @@ def _migrate_copy(rec, run_id: str, progress) -> dict:
         if rec.has(name):
             before = rec.read_table(name)
             rec.write_table(name, before)
-            if not replicates.same_samples(rec.read_table(name).reindex(columns=before.columns),
-                                           before) if name != records.STOPS else not rec.read_table(name).equals(before):
+            after = rec.read_table(name)
+            same = after.equals(before) if name == records.STOPS else replicates.same_samples(after, before)
+            if not same:
                 raise MigrationError(f"{run_id}: {name} changed when written again")
     if not replicates.same_samples(rec.read_samples(), records.with_replicate(old_samples)):
         raise MigrationError(f"{run_id}: samples.parquet lost or changed a sample")
