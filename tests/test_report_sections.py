@@ -333,3 +333,23 @@ def test_the_threat_on_what_the_intervals_cover_follows_the_replicates_and_the_b
     assert "`20990101T000000Z-abc1234`, NVIDIA H200" in three and "Does it replicate?" in three
     one = _scope_of_the_intervals(run(1), env)
     assert "one run, one process" in one and "make replicate" in one and "Does it replicate?" not in one
+
+
+def test_the_environment_names_each_peers_source_where_the_run_recorded_it(tmp_path):
+    """peers.json's `source` (issue 45: torch's version, a package's, a library and its hash) is a row of the
+    environment table per peer; runs recorded before it have none and get no such row."""
+    import json
+    import shutil
+
+    from lab.report.sections.front import section_environment
+
+    shutil.copytree(FIXTURE_RUNS / RUN_ID, tmp_path / RUN_ID)
+    rec = records.RunRecord.open(RUN_ID, tmp_path)
+    assert not [ln for ln in section_environment(Context.of(RunData(rec), tmp_path / "r")) if "| peer " in ln]
+    peers = json.loads(rec.path("peers.json").read_text()) if rec.has("peers.json") else {}
+    peers.update(sdpa_cudnn={"available": True, "reason": "", "source": "torch 2.11.0"},
+                 flash_attn3={"available": True, "reason": "", "source": "dew-flash-attn-cu13 0.3.6 (lib sha256 ed43...)"})
+    rec.path("peers.json").write_text(json.dumps(peers))
+    lines = section_environment(Context.of(RunData(rec), tmp_path / "r"))
+    assert any("| peer sdpa_cudnn | torch 2.11.0 |" in ln for ln in lines)
+    assert any("| peer flash_attn3 | dew-flash-attn-cu13 0.3.6 (lib sha256 ed43...) |" in ln for ln in lines)

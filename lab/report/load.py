@@ -245,6 +245,13 @@ class RunData:
                 out.setdefault(str(name), _first_line(why))
         return out
 
+    def peer_sources(self) -> dict[str, str]:
+        """Where each available peer's kernels came from, as the run recorded it (peers.json's `source`:
+        torch's version, a package's, or a library and its hash); {} for runs recorded before it."""
+        raw = self._json("peers.json", None, quiet=True)
+        return {str(n): str(e["source"]) for n, e in (raw.items() if isinstance(raw, dict) else ())
+                if isinstance(e, dict) and e.get("source")}
+
     def headline(self) -> Shape | None:
         shapes = self.measured_shapes or self.shapes
         if not shapes:

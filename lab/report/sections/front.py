@@ -162,6 +162,8 @@ def section_environment(ctx: Context) -> list[str]:
         ["date (UTC)", date],
         ["run state", state],
     ]
+    for name, source in data.peer_sources().items():  # runs before issue 45 recorded none
+        env_rows.append([f"peer {name}", source])
     if data.stages:
         env_rows.append(["stage times", ", ".join(f"{k[:-2]} {v} s" for k, v in data.stages.items()
                                                    if k.endswith("_s") and _isnum(v))])
