@@ -3,6 +3,7 @@ with a fake timer (order, seeds, each replicate's share of the stopping rule, th
 column, the records the plan is folded into, the summary and the calibration computed from them),
 the real child process in its `--fake` mode, a failing replicate, and a resumed plan."""
 
+import gzip
 import json
 import math
 
@@ -216,7 +217,10 @@ def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_agai
     samples, stops, _ = replicates.run(rec, "timing", progress=lambda s: None, spawn=spawn)
     assert spawned == [1, 2]
     aside = replicates.plan_dir(rec.dir, "timing") / "interrupted"
-    assert sorted(f.name for f in aside.iterdir()) == ["1-r1.json", "1-r1.parquet"]
+    # the stopped attempt stays, compacted once the plan is folded in: its samples as measured, its record gzipped
+    assert sorted(f.name for f in aside.iterdir()) == ["1-r1.json.gz", "1-r1.parquet"]
+    assert pd.read_parquet(aside / "1-r1.parquet")["latency_us"].tolist() == partial["latency_us"].tolist()
+    assert json.loads(gzip.decompress((aside / "1-r1.json.gz").read_bytes()))["jobs_done"] == 1
     assert sorted(samples["replicate"].unique()) == [0, 1, 2]
     per = samples.groupby("replicate").apply(lambda g: set(zip(g.B, g.S)), include_groups=False)
     assert all(v == {(4, 512), (1, 512)} for v in per)  # every replicate whole, none twice

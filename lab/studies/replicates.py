@@ -536,6 +536,7 @@ def fold(rec, plan: str, identity: dict | None, **note) -> None:
         (out / f"r{i}.json").unlink()
         (out / f"r{i}.parquet").unlink(missing_ok=True)
     (out / "plan.json").unlink(missing_ok=True)
+    compact_interrupted(out / "interrupted")
     for folder in (out, out.parent):
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
@@ -562,6 +563,31 @@ def has_stops(rec) -> bool:
     from lab.measure.records import STOPS
 
     return rec.has(STOPS) or any(plan_dir(rec.dir, p.name).is_dir() for p in (Path(rec.dir) / ROOT).glob("*"))
+
+
+def compact_interrupted(folder: Path) -> None:
+    """A stopped attempt's files (set_aside), kept as measured but smaller: its samples written again with
+    records.PARQUET_OPTIONS (read back equal, or left as they were), its record gzip-compressed
+    (<attempt>-r<i>.json.gz, as correctness.json is)."""
+    import gzip
+
+    import pandas as pd
+
+    from lab.measure.records import PARQUET_OPTIONS
+
+    for f in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+        before = pd.read_parquet(f)
+        tmp = f.with_name(f.name + ".tmp")
+        before.to_parquet(tmp, index=False, **PARQUET_OPTIONS)
+        if pd.read_parquet(tmp).equals(before):
+            tmp.replace(f)
+        else:
+            tmp.unlink()
+    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        packed = f.with_name(f.name + ".gz")
+        with open(packed, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            gz.write(f.read_bytes())
+        f.unlink()
 
 
 def recorded(rec, plan: str):
