@@ -61,7 +61,7 @@ $(VENV)/.installed: requirements.txt
 	touch $@
 
 # The main job: on a GPU, measure a new run and write the report from it; without one, say so
-# and rebuild the report from the latest recorded run.
+# and rebuild the committed report from its own run (lab.report.committed): the tree stays clean.
 ablation: env
 	$(PY) -m lab.pipeline $(call given,$(RUN_VARS))
 

@@ -32,10 +32,13 @@ def open_run(run_id: str = ""):
 
 
 def open_for_report(run_id: str = ""):
-    """The given run, or the latest complete one; an open run given by id is closed first."""
-    rid = run_id or records.latest_run()
+    """The given run, or the committed report's (lab.report.committed.default_run); an open run given
+    by id is closed first."""
+    from lab.report import committed
+
+    rid = run_id or committed.default_run()
     if rid is None:
-        raise RuntimeError("no complete run under data/runs to report on")
+        raise RuntimeError("no run under data/runs to report on")
     rec = records.RunRecord.open(rid)
     if rec.status.get("state") == "running" and rec.has("stages.json"):
         stages.finish(rec)

@@ -3,8 +3,9 @@ report. Executed notebooks are kept in the run's folder, `data/runs/<run_id>/not
 
 A failing stage stops the pipeline with the failing cell's error and where to read the executed
 notebook; a failing variant inside a stage is recorded by that stage and the others go on. On a
-machine without a CUDA GPU nothing is measured: the report is rebuilt from the latest recorded run
-and labelled as such.
+machine without a CUDA GPU nothing is measured: the committed report is rebuilt from its own run
+(lab.report.committed), which leaves the tree as it was, and a parameter that only a new run could use
+is refused with one line.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -178,6 +180,22 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def given_options(ap: argparse.ArgumentParser, args) -> list[str]:
+    """The flags of `args` that differ from the parser's defaults (what the user asked for)."""
+    return [a.option_strings[0] for a in ap._actions
+            if a.option_strings and a.dest != "help" and getattr(args, a.dest, None) != a.default]
+
+
+def no_gpu_refusal(ap: argparse.ArgumentParser, args) -> str | None:
+    """Without a GPU only the committed report can be rebuilt: every option that shapes a new run (its
+    parameters, --resume, --stop-after, --no-report) is refused, by name, rather than dropped."""
+    asked = [f for f in given_options(ap, args) if f != "--reports-dir"]
+    if not asked:
+        return None
+    return (f"no CUDA GPU on this machine, so no new run is measured and {', '.join(asked)} cannot be used; "
+            f"without them `make ablation` rebuilds the committed report (`make report RUN=<run_id>` another run's)")
+
+
 def keep_childrens_bytecode(environ=os.environ, repo: Path = REPO) -> str | None:
     """Where PYTHONDONTWRITEBYTECODE is set (container images often set it) every process of a run
     (the notebooks' kernels, each timing replicate, the warm-up) compiled torch's compiler stack
@@ -213,13 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         has_gpu = False
     timings = {}
     if not has_gpu:
-        latest = records.latest_run()
+        from lab.report import committed
+
+        if refusal := no_gpu_refusal(ap, args):
+            print(f"{ap.prog}: {refusal}", file=sys.stderr)
+            return 2
+        run_id = committed.default_run()
         print("No CUDA GPU on this machine: nothing is measured. "
-              + (f"Rebuilding the report from the latest recorded run, {latest}." if latest
+              + (f"Rebuilding the committed report from its run, {run_id}." if run_id
                  else "There is no recorded run in data/runs to report on either."))
-        if latest is None:
+        if run_id is None:
             return 1
-        run_id, out_dir = latest, Path("/tmp") / f"ablation-report-{latest}"
+        out_dir = Path(tempfile.gettempdir()) / f"ablation-report-{run_id}"
     elif args.resume:
         rec = records.RunRecord.open(args.resume)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"

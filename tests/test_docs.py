@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from lab.measure import records
-from lab.report import docs
+from lab.report import committed, docs
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def committed_run():
-    run_id = docs.report_run_id()
-    assert run_id, "reports/OPTIMIZATION_REPORT.md names its run"
-    return records.RunRecord.open(run_id)
+    c = committed.committed()
+    assert c, "reports/OPTIMIZATION_REPORT.md names its run"
+    return records.RunRecord.open(c.run)
 
 
 def test_the_generated_parts_match_the_committed_run(committed_run):

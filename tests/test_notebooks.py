@@ -95,8 +95,9 @@ def test_make_report_regenerates_the_committed_report(tmp_path):
     the Markdown byte for byte (the HTML embeds figures whose pixels depend on fonts)."""
     from lab import report
 
-    committed = Path(__file__).resolve().parent.parent / "reports" / "OPTIMIZATION_REPORT.md"
-    run_id = next(line for line in committed.read_text().splitlines() if line.startswith("**Run ")).split()[1]
-    rec = records.RunRecord.open(run_id)
-    md = report.write(rec, tmp_path)
-    assert Path(md).read_text() == committed.read_text()
+    from lab.report import committed
+
+    c = committed.committed()
+    assert c is not None and c.base, "the committed report names its run and the run it is replicated against"
+    md = report.write(records.RunRecord.open(c.run), tmp_path)  # the base: the committed one, by default
+    assert Path(md).read_text() == committed.REPORT.read_text()

@@ -38,4 +38,5 @@ from lab.report.tables import (FINDING_FOR_HYPOTHESIS, NCU_XVAL_MIN_US, PRECISIO
 from lab.report.bar import *  # noqa: F401,F403  (BAR_* constants, bar_rule, bar_step, success_bar)
 from lab.report.figures import (figure_latency, figure_roofline, figure_speedup, figure_stalls,  # noqa: F401
                                 figure_sweep, sweep_groups)
-from lab.report.render import default_run, main, render_html, write  # noqa: F401
+from lab.report.committed import default_run  # noqa: F401
+from lab.report.render import main, render_html, write  # noqa: F401

@@ -46,7 +46,9 @@ class Context:
 
     @property
     def label(self) -> str:
-        return f"Run {self.data.run_id} · {self.gpu} · {self.date} · state: {self.state}"
+        # lab.report.committed reads the run and the base back from this line: keep the two in step
+        base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
+        return f"Run {self.data.run_id} · {self.gpu} · {self.date} · state: {self.state}{base}"
 
     def drop_stale_figures(self) -> None:
         """Remove a figure an earlier report drew that this run cannot draw."""

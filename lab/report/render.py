@@ -20,6 +20,7 @@ from pathlib import Path
 
 from lab.kernels.manifest import REPO
 from lab.measure import records
+from lab.report import committed
 from lab.report.helpers import Report
 from lab.report.load import _data
 
@@ -131,13 +132,13 @@ def _move_into(tmp: Path, reports_dir: Path) -> None:
 def write(rec, reports_dir, base=None) -> Path:
     """Write OPTIMIZATION_REPORT.md, ablation.html and figures/ under reports_dir; returns the .md path.
     Everything is written into a temporary folder beside reports_dir first and moved in at the end.
-    `base` (a RunRecord or RunData) adds "Does it replicate?" against it; by default the latest
-    complete run on another GPU model beside the run, if there is one (lab.report.replication)."""
-    from lab.report import replication
+    `base` (a RunRecord or RunData) adds "Does it replicate?" against it; by default the committed
+    report's base for its run, else the latest complete run on another GPU model beside the run, if
+    there is one (lab.report.committed.default_base)."""
     from lab.report.sections import build
 
     data = _data(rec)
-    if base is None and (other := replication.other_gpu_run(data)):
+    if base is None and (other := committed.default_base(data)):
         base = records.RunRecord.open(other, data.rec.dir.parent)
     base = _data(base) if base is not None else None
     reports_dir = Path(reports_dir)
@@ -151,22 +152,17 @@ def write(rec, reports_dir, base=None) -> Path:
     return reports_dir / "OPTIMIZATION_REPORT.md"
 
 
-def default_run(root: Path | None = None) -> str | None:
-    """The latest complete run, else the latest run of any state."""
-    return records.latest_run(root) or records.latest_run(root, complete_only=False)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m lab.report", description="The report of one run: Markdown, HTML and figures under reports/.")
-    ap.add_argument("run_id", nargs="?", default="", help="a run under data/runs (default: the latest complete "
-                    "run, else the latest run)")
+    ap.add_argument("run_id", nargs="?", default="", help="a run under data/runs (default: the committed report's "
+                    "run, else the latest complete run, else the latest run)")
     ap.add_argument("--reports-dir", default="reports")
     ap.add_argument("--runs-root", default=None, help="where the runs are (default: data/runs)")
     ap.add_argument("--base", default=None, help="a second run to replicate against (\"Does it replicate?\"; "
-                    "default: the latest complete run on another GPU model, if any)")
+                    "default: the committed report's base for its run, else the latest complete run on another GPU model, if any)")
     args = ap.parse_args(argv)
     root = Path(args.runs_root) if args.runs_root else None
-    run_id = args.run_id or default_run(root)
+    run_id = args.run_id or committed.default_run(root)
     if not run_id:
         print(f"no run under {root or records.RUNS_DIR} to report on", file=sys.stderr)
         return 1

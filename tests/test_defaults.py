@@ -1,0 +1,116 @@
+"""What a command does when told no run: the committed report's run and base, from one home
+(lab.report.committed), so that a clean clone stays clean; and without a GPU, `make ablation` refuses
+by name every parameter that only a new run could use."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+
+import pytest
+
+from lab.report import committed
+from tests.fixture_runs import FIXTURE_RUNS
+
+HEADER = "**Run {run} · NVIDIA H100 80GB HBM3 · 2026-11-26T12:37:35+00:00 · state: complete{tail}**"
+
+
+def _report(tmp_path, header: str):
+    p = tmp_path / "OPTIMIZATION_REPORT.md"
+    p.write_text(f"# FlashAttention forward kernels\n\n{header}\n\nbody **Run elsewhere · x · y · state: z**\n")
+    return p
+
+
+def test_the_header_names_the_run_and_the_base(tmp_path):
+    with_base = _report(tmp_path, HEADER.format(run="A-1", tail=" · replicated against B-2"))
+    assert committed.committed(with_base) == committed.Committed("A-1", "B-2")
+    no_base = _report(tmp_path, HEADER.format(run="A-1", tail=""))
+    assert committed.committed(no_base) == committed.Committed("A-1", None)
+    assert committed.committed(_report(tmp_path, "no header here")) is None
+    assert committed.committed(tmp_path / "absent.md") is None
+
+
+def test_the_committed_report_names_its_run_and_base():
+    c = committed.committed()
+    assert c is not None and c.base and c.run != c.base
+    from lab.measure import records
+
+    assert {c.run, c.base} <= set(records.list_runs()), "both are kept in data/runs"
+
+
+def test_a_reports_label_reads_back_as_its_run_and_base(tmp_path):
+    """The label the report writes (Context.label) is what committed() parses: the two stay in step."""
+    from lab.report.context import Context
+    from lab.report.load import RunData
+    from lab.measure import records
+
+    run_id = sorted(p.name for p in FIXTURE_RUNS.iterdir())[0]
+    data = RunData(records.RunRecord.open(run_id, FIXTURE_RUNS))
+    ctx = Context(data=data, figdir=tmp_path, base=data)
+    assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, run_id)
+    ctx.base = None
+    assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None)
+
+
+def _runs(tmp_path, *ids):
+    root = tmp_path / "runs"
+    for run_id in ids:
+        shutil.copytree(FIXTURE_RUNS / run_id, root / run_id)
+    return root
+
+
+def test_the_default_run_is_the_committed_one_where_it_is_kept(tmp_path, monkeypatch):
+    fixtures = sorted(p.name for p in FIXTURE_RUNS.iterdir())
+    old, new = fixtures[0], fixtures[-1]  # `new` is the latest by its id
+    root = _runs(tmp_path, old, new)
+    report = _report(tmp_path, HEADER.format(run=old, tail=""))
+    monkeypatch.setattr(committed, "REPORT", report)
+    assert committed.default_run(root) == old, "the committed run, although a later one is there"
+    report.write_text(HEADER.format(run="gone-from-the-tree", tail=""))
+    assert committed.default_run(root) == new, "a committed run not kept: the latest complete run"
+
+
+def test_the_default_base_is_the_committed_one_for_the_committed_run_only(tmp_path, monkeypatch):
+    from lab.measure import records
+    from lab.report import replication
+    from lab.report.load import RunData
+
+    fixtures = sorted(p.name for p in FIXTURE_RUNS.iterdir())
+    a, b = fixtures[0], fixtures[1]
+    root = _runs(tmp_path, a, b)
+    report = _report(tmp_path, HEADER.format(run=a, tail=f" · replicated against {b}"))
+    monkeypatch.setattr(committed, "REPORT", report)
+    monkeypatch.setattr(replication, "other_gpu_run", lambda data: "the-other-gpu-run")
+    assert committed.default_base(RunData(records.RunRecord.open(a, root))) == b
+    assert committed.default_base(RunData(records.RunRecord.open(b, root))) == "the-other-gpu-run"
+    report.write_text(HEADER.format(run=a, tail=" · replicated against not-kept"))
+    assert committed.default_base(RunData(records.RunRecord.open(a, root))) == "the-other-gpu-run"
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--variants", "padded"], "--variants"),
+    (["--variants", "padded", "--shapes", "large"], "--variants, --shapes"),
+    (["--replicates", "1"], "--replicates"),
+    (["--no-report"], "--no-report"),
+    (["--stop-after", "build"], "--stop-after"),
+])
+def test_without_a_gpu_a_new_runs_parameter_is_refused_by_name(argv, named, capsys, monkeypatch):
+    from lab import pipeline
+
+    monkeypatch.setattr(pipeline, "execute", lambda *a, **k: pytest.fail("a notebook ran"))
+    monkeypatch.setitem(__import__("sys").modules, "torch", argparse.Namespace(
+        cuda=argparse.Namespace(is_available=lambda: False)))
+    assert pipeline.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{named} cannot be used" in err and "no CUDA GPU" in err, err
+
+
+def test_without_a_gpu_and_without_parameters_the_committed_report_is_rebuilt(capsys, monkeypatch, tmp_path):
+    from lab import pipeline
+
+    ran = []
+    monkeypatch.setattr(pipeline, "execute", lambda name, out, params: ran.append((name, params)) or 0.0)
+    monkeypatch.setitem(__import__("sys").modules, "torch", argparse.Namespace(
+        cuda=argparse.Namespace(is_available=lambda: False)))
+    assert pipeline.main(["--reports-dir", str(tmp_path)]) == 0
+    assert ran == [(pipeline.REPORT, {"run_id": committed.committed().run, "reports_dir": str(tmp_path)})]
