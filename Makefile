@@ -6,6 +6,34 @@
 
 PYTHON ?= python3
 VENV := .venv
+
+# Every variable given on make's command line is one its targets read, or make stops with one line
+# naming it (a typo, or another target's variable as in `make ablation VARIANT=padded`, is never
+# dropped without a word). Checked first, before anything slow. PARAMS_<target>: what each reads.
+RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS COLD_TURN_US PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
+TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
+PARAMS_ablation := $(RUN_VARS)
+PARAMS_tune := $(TUNE_VARS) TUNE_FLAGS
+PARAMS_tune-report := RUN
+PARAMS_report := RUN BASE
+PARAMS_docs := RUN
+PARAMS_compare := RUN BASE THRESHOLD
+PARAMS_replicate := RUN BASE
+PARAMS_build := VARIANTS
+PARAMS_check := VARIANTS
+PARAMS_check-quick := VARIANTS
+PARAMS_sanitize := VARIANTS
+PARAMS_bench := SHAPE VARIANTS
+PARAMS_test := TEST_WORKERS
+PARAMS_test-cpu := TEST_WORKERS
+PARAMS_mutation := SCOPE
+PARAMS_notebooks := JUPYTER_FLAGS
+GOALS := $(or $(MAKECMDGOALS),help)
+GIVEN := $(sort $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v))))
+UNUSED := $(filter-out PYTHON $(foreach g,$(GOALS),$(PARAMS_$(g))),$(GIVEN))
+ifneq ($(UNUSED),)
+$(error $(firstword $(UNUSED))=$($(firstword $(UNUSED))) is not a parameter of `make $(GOALS)`, which takes $(or $(strip $(foreach g,$(GOALS),$(PARAMS_$(g)))),none) (`make help` lists every target's))
+endif
 HAVE_DEPS := $(shell $(PYTHON) -c "import torch, numpy, scipy, pandas, ninja, pytest, papermill, seaborn" >/dev/null 2>&1 && echo yes)
 ifeq ($(HAVE_DEPS),yes)
 PY := $(PYTHON)
@@ -31,8 +59,6 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Parameters: `make ablation SHAPES=large PROFILE=0`, `make tune TRIALS=24`. A variable is passed
 # on only when it is given, as the flag spelled from its name (MIN_SAMPLES=20 -> --min-samples '20');
 # every default lives in lab/studies/params.py (RunParams, TuneParams), and `make help` lists them.
-RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS COLD_TURN_US PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED
-TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
 given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | tr A-Z a-z)) '$($(v))')))
 RUN ?=
 TUNE_FLAGS ?=
@@ -86,12 +112,14 @@ docs: env
 	$(PY) -m lab.report.docs $(RUN)
 	$(PY) -m lab.report.data_index
 
+# Jupyter's own flags, in one place: as root (a container) it refuses to start without --allow-root.
+JUPYTER_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 notebooks: env
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install -q jupyterlab
-	$(PY) -m jupyter lab notebooks/
+	$(PY) -m jupyter lab $(JUPYTER_FLAGS) notebooks/
 
 compare: env
-	$(PY) -m lab compare $(RUN)
+	$(PY) -m lab compare $(RUN) $(BASE) $(if $(THRESHOLD),--threshold $(THRESHOLD))
 
 # Does it replicate? Every step, knock-out and bar row of RUN beside BASE (another GPU, or the same again).
 replicate: env

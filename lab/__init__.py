@@ -2,6 +2,9 @@
 
 The package in layers, each importing only those below it (tests/test_layers.py checks this):
 
+0. `lab.cli`       what every command line shares: bad input is one line naming the constraint,
+                   exit code 2 (`OneLineParser`, `refuse`, argparse types with ranges);
+   `lab.progress`  where a long stage is (a file a progress bar reads) and its ETA;
 1. `lab.kernels`   the kernel side: the manifest (the ladder as a tree, switches, tunables), the
                    problem shape, builds, the callable, knock-out switches, the sanitizer;
 2. `lab.measure`   the measuring side: correctness, timing, clocks, peers, statistics, the

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from lab.cli import OneLineParser, fraction, positive, refuse
 from lab.kernels.shape import Shape
 from lab.studies.params import RunParams, TuneParams, add_run_options, add_tune_options
 from lab.studies.shapes import HEADLINE
@@ -211,28 +212,19 @@ def cmd_compare(args) -> int:
     if run_id is None:
         print("no complete run under data/runs to compare", file=sys.stderr)
         return 1
-    for rid in (run_id, args.base):
-        if rid and rid not in records.list_runs():  # one line, as `make report RUN=nope` says it
-            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
-            return 1
     return compare(run_id, args.base, threshold=args.threshold)
 
 
 def cmd_replicate(args) -> int:
     """Every step, knock-out and bar row of RUN beside BASE: effect, interval, verdict in each."""
-    from lab.measure import records
     from lab.report import replication
 
-    for rid in (args.run, args.base):
-        if rid not in records.list_runs():
-            print(f"no run {rid!r} under {records.RUNS_DIR}", file=sys.stderr)
-            return 1
     return replication.main(args.run, args.base)
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m lab", description="FlashAttention kernel ablation study")
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap = OneLineParser(prog="python -m lab", description="FlashAttention kernel ablation study")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     p = sub.add_parser("build", help="build every variant (cached), print the ptxas resource report")
     p.add_argument("--variants", help="comma-separated names (default: all)")
@@ -251,8 +243,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--variants")
     p.add_argument("--shape", default=HEADLINE.spec, help=f"B,H,S,D[,causal][,kvN][,fp16|bf16] (default "
                    f"{HEADLINE.spec}: the headline)")
-    p.add_argument("--samples", type=int, default=30, help="at least this many samples per implementation")
-    p.add_argument("--cap", type=float, default=1.0, help="at most this many s per implementation")
+    p.add_argument("--samples", type=positive(int), default=30, help="at least this many samples per implementation")
+    p.add_argument("--cap", type=positive(float), default=1.0, help="at most this many s per implementation")
     p.add_argument("--out", help="write the summary and the raw samples as JSON here")
     p.set_defaults(func=cmd_bench)
 
@@ -273,9 +265,10 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("compare", help="speedups between two runs; non-zero exit on a regression")
-    p.add_argument("run", nargs="?", help="run id (default: the latest complete run)")
+    p.add_argument("run", nargs="?", help="run id (default: the latest complete run: the one just measured)")
     p.add_argument("base", nargs="?", help="base run id (default: the best earlier run on the same GPU)")
-    p.add_argument("--threshold", type=float, default=0.02)
+    p.add_argument("--threshold", type=fraction, default=0.02, help="a variant significantly slower by more than "
+                   "this fraction is a regression (0.02: 2 %%; strictly between 0 and 1)")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("replicate", help="does it replicate? every step, knock-out and bar row of RUN beside BASE "
@@ -287,9 +280,48 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def bad_input(args) -> str | None:
+    """What in `args` a command cannot take, named with the constraint, before anything runs; or None."""
+    from lab.kernels import sanitize
+    from lab.measure import records
+
+    if getattr(args, "variants", None):
+        try:
+            _names(args.variants)
+        except (KeyError, ValueError) as exc:  # manifest.get's KeyError names the known variants
+            return f"--variants {args.variants}: {exc.args[0]}"
+    if getattr(args, "shape", None):
+        try:
+            Shape.parse(args.shape)
+        except ValueError as exc:
+            return f"--shape: {exc}"
+    if getattr(args, "tools", None):
+        unknown = sorted(set(args.tools.split(",")) - set(sanitize.TOOLS))
+        if unknown:
+            return f"--tools {args.tools}: unknown tool(s) {', '.join(unknown)}; known: {', '.join(sanitize.TOOLS)}"
+    if args.command in ("compare", "replicate"):
+        for what in ("run", "base"):
+            rid = getattr(args, what)
+            if rid and rid not in records.list_runs():
+                return f"{what} {rid!r}: no such run under {records.RUNS_DIR}"
+    if args.command == "run":
+        try:
+            RunParams.from_args(args)
+        except ValueError as exc:
+            return str(exc)
+    if args.command == "tune":
+        try:
+            TuneParams.from_args(args)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
+    if problem := bad_input(args):
+        refuse(f"{ap.prog} {args.command}", problem)
     return args.func(args)
 
 

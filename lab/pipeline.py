@@ -11,6 +11,7 @@ is refused with one line.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 from lab import jupyter_kernel
+from lab.cli import OneLineParser
 from lab.kernels.manifest import REPO
 from lab.studies.params import RunParams, add_run_options
 
@@ -27,18 +29,105 @@ MEASURE = ["00_environment.ipynb", "01_build.ipynb", "02_correctness.ipynb", "03
 REPORT = "05_report.ipynb"
 
 
-def execute(name: str, out_dir: Path, parameters: dict) -> float:
-    """Run one notebook; raises SystemExit with the failing cell's error on failure."""
+class ProgressBar:
+    """On a terminal: where the stage is (lab.progress, written by the stage's own processes) as a bar
+    with elapsed time and an ETA, redrawn from a thread; the notebook's lines are written above it.
+    Not a terminal (CI logs, a file): nothing is drawn and the lines pass through as they are.
+    `expected`: {stage: seconds} of a comparable recorded run (lab.studies.stages.comparable_stage_seconds)."""
+
+    def __init__(self, run_id: str, expected: dict | None = None, stream=None, interval_s: float = 0.5,
+                 enabled: bool | None = None):
+        self.run_id, self.expected, self.interval_s = run_id, expected or {}, interval_s
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.bar, self.stage, self.t0 = None, None, time.perf_counter()
+        self._stop = None
+
+    def line(self, pos: dict, now: float) -> str:
+        """The bar's text after its counts: elapsed, ETA and what is under way."""
+        from lab import progress
+
+        eta = progress.eta_s(now - self.t0, pos["done"], pos["total"], self.expected.get(pos["stage"]))
+        basis = "from a comparable run" if pos["stage"] in self.expected else "at this stage's rate"
+        return f"{progress.clock(now - self.t0)} elapsed, ETA {progress.clock(eta)} ({basis}) {pos.get('what', '')}"
+
+    def _draw(self) -> None:
+        from tqdm import tqdm
+
+        from lab import progress
+
+        pos = progress.read(self.run_id)
+        if not pos or pos.get("at", 0) < self.started_at:
+            return
+        if pos["stage"] != self.stage:
+            if self.bar is not None:
+                self.bar.close()
+            self.stage, self.t0 = pos["stage"], time.perf_counter()
+            self.bar = tqdm(total=pos["total"], desc=pos["stage"], file=self.stream, dynamic_ncols=True,
+                            bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {postfix}")
+        self.bar.total, self.bar.n = pos["total"], pos["done"]
+        self.bar.set_postfix_str(self.line(pos, time.perf_counter()), refresh=False)
+        self.bar.refresh()
+
+    def __enter__(self):
+        import threading
+
+        self.started_at = time.time()
+        if self.enabled:
+            self._stop = threading.Event()
+
+            def loop():
+                while not self._stop.wait(self.interval_s):
+                    self._draw()
+
+            threading.Thread(target=loop, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._stop is not None:
+            self._stop.set()
+            self._draw()
+        if self.bar is not None:
+            self.bar.close()
+
+    # papermill's stdout_file: the notebook's output, above the bar
+    def write(self, text: str) -> int:
+        if self.bar is not None:
+            from tqdm import tqdm
+
+            for ln in text.rstrip("\n").split("\n"):
+                tqdm.write(ln, file=sys.stdout)
+        else:
+            sys.stdout.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+def expected_line(name: str, expected: tuple[str | None, dict]) -> str:
+    """What the same stage took in a comparable recorded run, for the stage's first line; '' if none."""
+    run_id, seconds = expected
+    keys = [k for k in (stage_name(name), *(["factorial"] if name == "03_timing.ipynb" else [])) if k in seconds]
+    if not run_id or not keys:
+        return ""
+    return " (" + ", ".join(f"{k} took {seconds[k]:.0f} s" for k in keys) + f" in run {run_id}, same GPU and parameters)"
+
+
+def execute(name: str, out_dir: Path, parameters: dict, expected: tuple[str | None, dict] = (None, {})) -> float:
+    """Run one notebook; raises SystemExit with the failing cell's error on failure. `expected`: a
+    comparable run's stage seconds (run id, {stage: s}), for the ETA."""
     import papermill as pm
 
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / name
     t0 = time.perf_counter()
-    print(f"== {name} ...", flush=True)
+    print(f"== {name} ...{expected_line(name, expected)}", flush=True)
     try:
-        pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
-                            cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=sys.stdout,
-                            stderr_file=sys.stderr, kernel_manager_class=jupyter_kernel.MANAGER)
+        with ProgressBar(parameters.get("run_id", ""), expected[1]) as bar:
+            pm.execute_notebook(str(NOTEBOOKS_DIR / name), str(out), parameters=parameters, kernel_name="python3",
+                                cwd=str(REPO), progress_bar=False, log_output=True, stdout_file=bar,
+                                stderr_file=sys.stderr, kernel_manager_class=jupyter_kernel.MANAGER)
     except pm.PapermillExecutionError as exc:
         raise SystemExit(f"\nstage {name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
                          f"read the executed notebook: {out}") from None
@@ -148,14 +237,6 @@ def _has_factorial(rec) -> bool:
     return rec.has("params.json") and RunParams.read(rec).knockouts
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a bad option is one line and exit code 2 (argparse prints its usage too)."""
-
-    def error(self, message):
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def validate(args) -> RunParams:
     """Every parameter checked before anything else, GPU or not: the run's RunParams, or a
     ValueError naming the constraint."""
@@ -244,9 +325,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         out_dir = Path(tempfile.gettempdir()) / f"ablation-report-{run_id}"
     elif args.resume:
+        from lab.studies import stages
+
         rec = records.RunRecord.open(args.resume)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id))
+        run = functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
+        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=run))
     else:
         from lab.studies import stages
 
@@ -255,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         # 00 opens the run just started; the parameters go with it as the executed notebook's record
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params.as_text(), "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):
-            timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id))
+            run = functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
+            timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=run))
     if args.stop_after:
         print(f"run {run_id} stopped after stage {args.stop_after}; go on with --resume {run_id}")
         return 0

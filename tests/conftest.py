@@ -1,6 +1,22 @@
-"""GPU tests carry the `gpu` marker and are skipped, with the reason, where no CUDA GPU is visible."""
+"""GPU tests carry the `gpu` marker. Where no CUDA GPU is visible they are deselected at collection and
+counted in one summary line with the reason (not reported one by one: there are about 15,000); with
+`-m gpu` (`make test-gpu`) they are kept and skip, with the reason, so that asking for them is never
+silently a no-op."""
 
 import pytest
+
+GPU_DESELECTED = "gpu_deselected"  # a worker's count, sent to the controller (pytest-xdist's workeroutput)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _progress_files_out_of_the_tree(tmp_path_factory):
+    """The stages' progress files (lab.progress) go to a temporary folder, the replicates' processes' too."""
+    import os
+
+    from lab import progress
+
+    os.environ[progress.ENV] = str(tmp_path_factory.mktemp("progress"))
+    yield
 
 
 def _cuda_reason() -> str | None:
@@ -13,14 +29,40 @@ def _cuda_reason() -> str | None:
     return None
 
 
+def _asked_for_gpu_tests(config) -> bool:
+    return "gpu" in (config.getoption("markexpr", "") or "").replace("not gpu", "")
+
+
 def pytest_collection_modifyitems(config, items):
     reason = _cuda_reason()
     if reason is None:
         return
-    skip = pytest.mark.skip(reason=reason)
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    gpu = [item for item in items if "gpu" in item.keywords]
+    if _asked_for_gpu_tests(config):
+        for item in gpu:
+            item.add_marker(pytest.mark.skip(reason=reason))
+        return
+    if gpu:
+        config.hook.pytest_deselected(items=gpu)
+        items[:] = [item for item in items if "gpu" not in item.keywords]
+    config._gpu_deselected = (len(gpu), reason)
+    if hasattr(config, "workeroutput"):
+        config.workeroutput[GPU_DESELECTED] = [len(gpu), reason]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist's controller: each worker collected (and deselected) the same GPU tests."""
+    out = getattr(node, "workeroutput", {}).get(GPU_DESELECTED)
+    if out:
+        node.config._gpu_deselected = tuple(out)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    count, reason = getattr(config, "_gpu_deselected", (0, ""))
+    if count:
+        terminalreporter.write_line(f"{count:,} GPU tests (marker gpu) not run: {reason}; "
+                                    f"`make test-gpu` runs them on a GPU machine")
 
 
 # --- a tree-shaped manifest for CPU tests --------------------------------------------------------

@@ -486,7 +486,10 @@ def test_gate_threshold_defaults_to_2_percent(runs_dir):
     _gate_run(runs_dir, RUN_ID, {"wmma": TIGHT / 0.97, "tma": TIGHT / 0.985})
     lines = []
     assert gate.compare(RUN_ID, BASE_ID, progress=lines.append) == 1
-    assert lines[-1] == "1 significant regressions beyond 2%"
+    assert lines[-1].startswith("1 significant regressions beyond 2.0% (the rows marked '!'): wmma at (")
+    marked = [ln for ln in lines if ln.startswith("! ")]
+    assert len(marked) == 1 and marked[0].split()[1] == "wmma", "the regression is marked among the rows"
+    assert not any(ln.startswith("! ") and "tma" in ln.split()[1] for ln in lines), "1.5 % slower is not marked"
 
 
 def test_gate_compares_with_the_base_it_is_given(runs_dir):

@@ -1,6 +1,6 @@
 """The package's imports go one way, and never in a circle.
 
-Layers (lab/__init__.py describes them): 1 `lab.kernels`, 2 `lab.measure`, 3 `lab.studies`,
+Layers (lab/__init__.py describes them): 0 `lab.cli` and `lab.progress` (the command lines' conventions, a stage's progress), 1 `lab.kernels`, 2 `lab.measure`, 3 `lab.studies`,
 4 `lab.report`, 5 the entry points (every other module of `lab`). A module may import modules of
 its own layer and of the layers below it, never above. Every import counts, those inside
 functions too (a function-local import is how a circle hides), as does `from lab.x import y`
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 LAB = Path(__file__).resolve().parent.parent / "lab"
-LAYERS = {"lab.kernels": 1, "lab.measure": 2, "lab.studies": 3, "lab.report": 4}
+LAYERS = {"lab.cli": 0, "lab.progress": 0, "lab.kernels": 1, "lab.measure": 2, "lab.studies": 3, "lab.report": 4}
 ENTRY = 5
-NAMES = {1: "kernels", 2: "measuring", 3: "studies", 4: "report", 5: "entry points"}
+NAMES = {0: "command-line conventions", 1: "kernels", 2: "measuring", 3: "studies", 4: "report", 5: "entry points"}
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -107,7 +107,7 @@ def test_every_module_is_in_a_layer_and_the_layers_exist():
     names = modules(LAB)
     for package in LAYERS:
         assert package in names, f"{package} is a layer but not a package"
-    assert {layer(n) for n in names} == {1, 2, 3, 4, 5}
+    assert {layer(n) for n in names} == {0, 1, 2, 3, 4, 5}
 
 
 def test_no_module_imports_a_layer_above_its_own():

@@ -97,7 +97,7 @@ def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
 
 @pytest.mark.parametrize("given, needle", [
     ({"variants": "wmma,nope"}, "--variants / VARIANTS: unknown variant(s) nope"),
-    ({"shapes": "4,16,512"}, "--shapes / SHAPES='4,16,512': shape '4,16,512': expected B,H,S,D"),
+    ({"shapes": "4,16,512"}, "--shapes / SHAPES='4,16,512': shape '4,16,512': 3 of the 4 numbers B,H,S,D; expected B,H,S,D"),
     ({"backends": "flash,warp"}, "--backends / BACKENDS='flash,warp': a comma-separated subset of"),
     ({"cap_s": "soon"}, "--cap / CAP='soon': not float"),
     ({"knockouts": 2}, "--knockouts / KNOCKOUTS=2: 0 or 1"),

@@ -328,8 +328,8 @@ def test_pipeline_accepts_every_peer_it_knows(monkeypatch):
 
 
 def test_compare_of_an_unknown_run_is_one_line():
-    line = _one_line_exit(["-m", "lab", "compare", "nope"], 1)
-    assert line.startswith("no run 'nope' under")
+    line = _one_line_exit(["-m", "lab", "compare", "nope"], 2)
+    assert line.startswith("python -m lab compare: run 'nope': no such run under")
 
 
 def test_a_block_of_samples_waits_behind_the_gpu_sleep_or_fails_loudly(monkeypatch):

@@ -153,7 +153,7 @@ def test_real_child_processes_fake_timer(tmp_path):
     assert set(samples["impl"]) == {"wmma", "wmma__aa", "sdpa_flash"}
     assert len(stops) == 3 * 2 and len(derived.summarize(samples, stops)) == 3
     assert notes[0]["scope"] == "ladder" and notes[0]["seconds"] >= 0
-    assert any("replicate 1: 1 shapes" in ln for ln in lines), lines
+    assert any("[timing] replicate 2 of 2: 1 shapes" in ln for ln in lines), lines  # one numbering, from 1
 
 
 def test_a_failing_replicate_stops_the_rest_and_is_recorded(tmp_path):

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 
+from lab.cli import OneLineParser
 from lab.kernels.attention import KernelAttention, inputs_mismatch, library_inputs
 from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest, names
 
@@ -438,10 +439,11 @@ def _build_one_in_this_process(name: str, key: str, bdir: Path, define_args: lis
 
 def build_all(names: list[str] | None = None, arch: str | None = None, force: bool = False,
               jobs: int | None = None, progress=print,
-              configs: dict[str, tuple[str, dict]] | None = None) -> dict[str, BuildResult]:
+              configs: dict[str, tuple[str, dict]] | None = None, tick=None) -> dict[str, BuildResult]:
     """Build variants in parallel; a failing variant is reported and the others still build.
 
-    `configs` adds configurations: implementation name -> (variant name, defines)."""
+    `configs` adds configurations: implementation name -> (variant name, defines). `tick(impl)` is
+    called as each one is done (lab.progress.Counter.tick)."""
     jobs_list = [(n, get(n), {}) for n in (names if names is not None else [v.name for v in manifest()])]
     jobs_list += [(impl, get(variant), dict(defines)) for impl, (variant, defines) in (configs or {}).items()]
     arch = arch or device_arch()
@@ -452,6 +454,8 @@ def build_all(names: list[str] | None = None, arch: str | None = None, force: bo
         r = build_variant(v, arch=arch, force=force, defines=defines, impl=impl)
         status = "cached" if r.cached else (f"built in {r.seconds:.1f} s" if r.ok else "FAILED")
         progress(f"  build {impl:<18} {status}")
+        if tick is not None:
+            tick(impl)
         return r
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -482,7 +486,7 @@ def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variants", help="comma-separated names (default: all)")
     ap.add_argument("--arch", help="TORCH_CUDA_ARCH_LIST style, e.g. 9.0 (default: the current GPU)")
     ap.add_argument("--force", action="store_true", help="rebuild even when a cached build matches")

@@ -203,8 +203,11 @@ class Shape:
         """'B,H,S,D' then, in this order and each at most once, 'causal', 'kvN' and 'fp16' or 'bf16';
         anything else raises a ValueError naming the form (or, for kvN, the divisor rule)."""
         parts = [p.strip() for p in str(text).split(",") if p.strip()]
-        if len(parts) < 4 or not all(p.isdigit() for p in parts[:4]):
-            raise ValueError(f"shape {text!r}: expected {FORM}")
+        if len(parts) < 4:
+            raise ValueError(f"shape {text!r}: {len(parts)} of the 4 numbers B,H,S,D; expected {FORM}")
+        for field, value in zip("BHSD", parts[:4]):
+            if not value.isdigit():
+                raise ValueError(f"shape {text!r}: {field} = {value!r} is not a whole number; expected {FORM}")
         words = parts[4:]
         causal = bool(words) and words[0] == "causal"
         words = words[1:] if causal else words
@@ -215,7 +218,7 @@ class Shape:
         if words and words[0] in DTYPES:
             dtype, words = words[0], words[1:]
         if words:
-            raise ValueError(f"shape {text!r}: expected {FORM}")
+            raise ValueError(f"shape {text!r}: word {words[0]!r} is not taken there; expected {FORM}")
         return cls(*(int(p) for p in parts[:4]), causal=causal, H_kv=H_kv, dtype=dtype)
 
 

@@ -365,9 +365,10 @@ def _bits_equal(a, b) -> bool:
 
 
 def run_grid(kernels: dict[str, Callable], cases: list[Case] | None = None,
-             progress: Callable[[str], None] | None = None, device: str = "cuda") -> Iterator[CaseResult]:
+             progress: Callable[[str], None] | None = None, device: str = "cuda",
+             tick: Callable[[str], None] | None = None) -> Iterator[CaseResult]:
     """Check every kernel (a variant, or a peer through peer_as_attn) on every case; yields results
-    as they come (case-major, so each reference is computed once)."""
+    as they come (case-major, so each reference is computed once). `tick(case)` after each case."""
     refs = ReferenceCache(device=device)
     cases = cases if cases is not None else grid()
     for i, case in enumerate(cases, 1):
@@ -378,6 +379,8 @@ def run_grid(kernels: dict[str, Callable], cases: list[Case] | None = None,
             yield result
         if progress and i % 20 == 0:
             progress(f"  checked {i}/{len(cases)} cases")
+        if tick is not None:
+            tick(case.id)
 
 
 class Unsupported(Exception):

@@ -28,7 +28,6 @@ measured on the GPU in hand).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -40,6 +39,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.cli import OneLineParser
 from lab.kernels.shape import DTYPES, Shape, dtype_name
 from lab.measure.stats import attention_flops, tflops
 
@@ -740,7 +740,7 @@ def _launch_once(launch) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lab.measure.profile", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="python -m lab.measure.profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="IMPL", help="(inside ncu) run one profiled launch of IMPL")
     p.add_argument("--impls", help="host side: comma-separated variants and peers (sdpa_<backend>, "
                    "flex_attention, ...)")

@@ -17,13 +17,13 @@ in the tree that no [[run]] names, a stale INDEX.md.
 
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+from lab.cli import OneLineParser, refuse
 from lab.kernels.manifest import REPO
 
 INDEX_TOML = REPO / "data" / "index.toml"
@@ -196,13 +196,16 @@ def _has(spec: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.report.data_index", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="python -m lab.report.data_index", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="list what does not hold; exit 1 if anything")
     ap.add_argument("--supersede", metavar="PATH", help="append the [[superseded]] entry of a committed run folder "
                                                         "(e.g. data/runs/<run_id>) to data/index.toml")
     args = ap.parse_args(argv)
     if args.supersede:
-        entry = superseded_entry(args.supersede.rstrip("/"))
+        try:
+            entry = superseded_entry(args.supersede.rstrip("/"))
+        except ValueError as exc:
+            refuse(ap.prog, f"--supersede {exc}")
         with open(INDEX_TOML, "a") as f:
             f.write("\n" + entry)
         print(entry, end="")

@@ -21,11 +21,11 @@ committed report by default; `--check` lists the files that differ from what wou
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
+from lab.cli import OneLineParser, refuse
 from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE, REPO
 from lab.measure import records
@@ -197,7 +197,7 @@ def write(rec, files=DOCS) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.report.docs", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="python -m lab.report.docs", description=__doc__.splitlines()[0])
     ap.add_argument("run_id", nargs="?", default="", help="default: the committed report's run (lab.report.committed)")
     ap.add_argument("--check", action="store_true", help="list the files that differ; exit 1 if any")
     args = ap.parse_args(argv)
@@ -208,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rec = records.RunRecord.open(run_id)
     except FileNotFoundError as exc:
-        print(f"{ap.prog}: {exc}", file=sys.stderr)
-        return 2
+        refuse(ap.prog, str(exc))
     if args.check:
         out = stale(rec)
         for p in out:

@@ -8,7 +8,6 @@ collapsible <details>.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import os
@@ -18,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lab.cli import OneLineParser, refuse
 from lab.kernels.manifest import REPO
 from lab.measure import records
 from lab.report import committed
@@ -153,7 +153,7 @@ def write(rec, reports_dir, base=None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.report", description="The report of one run: Markdown, HTML and figures under reports/.")
+    ap = OneLineParser(prog="python -m lab.report", description="The report of one run: Markdown, HTML and figures under reports/.")
     ap.add_argument("run_id", nargs="?", default="", help="a run under data/runs (default: the committed report's "
                     "run, else the latest complete run, else the latest run)")
     ap.add_argument("--reports-dir", default="reports")
@@ -169,16 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rec = records.RunRecord.open(run_id, root)
     except FileNotFoundError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
+        refuse(ap.prog, str(exc))
     state = rec.status.get("state", "unknown")
     if state != "complete":
         print(f"note: run {run_id} is '{state}', not complete; the report says so", file=sys.stderr)
     try:
         base = records.RunRecord.open(args.base, root) if args.base else None
     except FileNotFoundError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
+        refuse(ap.prog, f"--base: {exc}")
     path = write(rec, args.reports_dir, base)
     print(f"{path}\n{Path(args.reports_dir) / 'ablation.html'}")
     if Path(args.reports_dir).resolve() == (REPO / "reports").resolve() and root is None:

@@ -15,6 +15,7 @@ The report computes it from a run's samples when read (lab.studies.derived.calib
 
 from __future__ import annotations
 
+from lab.cli import OneLineParser
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure import parallel, stats
@@ -95,14 +96,13 @@ def _leave_one_out(samples, pairs, what: str, confidence, n_resamples, seed) -> 
 def main(argv=None) -> int:
     """Print a run's leave-one-replicate-out calibration (as the report computes it: lab.studies.derived
     .calibration): the summary, then one JSON line per (ratio, replicate left out) with --rows."""
-    import argparse
     import json
     from pathlib import Path
 
     from lab.measure.records import RunRecord
     from lab.studies.params import RunParams
 
-    ap = argparse.ArgumentParser(prog="python -m lab.studies.calibration", description=main.__doc__)
+    ap = OneLineParser(prog="python -m lab.studies.calibration", description=main.__doc__)
     ap.add_argument("run_id")
     ap.add_argument("--runs-root", type=Path, default=None, help="where the runs are (default: data/runs)")
     ap.add_argument("--rows", action="store_true", help="also every point, one JSON object a line")

@@ -9,6 +9,8 @@ from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.studies.measure_shape import AA_SUFFIX
 
+REGRESSION_MARK = "! "  # the first column of a row that counts as a regression
+
 
 def row_medians(rec):
     """Each (impl, shape, mode) row's median over its replicates (lab.measure.stats.replicated_median
@@ -86,14 +88,19 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
         row = dict(zip(keys, key))
         shape = Shape.from_row(row)
         extra = "".join(f",{w}" for w in shape.spec.split(",")[5 if shape.causal else 4:])  # kvN, bf16 where they apply
-        progress(f"  {key[0]:<24} ({shape.B},{shape.H},{shape.S},{shape.D}{extra}) "
+        is_variant = not peer_mod.is_peer(key[0]) and not key[0].endswith(AA_SUFFIX)
+        regression = is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold
+        if regression:
+            regressions.append(key)
+        progress(f"{REGRESSION_MARK if regression else '  '}{key[0]:<24} ({shape.B},{shape.H},{shape.S},{shape.D}{extra}) "
                  f"{'causal' if shape.causal else 'full':<6} {row['mode']:<4}"
                  f" {cmp.speedup.ratio:6.3f}x [{cmp.speedup.lo:.3f}, {cmp.speedup.hi:.3f}] {verdict}")
-        is_variant = not peer_mod.is_peer(key[0]) and not key[0].endswith(AA_SUFFIX)
-        if is_variant and verdict == "slower" and cmp.speedup.ratio < 1 - threshold:
-            regressions.append(key)
     for f in failures:
         progress(f"  correctness FAILED: {f['variant']} {f['case']}")
     if regressions:
-        progress(f"{len(regressions)} significant regressions beyond {threshold:.0%}")
+        progress(f"{len(regressions)} significant regressions beyond {threshold:.1%} (the rows marked "
+                 f"{REGRESSION_MARK.strip()!r}): " + "; ".join(f"{k[0]} at {Shape.from_row(dict(zip(keys, k)))} {k[-1]}"
+                                                         for k in regressions))
+    else:
+        progress(f"no variant regressed beyond {threshold:.1%}")
     return 1 if failures or regressions else 0

@@ -25,7 +25,6 @@ check fails.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lab.cli import OneLineParser
 from lab.measure import records
 from lab.studies import replicates
 
@@ -174,7 +174,7 @@ def _check_summary(rec, old: pd.DataFrame, run_id: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.studies.migrate", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m lab.studies.migrate", description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+", type=Path)
     args = ap.parse_args(argv)
     code = 0

@@ -38,12 +38,12 @@ def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
-                where=None, not_taken=None) -> None:
+                where=None, not_taken=None, tick=None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
     `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
     `where(impl, shape)`: whether to profile a kernel there (default: everywhere). `not_taken(impl,
     shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
-    kernel is not launched, and its row in profile.csv says so."""
+    kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape."""
     import pandas as pd
 
     try:
@@ -81,5 +81,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
                     return
         rec.write_table("profile.csv", pd.DataFrame(rows))
         progress(f"  profiled {shape}")
+        if tick is not None:
+            tick(str(shape))
     rec.write_json("profile_status.json", {"ok": True, "not_profiled": not_profiled or {}})
 

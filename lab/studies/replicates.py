@@ -27,7 +27,6 @@ torch, no GPU, for the CPU tests and a dry run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -35,6 +34,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from lab.cli import OneLineParser
+from lab.progress import report as report_position
 from lab.kernels.manifest import REPO
 from lab.kernels.shape import Shape
 from lab.measure.timing import StopRule
@@ -185,7 +186,10 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     record = {"replicate": i, "input_seed": input_seed, "jobs_done": 0, "startup_s": round(t_ready - t_start, 2),
               "seconds": round(t_ready - t_start, 2)}
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
-        progress(f"  replicate {i} shape {j}/{len(job_seeds)} {job.shape} ({job.scope or plan})")
+        where = f"replicate {i + 1} of {p['replicates']}, shape {j} of {len(job_seeds)}"
+        progress(f"  [{plan}] {where}: {job.shape} ({job.scope or plan})")
+        report_position(p["run_id"], plan, i * len(job_seeds) + j - 1, p["replicates"] * len(job_seeds),
+                        f"{where}: {job.shape}")
         here = {n: kernels[n] for n in job.impls if n in kernels}
         t_job = time.perf_counter()
         s_rows, m_rows, note = measure(job.shape, here, job.peers_here(peers), job.modes, job.rule(rule), clocks,
@@ -202,6 +206,8 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
                   "startup_s": round(t_ready - t_start, 2), "seconds": round(time.perf_counter() - t_start, 2),
                   "rows": rows, "notes": notes}
         (out / f"r{i}.json").write_text(json.dumps(record, indent=1, default=str))
+    report_position(p["run_id"], plan, (i + 1) * len(job_seeds), p["replicates"] * len(job_seeds),
+                    f"replicate {i + 1} of {p['replicates']} done")
     return record
 
 
@@ -232,7 +238,7 @@ def fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, p
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.studies.replicates",
+    ap = OneLineParser(prog="python -m lab.studies.replicates",
                                  description="one replicate of a run's timing plan (the timing stage runs these)")
     ap.add_argument("run_dir")
     ap.add_argument("plan")
@@ -246,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
                                    clocks=False, resolve_peers=_fake_peers, progress=progress)
     else:
         record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, progress=progress)
-    progress(f"  replicate {args.replicate}: {record['jobs_done']} shapes in {record['seconds']:.0f} s "
-             f"(start-up {record['startup_s']:.1f} s)")
+    replicates = read_plan(Path(args.run_dir), args.plan)["replicates"]
+    progress(f"  [{args.plan}] replicate {args.replicate + 1} of {replicates}: {record['jobs_done']} shapes in "
+             f"{record['seconds']:.0f} s (start-up {record['startup_s']:.1f} s)")
     return 0
 
 

@@ -15,6 +15,7 @@ import time
 import traceback
 
 from lab.kernels.shape import Shape
+from lab.progress import Counter
 from lab.measure import records
 from lab.measure.clocks import Clocks
 from lab.measure.crossval import cross_validate
@@ -23,6 +24,30 @@ from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_
                                    select_profile_shapes)
 
 STAGES = ("build", "correctness", "timing", "profile")
+
+
+def comparable_stage_seconds(rec, root=None) -> tuple[str | None, dict[str, float]]:
+    """(run id, {stage: seconds}) of the latest complete run before `rec` on the same GPU model with
+    the same parameters (what a progress bar's ETA starts from: lab.progress.eta_s), or (None, {})."""
+    if not rec.has("env.json") or not rec.has("params.json"):
+        return None, {}
+    gpu, params = rec.read_json("env.json").get("gpu"), RunParams.read(rec)
+    for run_id in reversed(records.list_runs(root or rec.dir.parent)):
+        if run_id >= rec.run_id:
+            continue
+        other = records.RunRecord.open(run_id, root or rec.dir.parent)
+        if (other.status.get("state") != "complete" or not other.has("stages.json") or not other.has("params.json")
+                or not other.has("env.json") or other.read_json("env.json").get("gpu") != gpu):
+            continue
+        try:
+            same = RunParams.read(other) == params
+        except (ValueError, KeyError, TypeError):  # a run recorded before a parameter existed
+            same = False
+        if same:
+            seconds = {k.removesuffix("_s"): float(v) for k, v in other.read_json("stages.json").items()
+                       if k.endswith("_s") and isinstance(v, (int, float))}
+            return run_id, seconds
+    return None, {}
 
 
 def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
@@ -166,7 +191,8 @@ def stage_build(rec, progress=print) -> dict:
     def body():
         p = RunParams.read(rec)
         configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
-        built = build.build_all(list(p.variants), progress=progress, configs=configs)
+        count = Counter(rec.run_id, "build", len(p.variants) + len(configs))
+        built = build.build_all(list(p.variants), progress=progress, configs=configs, tick=count.tick)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
@@ -192,7 +218,8 @@ def stage_correctness(rec, progress=print) -> list:
             return []
         kernels = _kernels(rec)
         cases = checks.grid() if mode == "full" else checks.small_grid()
-        results = list(checks.run_grid(kernels, cases, progress=progress))
+        count = Counter(rec.run_id, "correctness", len(cases))
+        results = list(checks.run_grid(kernels, cases, progress=progress, tick=count.tick))
         rec.write_json("correctness.json", checks.as_records(results))
         for n in kernels:
             failed = [r for r in results if r.variant == n and r.failed]  # a case not taken is no failure
@@ -355,8 +382,9 @@ def stage_profile(rec, progress=print) -> None:
             return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
 
         kernels = _kernels(rec)
+        count = Counter(rec.run_id, "profile", len(shapes))
         profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
-                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape))
+                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick)
 
     return _timed_stage(rec, "profile", body, progress)
 

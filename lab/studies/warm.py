@@ -16,10 +16,10 @@ than that run's correctness stage (64.6 s), so the timing stage waited for it.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+from lab.cli import OneLineParser
 from lab.studies.params import RunParams
 
 RECORD = "flex_warmup.json"
@@ -111,7 +111,7 @@ def shapes_to_warm(p: RunParams) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lab.studies.warm", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="python -m lab.studies.warm", description=__doc__.splitlines()[0])
     ap.add_argument("run_id")
     ap.add_argument("--workers", type=int, default=WORKERS, help="processes compiling side by side")
     args = ap.parse_args(argv)
