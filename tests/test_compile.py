@@ -1,11 +1,12 @@
 """CPU tests: every variant's device code compiles with plain nvcc (no torch, no GPU) for sm_90
 and sm_80, every portable one for sm_86 and sm_89 too (the other GPUs it is meant to run on), its
-ptxas report parses, and on every step that descends from +padding nothing spills."""
+ptxas report parses, and on every step that descends from +padding nothing spills. Each variant is
+compiled once, into a shared library with the device code of every arch it supports, which the
+tests of its exported entry points then load."""
 
 import ctypes
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 
 import pytest
 
@@ -26,23 +27,40 @@ def supported(variant, arch: str) -> bool:
     return not build.unsupported_reason(variant, DOTTED[arch])
 
 
-@cache
-def compiled() -> dict:
-    """(variant, arch) -> (ok, log, ptxas records); compiled once, in parallel."""
-    jobs = [(v, a) for v in variants.manifest() for a in ARCHS if supported(v, a)]
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory) -> dict:
+    """variant -> (ok, log, ptxas records of every arch, library path): each variant compiled once, into
+    a shared library with its device code for every arch it supports (build.compile_library), two at a time."""
+    out_dir = tmp_path_factory.mktemp("libraries")
+
+    def one(v):
+        lib = out_dir / f"{v.name}.so"
+        return (*build.compile_library(v, [a for a in ARCHS if supported(v, a)], lib), lib)
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda job: build.compile_check(*job), jobs))
-    return {(v.name, a): r for (v, a), r in zip(jobs, results)}
+        return dict(zip(variants.names(), pool.map(one, variants.manifest())))
+
+
+@pytest.fixture(scope="module")
+def compiled(libraries) -> dict:
+    """(variant, arch) -> (ok, log, ptxas records for that arch)."""
+    out = {}
+    for v in variants.manifest():
+        ok, log, kernels, _ = libraries[v.name]
+        for a in ARCHS:
+            if supported(v, a):
+                out[(v.name, a)] = (ok, log, [k for k in kernels if k["arch"].removesuffix("a") == a])
+    return out
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name", variants.names())
-def test_variant_compiles(name, arch):
+def test_variant_compiles(name, arch, compiled):
     if not supported(variants.get(name), arch):
         reason = build.unsupported_reason(variants.get(name), DOTTED[arch])
         assert reason.startswith("not built") and variants.get(name).arch in reason
         return
-    ok, log, kernels = compiled()[(name, arch)]
+    ok, log, kernels = compiled[(name, arch)]
     assert ok, f"{name} does not compile for {arch}:\n{log}"
     assert sorted({k["head_dim"] for k in kernels}) == [64, 128], "a kernel for every supported head dim"
     for k in kernels:
@@ -50,10 +68,10 @@ def test_variant_compiles(name, arch):
         assert k["registers"] is not None and 0 < k["registers"] <= 255
 
 
-def test_every_portable_step_is_compiled_for_every_arch():
+def test_every_portable_step_is_compiled_for_every_arch(compiled):
     """What the spill check below reads: a portable step's ptxas report on each of ARCHS."""
     for v in variants.manifest():
-        archs = [a for a in ARCHS if (v.name, a) in compiled()]
+        archs = [a for a in ARCHS if (v.name, a) in compiled]
         assert archs == (list(ARCHS) if v.arch == variants.PORTABLE else ["sm_90"]), v.name
 
 
@@ -63,11 +81,11 @@ def descends_from_padding(name: str) -> bool:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_no_spills_from_padding_onward(arch):
-    checked = [n for n in variants.names() if descends_from_padding(n) and (n, arch) in compiled()]
+def test_no_spills_from_padding_onward(arch, compiled):
+    checked = [n for n in variants.names() if descends_from_padding(n) and (n, arch) in compiled]
     assert checked, f"no step from {NO_SPILLS_FROM} onward was compiled for {arch}"
     for name in checked:
-        for k in compiled()[(name, arch)][2]:
+        for k in compiled[(name, arch)][2]:
             assert k["spill_stores"] == 0 and k["spill_loads"] == 0, f"{name} D={k['head_dim']} spills on {arch}: {k}"
 
 
@@ -141,12 +159,10 @@ def test_build_key_changes_when_an_included_header_changes(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("name", variants.names())
-def test_exported_launch_configuration(name, tmp_path):
+def test_exported_launch_configuration(name, libraries):
     """The C entry points load without a GPU; the launch shape fits every supported GPU."""
-    lib_path = tmp_path / f"{name}.so"
-    cmd = [build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_80", "-O1", "-std=c++17",
-           f"-I{build.INCLUDE_DIR}", "-DFA_BUILD_KEY_TOKEN=kabc123", "-o", str(lib_path), str(variants.get(name).path)]
-    subprocess.run(cmd, check=True, capture_output=True)
+    ok, log, _, lib_path = libraries[name]
+    assert ok, f"{name} does not compile:\n{log}"
     lib = ctypes.CDLL(str(lib_path))
     lib.fa_build_key.restype = ctypes.c_char_p
     assert lib.fa_build_key() == b"kabc123"

@@ -485,6 +485,21 @@ def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = 
     return proc.returncode == 0, log, parse_ptxas(log)
 
 
+def compile_library(variant: Variant, archs: list[str], library: Path) -> tuple[bool, str, list[dict]]:
+    """Compile the variant into a shared library at `library` with plain nvcc (no torch, no GPU) and the
+    real build's flags, its device code for every arch of `archs` (each its own compute target, as a
+    build on that GPU compiles it; the arch-specific target for an sm_90a step): (ok, compiler output,
+    ptxas records of every arch). One compiler run where a cubin an arch and a library apart took
+    several: the host side is compiled once."""
+    targets = [variant_arch(variant, a) for a in archs]
+    gencode = [f"-gencode=arch=compute_{t.removeprefix('sm_')},code={t}" for t in targets]
+    cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", *gencode, *NVCC_FLAGS, *TORCH_NVCC_FLAGS,
+           f"-I{INCLUDE_DIR}", "-DFA_BUILD_KEY_TOKEN=kabc123", "-o", str(library), str(variant.path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    return proc.returncode == 0, log, parse_ptxas(log)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variants", help="comma-separated names (default: all)")
