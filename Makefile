@@ -63,7 +63,7 @@ given = $(strip $(foreach v,$(1),$(if $($(v)),--$(subst _,-,$(shell echo $(v) | 
 RUN ?=
 TUNE_FLAGS ?=
 
-.PHONY: peers tune tune-report help env ablation report docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
+.PHONY: peers tune tune-report help env ablation report test-browser docs notebooks build check check-quick bench sanitize compare replicate test test-cpu test-gpu mutation clean
 
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
@@ -72,7 +72,8 @@ help:
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
 	@echo "make peers       fetch the peers that come as binaries (FlashAttention-3: requirements-peers.txt) into .fa3/"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run), and data/INDEX.md"
-	@echo "make test        the test suite (GPU tests skip, with the reason, without a GPU)"
+	@echo "make test        the test suite (without a GPU its GPU tests are left out, counted in one line)"
+	@echo "make test-browser  the HTML report in headless Chromium: screenshot of the first screen, console errors, figures"
 	@echo "make mutation    mutation-test the decision code (mutmut) -> reports/mutation/MUTATION.md (SCOPE=full|fast)"
 	@echo "make notebooks | build | check | check-quick | bench | sanitize | compare | replicate | test-cpu | test-gpu | clean"
 	@echo
@@ -80,11 +81,13 @@ help:
 
 env: $(ENV_STAMP)
 
+# pip's output goes to a log (shown where it fails): a package index's warnings are not the test log.
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q "$(TORCH_SPEC)" -r requirements.txt
-	touch $@
+	@echo "setting up $(VENV) from requirements.txt ($(TORCH_SPEC); about 2 min; log: $(VENV)/install.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@( $(VENV)/bin/pip install --upgrade pip && $(VENV)/bin/pip install "$(TORCH_SPEC)" -r requirements.txt ) \
+		> $(VENV)/install.log 2>&1 || { tail -n 30 $(VENV)/install.log; exit 1; }
+	@touch $@
 
 # The main job: on a GPU, measure a new run and write the report from it; without one, say so
 # and rebuild the committed report from its own run (lab.report.committed): the tree stays clean.
@@ -104,6 +107,14 @@ tune-report: $(TUNE_STAMP)
 
 report: env
 	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE))
+
+# The published page as a reader sees it: reports/ablation.html (written by `make report` first where
+# it is missing) in headless Chromium; a screenshot of the first screen to build/browser/, and a
+# failure on console errors, a figure not rendered, or a first screen without the finding and the
+# bar's verdict (lab.report.browser). Debian: apt-get install chromium.
+test-browser: env
+	@test -f reports/ablation.html || $(MAKE) --no-print-directory report
+	$(PY) -m lab.report.browser reports/ablation.html --screenshot build/browser/first_screen.png
 
 # The generated parts of README.md and docs/ (the ladder, the parameters, a run's numbers), from
 # RUN or the run of the committed report (`make report` writes them too), and data/INDEX.md (the
@@ -142,14 +153,14 @@ sanitize: env
 
 # The property tests need hypothesis (in requirements.txt); a Python that has the study's packages
 # but not it gets it here, or, with no package registry, runs without the property tests (they skip).
-TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q "hypothesis>=6.100" \
+TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -qq "hypothesis>=6.100" \
 	|| echo "hypothesis could not be installed: the property tests skip"
 # The CPU tests are spread over TEST_WORKERS processes (pytest-xdist, in requirements.txt), a test
 # file to a worker so that module fixtures run once (the time it saves: docs/methodology.md, Tests).
 # Without xdist (a prepared Python that lacks it and no registry) they run in one process.
 TEST_WORKERS ?= 2
 XDIST = $$($(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
-XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -q "pytest-xdist>=3.5" \
+XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -qq "pytest-xdist>=3.5" \
 	|| echo "pytest-xdist could not be installed: the tests run in one process"
 
 test: env

@@ -29,13 +29,19 @@ BAR_TENSOR_PIPE = 50.0  # % at the large shapes
 BAR_BANK_CONFLICTS = 1.0  # % of shared wavefronts, at most (exclusive)
 
 
+def canonical_words() -> str:
+    """The bar's canonical shapes by name: three of the canonical set's seven (lab.studies.shapes)."""
+    named = [f"({s.B}, {s.H}, {s.S}, {s.D})" for s in BAR_CANONICAL]
+    return f"the bar's three canonical shapes ({', '.join(named[:-1])} and {named[-1]})"
+
+
 def bar_rule() -> str:
     """The bar in words, from the constants above."""
     tfl = ", ".join(f"{v:g} at {shape_label(s)}" for s, v in BAR_TFLOPS.items())
     return (f"Against the fastest SDPA backend measured at each shape and mode: at least {BAR_PARITY:.1f}× (95 % "
-            f"interval's lower end above {BAR_PARITY_LO:.2f}) at every canonical, large and (where measured) long "
-            f"shape, causal and not; at least {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO:.2f}) on two of the "
-            f"three canonical non-causal shapes; hot-mode TFLOP/s of at least {tfl}; the profile at the large "
+            f"interval's lower end above {BAR_PARITY_LO:.2f}) at {canonical_words()}, at the large and (where "
+            f"measured) the long shapes, causal and not; at least {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO:.2f}) "
+            f"at two of those three canonical shapes, non-causal; hot-mode TFLOP/s of at least {tfl}; the profile at the large "
             f"shapes: no spills, bank conflicts under {BAR_BANK_CONFLICTS:g} %, tensor pipe active at least "
             f"{BAR_TENSOR_PIPE:g} %.")
 
@@ -213,15 +219,27 @@ def _missed_lines(data: RunData, best: str, missed: list[tuple]) -> list[str]:
     return out
 
 
+def bar_parts(data: RunData, best: str, peer: str = PEER) -> tuple[pd.DataFrame, list[tuple], list[str]]:
+    """(the bar's rows, every part's verdict (label, met, why, shapes), the profile's lines) for `best`."""
+    rows = bar_rows(data, best, peer) if best else pd.DataFrame()
+    if not len(rows):
+        return rows, [], []
+    prof_lines, prof_verdicts = _profile_verdicts(data, best)
+    return rows, bar_verdicts(data, best, rows) + prof_verdicts, prof_lines
+
+
+def bar_count(data: RunData, best: str, peer: str = PEER) -> tuple[int, int]:
+    """(parts met, parts) of the bar for `best`: the verdict the report's first screen states."""
+    _, verdicts, _ = bar_parts(data, best, peer)
+    return sum(bool(v[1]) for v in verdicts), len(verdicts)
+
+
 def success_bar(data: RunData, best: str, peer: str = PEER) -> list[str]:
     """Markdown lines: the bar, row by row, with the verdict and (where missed) the profiler's view."""
-    rows = bar_rows(data, best, peer) if best else pd.DataFrame()
+    rows, verdicts, prof_lines = bar_parts(data, best, peer)
     if not len(rows):
         return []
     out = [_bar_table(data, best, peer, rows), "", "TFLOP/s targets (hot):", ""] + bar_tflops_lines(data, best)
-    verdicts = bar_verdicts(data, best, rows)
-    prof_lines, prof_verdicts = _profile_verdicts(data, best)
-    verdicts += prof_verdicts
     if prof_lines:
         out += ["Profile of " + best + ": " + "; ".join(prof_lines) + ".", ""]
     missed = [v for v in verdicts if not v[1]]
@@ -267,8 +285,8 @@ def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
     canon = {Shape(s.B, s.H, s.S, s.D, False) for s in BAR_CANONICAL}
     fast = {mode: int(rows[(rows["mode"] == mode) & rows["shape"].isin(canon)]["fast"].sum()) for mode in data.modes}
     out.append(f"- Parity (≥ {BAR_PARITY:.1f}×, lower end above {BAR_PARITY_LO}): {int(rows['parity'].sum())} of "
-               f"{len(rows)} rows; ≥ {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO}) on the three canonical "
-               "non-causal shapes: " + ", ".join(f"{n} of 3 {mode}" for mode, n in fast.items()) + ".")
+               f"{len(rows)} rows; ≥ {BAR_FAST:.2f}× (lower end above {BAR_FAST_LO}) at {canonical_words()}, "
+               "non-causal: " + ", ".join(f"{n} of 3 {mode}" for mode, n in fast.items()) + ".")
     if profile := portable_profile(data, step, peer):
         out.append(f"- {profile}")
     return out + [""]

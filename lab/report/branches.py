@@ -1,5 +1,5 @@
 """The ladder's branches in a run: which steps ran on the measured GPU (and why the others did
-not), the best portable step and the best step overall, and how to name them in a sentence.
+not), the fastest portable step and the step the report judges, and how to name them in a sentence.
 
 The ladder is a tree (lab.kernels.manifest): a branch is the steps of one `arch`, and the report shows
 each branch in its own order (RunData.variants is in lab.kernels.manifest.branch_order). The best step
@@ -101,15 +101,17 @@ def best_step(data: RunData) -> str:
     return arch_specific_end(data) or best_portable(data)
 
 
-def role(data: RunData, name: str) -> str:
-    """What makes `name` the run's best step, in words: 'the end of the sm_90a branch', or 'the
-    best portable step' (saying why no arch-specific step is the best where the run has some)."""
+def role(data: RunData, name: str, short: bool = False) -> str:
+    """What makes `name` the step the report judges (best_step), in words: 'the end of the sm_90a
+    branch', or 'the fastest portable step' (saying why no arch-specific step is judged where the run
+    has some, unless `short`). One meaning each: a branch's end is its last step, the fastest step is
+    the one with the lowest median at the headline shape."""
     arch = branch(name)
     if arch and arch != PORTABLE:
-        return f"the end of the {arch} branch"
+        return f"the end of the {arch} branch" if not short else f"{arch} branch end"
     missing = sorted({branch(v) for v in not_run(data) if branch(v) not in ("", PORTABLE)})
-    why = f"; no {' or '.join(missing)} step ran on this GPU" if missing else ""
-    return f"the best portable step{why}"
+    why = f"; no {' or '.join(missing)} step ran on this GPU" if missing and not short else ""
+    return f"the fastest portable step{why}" if not short else "fastest portable step"
 
 
 def numbers(names: list[str]) -> str:

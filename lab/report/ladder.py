@@ -33,6 +33,19 @@ def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
     return f(med), f(hi_us), f(lo_us)
 
 
+PEER_DASHES = ("--", (0, (6, 2, 1, 2)), ":", (0, (3, 1, 1, 1, 1, 1)), (0, (8, 3)), "-.")
+
+
+def _spread(levels: dict, gap: float) -> dict:
+    """Label heights for `levels` ({name: y}), moved apart upwards so that neighbours are at least `gap`
+    apart, in the order of their levels."""
+    out, last = {}, None
+    for name, y in sorted(levels.items(), key=lambda kv: kv[1]):
+        y = y if last is None else max(y, last + gap)
+        out[name], last = y, y
+    return out
+
+
 def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> str | None:
     """TFLOP/s of every step at shape (bars grouped by branch, each branch in manifest order, 95 % CI
     of the median) and a line per peer."""
@@ -57,9 +70,15 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         for xi, m in zip(xs, mid):
             ax.annotate(f"{m:.0f}", (xi, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
         pc = peer_colors(peers)
-        for p in peers:
-            t = tflops_ci(data, p, shape, mode)[0]
-            ax.axhline(t, color=pc[p], lw=1.6, ls="--", label=f"{p}: {t:.0f} TFLOP/s")
+        levels = {p: tflops_ci(data, p, shape, mode)[0] for p in peers}
+        for k, p in enumerate(peers):
+            # each peer its own dash pattern, so two peers at one level (sdpa_default is often cudnn) both show
+            ax.axhline(levels[p], color=pc[p], lw=1.6, ls=PEER_DASHES[k % len(PEER_DASHES)],
+                       label=f"{p}: {levels[p]:.0f} TFLOP/s")
+        top = max([*mid, *levels.values()]) if len(mid) else 1.0
+        for p, y in _spread(levels, gap=0.035 * top).items():  # the peers' names at the right edge, never on top of each other
+            ax.annotate(p, (1.0, y), xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=pc[p], annotation_clip=False)
         ax.set_xticks(xs)
         ax.set_xticklabels([f"{_variant(v).index} {v}" if _variant(v) else v for v in steps], rotation=40,
                            ha="right", rotation_mode="anchor")
@@ -109,8 +128,9 @@ def _reach(data: RunData, step: str, shape: Shape, mode: str, fast: str | None) 
 
 
 def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
-    """One sentence stating the finding for the best step (branches.best_step) and, where it is
-    another step, the best portable one beside it; every number computed from the run."""
+    """One sentence stating the finding for the judged step (branches.best_step: the arch-specific
+    branch's end, else the fastest portable step) and, where it is another step, the fastest portable
+    step beside it; every number computed from the run."""
     steps = measured_steps(data, shape, mode)
     best = branches.best_step(data)
     if best not in steps:
@@ -121,7 +141,7 @@ def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
     root = branches.first_timed_ancestor(data, best, shape, mode)
     fast = data.fastest_peer(shape, mode)
     reach, vs_fast = _reach(data, best, shape, mode, fast)
-    s = f"At {shape_label(shape)} ({mode}), the best step, {best} ({branches.role(data, best)}), {reach}"
+    s = f"At {shape_label(shape)} ({mode}), {best} ({branches.role(data, best)}) {reach}"
     tot = data.speedup(best, root, shape, mode)
     if tot is not None and root != best:
         s += f", {fmt_ci(tot.ratio, tot.lo, tot.hi)} over the first step ({root})"
@@ -130,5 +150,5 @@ def finding(data: RunData, shape: Shape, mode: str = "hot") -> str | None:
               f"({tflops_ci(data, fast, shape, mode)[0]:.0f} TFLOP/s)")
     if portable and portable != best and portable in steps:
         reach, vs_fast = _reach(data, portable, shape, mode, fast)
-        s += f"; the best portable step, {portable}, {reach}" + (f", {vs_fast} the speed of {fast}" if vs_fast else "")
+        s += f"; the fastest portable step, {portable}, {reach}" + (f", {vs_fast} the speed of {fast}" if vs_fast else "")
     return s + "."

@@ -3,6 +3,7 @@ of every implementation, speedups with their intervals, and the profile row stan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,10 +17,25 @@ from lab.report.common import KEYS, _isnum
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies import derived
 from lab.studies.params import RunParams
-
-SUSTAINED = "sustained"  # the mode of back-to-back load at the power limit (lab.measure.timing.SustainedTimer)
 from lab.studies.shapes import HEADLINE
 from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
+
+SUSTAINED = "sustained"  # the mode of back-to-back load at the power limit (lab.measure.timing.SustainedTimer)
+
+_NOT_IMPORTABLE = re.compile(r"^(?P<package>\S+) not importable \((?P<where>[^)]*)\): (?P<exc>\w+): (?P<message>.*)$")
+_NO_MODULE = re.compile(r"No module named '(?P<module>[^']+)'")
+
+
+def absent_reason_plain(why: str) -> str:
+    """Why a peer was absent, in plain words: 'the flash-attn-4 package is not installed' for what the
+    run recorded as "flash-attn-4 not importable (flash_attn.cute.flash_attn_func): ModuleNotFoundError:
+    No module named 'flash_attn'"; a reason of another form is kept as recorded."""
+    m = _NOT_IMPORTABLE.match(why.strip())
+    if not m:
+        return why
+    if m["exc"] == "ModuleNotFoundError" and _NO_MODULE.search(m["message"]):
+        return f"the {m['package']} package is not installed"
+    return f"the {m['package']} package is installed but does not import ({m['exc']}: {m['message']})"
 
 
 @dataclass
@@ -244,6 +260,10 @@ class RunData:
             for name, why in ((note.get("absent") or {}) if isinstance(note, dict) else {}).items():
                 out.setdefault(str(name), _first_line(why))
         return out
+
+    def absent_peers_plain(self) -> dict[str, str]:
+        """absent_peers, each reason in plain words (absent_reason_plain): the package and why."""
+        return {name: absent_reason_plain(why) for name, why in self.absent_peers().items()}
 
     def peer_sources(self) -> dict[str, str]:
         """Where each available peer's kernels came from, as the run recorded it (peers.json's `source`:

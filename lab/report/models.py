@@ -162,7 +162,7 @@ def inputs_statement(data: RunData) -> str:
         dtypes = tuple((b or {}).get("dtypes") or ("fp16",))
         kv = (b or {}).get("kv_heads") or "same"
         groups.setdefault((dtypes, kv), []).append(name)
-    parts = []
+    parts, total = [], sum(len(n) for n in groups.values())
     # the steps that take the most first: more element types, then grouped K/V heads
     for k, ((dtypes, kv), names) in enumerate(sorted(groups.items(), key=lambda g: (-len(g[0][0]), g[0][1] != "grouped"))):
         heads = ("any number of K/V heads that divides the query heads (grouped-query and multi-query attention, "
@@ -170,7 +170,9 @@ def inputs_statement(data: RunData) -> str:
         if len(names) <= 4:
             who = ", ".join(f"`{n}`" for n in names)
         else:
-            who = f"the other {len(names)} steps" if k else f"all {len(names)} steps"
+            who = (f"the other {len(names)} steps" if k else
+                   f"{len(names)} of the {total} steps ({branches.numbers(names)})" if len(names) < total else
+                   f"all {len(names)} steps")
         parts.append(f"{who} {'takes' if len(names) == 1 else 'take'} {' and '.join(dtypes)} with {heads}")
     return ("By build.json (each library's fa_dtypes and fa_grouped_kv, checked against the manifest when it "
             "loads): " + "; ".join(parts) + ". The knock-outs and the tuned dispatch are built from the switchable "

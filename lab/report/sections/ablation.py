@@ -207,8 +207,7 @@ def section_bar(ctx: Context) -> list[str]:
     if bar:
         add("## Against SDPA: the bar")
         add("")
-        add(f"The bar the study set itself: the best step, {best} ({branches.role(data, best)}), against the "
-            "fastest SDPA backend "
+        add(f"The bar the study set itself: {best} ({branches.role(data, best)}) against the fastest SDPA backend "
             f"measured in this run at each shape and mode (what `scaled_dot_product_attention` gives a user; "
             f"{PEER}, FlashAttention-2, is shown beside it), measured by this harness. " + bar_rule() + " Where a part is missed, the launch shape and the profiler say "
             "what stands in the way.")
@@ -222,7 +221,8 @@ def section_bar(ctx: Context) -> list[str]:
         add("")
         add(f"On a GPU without sm_90a the study ends on the portable branch, and the kernel a user would pick "
             f"there is FlashAttention-2 ({PEER}, the same mma.sync, ldmatrix and cp.async). The portable "
-            f"branch's end, {end}, against it at every canonical and large shape, with the bar's rules:")
+            f"branch's end, {end}, against it at every shape of the canonical and large sets "
+            "(`lab.studies.shapes`), with the bar's rules:")
         add("")
         for line in portable:
             add(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lab.report import branches
+from lab.report.bar import bar_count, bar_step
 from lab.report.common import FIGURES, shape_label
 from lab.report.context import Context
 from lab.report.helpers import _figure_md
@@ -17,9 +18,16 @@ def section_first_screen(ctx: Context) -> list[str]:
     sentence = finding(data, head)
     if sentence:
         L += [f"**{sentence}**", ""]
-    absent = data.absent_peers()
+    best = bar_step(data)
+    met, parts = bar_count(data, best) if best else (0, 0)
+    if parts:
+        L += [f"**The bar: {met} of {parts} parts met**" + (", all of them" if met == parts else f", {parts - met} missed")
+              + f" ({best} against the fastest SDPA backend at every shape and mode, and its TFLOP/s and profile "
+              "targets: \"Against SDPA: the bar\").", ""]
+    absent = data.absent_peers_plain()
     if absent:
-        L += ["Peers absent from this run: " + "; ".join(f"{p} ({why})" for p, why in absent.items()) + ".", ""]
+        L += ["**Not measured in this run:** " + "; ".join(f"{p}, because {why}" for p, why in absent.items())
+              + ". \"The fastest peer\" means the fastest of the peers measured, here and throughout.", ""]
     ctx.notes["hero"] = figure_hero(data, head, ctx.figdir / FIGURES["hero"])
     _figure_md(L.append, ctx.figs, ctx.notes, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
                "with a dashed line per peer measured in this run", ctx.figdir)

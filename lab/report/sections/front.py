@@ -1,5 +1,5 @@
-"""The title, the headline (which steps ran, the best step and the best portable one), the
-objective and the environment."""
+"""The title, the headline (which steps ran, the end of the arch-specific branch and the fastest
+portable step), the objective and the environment."""
 
 from __future__ import annotations
 
@@ -52,13 +52,14 @@ def _steps_that_ran(ctx: Context) -> list[str]:
 
 
 def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
-    """The best step and the best portable step at the headline shape: µs, TFLOP/s, against
-    sdpa_flash and the fastest SDPA backend (one row where they are one step)."""
+    """The judged step (branches.best_step: the arch-specific branch's end, else the fastest portable
+    step) and the fastest portable step at the headline shape: µs, TFLOP/s, against sdpa_flash and the
+    fastest SDPA backend (one row where they are one step)."""
     data, abl = ctx.data, ctx.abl.set_index("variant", drop=False)
     fastest = ctx.abl.attrs.get("best_sdpa")
     ceiling = data.ceilings["tensor_tflops"] if data.ceilings else None
-    roles = ([("best step, the best portable step", best)] if best == portable
-             else [("best step", best)] + ([("best portable step", portable)] if portable else []))
+    roles = ([(branches.role(data, best, short=True), best)] if best == portable
+             else [(branches.role(data, best, short=True), best)] + ([("fastest portable step", portable)] if portable else []))
     rows = []
     for role, step in roles:
         r = abl.loc[step] if step in abl.index else None
@@ -87,9 +88,10 @@ def section_headline(ctx: Context) -> list[str]:
     best, portable = branches.best_step(data), branches.best_portable(data, head)
     add(f"- Headline shape {shape_label(head)}, hot mode.")
     L += _steps_that_ran(ctx)
-    add(f"- The best step: {best}, {branches.role(data, best)}"
-        + (f"; the best portable step: {portable}, the fastest portable step here" if portable and portable != best
-           else "") + ".")
+    add(f"- {branches.role(data, best).capitalize()}: {best}"
+        + (f"; the fastest portable step here: {portable}" + (f" (the portable branch ends at {end})"
+                                                               if (end := branches.portable_end(data)) and end != portable
+                                                               else "") if portable and portable != best else "") + ".")
     add("")
     L += _best_table(ctx, best, portable)
     root = branches.first_timed_ancestor(data, best, head)
@@ -117,7 +119,7 @@ def section_objective(ctx: Context) -> list[str]:
         "parent (an earlier step) plus one optimization, with a hypothesis, the profiler metric it should move and "
         "a predicted speedup written down before measuring (`kernels/variants/manifest.toml`). Its branches, each "
         f"shown in its own order: {branches.summary(names)}. This report measures what each step bought against "
-        "its parent, whether the profiler saw the predicted mechanism, and how far the best step of each branch is "
+        "its parent, whether the profiler saw the predicted mechanism, and how far each branch's end is "
         "from PyTorch's `scaled_dot_product_attention` (SDPA) backends on the same GPU.")
     arch_specific = [v for v in (_variant(n) for n in names) if v and v.arch != "portable"]
     if arch_specific:

@@ -49,6 +49,9 @@ def section_models(ctx: Context) -> list[str]:
             add("")
             for v in models.verdicts(srows):
                 add(f"- {v}")
+            if absent := data.absent_peers():
+                add(f"- The fastest peer is the fastest of those measured; not measured: {', '.join(absent)} "
+                    "(the first screen says why).")
             add("")
             apart = models.apart_from_medians(data, srows, mode)
             if apart:

@@ -3,6 +3,7 @@ threats to validity and how to reproduce the run."""
 
 from __future__ import annotations
 
+from lab.report import branches
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
@@ -105,8 +106,8 @@ def section_profiler(ctx: Context) -> list[str]:
     findings = profiler_findings(data, abl) if len(abl) else []
     if findings:
         add(f"At the profiled shape {shape_label(pshape)}, computed from profile.csv (the largest relative move of "
-            "the tracked metrics between a step and its parent, and the best step against the fastest profiled SDPA "
-            "kernel):")
+            f"the tracked metrics between a step and its parent, and {branches.best_step(data)} "
+            f"({branches.role(data, branches.best_step(data))}) against the fastest profiled SDPA kernel):")
         add("")
         for i, f in enumerate(findings, 1):
             add(f"{i}. {f}")
