@@ -30,12 +30,16 @@ def supported(variant, arch: str) -> bool:
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory) -> dict:
     """variant -> (ok, log, ptxas records of every arch, library path): each variant compiled once, into
-    a shared library with its device code for every arch it supports (build.compile_library), two at a time."""
+    a shared library with its device code for every arch it supports (build.compile_library), two at a
+    time. A portable step's PTX is made once (compute_80) and ptxas compiles it for sm_80, sm_86 and
+    sm_89: the program those GPUs' own builds make (test_one_ptx_is_each_archs_own checks it), at a
+    third of the front end's time; the host side at -O1, which changes no device code."""
     out_dir = tmp_path_factory.mktemp("libraries")
 
     def one(v):
         lib = out_dir / f"{v.name}.so"
-        return (*build.compile_library(v, [a for a in ARCHS if supported(v, a)], lib), lib)
+        archs = [a for a in ARCHS if supported(v, a)]
+        return (*build.compile_library(v, archs, lib, one_ptx=v.arch == variants.PORTABLE, host_opt="-O1"), lib)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(variants.names(), pool.map(one, variants.manifest())))
@@ -66,6 +70,30 @@ def test_variant_compiles(name, arch, compiled):
     for k in kernels:
         assert k["arch"].removesuffix("a") == arch
         assert k["registers"] is not None and 0 < k["registers"] <= 255
+
+
+def test_one_ptx_is_each_archs_own():
+    """The premise of compiling a portable step's PTX once: the front end makes the same program for
+    compute_86 and compute_89 as for compute_80, the `.target` line aside. No portable step's source or
+    header compares __CUDA_ARCH__ with a value between 800 and 900 (where they could differ), and the
+    portable branch's end, compiled three times, is one program."""
+    import re
+
+    arch_test = re.compile(r"__CUDA_ARCH__\s*(?:[<>]=?|[=!]=)\s*(\d+)")
+    for v in variants.manifest():
+        if v.arch == variants.PORTABLE:
+            for path in (v.path, *build.included_headers(v.path)):
+                between = [int(x) for x in arch_test.findall(path.read_text()) if 800 < int(x) < 900]
+                assert not between, f"{path.name} ({v.name}) branches on __CUDA_ARCH__ {between}"
+    end = next(n for n in manifest.branch_ends(variants.names()) if variants.get(n).arch == variants.PORTABLE)
+    texts = {}
+    for cc in ("80", "86", "89"):
+        proc = subprocess.run([build.nvcc_path(), "-ptx", f"-arch=compute_{cc}", *build.NVCC_FLAGS, *build.TORCH_NVCC_FLAGS,
+                               f"-I{build.INCLUDE_DIR}", "-o", "-", str(variants.get(end).path)],
+                              capture_output=True, text=True, check=True)
+        texts[cc] = re.sub(r"(?m)^(\.target .*|//.*)$", "", proc.stdout)
+    assert texts["86"] == texts["80"] and texts["89"] == texts["80"], end
+    assert "mma.sync" in texts["80"], "the comparison reads the kernel's code"
 
 
 def test_every_portable_step_is_compiled_for_every_arch(compiled):

@@ -485,15 +485,26 @@ def compile_check(variant: Variant, arch: str = "sm_90", out_dir: Path | None = 
     return proc.returncode == 0, log, parse_ptxas(log)
 
 
-def compile_library(variant: Variant, archs: list[str], library: Path) -> tuple[bool, str, list[dict]]:
+def compile_library(variant: Variant, archs: list[str], library: Path, one_ptx: bool = False,
+                    host_opt: str = "-O3") -> tuple[bool, str, list[dict]]:
     """Compile the variant into a shared library at `library` with plain nvcc (no torch, no GPU) and the
-    real build's flags, its device code for every arch of `archs` (each its own compute target, as a
-    build on that GPU compiles it; the arch-specific target for an sm_90a step): (ok, compiler output,
-    ptxas records of every arch). One compiler run where a cubin an arch and a library apart took
-    several: the host side is compiled once."""
+    real build's device flags, its device code for every arch of `archs` (the arch-specific target for
+    an sm_90a step): (ok, compiler output, ptxas records of every arch). One compiler run where a cubin
+    an arch and a library apart took several: the host side is compiled once.
+
+    Each arch gets its own compute target, as a build on that GPU compiles it; with `one_ptx`, the
+    front end runs once, for the lowest arch's compute target, and ptxas makes each arch's code from
+    that PTX: the same program where the source has no branch between those archs (the CPU tests check
+    that premise for the portable steps). `host_opt`: nvcc's -O, which sets the host compiler's level
+    only (the device code, and so ptxas's report, is the same at any)."""
     targets = [variant_arch(variant, a) for a in archs]
-    gencode = [f"-gencode=arch=compute_{t.removeprefix('sm_')},code={t}" for t in targets]
-    cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", *gencode, *NVCC_FLAGS, *TORCH_NVCC_FLAGS,
+    if one_ptx:
+        low = min(targets, key=lambda t: int(re.sub(r"\D", "", t)))
+        gencode = [f"-gencode=arch=compute_{low.removeprefix('sm_')},code=[{','.join(targets)}]"]
+    else:
+        gencode = [f"-gencode=arch=compute_{t.removeprefix('sm_')},code={t}" for t in targets]
+    flags = [host_opt if f == "-O3" else f for f in NVCC_FLAGS]
+    cmd = [nvcc_path(), "-shared", "-Xcompiler", "-fPIC", *gencode, *flags, *TORCH_NVCC_FLAGS,
            f"-I{INCLUDE_DIR}", "-DFA_BUILD_KEY_TOKEN=kabc123", "-o", str(library), str(variant.path)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     log = proc.stdout + proc.stderr

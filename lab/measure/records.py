@@ -113,14 +113,23 @@ def latencies_by_replicate(samples, interleave=None) -> dict:
     `interleave`, the round robin the rows were timed in (a run's shape and mode), and a recorded
     round for every sample (runs from 5620c21 on), a stats.RoundRobinSamples: two rows of one
     interleave are then compared round by round."""
+    import numpy as np
+
     from lab.measure import stats
 
-    reps = with_replicate(samples)
-    groups = list(reps.groupby("replicate"))
-    lat = {int(r): g["latency_us"].to_numpy(float) for r, g in groups}
-    if interleave is None or "round" not in reps.columns or not len(reps) or reps["round"].isna().any():
+    # called once a row of a run (thousands of times a report): numpy masks, not a pandas groupby; the
+    # same arrays, replicates in ascending order, each in the table's order
+    if "replicate" in samples.columns and len(samples) and not samples["replicate"].isna().any():
+        which = samples["replicate"].to_numpy().astype(int)
+    else:
+        which = with_replicate(samples)["replicate"].to_numpy().astype(int)
+    latency = samples["latency_us"].to_numpy(float)
+    masks = {int(r): which == r for r in np.unique(which)}
+    lat = {r: latency[m] for r, m in masks.items()}
+    if interleave is None or "round" not in samples.columns or not len(samples) or samples["round"].isna().any():
         return lat
-    return stats.RoundRobinSamples(lat, {int(r): g["round"].to_numpy(int) for r, g in groups}, interleave)
+    rounds = samples["round"].to_numpy()
+    return stats.RoundRobinSamples(lat, {r: rounds[m].astype(int) for r, m in masks.items()}, interleave)
 
 
 def replicates_by_row(samples, run_id=None) -> dict:

@@ -180,11 +180,11 @@ class RunData:
 
     @property
     def shapes(self) -> list[Shape]:
-        out = [Shape.of(s) for s in self.params.get("shapes", [])]
-        for (_, shape, _) in self._lat:
-            if shape not in out:
-                out.append(shape)
-        return out
+        """The run's shapes as its parameters list them, then any other shape it has samples at."""
+        out = dict.fromkeys(Shape.of(s) for s in self.params.get("shapes", []))  # an ordered set: hashing,
+        for (_, shape, _) in self._lat:  # not a list's equality test, for thousands of rows
+            out.setdefault(shape)
+        return list(out)
 
     @property
     def measured_shapes(self) -> list[Shape]:
