@@ -159,7 +159,7 @@ TEST_DEPS = @$(PY) -c "import hypothesis" 2>/dev/null || $(PY) -m pip install -q
 # file to a worker so that module fixtures run once (the time it saves: docs/methodology.md, Tests).
 # Without xdist (a prepared Python that lacks it and no registry) they run in one process.
 TEST_WORKERS ?= 2
-XDIST = $$($(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
+XDIST = $$($(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder")
 XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -qq "pytest-xdist>=3.5" \
 	|| echo "pytest-xdist could not be installed: the tests run in one process"
 

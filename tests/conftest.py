@@ -29,11 +29,34 @@ def _cuda_reason() -> str | None:
     return None
 
 
+def pytest_configure(config):
+    """Where the output is not a terminal (CI, a log), the progress dots fill 160 columns, not 80: half
+    the lines for the same dots (pytest reads COLUMNS when it wraps them)."""
+    import os
+    import sys
+
+    if not sys.stdout.isatty():
+        os.environ.setdefault("COLUMNS", "160")
+
+
 def _asked_for_gpu_tests(config) -> bool:
     return "gpu" in (config.getoption("markexpr", "") or "").replace("not gpu", "")
 
 
+# The files that take longest on a fresh clone (nvcc, whole reports), started first: under
+# `make test`'s `--dist loadfile --no-loadscope-reorder` a file goes whole to the next free worker in
+# collection order, so a long file started last would hold the run up alone (--durations shows them).
+LONG_FIRST = ("test_knockouts.py", "test_compile.py", "test_notebooks.py", "test_report.py", "test_docs.py",
+              "test_report_sections.py")
+
+
+def _long_first(items) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's own order kept
+
+
 def pytest_collection_modifyitems(config, items):
+    _long_first(items)
     reason = _cuda_reason()
     if reason is None:
         return
