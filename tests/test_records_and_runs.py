@@ -332,7 +332,6 @@ def test_compare_of_an_unknown_run_is_one_line():
     assert line.startswith("python -m lab compare: run 'nope': no such run under")
 
 
-@pytest.mark.filterwarnings("ignore:lab.measure.hold unavailable:RuntimeWarning")  # no GPU: the fallback is the point
 def test_a_block_of_samples_waits_behind_the_gpu_sleep_or_fails_loudly(monkeypatch):
     """timed_blocks enqueues its launches behind torch.cuda._sleep; without it, it refuses to time."""
     import torch
