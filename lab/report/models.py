@@ -40,11 +40,6 @@ def kernels(data: RunData, shape: Shape, mode: str) -> list[str]:
     return [v for v in branches.steps(data) if data.lat(v, shape, mode) is not None]
 
 
-def knockouts_at(data: RunData, shape: Shape, mode: str) -> list[str]:
-    return [i for i in data.impls(shape, studies=True) if data.kind(i) == "knockout"
-            and data.lat(i, shape, mode) is not None]
-
-
 def fp16_twin(data: RunData, shape: Shape) -> Shape | None:
     """The same problem in fp16, where the run measured it (the `models-fp16` set): bf16 is judged
     against it (issue 22: a bf16 row no more than 2 % slower than the fp16 row of its shape)."""
