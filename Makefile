@@ -84,7 +84,7 @@ env: $(ENV_STAMP)
 # pip's output goes to a log (shown where it fails): a package index's warnings are not the test log.
 # A set-up that was stopped half way (no stamp) starts again from nothing, not over a broken .venv.
 $(VENV)/.installed: requirements.txt
-	@echo "setting up $(VENV) from requirements.txt ($(TORCH_SPEC); about 2 min; log: $(VENV)/install.log)"
+	@echo "setting up $(VENV) from requirements.txt ($(TORCH_SPEC); log: $(VENV)/install.log)"
 	@rm -rf $(VENV) && $(PYTHON) -m venv $(VENV)
 	@( $(VENV)/bin/pip install --upgrade pip && $(VENV)/bin/pip install "$(TORCH_SPEC)" -r requirements.txt ) \
 		> $(VENV)/install.log 2>&1 || { tail -n 30 $(VENV)/install.log; exit 1; }

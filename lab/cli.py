@@ -7,10 +7,6 @@ import argparse
 import sys
 
 
-class BadInput(ValueError):
-    """A value given on the command line that a command cannot take; the message names it."""
-
-
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad option is one line and exit code 2 (argparse prints its usage too)."""
 

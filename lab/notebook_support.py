@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lab.kernels.manifest import REPO
 from lab.measure import records
 from lab.studies import stages
 from lab.studies.params import RunParams
@@ -128,10 +127,10 @@ def write_report(rec, reports_dir):
     """The report under reports_dir; where that is the repository's reports/, README.md's and docs/'s
     generated parts too (lab.report.docs), so that they quote the run the report comes from."""
     from lab import report
-    from lab.report import docs
+    from lab.report import committed, docs
 
     path = report.write(rec, reports_dir)
-    if Path(reports_dir).resolve() == (REPO / "reports").resolve():
+    if committed.is_committed_reports_dir(reports_dir):
         docs.write(rec)
     return path
 

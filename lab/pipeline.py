@@ -114,6 +114,13 @@ def expected_line(name: str, expected: tuple[str | None, dict]) -> str:
     return " (" + ", ".join(f"{k} took {seconds[k]:.0f} s" for k in keys) + f" in run {run_id}, same GPU and parameters)"
 
 
+def _with_eta(rec):
+    """execute, with the stage seconds of the run's comparable recorded run for the progress bar's ETA."""
+    from lab.studies import stages
+
+    return functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
+
+
 def execute(name: str, out_dir: Path, parameters: dict, expected: tuple[str | None, dict] = (None, {})) -> float:
     """Run one notebook; raises SystemExit with the failing cell's error on failure. `expected`: a
     comparable run's stage seconds (run id, {stage: s}), for the ETA."""
@@ -325,12 +332,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         out_dir = Path(tempfile.gettempdir()) / f"ablation-report-{run_id}"
     elif args.resume:
-        from lab.studies import stages
-
         rec = records.RunRecord.open(args.resume)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        run = functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
-        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=run))
+        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=_with_eta(rec)))
     else:
         from lab.studies import stages
 
@@ -339,8 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         # 00 opens the run just started; the parameters go with it as the executed notebook's record
         timings[MEASURE[0]] = execute(MEASURE[0], out_dir, {**params.as_text(), "run_id": run_id})
         if args.stop_after != stage_name(MEASURE[0]):
-            run = functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
-            timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=run))
+            timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=_with_eta(rec)))
     if args.stop_after:
         print(f"run {run_id} stopped after stage {args.stop_after}; go on with --resume {run_id}")
         return 0

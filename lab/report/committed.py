@@ -33,7 +33,7 @@ def committed(report: Path | None = None) -> Committed | None:
     report = Path(report or REPORT)
     if not report.exists():
         return None
-    m = HEADER.search(Path(report).read_text(encoding="utf-8"))
+    m = HEADER.search(report.read_text(encoding="utf-8"))
     return Committed(m["run"], m["base"]) if m else None
 
 

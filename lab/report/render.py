@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse(ap.prog, f"--base: {exc}")
     path = write(rec, args.reports_dir, base)
     print(f"{path}\n{Path(args.reports_dir) / 'ablation.html'}")
-    if Path(args.reports_dir).resolve() == (REPO / "reports").resolve() and root is None:
+    if committed.is_committed_reports_dir(args.reports_dir) and root is None:
         from lab.report import docs  # the committed report's run is the one README.md and docs/ quote
 
         for changed in docs.write(rec):

@@ -239,7 +239,7 @@ def fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, p
 
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m lab.studies.replicates",
-                                 description="one replicate of a run's timing plan (the timing stage runs these)")
+                       description="one replicate of a run's timing plan (the timing stage runs these)")
     ap.add_argument("run_dir")
     ap.add_argument("plan")
     ap.add_argument("--replicate", type=int, required=True)

@@ -58,8 +58,9 @@ def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
     data, abl = ctx.data, ctx.abl.set_index("variant", drop=False)
     fastest = ctx.abl.attrs.get("best_sdpa")
     ceiling = data.ceilings["tensor_tflops"] if data.ceilings else None
-    roles = ([(branches.role(data, best, short=True), best)] if best == portable
-             else [(branches.role(data, best, short=True), best)] + ([("fastest portable step", portable)] if portable else []))
+    roles = [(branches.role(data, best, short=True), best)]
+    if portable and portable != best:
+        roles.append(("fastest portable step", portable))
     rows = []
     for role, step in roles:
         r = abl.loc[step] if step in abl.index else None
@@ -88,10 +89,13 @@ def section_headline(ctx: Context) -> list[str]:
     best, portable = branches.best_step(data), branches.best_portable(data, head)
     add(f"- Headline shape {shape_label(head)}, hot mode.")
     L += _steps_that_ran(ctx)
-    add(f"- {branches.role(data, best).capitalize()}: {best}"
-        + (f"; the fastest portable step here: {portable}" + (f" (the portable branch ends at {end})"
-                                                               if (end := branches.portable_end(data)) and end != portable
-                                                               else "") if portable and portable != best else "") + ".")
+    line = f"- {branches.role(data, best).capitalize()}: {best}"
+    if portable and portable != best:
+        line += f"; the fastest portable step here: {portable}"
+        end = branches.portable_end(data)
+        if end and end != portable:
+            line += f" (the portable branch ends at {end})"
+    add(line + ".")
     add("")
     L += _best_table(ctx, best, portable)
     root = branches.first_timed_ancestor(data, best, head)
