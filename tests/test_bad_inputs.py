@@ -14,8 +14,11 @@ import sys
 import pytest
 
 from lab.kernels.manifest import REPO
+from lab.report import committed
 
 NO_GPU = argparse.Namespace(cuda=argparse.Namespace(is_available=lambda: False))
+
+RUN = committed.default_run()  # a run that exists: the committed report's
 
 # (module, argv, what the one line must contain)
 PYTHON_ROWS = [
@@ -24,9 +27,9 @@ PYTHON_ROWS = [
     ("lab", ["compare", "--threshold", "1.5"], "--threshold: 1.5 must lie strictly between 0 and 1"),
     ("lab", ["compare", "--threshold", "two"], "--threshold: 'two' is not a number"),
     ("lab", ["compare", "nope"], "run 'nope': no such run under"),
-    ("lab", ["compare", "20261126T123735Z-1a31dde", "nope"], "base 'nope': no such run under"),
-    ("lab", ["replicate", "20261126T123735Z-1a31dde"], "the following arguments are required: base"),
-    ("lab", ["replicate", "nope", "20261126T123735Z-1a31dde"], "run 'nope': no such run"),
+    ("lab", ["compare", RUN, "nope"], "base 'nope': no such run under"),
+    ("lab", ["replicate", RUN], "the following arguments are required: base"),
+    ("lab", ["replicate", "nope", RUN], "run 'nope': no such run"),
     ("lab", ["check", "--variants", "nope"], "--variants nope: unknown variant 'nope'; known: baseline"),
     ("lab", ["build", "--variants", "wmma,tma~no_nope"], "no_nope"),
     ("lab", ["bench", "--shape", "4,16,abc,64"], "S = 'abc' is not a whole number"),
@@ -43,7 +46,7 @@ PYTHON_ROWS = [
     ("lab.pipeline", ["--replicates", "0"], "REPLICATES"),
     ("lab.pipeline", ["--variants", "padded"], "no CUDA GPU on this machine, so no new run is measured and --variants"),
     ("lab.report", ["nope"], "no run 'nope' under"),
-    ("lab.report", ["20261126T123735Z-1a31dde", "--base", "nope"], "no run 'nope' under"),
+    ("lab.report", [RUN, "--base", "nope"], "no run 'nope' under"),
     ("lab.report.docs", ["nope"], "no run 'nope' under"),
     ("lab.report.data_index", ["--supersede", "data/runs/nope"], "not in HEAD's tree"),
     ("lab.report.data_index", ["--nope"], "unrecognized arguments: --nope"),

@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from lab.kernels.manifest import REPO
-from lab.report import data_index
+from lab.report import committed, data_index
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +55,16 @@ def test_each_rule_turns_red_when_broken(index, breakage, expected):
 def test_a_superseded_entry_names_the_folder_git_keeps():
     """The entry --supersede writes for a committed run folder: its tree id is git's for that folder at
     HEAD (where the report's runs are committed), so `git archive <tree>` gives the folder back."""
-    path = "data/runs/20261126T123735Z-1a31dde"
+    run = committed.default_run()
+    path = f"data/runs/{run}"
     try:
         want = subprocess.run(["git", "-C", str(REPO), "rev-parse", f"HEAD:{path}"], check=True, capture_output=True,
                               text=True).stdout.strip()
     except (subprocess.CalledProcessError, FileNotFoundError):
         pytest.skip("no git history with the report's run here")
     entry = tomllib.loads(data_index.superseded_entry(path))["superseded"][0]
-    assert entry["tree"] == want and entry["run"] == "20261126T123735Z-1a31dde" and entry["kind"] == "study"
-    assert entry["gpu"] == "NVIDIA H100 80GB HBM3" and entry["steps"] == 35
+    assert entry["tree"] == want and entry["run"] == run and entry["kind"] == "study"
+    assert entry["gpu"] == next(r["gpu"] for r in data_index.load()["run"] if r["path"] == path) and entry["steps"] == 35
     assert not data_index.problems({**data_index.load(), "superseded": [entry]})
     with pytest.raises(ValueError, match="not in HEAD's tree"):
         data_index.superseded_entry("data/runs/20990101T000000Z-never")
