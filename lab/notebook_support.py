@@ -148,12 +148,12 @@ def first_screen(rec, reports_dir) -> dict:
 
     from lab.report import ladder
     from lab.report.common import FIGURES
-    from lab.report.load import _data
-    from lab.report.tables import _ablation
+    from lab.report.load import run_data
+    from lab.report.tables import ablation_frame
 
-    data = _data(rec)
+    data = run_data(rec)
     head = data.headline()
-    abl = _ablation(data, head, "hot")
+    abl = ablation_frame(data, head, "hot")
     headers, rows = ladder.ladder_rows(data, abl, head)
     return {"sentence": ladder.finding(data, head) or "", "figure": Path(reports_dir) / "figures" / FIGURES["hero"],
             "table": pd.DataFrame(rows, columns=headers)}

@@ -157,7 +157,7 @@ def test_bar_rows_judge_parity_and_the_fast_rule_at_their_edges():
     for r, (case, (parity, fast, label)) in zip(rows.itertuples(), EDGES):
         assert (r.ratio, r.lo) == case
         assert (r.parity, r.fast) == (parity, fast), case
-        assert bar._row_level(r) == label, case
+        assert bar.row_level(r) == label, case
         assert r.fastest == FASTEST and r.flash is None
 
 

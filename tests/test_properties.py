@@ -164,7 +164,7 @@ class _OneRow:
 def test_bar_level_is_monotone_in_ratio_and_lower_end(r, dr, below, dlo):
     lo = r - below
     rows = bar.bar_rows(_OneRow([(r, lo), (r + dr, min(lo + dlo, r + dr))]), "step")
-    levels = [LEVELS[bar._row_level(x)] for x in rows.itertuples()]
+    levels = [LEVELS[bar.row_level(x)] for x in rows.itertuples()]
     assert levels[0] <= levels[1], rows[["ratio", "lo"]]
     for x, level in zip(rows.itertuples(), levels):  # and the level is what the bar's rule says
         assert (level >= 2) == (x.ratio >= 1.0 and x.lo > 0.99)

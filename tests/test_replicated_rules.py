@@ -382,7 +382,7 @@ def test_agreement_of_runs_without_common_ratios_is_undefined():
 def test_replication_rows_have_their_columns_in_order_even_when_empty(monkeypatch):
     for part in ("_step_rows", "_knockout_rows", "_bar_rows"):
         monkeypatch.setattr(replication, part, lambda a, b: [])
-    monkeypatch.setattr(replication, "_data", lambda run: run)
+    monkeypatch.setattr(replication, "run_data", lambda run: run)
     tab = replication.rows(None, None)
     assert list(tab.columns) == ["kind", "what", "shape", "mode", "a", "a_lo", "a_hi", "a_verdict", "b", "b_lo",
                                  "b_hi", "b_verdict", "holds", "same_code"] and len(tab) == 0

@@ -284,7 +284,7 @@ BAR_RUN = "20261122T010322Z-fc884e1"  # the 15-step run: the last step against S
 @pytest.mark.skipif(not (FIXTURE_RUNS / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
 def test_success_bar_rows_follow_from_the_samples():
     """The bar against the fastest SDPA backend at each shape and mode, recomputed from the samples."""
-    data = report._data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
+    data = report.run_data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
     best = "unmasked_interior"
     text = "\n".join(report.success_bar(data, best))
     backends = ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn")
@@ -322,7 +322,7 @@ def test_success_bar_rows_follow_from_the_samples():
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / BAR_RUN).is_dir(), reason=f"run {BAR_RUN} is not committed")
 def test_bar_judges_the_sm90a_end_or_else_the_best_portable_step():
-    data = report._data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
+    data = report.run_data(records.RunRecord.open(BAR_RUN, FIXTURE_RUNS))
     assert report.bar_step(data) == "unmasked_interior"  # the last sm_90a step of that run
     # as on a GPU without sm_90a: the Hopper steps have no samples, the bar falls back to the
     # fastest portable step at the headline shape
@@ -339,11 +339,11 @@ JUDGED_RUN = "20261122T021511Z-38fabed"  # 18 steps; steps 16-17 change D = 128 
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_a_step_with_judged_at_is_judged_at_its_own_shape():
-    data = report._data(records.RunRecord.open(JUDGED_RUN, FIXTURE_RUNS))
+    data = report.run_data(records.RunRecord.open(JUDGED_RUN, FIXTURE_RUNS))
     head = data.headline()
-    abl = report._ablation(data, head, "hot")
+    abl = report.ablation_frame(data, head, "hot")
     hyp = report.hypothesis_rows(data, abl).set_index("variant")
-    d128 = report._ablation(data, (4, 16, 4096, 128, False), "hot").set_index("variant")
+    d128 = report.ablation_frame(data, (4, 16, 4096, 128, False), "hot").set_index("variant")
     for name in ("wide_kv_tiles_d128", "ping_pong_d128"):
         assert variants.get(name).judged_at == "4,16,4096,128"
         assert hyp.loc[name, "judged_at"] == "(4, 16, 4096, 128) non-causal"
@@ -379,7 +379,7 @@ FINAL_RUN = "20261122T023222Z-793d6a3"
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / FINAL_RUN).is_dir(), reason=f"run {FINAL_RUN} is not committed")
 def test_precision_summary_counts_canonical_intervals_wider_than_the_band():
-    data = report._data(records.RunRecord.open(FINAL_RUN, FIXTURE_RUNS))
+    data = report.run_data(records.RunRecord.open(FINAL_RUN, FIXTURE_RUNS))
     prec = report.precision_summary(data)
     canonical = [s for s in data.measured_shapes if report.shape_group(s) == "canonical"]
     expected_total = sum(1 for s in canonical for m in data.modes for i in data.impls(s) if i != report.PEER)

@@ -14,7 +14,7 @@ from lab.report.common import fmt_g
 from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
-from lab.report.tables import _ablation
+from lab.report.tables import ablation_frame
 from lab.kernels.shape import Shape
 from fixture_runs import FIXTURE_RUNS
 
@@ -237,7 +237,7 @@ def test_a_tree_ladder_shows_each_branch_in_its_own_order_against_its_own_parent
     data = _tree_run({"portable_a": 0.8, "portable_b": 0.9})
     order = PORTABLE + ["portable_a", "portable_b"] + HOPPER
     assert data.variants == order and ladder.measured_steps(data, HEAD) == order
-    abl = _ablation(data, HEAD, "hot").set_index("variant", drop=False)
+    abl = ablation_frame(data, HEAD, "hot").set_index("variant", drop=False)
     assert list(abl["variant"]) == order
     med = lambda v: np.median(data.lat(v, HEAD, "hot"))  # noqa: E731
     for step, parent in (("portable_a", "async_pipeline"), ("portable_b", "portable_a"), ("wgmma", "async_pipeline")):

@@ -30,11 +30,11 @@ from lab.kernels.shape import Shape  # noqa: F401  (re-exported: report.Shape)
 from lab.studies.shapes import HEADLINE  # noqa: F401  (the headline shape, lab.studies.shapes)
 from lab.report.common import (DPI, FIGURES, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
                                fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
-from lab.report.load import RunData, _data  # noqa: F401
-from lab.report.tables import (FINDING_FOR_HYPOTHESIS, NCU_XVAL_MIN_US, PRECISION_BAND, _ablation,  # noqa: F401
-                               ablation_table, capped_rows, clock_summary, crossval_table, hypothesis_rows,
-                               hypothesis_verdict, ncu_crossval_table, noise_floor, precision_summary,
-                               profiler_findings, shape_group, shape_tables, step_moves)
+from lab.report.load import RunData, run_data  # noqa: F401
+from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, ablation_frame, ablation_table,  # noqa: F401
+                               capped_rows, clock_summary, crossval_table, hypothesis_rows, hypothesis_verdict,
+                               ncu_crossval_table, noise_floor, precision_summary, shape_group, shape_tables)
+from lab.report.findings import FINDING_FOR_HYPOTHESIS, profiler_findings, step_moves  # noqa: F401
 from lab.report.bar import *  # noqa: F401,F403  (BAR_* constants, bar_rule, bar_step, success_bar)
 from lab.report.figures import (figure_latency, figure_roofline, figure_speedup, figure_stalls,  # noqa: F401
                                 figure_sweep, sweep_groups)

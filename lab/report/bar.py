@@ -12,8 +12,8 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.common import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
-from lab.report.load import RunData, _num, _titled, _variant
-from lab.report.tables import _sdpa_gap
+from lab.report.load import RunData, number_or_none, step_title, manifest_variant
+from lab.report.findings import sdpa_gap
 from lab.studies.shapes import HEADLINE_D128, shape_set
 
 # The bar (issues 5 and 10): the best step (bar_step) against the FASTEST SDPA backend measured in the same run at
@@ -65,10 +65,10 @@ def _grid_note(data: RunData, impl: str, shape: Shape) -> str:
     rows = launch.get("rows_per_block")
     pshape = data.profile_shape_for(shape)
     prow = data.profile_row(impl, pshape)
-    sms = _num((prow or {}).get("sm_count")) or _num(data.env.get("sm_count"))
+    sms = number_or_none((prow or {}).get("sm_count")) or number_or_none(data.env.get("sm_count"))
     if not rows or not prow or not sms:
         return ""
-    grid_p, waves_p = _num(prow.get("grid_size")), _num(prow.get("waves"))
+    grid_p, waves_p = number_or_none(prow.get("grid_size")), number_or_none(prow.get("waves"))
     if not grid_p or not waves_p:
         return ""
     per_sm = round(grid_p / (waves_p * sms))
@@ -114,7 +114,7 @@ def bar_rows(data: RunData, best: str, peer: str = PEER) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _row_level(r) -> str:
+def row_level(r) -> str:
     """Where a bar row (ratio, parity, fast) stands against the bar's parity and 1.10x rules."""
     return (f"≥ {BAR_FAST:.2f}×" if r.fast else f"≥ {BAR_PARITY:.1f}×" if r.parity
             else f"below {BAR_PARITY:.1f}×" if r.ratio < BAR_PARITY else f"lower end ≤ {BAR_PARITY_LO}")
@@ -122,15 +122,15 @@ def _row_level(r) -> str:
 
 def _local_bytes(row: dict):
     """A profile row's local-memory (spill) traffic in bytes (older runs record loads and stores apart)."""
-    local = _num(row.get("local_bytes"))
-    return local if local is not None else (_num(row.get("local_bytes_ld")) or 0) + (_num(row.get("local_bytes_st")) or 0)
+    local = number_or_none(row.get("local_bytes"))
+    return local if local is not None else (number_or_none(row.get("local_bytes_ld")) or 0) + (number_or_none(row.get("local_bytes_st")) or 0)
 
 
 def _bar_table(data: RunData, best: str, peer: str, rows: pd.DataFrame) -> str:
     out = []
     for r in rows.itertuples():
         f = r.flash
-        level = _row_level(r)
+        level = row_level(r)
         out.append([shape_label(r.shape), r.mode, fmt_us(r.best_us), r.fastest, fmt_us(r.fastest_us),
                     fmt_ci(r.ratio, r.lo, r.hi), fmt_us(r.peer_us),
                     fmt_ci(f.ratio, f.lo, f.hi) if f is not None else "—",
@@ -188,7 +188,7 @@ def _profile_verdicts(data: RunData, best: str) -> tuple[list[str], list[tuple]]
         if not r:
             continue
         local = _local_bytes(r)
-        bank, pipe = _num(r.get("bank_conflict_pct")), _num(r.get("tensor_pipe_active"))
+        bank, pipe = number_or_none(r.get("bank_conflict_pct")), number_or_none(r.get("tensor_pipe_active"))
         ok = local == 0 and bank is not None and bank < BAR_BANK_CONFLICTS and pipe is not None and pipe >= BAR_TENSOR_PIPE
         lines.append(f"{shape_label(pshape)}: local-memory (spill) traffic {fmt_g(local)} bytes, bank conflicts "
                      f"{fmt_g(bank)} % of shared wavefronts, tensor pipe active {fmt_g(pipe)} % "
@@ -205,8 +205,8 @@ def _missed_lines(data: RunData, best: str, missed: list[tuple]) -> list[str]:
         if label.startswith(("TFLOP/s", "profile")):
             pshape = data.profile_shape_for(Shape(shapes[0].B, shapes[0].H, shapes[0].S, shapes[0].D, False))
             if pshape is not None and pshape not in gaps:
-                title = _titled(_variant(best)) if _variant(best) else best
-                gaps[pshape] = _sdpa_gap(data, pd.DataFrame([{"variant": best, "title": title}]), pshape)
+                title = step_title(manifest_variant(best)) if manifest_variant(best) else best
+                gaps[pshape] = sdpa_gap(data, pd.DataFrame([{"variant": best, "title": title}]), pshape)
             out.append(f"- {label}: {why}.")
             continue
         grid = "; ".join(f"{shape_label(sh)}: {g}" for sh in shapes if (g := _grid_note(data, best, sh)))
@@ -279,7 +279,7 @@ def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:
     if not len(rows):
         return []
     table = [[shape_label(r.shape), r.mode, fmt_us(r.step_us), fmt_us(r.peer_us), fmt_ci(r.ratio, r.lo, r.hi),
-              _row_level(r)] for r in rows.itertuples()]
+              row_level(r)] for r in rows.itertuples()]
     out = [md_table(["shape", "mode", f"{step} µs", f"{peer} µs", f"{step} vs {peer} [95% CI]", "this row"], table,
                     "llrrrl"), ""]
     canon = {Shape(s.B, s.H, s.S, s.D, False) for s in BAR_CANONICAL}
@@ -299,6 +299,6 @@ def portable_profile(data: RunData, step: str, peer: str = PEER) -> str:
     if not (r and p):
         return ""
     return (f"Profile at {shape_label(PORTABLE_PROFILE_SHAPE)}: local-memory (spill) traffic {fmt_g(_local_bytes(r))} "
-            f"bytes, bank conflicts {fmt_g(_num(r.get('bank_conflict_pct')))} % of shared wavefronts, "
-            f"tensor pipe active {fmt_g(_num(r.get('tensor_pipe_active')))} % against {peer}'s "
-            f"{fmt_g(_num(p.get('tensor_pipe_active')))} % (its spill traffic: {fmt_g(_local_bytes(p))} bytes).")
+            f"bytes, bank conflicts {fmt_g(number_or_none(r.get('bank_conflict_pct')))} % of shared wavefronts, "
+            f"tensor pipe active {fmt_g(number_or_none(r.get('tensor_pipe_active')))} % against {peer}'s "
+            f"{fmt_g(number_or_none(p.get('tensor_pipe_active')))} % (its spill traffic: {fmt_g(_local_bytes(p))} bytes).")

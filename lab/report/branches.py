@@ -15,22 +15,22 @@ import re
 from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE
 from lab.kernels.shape import Shape
-from lab.report.load import RunData, _first_line, _variant
+from lab.report.load import RunData, first_line, manifest_variant
 
 
 def branch(name: str) -> str:
     """The step's arch branch from the manifest (`portable`, `sm_90a`, ...); '' if not a manifest step."""
-    return manifest.branch(name) if _variant(name) else ""
+    return manifest.branch(name) if manifest_variant(name) else ""
 
 
 def steps(data: RunData) -> list[str]:
     """The run's manifest steps, in branch order."""
-    return [v for v in data.variants if _variant(v) is not None]
+    return [v for v in data.variants if manifest_variant(v) is not None]
 
 
 def ran(data: RunData) -> list[str]:
     """The run's steps with samples, in branch order: what ran on the measured GPU."""
-    timed = {impl for (impl, _, _) in data._lat}
+    timed = set(data.impls(studies=True))
     return [v for v in steps(data) if v in timed]
 
 
@@ -45,9 +45,9 @@ def not_run(data: RunData) -> dict[str, str]:
             continue
         built = data.build.get(v) if isinstance(data.build, dict) else None
         if isinstance(built, dict) and not built.get("ok", True):
-            out[v] = _first_line(built.get("error") or "build failed (no reason recorded)")
+            out[v] = first_line(built.get("error") or "build failed (no reason recorded)")
         elif v in data.excluded:
-            out[v] = _first_line(data.excluded[v])
+            out[v] = first_line(data.excluded[v])
         else:
             out[v] = "no samples in this run"
     return out
@@ -64,7 +64,7 @@ def not_run_grouped(data: RunData) -> list[tuple[list[str], str]]:
 
 def _fastest(data: RunData, names: list[str], shape: Shape | None, mode: str) -> str:
     timed = [v for v in names if shape is not None and data.median(v, shape, mode) is not None]
-    return min(timed, key=lambda v: (data.median(v, shape, mode), _variant(v).index)) if timed else ""
+    return min(timed, key=lambda v: (data.median(v, shape, mode), manifest_variant(v).index)) if timed else ""
 
 
 def best_portable(data: RunData, shape: Shape | None = None, mode: str = "hot") -> str:
@@ -116,7 +116,7 @@ def role(data: RunData, name: str, short: bool = False) -> str:
 
 def numbers(names: list[str]) -> str:
     """The manifest numbers of `names` with runs collapsed: '1–8, 19–20'."""
-    idx = sorted(_variant(n).index for n in names if _variant(n))
+    idx = sorted(manifest_variant(n).index for n in names if manifest_variant(n))
     runs: list[list[int]] = []
     for i in idx:
         if runs and i == runs[-1][-1] + 1:
@@ -131,12 +131,12 @@ def summary(names: list[str]) -> str:
     'portable steps 1–8, then sm_90a steps 9–18 branching off 8 async_pipeline'."""
     by_branch: dict[str, list[str]] = {}
     for n in names:
-        if _variant(n):
+        if manifest_variant(n):
             by_branch.setdefault(branch(n), []).append(n)
     parts = []
     for arch, members in by_branch.items():
-        root = _variant(members[0]).parent
-        origin = f" branching off {label(root)}" if root and _variant(root) and branch(root) != arch else ""
+        root = manifest_variant(members[0]).parent
+        origin = f" branching off {label(root)}" if root and manifest_variant(root) and branch(root) != arch else ""
         parts.append(f"{arch} step{'s' if len(members) > 1 else ''} {numbers(members)}{origin}")
     return ", then ".join(parts)
 
@@ -144,7 +144,7 @@ def summary(names: list[str]) -> str:
 def lineage(name: str) -> list[str]:
     """The steps from the ladder's root to `name` (lab.kernels.manifest.lineage); [name] for a step the
     manifest lacks."""
-    return manifest.lineage(name) if _variant(name) else [name]
+    return manifest.lineage(name) if manifest_variant(name) else [name]
 
 
 def first_timed_ancestor(data: RunData, name: str, shape: Shape, mode: str = "hot") -> str:
@@ -155,5 +155,5 @@ def first_timed_ancestor(data: RunData, name: str, shape: Shape, mode: str = "ho
 
 def label(name: str) -> str:
     """'18 ftz_exp2': the step's number and name."""
-    v = _variant(name)
+    v = manifest_variant(name)
     return f"{v.index} {name}" if v else name

@@ -63,12 +63,12 @@ def save_figure(fig, path, dpi: int = DPI):
     return path
 
 
-def _isnum(x) -> bool:
+def isnum(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def fmt(x, nd: int = 2, suffix: str = "") -> str:
-    return f"{x:.{nd}f}{suffix}" if _isnum(x) else MISSING
+    return f"{x:.{nd}f}{suffix}" if isnum(x) else MISSING
 
 
 def fmt_us(x) -> str:
@@ -77,7 +77,7 @@ def fmt_us(x) -> str:
 
 
 def fmt_ratio(x) -> str:
-    if not _isnum(x):
+    if not isnum(x):
         return MISSING
     return f"{x:.4f}" if abs(x) < 0.1 else f"{x:.3f}"
 
@@ -85,20 +85,20 @@ def fmt_ratio(x) -> str:
 def fmt_ci(ratio, lo, hi, mark: str = "×", missing: str = MISSING) -> str:
     """A ratio with its interval, '1.234× [1.200, 1.270]' (`mark` after the ratio: '×', 'x' or ''),
     or `missing` where there is no ratio."""
-    if not _isnum(ratio):
+    if not isnum(ratio):
         return missing
     return f"{fmt_ratio(ratio)}{mark} [{fmt_ratio(lo)}, {fmt_ratio(hi)}]"
 
 
 def fmt_p(p) -> str:
-    if not _isnum(p):
+    if not isnum(p):
         return MISSING
     return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
 
 
 def fmt_g(x, nd: int = 3) -> str:
     """A profiler value: a few significant digits."""
-    if not _isnum(x):
+    if not isnum(x):
         return MISSING
     if x == 0:
         return "0"

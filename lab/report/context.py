@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report.common import FIGURES
 from lab.report.load import RunData
-from lab.report.tables import _ablation
+from lab.report.tables import ablation_frame
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Context:
     @classmethod
     def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None) -> "Context":
         head = data.headline()
-        abl = _ablation(data, head, "hot") if head else pd.DataFrame()
+        abl = ablation_frame(data, head, "hot") if head else pd.DataFrame()
         return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base)
 
     @property

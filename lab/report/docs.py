@@ -132,21 +132,21 @@ def tuning(variant: str | None = None) -> str:
     runs = tuning_report.siblings(run_dir)
     parts = []
     for run_id, workers, submitted, search_s, _ in runs:
-        counts = tuning_report.outcomes(tuning_report._read(records.TUNING_DIR / run_id, "tuning.parquet"))
+        counts = tuning_report.outcomes(tuning_report.read_run_file(records.TUNING_DIR / run_id, "tuning.parquet"))
         parts.append(f"run `{run_id}` on {workers} worker(s) ({submitted} configurations measured, "
                      f"{counts.get('invalid', 0)} invalid, {search_s:.1f} s of search)")
-    params = tuning_report._read(run_dir, "params.json")
+    params = tuning_report.read_run_file(run_dir, "params.json")
     text = (f"Recorded: `make tune SAMPLER={params.get('sampler')} SHAPES={params.get('shapes')} "
             f"TRIALS={params.get('trials')}`, " + " and ".join(parts))
     if len({r[1] for r in runs}) > 1:
         one, many = min(runs, key=lambda r: r[1]), max(runs, key=lambda r: r[1])
         text += f": {many[4] / one[4]:.2f}× the configurations per minute on {many[1]} GPUs against {one[1]}"
-    scores = dispatch.class_scores(tuning_report._read(run_dir, "tuning.parquet"), table.get("mode", "hot"))
+    scores = dispatch.class_scores(tuning_report.read_run_file(run_dir, "tuning.parquet"), table.get("mode", "hot"))
     best = scores.groupby("shape_class").head(1)
     default_best = int((best["impl"] == variant).sum())
     text += (f". The hand-picked defaults are the fastest configuration in {default_best} of the {len(best)} "
              "shape classes")
-    _, verdicts = tuning_report.heldout_verdicts(tuning_report._read(run_dir, "heldout.parquet"), table)
+    _, verdicts = tuning_report.heldout_verdicts(tuning_report.read_run_file(run_dir, "heldout.parquet"), table)
     why = {"not validated": "no held-out shape falls in that class", "validated": "a held-out shape confirms it",
            "overfitted": "no held-out shape of that class is faster with it"}
     for cls, e in table.get("classes", {}).items():

@@ -14,13 +14,13 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
 from lab.report.common import FINDING_METRICS, shape_label
-from lab.report.figures import _figure, _style, peer_colors
-from lab.report.load import RunData, _data
+from lab.report.figures import new_figure, set_style, peer_colors
+from lab.report.load import RunData, run_data
 
 
 def open_run(run) -> RunData:
     """A run's data: a RunRecord, or a run id under data/runs (or a run folder's path)."""
-    return _data(run if isinstance(run, records.RunRecord) else records.RunRecord.open(run))
+    return run_data(run if isinstance(run, records.RunRecord) else records.RunRecord.open(run))
 
 
 def _checked(data: RunData, shape: Shape, impls: tuple[str, ...], mode: str) -> None:
@@ -63,8 +63,8 @@ def figure_distributions(run, shape, step_a: str, step_b: str, mode: str = "hot"
     shape = Shape.of(shape)
     _checked(data, shape, (step_a, step_b), mode)
     col = peer_colors([step_a, step_b])
-    with _style():
-        fig = _figure((11.0, 4.2))
+    with set_style():
+        fig = new_figure((11.0, 4.2))
         ax, ax2 = fig.subplots(1, 2)
         for impl in (step_a, step_b):
             x = np.sort(data.lat(impl, shape, mode))

@@ -11,19 +11,19 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import DPI, PEER, _isnum, fmt_ratio, save_figure, shape_label
-from lab.report.load import RunData, _num, _variant
-from lab.report.tables import _dims, _stall_columns
+from lab.report.common import DPI, PEER, isnum, fmt_ratio, save_figure, shape_label
+from lab.report.load import RunData, number_or_none, manifest_variant
+from lab.report.findings import stall_columns
 from lab.studies.measure_shape import AA_SUFFIX
 
 
-def _figure(figsize):
+def new_figure(figsize):
     from matplotlib.figure import Figure
 
     return Figure(figsize=figsize, dpi=DPI)
 
 
-def _style():
+def set_style():
     import matplotlib
     import seaborn as sns
 
@@ -32,10 +32,6 @@ def _style():
                "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "lab",
                "path.simplify": True})
     return matplotlib.rc_context(rc)
-
-
-def _save(fig, path: Path) -> Path:
-    return save_figure(fig, path)  # the fixed SVG hash salt is set in _style
 
 
 BRANCH_COLORS = {"portable": "#4C72B0", "sm_90a": "#55A868"}  # the ladder's arch branches; others grey
@@ -52,7 +48,7 @@ def step_colors(steps: list[str]) -> dict:
     """A step's colour from its arch branch; two steps of one branch get a darker second shade."""
     out, used = {}, set()
     for v in steps:
-        var = _variant(v)
+        var = manifest_variant(v)
         c = BRANCH_COLORS.get(var.arch if var else "", "#8C8C8C")
         out[v] = c if c not in used else next((x for x in STEP_COLORS if x not in used), c)
         used.add(out[v])
@@ -67,7 +63,7 @@ def impl_colors(data: RunData, impls: list[str]) -> dict:
     steps = [i for i in impls if data.kind(i) == "variant"]
     by_branch: dict = {}
     for v in steps:
-        var = _variant(v)
+        var = manifest_variant(v)
         by_branch.setdefault(var.arch if var else "", []).append(v)
     maps = {"portable": "Blues", "sm_90a": "Greens"}
     out = {}
@@ -90,8 +86,8 @@ def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str |
     impls = [i for i in data.impls(shape) if data.lat(i, shape, mode) is not None]
     if not impls:
         return f"no {mode} samples at {shape_label(shape)}: latency figure skipped"
-    with _style():
-        fig = _figure((11.0, 4.6))
+    with set_style():
+        fig = new_figure((11.0, 4.6))
         ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
         pal = impl_colors(data, impls)
         for impl in impls:
@@ -113,19 +109,19 @@ def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str |
         fig.suptitle(f"Latency distributions at {shape_label(shape)} ({mode}, throttled samples dropped)",
                      fontsize=10)
         fig.subplots_adjust(left=0.06, right=0.70, bottom=0.12, top=0.86, wspace=0.06)
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 
 def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
     if abl.empty or not abl["vs_sdpa_flash"].notna().any() and not abl["vs_parent"].notna().any():
         return "no speedups to plot"
-    with _style():
-        fig = _figure((12.7, 5.6))
+    with set_style():
+        fig = new_figure((12.7, 5.6))
         axes = fig.subplots(1, 2)
         panels = (("vs_parent", "speedup over parent step", "tab:blue"),
                   ("vs_sdpa_flash", f"speedup over {PEER}", "tab:orange"))
-        labels = [f"{int(s)}. {t}" if _isnum(s) else t for s, t in zip(abl["step"], abl["variant"])]
+        labels = [f"{int(s)}. {t}" if isnum(s) else t for s, t in zip(abl["step"], abl["variant"])]
         for ax, (col, title, color) in zip(axes, panels):
             y = np.arange(len(abl))[::-1]
             vals = abl[col].to_numpy(dtype=float)
@@ -152,7 +148,7 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
         fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}: speedup with its 95 % interval "
                      "(> 1: faster)", fontsize=10)
         fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.88, wspace=0.1)
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 
@@ -174,8 +170,8 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
     pshapes = list(dict.fromkeys(Shape.from_row(r)
                                  for r in p.itertuples()))
     markers = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H"]
-    with _style():
-        fig = _figure((9.5, 5.6))
+    with set_style():
+        fig = new_figure((9.5, 5.6))
         ax = fig.subplots()
         ax.plot(xs, np.minimum(peak, xs * bw / 1e3), color="black", lw=1.5,
                 label=f"roofline: {peak:.0f} TFLOP/s,\n{bw:.0f} GB/s, ridge {ridge:.0f} FLOP/B")
@@ -208,7 +204,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
         ax.set_xlabel("arithmetic intensity, FLOP per DRAM byte (ncu dram__bytes)")
         ax.set_ylabel("achieved TFLOP/s (ncu duration)")
         ax.set_title("Roofline with the ceilings measured on this GPU")
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 
@@ -241,13 +237,13 @@ def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:
     impls = [i for i in highlighted(data) if not i.endswith(AA_SUFFIX)]
     pal = {**step_colors([i for i in impls if data.kind(i) == "variant"]),
            **peer_colors([i for i in impls if data.kind(i) in ("sdpa", "peer")])}
-    with _style():
+    with set_style():
         width = max(4.2 * len(keys), 8.0)
-        fig = _figure((width, 4.6))
+        fig = new_figure((width, 4.6))
         axes = np.atleast_1d(fig.subplots(1, len(keys), sharey=True))
         for ax, key in zip(axes, keys):
             for impl in impls:
-                pts = [(s.S, stats.tflops(*_dims(s), s.causal, data.median(impl, s, mode)))
+                pts = [(s.S, stats.tflops(*s.dims, s.causal, data.median(impl, s, mode)))
                        for s in groups[key] if data.median(impl, s, mode)]
                 if pts:
                     ax.plot(*zip(*pts), marker="o", ms=3, color=pal[impl], label=impl)
@@ -259,7 +255,7 @@ def figure_sweep(data: RunData, path: Path, mode="hot") -> str | None:
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=min(len(labels), 6),
                    frameon=False)
         fig.suptitle("TFLOP/s against sequence length: the last step of each branch and the peers", fontsize=10)
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 
@@ -270,8 +266,8 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
     rows = [(i, r) for i, r in dict(rows).items() if r]
     if not rows:
         return f"no profiled kernel at {shape_label(pshape)}: warp-stall figure skipped"
-    cols = _stall_columns(data.profile)
-    df = pd.DataFrame([{c: _num(r.get(c)) or 0.0 for c in cols} for _, r in rows], index=[i for i, _ in rows])
+    cols = stall_columns(data.profile)
+    df = pd.DataFrame([{c: number_or_none(r.get(c)) or 0.0 for c in cols} for _, r in rows], index=[i for i, _ in rows])
     order = df.sum().sort_values(ascending=False, kind="stable")
     top = [c for c in order.index[:8] if order[c] > 0]
     rest = [c for c in cols if c not in top]
@@ -281,8 +277,8 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
     import seaborn as sns
 
     colors = sns.color_palette("tab10", 10)
-    with _style():
-        fig = _figure((9.0, 4.6))
+    with set_style():
+        fig = new_figure((9.0, 4.6))
         ax = fig.subplots()
         y = np.arange(len(plot))[::-1]
         left = np.zeros(len(plot))
@@ -297,5 +293,5 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
         ax.set_title(f"Warp-stall breakdown at {shape_label(pshape)}")
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         fig.subplots_adjust(left=0.16, right=0.78, bottom=0.12, top=0.92)
-        _save(fig, path)
+        save_figure(fig, path)
     return None

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.report.common import FIGURES, MISSING, XVAL_GAP, _isnum, shape_label
-from lab.report.load import RunData, _first_line, _variant
-from lab.report.tables import _clock_range
+from lab.report.common import FIGURES, MISSING, XVAL_GAP, isnum, shape_label
+from lab.report.load import RunData, first_line, manifest_variant
+from lab.report.tables import clock_range
 
 
 def _source_check(data: RunData) -> tuple[list[str], list[str]]:
@@ -22,7 +22,7 @@ def _source_check(data: RunData) -> tuple[list[str], list[str]]:
         from lab.kernels import build
 
         for name in data.variants:
-            v = _variant(name)
+            v = manifest_variant(name)
             rec_hash = (data.build.get(name) or {}).get("source_hash")
             if v is None or not rec_hash:
                 continue
@@ -40,7 +40,7 @@ def _changed_files(data: RunData, names: list[str]) -> list[str]:
         from lab.kernels import build
 
         for name in names:
-            v, recorded = _variant(name), (data.build.get(name) or {}).get("source_files")
+            v, recorded = manifest_variant(name), (data.build.get(name) or {}).get("source_files")
             if v is None or not isinstance(recorded, dict) or not recorded:
                 continue
             now = build.source_files(v)
@@ -59,7 +59,7 @@ class Report:
     label: str
 
 
-def _run_path(data: RunData) -> str:
+def run_path(data: RunData) -> str:
     from lab.kernels.variants import REPO
 
     try:
@@ -68,11 +68,11 @@ def _run_path(data: RunData) -> str:
         return str(data.rec.dir) + "/"
 
 
-def _step(r) -> str:
-    return str(int(r.step)) if _isnum(r.step) else MISSING
+def step_number(r) -> str:
+    return str(int(r.step)) if isnum(r.step) else MISSING
 
 
-def _figure_md(add, figs, notes, key, caption, figdir):
+def figure_md(add, figs, notes, key, caption, figdir):
     if notes.get(key) is None and (figdir / FIGURES[key]).exists():
         figs[key] = figdir / FIGURES[key]
         add(f"![{caption}](figures/{FIGURES[key]})")
@@ -81,20 +81,20 @@ def _figure_md(add, figs, notes, key, caption, figdir):
     add("")
 
 
-def _shape_notes(data: RunData, shape: Shape) -> str:
+def shape_note_text(data: RunData, shape: Shape) -> str:
     out = []
     for note in data.shape_notes or []:
         if note.get("shape") != shape.id:
             continue
         for impl, why in (note.get("unsupported") or {}).items():
-            out.append(f"{impl} unsupported: {_first_line(why)}")
+            out.append(f"{impl} unsupported: {first_line(why)}")
         for impl, why in (note.get("not_taken") or {}).items():  # runs since issue 22
-            out.append(f"{impl} not taken: {_first_line(why)}")
+            out.append(f"{impl} not taken: {first_line(why)}")
         for impl, why in (note.get("errors") or {}).items():
-            out.append(f"{impl} failed: {_first_line(why)}")
+            out.append(f"{impl} failed: {first_line(why)}")
     for name in data.variants:
         if name in data.excluded:
-            out.append(f"{name} not timed (excluded: {_first_line(data.excluded[name])})")
+            out.append(f"{name} not timed (excluded: {first_line(data.excluded[name])})")
     return ("Notes: " + "; ".join(out) + ".") if out else ""
 
 
@@ -112,57 +112,14 @@ def _scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = Non
     return f"{what}; comparisons across runs go through `make replicate` (`python -m lab replicate`)."
 
 
-def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunData | None = None) -> list[str]:
+def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunData | None = None) -> list[str]:
     t = []
     env = data.env
-    # profiled vs timed shapes
-    if data.profile is not None and len(data.profile):
-        profiled = {Shape.from_row(r) for r in data.profile.itertuples()}
-        timed = data.measured_shapes
-        unprof = [s for s in timed if s not in profiled]
-        stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
-        if unprof:
-            models = sum(not s.plain for s in unprof)  # the models shapes: never profiled (their scope)
-            which = ("all causal shapes, and other B/H at a profiled S and D" if not models else
-                     f"all causal shapes, other B/H at a profiled S and D, and the {models} bf16 or grouped-query "
-                     "shapes, which no profile stands in for")
-            t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
-                     f"profiled themselves ({which}); their "
-                     f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
-                     "this report describe those launches, not every timed one.")
-        head = data.headline()
-        ps = data.profile_shape_for(head) if head else None
-        if head and ps and ps != head:
-            t.append(f"The ablation's profile columns come from {shape_label(ps)}, not the timed "
-                     f"{shape_label(head)}.")
-        # ncu duration against the timed cold median at the same shape
-        devs = []
-        for r in data.profile.itertuples():
-            s = Shape.from_row(r)
-            med = data.median(r.impl, s, "cold")
-            if med and _isnum(getattr(r, "duration_us", None)):
-                devs.append((abs(r.duration_us / med - 1), r.impl, s, r.duration_us / med))
-        passes = pd.to_numeric(data.profile.get("replay_passes"), errors="coerce").dropna() \
-            if "replay_passes" in data.profile else pd.Series([], dtype=float)
-        txt = ("Nsight Compute replays each profiled kernel"
-               + ((f" {passes.min():.0f} times" if passes.min() == passes.max() else
-                   f" {passes.min():.0f}–{passes.max():.0f} times") if len(passes) else "")
-               + " to collect its counters, flushing caches between passes, and profiles a single launch; its "
-               "durations are cold single-launch times under the profiler")
-        if devs:
-            worst = max(devs, key=lambda d: d[0])
-            txt += (f". Against the timed cold medians at the same shapes the ncu durations differ by at most "
-                    f"{worst[0] * 100:.1f} % ({worst[1]} at {shape_label(worst[2])}: ratio {worst[3]:.3f})")
-        clock_ctl = _ncu_clock_control(data)
-        if clock_ctl:
-            txt += f"; ncu ran with `--clock-control {clock_ctl}`"
-        t.append(txt + ".")
-    else:
-        t.append("No profiler data: the hypotheses cannot be checked against their mechanism, only their speed.")
+    t += _profile_threats(data)
     # clocks
     if clk.get("clock_min") is not None:
         t.append(f"Clocks were not locked. NVML's SM clock readings, taken at block boundaries and not per "
-                 f"launch, were {_clock_range(clk)}; power-cap slowdowns (limit {env.get('power_limit_w', MISSING)} "
+                 f"launch, were {clock_range(clk)}; power-cap slowdowns (limit {env.get('power_limit_w', MISSING)} "
                  "W) are not flagged as throttling, so a power-capped clock dip inside a block would go unnoticed; "
                  "long kernels at the large shapes are the most exposed.")
     else:
@@ -188,7 +145,7 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDa
     t.append(_scope_of_the_intervals(data, env, base))
     if data.excluded:
         t.append("Excluded variants (not timed): "
-                 + "; ".join(f"{k}: {_first_line(v)}" for k, v in data.excluded.items()) + ".")
+                 + "; ".join(f"{k}: {first_line(v)}" for k, v in data.excluded.items()) + ".")
     if data.env.get("git_dirty"):
         t.append("The working tree was dirty when the run started: the git sha does not fully identify the code.")
     same, differ = _source_check(data)
@@ -202,6 +159,56 @@ def _threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDa
                  f"build.json ({len(same)} of {len(data.variants)} checked).")
     if data.status.get("state") != "complete":
         t.append(f"The run's state is '{data.status.get('state')}', not 'complete'.")
+    return t
+
+
+def _profile_threats(data: RunData) -> list[str]:
+    """What the profile does not show: shapes timed but not profiled, the profile stand-in of the headline,
+    ncu's replayed single launch against the timed medians; or that there is no profile."""
+    t = []
+    if data.profile is not None and len(data.profile):
+        profiled = {Shape.from_row(r) for r in data.profile.itertuples()}
+        timed = data.measured_shapes
+        unprof = [s for s in timed if s not in profiled]
+        stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
+        if unprof:
+            models = sum(not s.plain for s in unprof)  # the models shapes: never profiled (their scope)
+            which = ("all causal shapes, and other B/H at a profiled S and D" if not models else
+                     f"all causal shapes, other B/H at a profiled S and D, and the {models} bf16 or grouped-query "
+                     "shapes, which no profile stands in for")
+            t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
+                     f"profiled themselves ({which}); their "
+                     f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
+                     "this report describe those launches, not every timed one.")
+        head = data.headline()
+        ps = data.profile_shape_for(head) if head else None
+        if head and ps and ps != head:
+            t.append(f"The ablation's profile columns come from {shape_label(ps)}, not the timed "
+                     f"{shape_label(head)}.")
+        # ncu duration against the timed cold median at the same shape
+        devs = []
+        for r in data.profile.itertuples():
+            s = Shape.from_row(r)
+            med = data.median(r.impl, s, "cold")
+            if med and isnum(getattr(r, "duration_us", None)):
+                devs.append((abs(r.duration_us / med - 1), r.impl, s, r.duration_us / med))
+        passes = pd.to_numeric(data.profile.get("replay_passes"), errors="coerce").dropna() \
+            if "replay_passes" in data.profile else pd.Series([], dtype=float)
+        txt = ("Nsight Compute replays each profiled kernel"
+               + ((f" {passes.min():.0f} times" if passes.min() == passes.max() else
+                   f" {passes.min():.0f}–{passes.max():.0f} times") if len(passes) else "")
+               + " to collect its counters, flushing caches between passes, and profiles a single launch; its "
+               "durations are cold single-launch times under the profiler")
+        if devs:
+            worst = max(devs, key=lambda d: d[0])
+            txt += (f". Against the timed cold medians at the same shapes the ncu durations differ by at most "
+                    f"{worst[0] * 100:.1f} % ({worst[1]} at {shape_label(worst[2])}: ratio {worst[3]:.3f})")
+        clock_ctl = _ncu_clock_control(data)
+        if clock_ctl:
+            txt += f"; ncu ran with `--clock-control {clock_ctl}`"
+        t.append(txt + ".")
+    else:
+        t.append("No profiler data: the hypotheses cannot be checked against their mechanism, only their speed.")
     return t
 
 
@@ -222,13 +229,13 @@ def _ncu_clock_control(data: RunData) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _diffs(data: RunData) -> list[dict]:
+def step_diffs(data: RunData) -> list[dict]:
     out = []
     for name in data.variants:
-        v = _variant(name)
+        v = manifest_variant(name)
         if v is None or not v.parent:
             continue
-        p = _variant(v.parent)
+        p = manifest_variant(v.parent)
         if p is None or not v.path.is_file() or not p.path.is_file():
             out.append(dict(variant=name, parent=v.parent, title=v.title, lines=[], note="source file missing"))
             continue

@@ -13,9 +13,9 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.branches import branch, label
-from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label
-from lab.report.figures import BRANCH_COLORS, _figure, _save, _style, peer_colors
-from lab.report.load import RunData, _variant
+from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label, save_figure
+from lab.report.figures import BRANCH_COLORS, new_figure, set_style, peer_colors
+from lab.report.load import RunData, manifest_variant
 
 
 def measured_steps(data: RunData, shape: Shape, mode: str = "hot") -> list[str]:
@@ -53,8 +53,8 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
     if not steps:
         return f"no step measured at {shape_label(shape)} ({mode}): hero figure skipped"
     peers = [p for p in data.peers(shape) if data.lat(p, shape, mode) is not None]
-    with _style():
-        fig = _figure((12.7, 5.6))
+    with set_style():
+        fig = new_figure((12.7, 5.6))
         ax = fig.subplots()
         xs, x, prev = [], 0.0, None
         for v in steps:
@@ -80,7 +80,7 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
             ax.annotate(p, (1.0, y), xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
                         va="center", fontsize=7, color=pc[p], annotation_clip=False)
         ax.set_xticks(xs)
-        ax.set_xticklabels([f"{_variant(v).index} {v}" if _variant(v) else v for v in steps], rotation=40,
+        ax.set_xticklabels([f"{manifest_variant(v).index} {v}" if manifest_variant(v) else v for v in steps], rotation=40,
                            ha="right", rotation_mode="anchor")
         ax.set_ylabel(f"TFLOP/s ({mode} median, 95 % CI)")
         ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}, branch by branch; "
@@ -93,7 +93,7 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in arches] + labels
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
         ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 

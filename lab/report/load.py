@@ -13,7 +13,7 @@ from lab.kernels.manifest import branch_order
 from lab.kernels.shape import Shape
 from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
 from lab.measure import records, stats
-from lab.report.common import KEYS, _isnum
+from lab.report.common import KEYS, isnum
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies import derived
 from lab.studies.params import RunParams
@@ -50,23 +50,36 @@ class RunData:
         rec = self.rec
         rec.require_current_layout()  # a folder of the layout before issue 44: the command that migrates it
         self.run_id = rec.run_id
-        self.env = self._json("env.json", {})
-        self.params = self._json("params.json", {})
-        self.status = self._json("status.json", {"state": "unknown"})
-        self.stages = self._json("stages.json", {}, quiet=True)
-        self.build = self._json("build.json", {})
-        self.excluded = self._json("excluded.json", {}) or {}
-        self.crossval = self._json("crossval.json", [])
+        self.env = self.read_json("env.json", {})
+        self.params = self.read_json("params.json", {})
+        self.status = self.read_json("status.json", {"state": "unknown"})
+        self.stages = self.read_json("stages.json", {}, quiet=True)
+        self.build = self.read_json("build.json", {})
+        self.excluded = self.read_json("excluded.json", {}) or {}
+        self.crossval = self.read_json("crossval.json", [])
         self.shape_notes = derived.shape_notes(rec)
-        self.profile_status = self._json("profile_status.json", None)
-        self.replicate_log = self._json("replicates.json", None, quiet=True)  # runs before replicates: none
-        self.flex_warmup = self._json("flex_warmup.json", None, quiet=True)  # runs before the warm-up: none
+        self.profile_status = self.read_json("profile_status.json", None)
+        self.replicate_log = self.read_json("replicates.json", None, quiet=True)  # runs before replicates: none
+        self.flex_warmup = self.read_json("flex_warmup.json", None, quiet=True)  # runs before the warm-up: none
         from lab.studies.replicates import seconds_by_scope
 
         self.scope_seconds = seconds_by_scope(rec.dir)  # runs before replicates: {}
-        ceil = self._json("ceilings.json", None)
+        self._load_ceilings()
+        self._load_samples()
+        from lab.studies.replicates import has_stops
+
+        # computed from the samples and the stop records (lab.studies.derived)
+        self.summary = derived.summary(rec) if len(self.raw_samples) and has_stops(rec) else None
+        if len(self.raw_samples) and self.summary is None:
+            self.missing.append(f"{records.STOPS} is missing: no stop records, so no summary table")
+        self._load_profile()
+        for name, why in self.excluded.items():
+            self.missing.append(f"variant {name} was excluded from timing: {first_line(why)}")
+
+    def _load_ceilings(self):
+        ceil = self.read_json("ceilings.json", None)
         self.ceilings_error = None
-        if isinstance(ceil, dict) and _isnum(ceil.get("tensor_tflops")) and _isnum(ceil.get("dram_gbps")):
+        if isinstance(ceil, dict) and isnum(ceil.get("tensor_tflops")) and isnum(ceil.get("dram_gbps")):
             self.ceilings = ceil
         else:
             self.ceilings = None
@@ -76,6 +89,7 @@ class RunData:
             elif ceil is not None:
                 self.missing.append("ceilings.json has no tensor_tflops/dram_gbps")
 
+    def _load_samples(self):
         raw = self._table("samples.parquet")
         if raw is None:
             raw = pd.DataFrame(columns=records.SAMPLE_COLUMNS)
@@ -96,12 +110,8 @@ class RunData:
                 if several or rounds:
                     # one round robin per (run, shape, mode): its rows are compared round by round
                     self._reps[(impl, shape, mode)] = records.latencies_by_replicate(grp, (self.run_id, shape, mode))
-        from lab.studies.replicates import has_stops
 
-        # computed from the samples and the stop records (lab.studies.derived)
-        self.summary = derived.summary(rec) if len(raw) and has_stops(rec) else None
-        if len(raw) and self.summary is None:
-            self.missing.append(f"{records.STOPS} is missing: no stop records, so no summary table")
+    def _load_profile(self):
         prof = self._table("profile.csv", quiet=True)
         self.profile_note = None
         if prof is None:
@@ -131,8 +141,6 @@ class RunData:
                 self.missing.append(self.profile_note)
             if not len(self.profile):
                 self.missing.append("profile.csv has no successfully profiled kernel")
-        for name, why in self.excluded.items():
-            self.missing.append(f"variant {name} was excluded from timing: {_first_line(why)}")
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -148,7 +156,8 @@ class RunData:
             self.missing.append(f"{name} could not be read ({type(exc).__name__}: {exc})")
             return default
 
-    def _json(self, name, default, quiet=False):
+    def read_json(self, name, default, quiet=False):
+        """A JSON file of the run, or `default` with the reason noted as missing (not where `quiet`)."""
         return self._read(name, self.rec.read_json, default, quiet)
 
     def _table(self, name, quiet=False):
@@ -172,7 +181,7 @@ class RunData:
         """The run's variants grouped by branch, each branch in manifest order (the portable steps,
         then the sm_90a ones: lab.kernels.manifest.branch_order); ones the manifest lacks go last."""
         run_names = list(self.params.get("variants") or [])
-        ladder = [v.name for v in _manifest()]
+        ladder = [v.name for v in manifest_variants()]
         if not run_names:
             run_names = ladder
         ordered = branch_order(run_names) if ladder else []  # a broken manifest: none
@@ -246,7 +255,7 @@ class RunData:
     def absent_peers(self) -> dict[str, str]:
         """Peers the run recorded as absent (peers.json, or an `absent` entry in shapes.json), with why."""
         out: dict[str, str] = {}
-        raw = self._json("peers.json", None, quiet=True)
+        raw = self.read_json("peers.json", None, quiet=True)
         entries = raw.items() if isinstance(raw, dict) else (((e.get("name"), e) for e in raw)
                                                                if isinstance(raw, list) else ())
         for name, e in entries:
@@ -255,10 +264,10 @@ class RunData:
             e = e if isinstance(e, dict) else {"status": e}
             status = str(e.get("status", "")).lower()
             if e.get("available") is False or status in ("absent", "unavailable", "missing", "not installed"):
-                out[str(name)] = _first_line(e.get("reason") or e.get("error") or status or "absent")
+                out[str(name)] = first_line(e.get("reason") or e.get("error") or status or "absent")
         for note in self.shape_notes or []:
             for name, why in ((note.get("absent") or {}) if isinstance(note, dict) else {}).items():
-                out.setdefault(str(name), _first_line(why))
+                out.setdefault(str(name), first_line(why))
         return out
 
     def absent_peers_plain(self) -> dict[str, str]:
@@ -268,7 +277,7 @@ class RunData:
     def peer_sources(self) -> dict[str, str]:
         """Where each available peer's kernels came from, as the run recorded it (peers.json's `source`:
         torch's version, a package's, or a library and its hash); {} for runs recorded before it."""
-        raw = self._json("peers.json", None, quiet=True)
+        raw = self.read_json("peers.json", None, quiet=True)
         return {str(n): str(e["source"]) for n, e in (raw.items() if isinstance(raw, dict) else ())
                 if isinstance(e, dict) and e.get("source")}
 
@@ -419,13 +428,13 @@ def _first_positions(keys) -> dict:
     return index
 
 
-def _first_line(text) -> str:
+def first_line(text) -> str:
     text = str(text).strip()
     line = text.splitlines()[0] if text else ""
     return line[:300]
 
 
-def _manifest():
+def manifest_variants():
     from lab.kernels import variants
 
     try:
@@ -434,21 +443,21 @@ def _manifest():
         return ()
 
 
-def _titled(v) -> str:
+def step_title(v) -> str:
     """A step's title, marked where it only builds for one architecture."""
     return v.title if v.arch == "portable" else f"{v.title} [{v.arch} only]"
 
 
-def _variant(name):
-    for v in _manifest():
+def manifest_variant(name):
+    for v in manifest_variants():
         if v.name == name:
             return v
     return None
 
 
-def _data(rec) -> RunData:
+def run_data(rec) -> RunData:
     return rec if isinstance(rec, RunData) else RunData(rec)
 
 
-def _num(x):
-    return float(x) if _isnum(x) else None
+def number_or_none(x):
+    return float(x) if isnum(x) else None

@@ -17,7 +17,7 @@ import numpy as np
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table
+from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, save_figure
 from lab.report.load import RunData
 from lab.studies.shapes import model_names
 
@@ -226,7 +226,7 @@ def correctness_counts(data: RunData) -> list[list]:
 
     records = []
     for name in ("correctness.json", "peer_correctness.json"):
-        got = data._json(name, [], quiet=True)
+        got = data.read_json(name, [], quiet=True)
         records += got if isinstance(got, list) else []
     if not records:
         return []
@@ -243,7 +243,7 @@ def correctness_counts(data: RunData) -> list[list]:
 def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "hot") -> str | None:
     """Left: TFLOP/s of every implementation per model shape (hot medians); right: each step's
     speedup over the fastest peer with its 95 % interval."""
-    from lab.report.figures import _figure, _save, _style, impl_colors
+    from lab.report.figures import new_figure, set_style, impl_colors
 
     if not shapes:
         return "no model shapes measured: models figure skipped"
@@ -251,8 +251,8 @@ def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "h
                                if data.lat(i, s, mode) is not None))
     rows = speedup_rows(data, shapes, mode)
     pal = impl_colors(data, impls)
-    with _style():
-        fig = _figure((13.0, 0.5 * len(shapes) + 2.8))
+    with set_style():
+        fig = new_figure((13.0, 0.5 * len(shapes) + 2.8))
         ax, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.4, 1]})
         y = np.arange(len(shapes))[::-1]
         height = 0.8 / max(len(impls), 1)
@@ -287,7 +287,7 @@ def figure_models(data: RunData, shapes: list[Shape], path: Path, mode: str = "h
             ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.09 - 0.6 / (len(shapes) + 4)), ncol=len(ks),
                        fontsize=7, frameon=False)
         fig.suptitle(f"The attention real models run: prefill, {mode}", fontsize=10)
-        _save(fig, path)
+        save_figure(fig, path)
     return None
 
 

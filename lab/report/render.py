@@ -22,7 +22,7 @@ from lab.kernels.manifest import REPO
 from lab.measure import records
 from lab.report import committed
 from lab.report.helpers import Report
-from lab.report.load import _data
+from lab.report.load import run_data
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -137,10 +137,10 @@ def write(rec, reports_dir, base=None) -> Path:
     there is one (lab.report.committed.default_base)."""
     from lab.report.sections import build
 
-    data = _data(rec)
+    data = run_data(rec)
     if base is None and (other := committed.default_base(data)):
         base = records.RunRecord.open(other, data.rec.dir.parent)
-    base = _data(base) if base is not None else None
+    base = run_data(base) if base is not None else None
     reports_dir = Path(reports_dir)
     reports_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{reports_dir.name}-", dir=reports_dir.parent) as tmp:

@@ -23,8 +23,8 @@ import pandas as pd
 from lab.measure import records, stats
 from lab.report import bar, knockouts
 from lab.report.common import MISSING, fmt, fmt_ci, md_table, shape_label
-from lab.report.load import RunData, _data
-from lab.report.tables import _ablation, hypothesis_rows
+from lab.report.load import RunData, run_data
+from lab.report.tables import ablation_frame, hypothesis_rows
 from lab.studies.calibration import step_pairs
 
 COLUMNS = ["kind", "what", "shape", "mode", "a", "a_lo", "a_hi", "a_verdict", "b", "b_lo", "b_hi", "b_verdict",
@@ -47,7 +47,7 @@ def _step_rows(a: RunData, b: RunData) -> list[dict]:
     tabs = []
     for data in (a, b):
         head = data.headline()
-        tabs.append(hypothesis_rows(data, _ablation(data, head, "hot")).set_index("variant") if head else None)
+        tabs.append(hypothesis_rows(data, ablation_frame(data, head, "hot")).set_index("variant") if head else None)
     if tabs[0] is None or tabs[1] is None:
         return []
     out = []
@@ -111,8 +111,8 @@ def _bar_rows(a: RunData, b: RunData) -> list[dict]:
         out.append(dict(kind="bar", what=f"{what} vs {r['fastest']}" + (f" / {s['fastest']}" if s["fastest"] !=
                                                                           r["fastest"] else ""),
                         shape=shape_label(shape) + ("" if mode == "hot" else f", {mode}"), mode=mode, a=r["ratio"], a_lo=r["lo"], a_hi=r["hi"],
-                        a_verdict=bar._row_level(r), b=s["ratio"], b_lo=s["lo"], b_hi=s["hi"],
-                        b_verdict=bar._row_level(s), same_code=_same_code(a, b, best[0]) if best[0] == best[1]
+                        a_verdict=bar.row_level(r), b=s["ratio"], b_lo=s["lo"], b_hi=s["hi"],
+                        b_verdict=bar.row_level(s), same_code=_same_code(a, b, best[0]) if best[0] == best[1]
                         else "no"))
     return out
 
@@ -120,7 +120,7 @@ def _bar_rows(a: RunData, b: RunData) -> list[dict]:
 def rows(run_a, run_b) -> pd.DataFrame:
     """Every step, knock-out and bar row measured in both runs: effect, interval and verdict in each,
     `holds` where the verdicts agree, `same_code` where the kernels' sources hash alike."""
-    a, b = _data(run_a), _data(run_b)
+    a, b = run_data(run_a), run_data(run_b)
     out = _step_rows(a, b) + _knockout_rows(a, b) + _bar_rows(a, b)
     for r in out:
         r["holds"] = r["a_verdict"] == r["b_verdict"]
@@ -140,7 +140,7 @@ def agreement(run_a, run_b) -> dict:
     the ratios whose verdict against the noise band differs. `expected_inside` is what calibrated
     intervals of equal width give: P(|Z| < 1.96 / sqrt(2)) (two estimates' difference has sqrt(2)
     times one's SD)."""
-    a, b = _data(run_a), _data(run_b)
+    a, b = run_data(run_a), run_data(run_b)
     shapes = [s for s, scope in a.run_params.scopes.items() if scope == "ladder" and s in set(b.measured_shapes)]
     pairs = [p for p in step_pairs(a.variants) if p in set(step_pairs(b.variants))]
     n = a_in_b = b_in_a = z_ok = 0
@@ -201,7 +201,7 @@ def _agreement_text(agr: dict) -> str:
 
 def section(run_a, run_b) -> list[str]:
     """The report's "Does it replicate?" section: run_a is the report's run, run_b the other."""
-    a, b = _data(run_a), _data(run_b)
+    a, b = run_data(run_a), run_data(run_b)
     tab = rows(a, b)
     held = int(tab["holds"].sum()) if len(tab) else 0
     out = ["## Does it replicate?", "",

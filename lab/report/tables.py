@@ -1,6 +1,6 @@
 """The report's tables as DataFrames and rows: the ablation at a shape (each step against its
 parent, its hypothesis judged), per-shape tables, the noise floor, precision, clocks, the
-cross-validations, the profiler's top findings and the rows the time cap stopped."""
+cross-validations and the rows the time cap stopped (the profiler's findings: lab.report.findings)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.measure.profile import HYPOTHESIS_METRICS
-from lab.report import branches
-from lab.report.common import (FINDING_METRICS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ci, fmt_g,
-                               fmt_us, shape_label)
-from lab.report.load import RunData, _data, _first_line, _manifest, _num, _titled, _variant
+from lab.report.common import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
+from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.shapes import shape_set
 
@@ -23,14 +21,14 @@ from lab.studies.shapes import shape_set
 def _smem_per_block(row: dict | None):
     if row is None:
         return None
-    if _isnum(row.get("smem_per_block")):
+    if isnum(row.get("smem_per_block")):
         return float(row["smem_per_block"])
     parts = [row.get("smem_dynamic"), row.get("smem_static")]
-    return float(sum(p for p in parts if _isnum(p))) if any(_isnum(p) for p in parts) else None
+    return float(sum(p for p in parts if isnum(p))) if any(isnum(p) for p in parts) else None
 
 
-def _rel_change(old, new):
-    if not (_isnum(old) and _isnum(new)):
+def rel_change(old, new):
+    if not (isnum(old) and isnum(new)):
         return None
     if old == 0:
         return 0.0 if new == 0 else math.copysign(math.inf, new)
@@ -40,7 +38,7 @@ def _rel_change(old, new):
 def hypothesis_verdict(direction: str, metric_parent, metric_value, speed_verdict: str | None,
                        predicted: tuple[float, float] | None) -> str:
     """The rule stated in lab.report's docstring and in the report."""
-    rel = _rel_change(metric_parent, metric_value)
+    rel = rel_change(metric_parent, metric_value)
     if rel is None:
         return "inconclusive (no profile)"
     predicted_way = rel < -METRIC_MOVE if direction == "down" else rel > METRIC_MOVE
@@ -68,40 +66,27 @@ def _vs_prediction(ci: stats.SpeedupCI | None, predicted) -> str:
 def ablation_table(rec, shape=None, mode: str = "hot") -> pd.DataFrame:
     """One row per variant at `shape` (default: the headline shape), branch by branch, each step
     judged against its manifest parent."""
-    return _ablation(_data(rec), shape, mode)
+    return ablation_frame(run_data(rec), shape, mode)
 
 
-def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
+def ablation_frame(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
     shape = Shape.of(shape) if shape is not None else data.headline()
     names = data.variants
     pshape = data.profile_shape_for(shape) if shape is not None else None
     best = data.fastest_sdpa(shape, mode) if shape is not None else None
     tensor_peak = data.ceilings["tensor_tflops"] if data.ceilings else None
-    hyp_map = HYPOTHESIS_METRICS
-
-    # vs parent: one family of hypotheses, BH-corrected together
-    pairs, pair_idx = [], {}
-    for name in names:
-        v = _variant(name)
-        parent = v.parent if v else ""
-        if shape is None or not parent:
-            continue
-        a, b = data.reps(name, shape, mode), data.reps(parent, shape, mode)
-        if a is not None and b is not None:
-            pair_idx[name] = len(pairs)
-            pairs.append((a, b))
-    comps = stats.compare_rows(pairs, seed=0) if pairs else []
+    comps = _vs_parent(data, names, shape, mode)
 
     rows = []
     for name in names:
-        v = _variant(name)
+        v = manifest_variant(name)
         parent = v.parent if v else ""
         r = {"step": v.index if v else None, "variant": name, "parent": parent or "",
-             "title": _titled(v) if v else name, "change": v.change if v else "(not in the manifest)",
+             "title": step_title(v) if v else name, "change": v.change if v else "(not in the manifest)",
              "shape": shape_label(shape) if shape else None, "mode": mode}
         lat = data.lat(name, shape, mode) if shape else None
         if name in data.excluded:
-            r["status"] = "excluded: " + _first_line(data.excluded[name])
+            r["status"] = "excluded: " + first_line(data.excluded[name])
         elif lat is None:
             r["status"] = "no samples at this shape"
         else:
@@ -115,7 +100,7 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
             ci = data.speedup(name, base, shape, mode) if (med and base) else None
             r[key], r[key + "_lo"], r[key + "_hi"] = (ci.ratio, ci.lo, ci.hi) if ci else (None, None, None)
         r["best_sdpa"] = best or ""
-        cmp = comps[pair_idx[name]] if name in pair_idx else None
+        cmp = comps.get(name)
         if cmp is not None:
             r.update(vs_parent=cmp.speedup.ratio, vs_parent_lo=cmp.speedup.lo, vs_parent_hi=cmp.speedup.hi,
                      cliffs_delta=cmp.cliffs_delta, p_value=cmp.p_value, p_adjusted=cmp.p_adjusted,
@@ -128,25 +113,17 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
         r["vs_prediction"] = _vs_prediction(cmp.speedup if cmp else None, predicted) if parent else MISSING
 
         prow = data.profile_row(name, pshape)
-        r["profile_shape"] = shape_label(pshape) if pshape else None
-        r["profile_duration_us"] = _num(prow.get("duration_us")) if prow else None
-        r["dram_gbps"] = prow["dram_bytes_per_s"] / 1e9 if prow and _isnum(prow.get("dram_bytes_per_s")) else None
-        r["achieved_occupancy"] = _num(prow.get("achieved_occupancy")) if prow else None
-        r["registers"] = _num(prow.get("registers")) if prow else None
-        r["smem_per_block"] = _smem_per_block(prow)
-        r["bank_conflict_pct"] = _num(prow.get("bank_conflict_pct")) if prow else None
-        r["tensor_pipe_pct"] = _num(prow.get("tensor_pipe_active")) if prow else None
-        r["profile_note"] = "" if prow else (data.profile_failure(name, pshape) or "not profiled")
+        r.update(_profile_columns(data, name, prow, pshape))
 
         r["hypothesis"] = v.hypothesis if v else ""
         r["metric"] = v.metric if v else ""
-        col = hyp_map.get(v.metric) if v else None
+        col = HYPOTHESIS_METRICS.get(v.metric) if v else None
         r["metric_column"] = col or ""
         r["direction"] = v.direction if v else ""
         pprow = data.profile_row(parent, pshape) if parent else None
-        r["metric_parent"] = _num(pprow.get(col)) if (pprow and col) else None
-        r["metric_value"] = _num(prow.get(col)) if (prow and col) else None
-        rel = _rel_change(r["metric_parent"], r["metric_value"])
+        r["metric_parent"] = number_or_none(pprow.get(col)) if (pprow and col) else None
+        r["metric_value"] = number_or_none(prow.get(col)) if (prow and col) else None
+        rel = rel_change(r["metric_parent"], r["metric_value"])
         r["metric_change_pct"] = rel * 100 if rel is not None else None
         if not v:
             r["hypothesis_verdict"] = "inconclusive (not in the manifest)"
@@ -166,6 +143,37 @@ def _ablation(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
     return df
 
 
+def _vs_parent(data: RunData, names: list[str], shape, mode: str) -> dict:
+    """Each step against its parent at `shape`: one family of hypotheses, BH-corrected together
+    ({step: stats.Comparison} for the steps whose parent was measured too)."""
+    pairs, order = [], []
+    for name in names:
+        v = manifest_variant(name)
+        parent = v.parent if v else ""
+        if shape is None or not parent:
+            continue
+        a, b = data.reps(name, shape, mode), data.reps(parent, shape, mode)
+        if a is not None and b is not None:
+            order.append(name)
+            pairs.append((a, b))
+    return dict(zip(order, stats.compare_rows(pairs, seed=0))) if pairs else {}
+
+
+def _profile_columns(data: RunData, name: str, prow, pshape) -> dict:
+    """A step's profiler columns in the ablation table (None where it was not profiled at pshape)."""
+    return {
+        "profile_shape": shape_label(pshape) if pshape else None,
+        "profile_duration_us": number_or_none(prow.get("duration_us")) if prow else None,
+        "dram_gbps": prow["dram_bytes_per_s"] / 1e9 if prow and isnum(prow.get("dram_bytes_per_s")) else None,
+        "achieved_occupancy": number_or_none(prow.get("achieved_occupancy")) if prow else None,
+        "registers": number_or_none(prow.get("registers")) if prow else None,
+        "smem_per_block": _smem_per_block(prow),
+        "bank_conflict_pct": number_or_none(prow.get("bank_conflict_pct")) if prow else None,
+        "tensor_pipe_pct": number_or_none(prow.get("tensor_pipe_active")) if prow else None,
+        "profile_note": "" if prow else (data.profile_failure(name, pshape) or "not profiled"),
+    }
+
+
 def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.DataFrame:
     """The headline ablation rows, except that a step whose manifest names a `judged_at` shape
     (one that changes, say, only D = 128) is judged there, when the run measured it: its row
@@ -174,14 +182,14 @@ def hypothesis_rows(data: RunData, abl: pd.DataFrame, mode: str = "hot") -> pd.D
 
     out = abl.copy()
     out["judged_at"] = ""
-    manifest = {v.name: v for v in _manifest()}
+    manifest = {v.name: v for v in manifest_variants()}
     by_shape: dict = {}
     for i, r in enumerate(abl.itertuples()):
         shape = variants.judged_shape(manifest[r.variant]) if r.variant in manifest else None
         if shape is None or shape not in data.measured_shapes or shape_label(shape) == abl.attrs.get("shape"):
             continue
         if shape not in by_shape:
-            by_shape[shape] = _ablation(data, shape, mode).set_index("variant", drop=False)
+            by_shape[shape] = ablation_frame(data, shape, mode).set_index("variant", drop=False)
         row = by_shape[shape].loc[r.variant].copy()
         row["judged_at"] = shape_label(shape)
         out.iloc[i] = row[out.columns]
@@ -202,11 +210,11 @@ def shape_group(shape: Shape) -> str:
 
 def shape_tables(rec) -> dict[Shape, pd.DataFrame]:
     """Per measured shape: every implementation, hot and cold medians, TFLOP/s, vs sdpa_flash."""
-    data = _data(rec)
-    return {shape: _shape_table(data, shape) for shape in data.measured_shapes}
+    data = run_data(rec)
+    return {shape: shape_table(data, shape) for shape in data.measured_shapes}
 
 
-def _shape_table(data: RunData, shape: Shape) -> pd.DataFrame:
+def shape_table(data: RunData, shape: Shape) -> pd.DataFrame:
     rows = []
     for impl in data.impls(shape):
         r = {"impl": impl}
@@ -215,7 +223,7 @@ def _shape_table(data: RunData, shape: Shape) -> pd.DataFrame:
             ci = data.speedup(impl, PEER, shape, mode) if (med and impl != PEER) else None
             srow = data.summary_row(impl, shape, mode)
             r.update({f"{mode}_median_us": med,
-                      f"{mode}_tflops": stats.tflops(*_dims(shape), shape.causal, med) if med else None,
+                      f"{mode}_tflops": stats.tflops(*shape.dims, shape.causal, med) if med else None,
                       f"{mode}_vs_sdpa_flash": ci.ratio if ci else None,
                       f"{mode}_vs_sdpa_flash_lo": ci.lo if ci else None,
                       f"{mode}_vs_sdpa_flash_hi": ci.hi if ci else None,
@@ -226,13 +234,9 @@ def _shape_table(data: RunData, shape: Shape) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _dims(shape: Shape):
-    return shape.B, shape.H, shape.S, shape.D
-
-
 def noise_floor(rec) -> pd.DataFrame:
     """The A/A twin (`<impl>__aa`) against its original, per shape and mode (BH across rows)."""
-    data = _data(rec)
+    data = run_data(rec)
     keys, pairs = [], []
     for shape in data.measured_shapes:
         for mode in data.modes:
@@ -321,7 +325,7 @@ def clock_summary(data: RunData) -> dict:
     return out
 
 
-def _clock_range(clk) -> str:
+def clock_range(clk) -> str:
     if clk["clock_min"] == clk["clock_max"]:
         return f"constant at {fmt(clk['clock_min'], 0)} MHz"
     return f"{fmt(clk['clock_min'], 0)}–{fmt(clk['clock_max'], 0)} MHz"
@@ -332,12 +336,12 @@ def crossval_table(data: RunData) -> tuple[list[list], list[str]]:
     for c in data.crossval or []:
         if "error" in c:
             rows.append([c.get("shape", "?"), c.get("impl", "?"), MISSING, MISSING,
-                         "error: " + _first_line(c["error"])])
+                         "error: " + first_line(c["error"])])
             continue
         ratio = c.get("ratio")
         rows.append([c.get("shape"), c.get("impl"), fmt_us(c.get("harness_us")), fmt_us(c.get("triton_us")),
                      fmt(ratio, 3)])
-        if _isnum(ratio) and abs(ratio - 1) > XVAL_GAP:
+        if isnum(ratio) and abs(ratio - 1) > XVAL_GAP:
             gaps.append(f"{c.get('shape')}: harness/triton = {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)")
     return rows, gaps
 
@@ -349,7 +353,7 @@ def ncu_crossval_table(data: RunData) -> list[list]:
     if data.profile is None or data.summary is None:
         return rows
     for _, p in data.profile.iterrows():
-        if not str(p["impl"]).startswith("sdpa_") or not _isnum(p.get("duration_us")):
+        if not str(p["impl"]).startswith("sdpa_") or not isnum(p.get("duration_us")):
             continue
         shape = Shape.from_row(p)
         med = data.median(p["impl"], shape, "hot")
@@ -369,116 +373,6 @@ NCU_XVAL_MIN_US = 100.0
 # ---------------------------------------------------------------------------------------------
 # Profiler findings
 # ---------------------------------------------------------------------------------------------
-
-
-# lab.kernels.manifest.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best:
-# the profile column of lab.measure.profile.HYPOTHESIS_METRICS, bank conflicts as a share, not a count
-FINDING_FOR_HYPOTHESIS = {**HYPOTHESIS_METRICS, "shared_bank_conflicts": "bank_conflict_pct"}
-
-
-def _move_text(label, unit, a, b) -> str:
-    how = "rose" if b > a else "fell" if b < a else "stayed"
-    rel = _rel_change(a, b)
-    if rel is None or not math.isfinite(rel):
-        rel_txt = ""
-    elif rel >= 9:
-        rel_txt = f" (×{b / a:.0f})"
-    else:
-        rel_txt = f" ({rel * 100:+.1f} %)"
-    unit_txt = f" {unit}" if unit else ""
-    return f"{label} {how} from {fmt_g(a)} to {fmt_g(b)}{unit_txt}{rel_txt}"
-
-
-def step_moves(data: RunData, parent: str, variant: str, pshape: Shape) -> list[tuple]:
-    """(score, column, label, unit, parent value, step value) for the tracked metrics, largest
-    relative move first; score = |ln((new + floor) / (old + floor))|."""
-    old, new = data.profile_row(parent, pshape), data.profile_row(variant, pshape)
-    if old is None or new is None:
-        return []
-    moves = []
-    for col, label, unit, floor in FINDING_METRICS:
-        a, b = _num(old.get(col)), _num(new.get(col))
-        if a is not None and b is not None:
-            moves.append((abs(math.log((b + floor) / (a + floor))), col, label, unit, a, b))
-    return sorted(moves, key=lambda m: (-m[0], m[1]))
-
-
-def profiler_findings(data: RunData, abl: pd.DataFrame, n: int = 3) -> list[str]:
-    """The steps with the largest profiler moves against their parents (their two largest, the
-    hypothesis metric first when it is one of them), then the best step against the fastest
-    profiled SDPA kernel; all at the profiled shape standing for the headline shape."""
-    head = data.headline()
-    pshape = data.profile_shape_for(head) if head else None
-    if pshape is None:
-        return []
-    steps = []
-    for r in abl.itertuples():
-        if not r.parent:
-            continue
-        moves = step_moves(data, r.parent, r.variant, pshape)
-        if moves:
-            steps.append((moves[0][0], r, moves))
-    steps.sort(key=lambda t: -t[0])
-    sdpa = _sdpa_gap(data, abl, pshape)
-    findings = []
-    for _, r, moves in steps[: n - 1 if sdpa else n]:
-        top = moves[:2]
-        want = FINDING_FOR_HYPOTHESIS.get(r.metric)
-        top.sort(key=lambda m: m[1] != want)  # the predicted mechanism first, when it is among them
-        text = "; ".join(_move_text(m[2], m[3], m[4], m[5]) for m in top if m[0] > 0)
-        speed = (f" The step ran {fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi)} against its parent "
-                 f"({r.speed_verdict})." if _isnum(r.vs_parent) else "")
-        findings.append(f"**{r.title}** ({r.parent} → {r.variant}): {text}.{speed}")
-    if sdpa:
-        findings.append(sdpa)
-    return findings
-
-
-def _sdpa_gap(data: RunData, abl: pd.DataFrame, pshape: Shape) -> str | None:
-    """The best step of `abl` (branches.best_step; else its last profiled row) against the fastest
-    SDPA kernel profiled at pshape."""
-    profiled = [r for r in abl.itertuples() if data.profile_row(r.variant, pshape)]
-    best = branches.best_step(data)
-    last = next((r for r in profiled if r.variant == best), profiled[-1] if profiled else None)
-    peers = [i for i in data.profile["impl"].unique() if str(i).startswith("sdpa_")] if data.profile is not None else []
-    prows = {p: data.profile_row(p, pshape) for p in sorted(peers)}
-    prows = {p: r for p, r in prows.items() if r and _isnum(r.get("duration_us"))}
-    if last is None or not prows:
-        return None
-    mine = data.profile_row(last.variant, pshape)
-    fastest = min(prows, key=lambda p: (prows[p]["duration_us"], p))
-    peer = prows[fastest]
-    others = ", ".join(f"{p} {fmt_g(r.get('tensor_pipe_active'))} %" for p, r in prows.items() if p != fastest)
-    parts = [f"**{last.title}** ({last.variant}) against SDPA: tensor pipe active "
-             f"{fmt_g(mine.get('tensor_pipe_active'))} %"
-             f" of peak vs {fmt_g(peer.get('tensor_pipe_active'))} % for {fastest}"
-             + (f" ({others})" if others else "")]
-    if _isnum(mine.get("duration_us")):
-        parts.append(f"its kernel takes {mine['duration_us'] / peer['duration_us']:.2f}× as long under ncu "
-                     f"({fmt(mine['duration_us'], 1)} µs vs {fmt(peer['duration_us'], 1)} µs)")
-    stalls_m, stalls_p = _top_stall(mine), _top_stall(peer)
-    if stalls_m:
-        parts.append(f"its top stall is {stalls_m[0]} ({fmt_g(stalls_m[1])} warps per issue)"
-                     + (f" where {fastest}'s is {stalls_p[0]} ({fmt_g(stalls_p[1])})" if stalls_p else ""))
-    bank = (mine.get("bank_conflict_pct"), peer.get("bank_conflict_pct"))
-    if all(_isnum(b) for b in bank):
-        parts.append(f"bank conflicts {fmt_g(bank[0])} % vs {fmt_g(bank[1])} %")
-    occ = (mine.get("achieved_occupancy"), peer.get("achieved_occupancy"))
-    if all(_isnum(o) for o in occ):
-        parts.append(f"achieved occupancy {fmt_g(occ[0])} % vs {fmt_g(occ[1])} %")
-    return "; ".join(parts) + "."
-
-
-def _stall_columns(df: pd.DataFrame) -> list[str]:
-    return [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
-
-
-def _top_stall(row: dict | None):
-    if not row:
-        return None
-    vals = [(c[len("stall_"):], row[c]) for c in row if c.startswith("stall_") and c != "stall_selected"
-            and _isnum(row[c])]
-    return max(vals, key=lambda cv: cv[1]) if vals else None
 
 
 # --- rows the time cap stopped ----------------------------------------------------------------

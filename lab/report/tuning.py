@@ -27,7 +27,8 @@ REPORT_DIR = REPO / "reports" / "tuning"
 TOP = 5
 
 
-def _read(run_dir: Path, name: str):
+def read_run_file(run_dir: Path, name: str):
+    """A tuning run's file: a parquet as a DataFrame (empty where absent), a JSON file parsed (an empty frame where absent)."""
     import pandas as pd
 
     path = Path(run_dir) / name
@@ -68,8 +69,8 @@ def outcomes(tuning) -> dict[str, int]:
 
 
 def search_summary(run_dir: Path) -> list[str]:
-    params, wall, status = _read(run_dir, "params.json"), _read(run_dir, "wall.json"), _read(run_dir, "status.json")
-    counts = outcomes(_read(run_dir, "tuning.parquet"))
+    params, wall, status = read_run_file(run_dir, "params.json"), read_run_file(run_dir, "wall.json"), read_run_file(run_dir, "status.json")
+    counts = outcomes(read_run_file(run_dir, "tuning.parquet"))
     lines = [f"Run `{Path(run_dir).name}` ({status.get('state', '?')}): variant `{params.get('variant')}`, "
              f"sampler {params.get('sampler')}, seed {params.get('seed')}, tuning shapes `{params.get('shapes')}` "
              f"({len(params.get('shape_list', []))}), modes {params.get('modes')}, stop rule {params.get('stop_rule')}."]
@@ -85,11 +86,11 @@ def siblings(run_dir: Path) -> list[tuple]:
     """The runs of the same search as `run_dir` (same variant, shapes, trials, sampler, seed, stop
     rule), itself included: (run id, workers, configurations measured, search s, per minute)."""
     run_dir = Path(run_dir)
-    me = _read(run_dir, "params.json")
+    me = read_run_file(run_dir, "params.json")
     key = {k: me.get(k) for k in ("variant", "shapes", "trials", "sampler", "seed", "modes", "stop_rule", "fake")}
     rows = []
     for other in sorted(run_dir.parent.iterdir()):
-        p, w = _read(other, "params.json"), _read(other, "wall.json")
+        p, w = read_run_file(other, "params.json"), read_run_file(other, "wall.json")
         if isinstance(p, dict) and p and w and all(p.get(k) == v for k, v in key.items()):
             rows.append((other.name, w["workers"], w["submitted"], w["search_s"], w["trials_per_min"]))
     return rows
@@ -122,8 +123,8 @@ def aa_table(aa) -> str:
 
 def section(run_dir: Path) -> str:
     run_dir = Path(run_dir)
-    tuning, dispatch = _read(run_dir, "tuning.parquet"), _read(run_dir, "dispatch.json") or {}
-    heldout, aa = _read(run_dir, "heldout.parquet"), _read(run_dir, "aa.parquet")
+    tuning, dispatch = read_run_file(run_dir, "tuning.parquet"), read_run_file(run_dir, "dispatch.json") or {}
+    heldout, aa = read_run_file(run_dir, "heldout.parquet"), read_run_file(run_dir, "aa.parquet")
     mode = (dispatch or {}).get("mode", "hot")
     out = ["## Autotuning", "", *search_summary(run_dir), ""]
     if sc := scaling(run_dir):
@@ -150,7 +151,7 @@ def section(run_dir: Path) -> str:
 
 
 def held_out_part(run_dir: Path, heldout, dispatch: dict) -> list[str]:
-    check = _read(run_dir, "heldout_check.json")
+    check = read_run_file(run_dir, "heldout_check.json")
     out = []
     if isinstance(check, list) and check:
         out += [f"Full correctness grid for the tuned dispatch: {check[0].get('status')} ({check[0].get('reason')}).", ""]
@@ -188,7 +189,7 @@ def figure(run_dir: Path, path: Path, mode: str = "hot") -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tuning = _read(run_dir, "tuning.parquet")
+    tuning = read_run_file(run_dir, "tuning.parquet")
     if tuning.empty:
         return None
     ok = tuning[(tuning["status"] == "ok") & (tuning["mode"] == mode)]

@@ -8,7 +8,7 @@ collapsible there.
 from __future__ import annotations
 
 from lab.report.context import Context
-from lab.report.helpers import Report, _diffs
+from lab.report.helpers import Report, step_diffs
 from lab.report.sections.ablation import section_ablation, section_bar
 from lab.report.sections.first_screen import section_first_screen
 from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
@@ -39,5 +39,5 @@ def build(data, reports_dir, base=None) -> Report:
         lines += section(ctx)
     ctx.drop_stale_figures()
     md = "\n".join(lines).rstrip() + "\n"
-    return Report(markdown=md, figures=ctx.figs, diffs=_diffs(data),
+    return Report(markdown=md, figures=ctx.figs, diffs=step_diffs(data),
                   title=f"FlashAttention ablation · {data.run_id}", label=ctx.label)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
-from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, _isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
+from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
                                shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
-from lab.report.helpers import _figure_md, _step
-from lab.report.load import _variant
+from lab.report.helpers import figure_md, step_number
+from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
 
 
@@ -48,9 +48,9 @@ def _speed_table(ctx: Context) -> list[str]:
     for r in abl.itertuples():
         parent = _step_of(r.parent)
         if r.status != "measured":
-            rows.append([_step(r), r.title, parent, r.status] + [MISSING] * 8)
+            rows.append([step_number(r), r.title, parent, r.status] + [MISSING] * 8)
             continue
-        rows.append([_step(r), r.title, parent, fmt_us(r.median_us), fmt(r.tflops, 1), fmt(r.pct_tensor_peak, 1),
+        rows.append([step_number(r), r.title, parent, fmt_us(r.median_us), fmt(r.tflops, 1), fmt(r.pct_tensor_peak, 1),
                      fmt_ci(r.vs_sdpa_flash, r.vs_sdpa_flash_lo, r.vs_sdpa_flash_hi),
                      fmt_ci(r.vs_best_sdpa, r.vs_best_sdpa_lo, r.vs_best_sdpa_hi),
                      fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else "(reference)",
@@ -68,7 +68,7 @@ def _speed_table(ctx: Context) -> list[str]:
 
 def _step_of(name: str) -> str:
     """The manifest number of step `name` ('—' for none: the first step has no parent)."""
-    v = _variant(name) if name else None
+    v = manifest_variant(name) if name else None
     return str(v.index) if v else (name or MISSING)
 
 
@@ -83,11 +83,11 @@ def _profile_table(ctx: Context) -> list[str]:
     rows = []
     for r in abl.itertuples():
         if r.profile_note:
-            rows.append([_step(r), r.title, r.profile_note] + [MISSING] * 6)
+            rows.append([step_number(r), r.title, r.profile_note] + [MISSING] * 6)
             continue
-        rows.append([_step(r), r.title, fmt(r.profile_duration_us, 1), fmt(r.dram_gbps, 1),
+        rows.append([step_number(r), r.title, fmt(r.profile_duration_us, 1), fmt(r.dram_gbps, 1),
                      fmt(r.achieved_occupancy, 1), fmt(r.registers, 0),
-                     fmt(r.smem_per_block / 1024 if _isnum(r.smem_per_block) else None, 1),
+                     fmt(r.smem_per_block / 1024 if isnum(r.smem_per_block) else None, 1),
                      fmt_g(r.bank_conflict_pct), fmt_g(r.tensor_pipe_pct)])
     add(md_table(["#", "step", "ncu duration µs", "DRAM GB/s", "achieved occupancy %", "registers/thread",
                   "smem/block KiB", "bank conflicts %", "tensor pipe %"], rows, "llrrrrrrr"))
@@ -109,16 +109,16 @@ def _hypotheses_table(ctx: Context) -> list[str]:
     add("")
     rows = []
     for r in hyp.itertuples():
-        pred = f"{fmt(r.predicted_lo, 2)}–{fmt(r.predicted_hi, 2)}×" if _isnum(r.predicted_lo) else MISSING
+        pred = f"{fmt(r.predicted_lo, 2)}–{fmt(r.predicted_hi, 2)}×" if isnum(r.predicted_lo) else MISSING
         move = (f"{fmt_g(r.metric_parent)} → {fmt_g(r.metric_value)}"
-                + (f" ({r.metric_change_pct:+.1f} %)" if _isnum(r.metric_change_pct) else
+                + (f" ({r.metric_change_pct:+.1f} %)" if isnum(r.metric_change_pct) else
                    " (from 0)" if r.metric_change_pct is not None and r.metric_parent == 0 and r.metric_value
                    else "")) if r.parent else f"{fmt_g(r.metric_value)} (reference)"
         measured = fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else MISSING
         if r.judged_at:
             move = f"at {r.judged_at}: {move}"
             measured = f"at {r.judged_at}: {measured}"
-        rows.append([_step(r), r.title, _step_of(r.parent), r.change, r.hypothesis, f"{r.metric} ({r.direction})",
+        rows.append([step_number(r), r.title, _step_of(r.parent), r.change, r.hypothesis, f"{r.metric} ({r.direction})",
                      move, pred,
                      measured + (f", {r.vs_prediction} the predicted range" if r.vs_prediction != MISSING else ""),
                      f"**{r.hypothesis_verdict}**"])
@@ -186,7 +186,7 @@ def _ablation_figures(ctx: Context) -> list[str]:
     for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
                           + " (95 % interval; dashed line at 1.0)"),
                          ("latency", f"Hot latency distributions at {shape_label(head)}")):
-        _figure_md(add, figs, notes, key, caption, figdir)
+        figure_md(add, figs, notes, key, caption, figdir)
     return L
 
 

@@ -4,10 +4,10 @@ portable step), the objective and the environment."""
 from __future__ import annotations
 
 from lab.report import branches
-from lab.report.common import MISSING, PEER, _isnum, fmt, fmt_ci, fmt_us, md_table, shape_label
+from lab.report.common import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, shape_label
 from lab.report.context import Context
-from lab.report.helpers import _run_path
-from lab.report.load import _variant
+from lab.report.helpers import run_path
+from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
 
 
@@ -27,7 +27,7 @@ def section_title(ctx: Context) -> list[str]:
         add(f"> This run's status.json says **{state}**: it was not marked complete. Stages recorded in "
             f"stages.json: {', '.join(done) if done else 'none'}. The report uses what the folder holds.")
         add("")
-    add(f"Every number below is computed from this run's folder (`{_run_path(data)}`); none is typed in.")
+    add(f"Every number below is computed from this run's folder (`{run_path(data)}`); none is typed in.")
     add("")
     return L
 
@@ -64,7 +64,7 @@ def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
     rows = []
     for role, step in roles:
         r = abl.loc[step] if step in abl.index else None
-        if r is None or not _isnum(r["median_us"]):
+        if r is None or not isnum(r["median_us"]):
             rows.append([role, branches.label(step), branches.branch(step)] + [MISSING] * 5)
             continue
         rows.append([role, branches.label(step), branches.branch(step), fmt_us(r["median_us"]), fmt(r["tflops"], 1),
@@ -125,7 +125,7 @@ def section_objective(ctx: Context) -> list[str]:
         f"shown in its own order: {branches.summary(names)}. This report measures what each step bought against "
         "its parent, whether the profiler saw the predicted mechanism, and how far each branch's end is "
         "from PyTorch's `scaled_dot_product_attention` (SDPA) backends on the same GPU.")
-    arch_specific = [v for v in (_variant(n) for n in names) if v and v.arch != "portable"]
+    arch_specific = [v for v in (manifest_variant(n) for n in names) if v and v.arch != "portable"]
     if arch_specific:
         archs = sorted({v.arch for v in arch_specific})
         add("")
@@ -152,7 +152,7 @@ def section_environment(ctx: Context) -> list[str]:
         ["GPU", f"{gpu} (compute capability {env.get('compute_capability', MISSING)})"],
         ["SMs", env.get("sm_count", MISSING)],
         ["L2 / device memory", f"{env['l2_bytes'] / 2**20:.0f} MiB / {env['memory_bytes'] / 2**30:.0f} GiB"
-         if _isnum(env.get("l2_bytes")) and _isnum(env.get("memory_bytes")) else MISSING],
+         if isnum(env.get("l2_bytes")) and isnum(env.get("memory_bytes")) else MISSING],
         ["max SM / memory clock",
          f"{env.get('sm_clock_max_mhz', MISSING)} MHz / {env.get('mem_clock_max_mhz', MISSING)} MHz"],
         ["power limit", f"{env.get('power_limit_w', MISSING)} W"],
@@ -172,7 +172,7 @@ def section_environment(ctx: Context) -> list[str]:
         env_rows.append([f"peer {name}", source])
     if data.stages:
         env_rows.append(["stage times", ", ".join(f"{k[:-2]} {v} s" for k, v in data.stages.items()
-                                                   if k.endswith("_s") and _isnum(v))])
+                                                   if k.endswith("_s") and isnum(v))])
     add(md_table(["", "value"], env_rows))
     add("")
     return L

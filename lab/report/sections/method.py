@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from lab.kernels.shape import Shape
 from lab.measure import stats
-from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, _isnum, fmt, fmt_ratio, md_table
+from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table
 from lab.report.context import Context
-from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, _clock_range, calibration_summary, capped_rows,
+from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary, capped_rows,
                                clock_summary, crossval_table, ncu_crossval_table, noise_floor, precision_summary,
                                variance_split_table)
 from lab.studies.measure_shape import AA_SUFFIX
@@ -43,7 +43,7 @@ def _timing(ctx: Context) -> list[str]:
     l2 = env.get("l2_bytes")
     add("**Timing modes.** *hot*: back-to-back launches captured in one CUDA graph and replayed; a sample "
         "is one replay's CUDA-event time divided by its launches. Where one set of Q, K, V and O fits in L2"
-        + (f" ({l2 / 2**20:.0f} MiB here)" if _isnum(l2) else "")
+        + (f" ({l2 / 2**20:.0f} MiB here)" if isnum(l2) else "")
         + ", the graph rotates through enough input sets to exceed twice the L2, so inputs are not simply "
         f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: a buffer of twice the "
         "L2 is overwritten before every launch and a sample is one launch.")
@@ -61,17 +61,17 @@ def _sampling(ctx: Context) -> list[str]:
     cap_rows = capped_rows(data)
     R = data.run_params.replicates
     rule = data.run_params.replicate_rule()  # one replicate: the run's own rule
-    rel_ci = rule.rel_ci if _isnum(params.get("rel_ci")) else None
-    cap_s = rule.cap_s if _isnum(params.get("cap_s")) else params.get("cap_s")
+    rel_ci = rule.rel_ci if isnum(params.get("rel_ci")) else None
+    cap_s = rule.cap_s if isnum(params.get("cap_s")) else params.get("cap_s")
     guard = data.run_params.stop_guard  # (confidence, factor); (None, f): recorded before the guard
     seed = f"seed {params.get('seed', MISSING)} + shape index" + (" + 100000 × replicate" if R > 1 else "")
     add(f"**Sampling and stopping.** Every implementation at a shape is sampled in blocks of {block_sizes(rule)} in a "
         f"randomized round-robin ({seed}), so drifts hit all of them alike. "
         + (f"In each of the {R} replicates (below) a row" if R > 1 else "A row")
-        + f" stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if _isnum(rel_ci) else None, 1)} % "
+        + f" stops when the 95 % CI of its median is within ±{fmt(rel_ci * 100 if isnum(rel_ci) else None, 1)} % "
         f"of the median (at least {rule.min_samples} samples)"
         + (f" and its {fmt(guard[0] * 100, 0)} % CI within ±"
-           f"{fmt(guard[1] * rel_ci * 100 if _isnum(rel_ci) else None, 1)} % (a guard against a median "
+           f"{fmt(guard[1] * rel_ci * 100 if isnum(rel_ci) else None, 1)} % (a guard against a median "
            "that sits between two modes of a multimodal latency distribution)" if guard[0] is not None else "")
         + f", or after {fmt(cap_s, 1)} s of sampling. "
         f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
@@ -263,7 +263,7 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
     add = L.append
     clk = clock_summary(data)
     if clk["n"]:
-        clock_txt = (f"SM clock read through NVML at every block of samples: {_clock_range(clk)} (median "
+        clock_txt = (f"SM clock read through NVML at every block of samples: {clock_range(clk)} (median "
                      f"{fmt(clk['clock_median'], 0)} MHz; the GPU's maximum is "
                      f"{env.get('sm_clock_max_mhz', MISSING)} MHz)" if clk["clock_min"] is not None
                      else "No SM clock readings were recorded (NVML missing)")
@@ -275,7 +275,7 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
     add("")
     xrows, xgaps = crossval_table(data)
     if xrows:
-        ratios = [c["ratio"] for c in data.crossval if _isnum(c.get("ratio"))]
+        ratios = [c["ratio"] for c in data.crossval if isnum(c.get("ratio"))]
         add(f"**Cross-validation.** {PEER}'s hot median from this harness against "
             "`triton.testing.do_bench_cudagraph` on one input set, per shape: harness/triton ratios "
             + (f"{min(ratios):.3f} to {max(ratios):.3f}" if ratios else MISSING)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from lab.report import models
 from lab.report.common import FIGURES, md_table
 from lab.report.context import Context
-from lab.report.helpers import _figure_md
+from lab.report.helpers import figure_md
 
 
 def section_models(ctx: Context) -> list[str]:
@@ -60,7 +60,7 @@ def section_models(ctx: Context) -> list[str]:
                     "the round-paired ratio compares the rows in the same one): " + "; ".join(apart) + ".")
                 add("")
     ctx.notes["models"] = models.figure_models(data, shapes, ctx.figdir / FIGURES["models"])
-    _figure_md(add, ctx.figs, ctx.notes, "models", "TFLOP/s per model shape (hot) and each step's speedup over the "
+    figure_md(add, ctx.figs, ctx.notes, "models", "TFLOP/s per model shape (hot) and each step's speedup over the "
                "fastest peer with its 95 % interval", ctx.figdir)
     add("**Which steps take which inputs.** " + models.inputs_statement(data))
     add("")

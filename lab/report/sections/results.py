@@ -7,10 +7,10 @@ from lab.report import branches
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
-from lab.report.helpers import _figure_md, _shape_notes, _threats
-from lab.report.load import _manifest
-from lab.report.tables import (_shape_table, capped_rows, clock_summary, crossval_table, noise_floor, profiler_findings,
-                               shape_group)
+from lab.report.helpers import figure_md, shape_note_text, threats
+from lab.report.load import manifest_variants
+from lab.report.findings import profiler_findings
+from lab.report.tables import shape_table, capped_rows, clock_summary, crossval_table, noise_floor, shape_group
 from lab.studies.shapes import spec_of
 
 
@@ -34,7 +34,7 @@ def section_per_shape(ctx: Context) -> list[str]:
         add(f"### {gname.capitalize()} shapes")
         add("")
         for s in groups[gname]:
-            t = _shape_table(data, s)
+            t = shape_table(data, s)
             add(f"#### {shape_label(s)}")
             add("")
             headers, align = ["impl"], "l"
@@ -52,7 +52,7 @@ def section_per_shape(ctx: Context) -> list[str]:
                             f"{r[f'{m}_n']}" + (" (cap)" if stop == "cap" else "")]
                 rows.append(row)
             add(md_table(headers, rows, align))
-            extra = _shape_notes(data, s)
+            extra = shape_note_text(data, s)
             if extra:
                 add("")
                 add(extra)
@@ -87,7 +87,7 @@ def section_sweep(ctx: Context) -> list[str]:
     add("## TFLOP/s against sequence length")
     add("")
     notes["sweep"] = figure_sweep(data, figdir / FIGURES["sweep"])
-    _figure_md(add, figs, notes, "sweep", "TFLOP/s (hot median) against S", figdir)
+    figure_md(add, figs, notes, "sweep", "TFLOP/s (hot median) against S", figdir)
     return L
 
 
@@ -117,9 +117,9 @@ def section_profiler(ctx: Context) -> list[str]:
     notes["roofline"] = figure_roofline(data, figdir / FIGURES["roofline"])
     notes["stalls"] = figure_stalls(data, pshape, figdir / FIGURES["stalls"]) if data.profile is not None else \
         "no profile data: warp-stall figure skipped"
-    _figure_md(add, figs, notes, "roofline", "Roofline: measured tensor-core and DRAM ceilings; each profiled "
+    figure_md(add, figs, notes, "roofline", "Roofline: measured tensor-core and DRAM ceilings; each profiled "
                "kernel at its achieved TFLOP/s and arithmetic intensity", figdir)
-    _figure_md(add, figs, notes, "stalls", "Warp-stall breakdown per implementation" +
+    figure_md(add, figs, notes, "stalls", "Warp-stall breakdown per implementation" +
                (f" at {shape_label(pshape)}" if pshape else ""), figdir)
     return L
 
@@ -145,7 +145,7 @@ def section_threats(ctx: Context) -> list[str]:
     add("## Threats to validity")
     add("")
     xgaps, clk, cap_rows = crossval_table(data)[1], clock_summary(data), capped_rows(data)
-    for t in _threats(data, abl, xgaps, clk, cap_rows, ctx.base):
+    for t in threats(data, abl, xgaps, clk, cap_rows, ctx.base):
         add(f"- {t}")
     add("")
     return L
@@ -161,7 +161,7 @@ def section_reproduce(ctx: Context) -> list[str]:
     add("")
     p = data.run_params
     var = list(p.variants)
-    var_arg = "" if var == [v.name for v in _manifest()] else f" VARIANTS={','.join(var)}"
+    var_arg = "" if var == [v.name for v in manifest_variants()] else f" VARIANTS={','.join(var)}"
     add("```bash")
     add(f"git checkout {env.get('git_sha', '<sha>')}")
     add(f"make ablation SHAPES='{spec_of(list(p.shapes))}' MODES={','.join(p.modes)} CAP={p.cap_s} "

@@ -66,9 +66,9 @@ class FakeBackend:
         self._n = 0
 
     def gpu(self) -> dict:
-        from lab.studies.tuning.worker import _worker_name
+        from lab.studies.tuning.worker import worker_name
 
-        name = _worker_name()
+        name = worker_name()
         digits = "".join(ch for ch in name if ch.isdigit())
         index = int(digits) if digits else 0
         return {"gpu_index": index, "gpu_name": "fake", "gpu_uuid": f"FAKE-{index:04d}"}

@@ -145,7 +145,7 @@ _BACKENDS: dict = {}
 
 def _backend(factory):
     """One backend per worker process and factory (kernels stay loaded between tasks)."""
-    key = (factory, _worker_name())
+    key = (factory, worker_name())
     if key not in _BACKENDS:
         _BACKENDS[key] = factory()
     return _BACKENDS[key]
@@ -172,7 +172,7 @@ def _worker_address() -> str:
         return ""
 
 
-def _worker_name() -> str:
+def worker_name() -> str:
     try:
         from distributed import get_worker
 
@@ -185,7 +185,7 @@ def run_task(task: Task, backend_factory=GpuBackend) -> dict:
     """{"rows": [...], "samples": [...], "seconds": float}; never raises."""
     t0 = time.perf_counter()
     base = {"run_id": task.run_id, "kind": task.kind, "trial": task.trial, "step": task.step, "impl": task.impl,
-            "worker": _worker_name(), "worker_address": _worker_address(), **_shape_cols(task.shape)}
+            "worker": worker_name(), "worker_address": _worker_address(), **_shape_cols(task.shape)}
     try:
         backend = _backend(backend_factory)
         base.update(backend.gpu())
