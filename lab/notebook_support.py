@@ -44,18 +44,10 @@ def open_for_report(run_id: str = ""):
     return rec
 
 
-def stage_done(name: str, done: dict, knockouts: bool) -> bool:
-    """Whether stages.json (`done`) holds the whole of stage `name`: the timing stage ends with the
-    factorial where the run has knock-outs (a run stopped between the two resumes with the factorial)."""
-    if name == "timing" and knockouts and "factorial_s" not in done:
-        return False
-    return f"{name}_s" in done
-
-
 def stage(rec, name: str) -> None:
     """Run one stage unless this run already has it: a run's measurements are never overwritten."""
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    if stage_done(name, done, RunParams.read(rec).knockouts):
+    if stages.stage_done(name, done, RunParams.read(rec).knockouts):
         print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
         return
     {"build": stages.stage_build, "correctness": stages.stage_correctness, "timing": stages.stage_timing,

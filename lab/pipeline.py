@@ -22,10 +22,11 @@ from pathlib import Path
 from lab import jupyter_kernel
 from lab.cli import OneLineParser
 from lab.kernels.manifest import REPO
+from lab.studies import stages
 from lab.studies.params import RunParams, add_run_options
 
 NOTEBOOKS_DIR = REPO / "notebooks"
-MEASURE = ["00_environment.ipynb", "01_build.ipynb", "02_correctness.ipynb", "03_timing.ipynb", "04_profile.ipynb"]
+MEASURE = ["00_environment.ipynb", *(f"{i:02d}_{name}.ipynb" for i, name in enumerate(stages.STAGES, 1))]
 REPORT = "05_report.ipynb"
 
 
@@ -116,8 +117,6 @@ def expected_line(name: str, expected: tuple[str | None, dict]) -> str:
 
 def _with_eta(rec):
     """execute, with the stage seconds of the run's comparable recorded run for the progress bar's ETA."""
-    from lab.studies import stages
-
     return functools.partial(execute, expected=stages.comparable_stage_seconds(rec))
 
 
@@ -141,11 +140,6 @@ def execute(name: str, out_dir: Path, parameters: dict, expected: tuple[str | No
     seconds = time.perf_counter() - t0
     print(f"== {name} done in {seconds:.0f} s", flush=True)
     return seconds
-
-
-# The stages.json key each measuring notebook writes when its stage has run.
-STAGE_KEYS = {"01_build.ipynb": "build_s", "02_correctness.ipynb": "correctness_s", "03_timing.ipynb": "timing_s",
-              "04_profile.ipynb": "profile_s"}
 
 
 # flex_attention's compiles for the timing shapes (lab.studies.warm) run in a background process while
@@ -229,8 +223,8 @@ def stage_name(notebook: str) -> str:
 def remaining(rec, stop_after: str = "") -> list[str]:
     """The measuring notebooks a run still needs, in order, up to and including `stop_after`."""
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    todo = [nb for nb in MEASURE[1:] if STAGE_KEYS[nb] not in done
-            or (nb == "03_timing.ipynb" and "factorial_s" not in done and _has_factorial(rec))]
+    knockouts = _has_factorial(rec)
+    todo = [nb for nb in MEASURE[1:] if not stages.stage_done(stage_name(nb), done, knockouts)]
     if stop_after:
         names = [stage_name(nb) for nb in MEASURE]
         todo = [nb for nb in todo if names.index(stage_name(nb)) <= names.index(stop_after)]
@@ -336,8 +330,6 @@ def main(argv: list[str] | None = None) -> int:
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=_with_eta(rec)))
     else:
-        from lab.studies import stages
-
         rec = stages.start(params)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         # 00 opens the run just started; the parameters go with it as the executed notebook's record

@@ -219,4 +219,4 @@ def _median_ci_rank_computed_anew():
     process whose cache is already warm, and a cached rank would hide the mutant from every test."""
     from lab.measure import stats
 
-    stats._cached_median_ci_rank.cache_clear()
+    stats.descriptive._cached_median_ci_rank.cache_clear()

@@ -279,6 +279,15 @@ def test_run_grid_checks_every_kernel_on_every_case_and_reports_failures():
                                                       "  FAIL nan B2H3-S17-D128-full-scale0.3: NaN/Inf in output"]
 
 
+def test_run_grid_ticks_once_a_case_with_its_id_after_every_kernel_ran_on_it():
+    """The stage's progress bar (lab.progress) advances by case and names the case just checked."""
+    seen, results = [], []
+    for r in check.run_grid({"good": good, "nan": _fake(_nan)}, [CASE, SCALED], device="cpu",
+                            tick=lambda case_id: seen.append((case_id, len(results)))):
+        results.append(r)
+    assert seen == [(CASE.id, 2), (SCALED.id, 4)]
+
+
 def test_run_grid_reports_progress_every_20_cases_and_defaults_to_the_full_grid(monkeypatch):
     small = [check.Case(1, 1, s, 64, c) for s in range(1, 21) for c in (False, True)]  # 40 cases
     monkeypatch.setattr(check, "grid", lambda: small)

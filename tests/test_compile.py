@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from lab.kernels import build, manifest, variants
+from lab.kernels import build, manifest, ptxas, variants
 from lab.kernels.attention import library_inputs
 
 # sm_86 and sm_89 (RTX 30xx/A10, RTX 40xx/L4/L40) build portable steps only: build.unsupported_reason
@@ -129,7 +129,7 @@ ptxas info    : Function properties for _ZN2fa13attention_fwdILi64EEEvv
     16 bytes stack frame, 12 bytes spill stores, 24 bytes spill loads
 ptxas info    : Used 80 registers, used 1 barriers, 2048 bytes smem, 404 bytes cmem[0]
 """
-    (k,) = build.parse_ptxas(log)
+    (k,) = ptxas.parse_ptxas(log)
     assert k == {"kernel": "_ZN2fa13attention_fwdILi64EEEvv", "head_dim": 64, "dtype": "fp16", "arch": "sm_90",
                  "registers": 80, "spill_stores": 12, "spill_loads": 24, "stack_frame": 16, "static_smem": 2048,
                  "barriers": 1}
@@ -142,7 +142,7 @@ ptxas info    : Used 168 registers, used 16 barriers, 1024 bytes smem
 ptxas info    : Compiling entry function '_ZN12_GLOBAL__N_113attention_fwdI6__halfLi64ELi2EEEvPKT_' for 'sm_80'
 ptxas info    : Used 204 registers, used 1 barriers
 """
-    bf16, fp16 = build.parse_ptxas(log)
+    bf16, fp16 = ptxas.parse_ptxas(log)
     assert (bf16["head_dim"], bf16["dtype"], bf16["registers"]) == (128, "bf16", 168)
     assert (fp16["head_dim"], fp16["dtype"], fp16["registers"]) == (64, "fp16", 204)
 
@@ -154,7 +154,7 @@ def test_compile_error_is_reported_with_the_compilers_message(tmp_path, monkeypa
     monkeypatch.setattr(manifest, "VARIANTS_DIR", tmp_path)
     ok, log, _ = build.compile_check(v, "sm_90")
     assert not ok
-    assert "this_is_not_declared" in build.compile_errors(log)
+    assert "this_is_not_declared" in ptxas.compile_errors(log)
 
 
 def test_build_key_covers_source_headers_flags_and_arch(monkeypatch):

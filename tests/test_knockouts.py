@@ -351,7 +351,7 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
 
     from lab.measure import peers, profile
 
-    from lab.studies import replicates
+    from lab.studies import replicate_child
 
     rec = _open_run(tmp_path)
     impls = ["wmma", END, *stages.knockout_configs(RunParams.read(rec))]
@@ -370,7 +370,7 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
 
     factorial_runs = []
     monkeypatch.setattr(stages, "factorial_stage", lambda rec, *a: factorial_runs.append(rec.run_id))
-    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(fake_measure))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicate_child.in_process(fake_measure))
     assert f"{END}~no_two_ctas_per_sm" in calls[64] and f"{END}~no_two_ctas_per_sm" not in calls[128]
     assert f"{END}~no_ping_pong_d128" in calls[128] and f"{END}~no_ping_pong_d128" not in calls[64]
     assert f"{END}~no_tma" in calls[64] and f"{END}~no_tma" in calls[128]

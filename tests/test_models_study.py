@@ -190,7 +190,7 @@ def test_a_models_budget_above_the_runs_cap_leaves_the_runs_rule():
 
 
 def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path):
-    from lab.studies import derived, replicates
+    from lab.studies import derived, replicate_child, replicates
     from lab.studies.params import RunParams
 
     rec = records.RunRecord(run_id="20990104T000000Z-test", root=tmp_path)
@@ -207,9 +207,9 @@ def test_a_replicate_applies_a_jobs_cap_and_records_what_was_not_taken(tmp_path)
     def recording(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress=print):
         rules.append(rule.cap_s)
         peers_measured.append([q.name for q in peers_])
-        return replicates.fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress)
+        return replicate_child.fake_measure(shape, kernels, peers_, modes, rule, clocks, run_id, aa, seed, progress)
 
-    samples, stops, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicates.in_process(recording))
+    samples, stops, notes = replicates.run(rec, "timing", lambda s: None, spawn=replicate_child.in_process(recording))
     summary = derived.summarize(samples, stops)
     assert rules == [0.075, 1.5, 1.5] * 2  # the models job's cap; the ladder jobs keep the run's 3 s / 2
     # the models job leaves out the peer its scope names; a job without peers measures none; the rest all

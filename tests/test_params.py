@@ -120,7 +120,7 @@ def test_make_help_lists_the_defaults():
 
 
 def test_a_run_stopped_between_timing_and_factorial_resumes_with_the_factorial():
-    from lab.notebook_support import stage_done
+    from lab.studies.stages import stage_done
 
     assert not stage_done("timing", {"timing_s": 416.6}, knockouts=True)  # the factorial still to run
     assert stage_done("timing", {"timing_s": 416.6, "factorial_s": 30.9}, knockouts=True)

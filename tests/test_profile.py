@@ -6,8 +6,9 @@ import subprocess
 
 import pytest
 
-from lab.measure import profile
-from lab.measure.profile import METRICS, ProfileResult, parse_ncu_csv
+from lab.measure import ncu_metrics, profile, roofline
+from lab.measure.ncu_metrics import METRICS, parse_ncu_csv
+from lab.measure.profile import ProfileResult
 
 HEAD = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
         "Grid Size", "Device", "CC"]
@@ -151,10 +152,10 @@ def test_missing_metric_columns_are_none():
 
 def test_main_kernel_is_longest():
     ks = parse_ncu_csv(synthetic_csv(durations=("1,234.5", "2,000")))
-    assert profile.main_kernel(ks)["kernel"].startswith("void at::native::softmax_helper")
+    assert ncu_metrics.main_kernel(ks)["kernel"].startswith("void at::native::softmax_helper")
     ks = parse_ncu_csv(synthetic_csv(durations=("1,234.5", "900")))
-    assert profile.main_kernel(ks)["kernel"].startswith("attention_fwd_kernel")
-    assert profile.main_kernel([]) is None
+    assert ncu_metrics.main_kernel(ks)["kernel"].startswith("attention_fwd_kernel")
+    assert ncu_metrics.main_kernel([]) is None
 
 
 def test_noise_only_gives_no_kernels():
@@ -165,7 +166,7 @@ def test_noise_only_gives_no_kernels():
 def test_record_is_flat():
     ks = parse_ncu_csv(synthetic_csv())
     r = ProfileResult("wmma", (4, 16, 4096, 64), False, ok=True, csv_path="x.csv", kernels=ks,
-                      main=profile.main_kernel(ks))
+                      main=ncu_metrics.main_kernel(ks))
     rec = r.to_record()
     assert (rec["impl"], rec["B"], rec["H"], rec["S"], rec["D"], rec["causal"], rec["ok"]) == (
         "wmma", 4, 16, 4096, 64, False, True)
@@ -182,25 +183,25 @@ def test_record_is_flat():
 
 
 def test_roofline_helpers():
-    assert profile.achieved_tflops(1, 1, 1000, 64, False, 1.0) == pytest.approx(4 * 1000 * 1000 * 64 / 1e-6 / 1e12)
-    assert profile.achieved_tflops(1, 1, 1000, 64, True, 1.0) == pytest.approx(2 * 1000 * 1000 * 64 / 1e-6 / 1e12)
-    assert profile.achieved_tflops(1, 1, 1, 64, False, None) is None
-    assert profile.arithmetic_intensity(100.0, 4.0) == 25.0
-    assert profile.arithmetic_intensity(100.0, 0) is None
+    assert roofline.achieved_tflops(1, 1, 1000, 64, False, 1.0) == pytest.approx(4 * 1000 * 1000 * 64 / 1e-6 / 1e12)
+    assert roofline.achieved_tflops(1, 1, 1000, 64, True, 1.0) == pytest.approx(2 * 1000 * 1000 * 64 / 1e-6 / 1e12)
+    assert roofline.achieved_tflops(1, 1, 1, 64, False, None) is None
+    assert roofline.arithmetic_intensity(100.0, 4.0) == 25.0
+    assert roofline.arithmetic_intensity(100.0, 0) is None
     ceil = {"tensor_tflops": 700.0, "dram_gbps": 3000.0}
-    assert profile.attainable_tflops(10.0, ceil) == pytest.approx(30.0)
-    assert profile.attainable_tflops(1e6, ceil) == 700.0
+    assert roofline.attainable_tflops(10.0, ceil) == pytest.approx(30.0)
+    assert roofline.attainable_tflops(1e6, ceil) == 700.0
 
 
 def test_unit_scale():
-    assert profile.unit_scale("Kbyte") == 1e3
-    assert profile.unit_scale("Gbyte/second") == 1e9
-    assert profile.unit_scale("byte/usecond") == pytest.approx(1e6)
-    assert profile.unit_scale("%") == 1.0
-    assert profile.unit_scale("register/thread") == 1.0
-    assert profile.parse_value("1,234,567") == 1234567.0
-    assert profile.parse_value("n/a") is None
-    assert profile.parse_value("(128, 1, 1)") == "(128, 1, 1)"
+    assert ncu_metrics.unit_scale("Kbyte") == 1e3
+    assert ncu_metrics.unit_scale("Gbyte/second") == 1e9
+    assert ncu_metrics.unit_scale("byte/usecond") == pytest.approx(1e6)
+    assert ncu_metrics.unit_scale("%") == 1.0
+    assert ncu_metrics.unit_scale("register/thread") == 1.0
+    assert ncu_metrics.parse_value("1,234,567") == 1234567.0
+    assert ncu_metrics.parse_value("n/a") is None
+    assert ncu_metrics.parse_value("(128, 1, 1)") == "(128, 1, 1)"
 
 
 def test_ncu_missing_returns_not_ok(monkeypatch, tmp_path):
@@ -331,7 +332,7 @@ def test_metric_names_are_well_formed():
 
     for name, metric in METRICS.items():
         assert re.fullmatch(r"[a-z0-9]+__[a-z0-9_]+(\.[a-z_]+)*", metric), (name, metric)
-    for reason in profile.STALL_REASONS:
+    for reason in ncu_metrics.STALL_REASONS:
         assert METRICS[f"stall_{reason}"] == f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 
 
@@ -394,11 +395,9 @@ def test_unknown_variant_is_a_reason(monkeypatch, tmp_path):
 def test_sectors_per_request_undefined_without_global_loads():
     # A kernel whose every load goes through TMA issues no global load instructions: its
     # sectors per request is undefined, not 0 (which would read as a perfect improvement).
-    from lab.measure import profile
-
-    assert profile._ratio(0, 0, zero_over_zero=None) is None
-    assert profile._ratio(0, 0) == 0.0  # a percentage of nothing (bank conflicts) stays 0
-    assert profile._ratio(8, 2) == 4.0
+    assert ncu_metrics._ratio(0, 0, zero_over_zero=None) is None
+    assert ncu_metrics._ratio(0, 0) == 0.0  # a percentage of nothing (bank conflicts) stays 0
+    assert ncu_metrics._ratio(8, 2) == 4.0
 
 
 def _two_variant_kernels():

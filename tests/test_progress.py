@@ -133,13 +133,13 @@ def test_the_stage_line_names_the_comparable_run():
 
 def test_a_replicate_reports_its_position_in_one_numbering(tmp_path):
     """The replicate's own lines and its position count replicates from 1, 'i of R', as the parent's do."""
-    from lab.studies import replicates
+    from lab.studies import replicate_child
 
     lines = []
     rec = _plan_run(tmp_path)
-    replicates.measure_replicate(rec.dir, "timing", 1, measure=replicates.fake_measure,
+    replicate_child.measure_replicate(rec.dir, "timing", 1, measure=replicate_child.fake_measure,
                                  load=lambda builds: {n: n for n in builds}, seed_inputs=lambda seed: None,
-                                 clocks=False, resolve_peers=replicates._fake_peers, progress=lines.append)
+                                 clocks=False, resolve_peers=replicate_child._fake_peers, progress=lines.append)
     assert lines[0].startswith("  [timing] replicate 2 of 3, shape 1 of 2: ")
     pos = progress.read(rec.run_id)
     assert (pos["stage"], pos["done"], pos["total"]) == ("timing", 4, 6), pos  # replicates 1 and 2 of 3, 2 shapes each

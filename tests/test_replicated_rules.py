@@ -214,10 +214,10 @@ def test_a_medians_bootstrap_variance_by_hand():
     # log x = 0, 1, 2: the median of three draws is 0 or 2 with probability 7/27 each, else 1:
     # variance 41/27 - 1 = 14/27
     x = np.exp([0.0, 1.0, 2.0])
-    assert stats._log_median_var(x, 4000, np.random.default_rng(0)) == pytest.approx(14 / 27, rel=0.06)
+    assert stats.bootstrap.log_median_var(x, 4000, np.random.default_rng(0)) == pytest.approx(14 / 27, rel=0.06)
     # 3000 samples: resampled in blocks (4e6 / 3000 = 1333 resamples a block); pi sigma^2 / (2 n)
     y = 100 * np.exp(np.random.default_rng(1).normal(0, 0.01, 3000))
-    assert stats._log_median_var(y, 2000, np.random.default_rng(0)) == pytest.approx(math.pi / 2 * 1e-4 / 3000,
+    assert stats.bootstrap.log_median_var(y, 2000, np.random.default_rng(0)) == pytest.approx(math.pi / 2 * 1e-4 / 3000,
                                                                                       rel=0.25)
 
 
@@ -225,17 +225,17 @@ def test_resampled_medians_are_numpys_medians_bit_for_bit():
     # by hand: x = 1, 2, 10: draws 0,0,2 -> 1; 1,2,2 -> 10; 0,1,2 -> 2; 2,2,2 -> 10
     x = np.array([2.0, 10.0, 1.0])  # unsorted: ranks are x's, not positions
     idx = np.array([[2, 2, 1], [0, 1, 1], [2, 0, 1], [1, 1, 1]])
-    assert stats._resampled_medians(x, idx).tolist() == [1.0, 10.0, 2.0, 10.0]
+    assert stats.bootstrap._resampled_medians(x, idx).tolist() == [1.0, 10.0, 2.0, 10.0]
     # even size: the mean of the two middle values: 1,1,4,4 -> 2.5; 2,3,3,4 -> 3; 1,1,1,2 -> 1
     y = np.array([4.0, 1.0, 3.0, 2.0])
     idy = np.array([[1, 1, 0, 0], [3, 2, 2, 0], [1, 1, 1, 3]])
-    assert stats._resampled_medians(y, idy).tolist() == [2.5, 3.0, 1.0]
+    assert stats.bootstrap._resampled_medians(y, idy).tolist() == [2.5, 3.0, 1.0]
     # against np.median itself: odd and even sizes, ties, one sample
     rng = np.random.default_rng(7)
     for n in (1, 2, 3, 4, 9, 10, 101, 1000):
         for z in (100 * np.exp(rng.normal(0, 0.01, n)), np.round(rng.uniform(1, 3, n), 1)):
             draws = rng.integers(0, n, size=(50, n))
-            assert np.array_equal(stats._resampled_medians(z, draws), np.median(z[draws], axis=1)), n
+            assert np.array_equal(stats.bootstrap._resampled_medians(z, draws), np.median(z[draws], axis=1)), n
 
 
 # --- the comparison pairs the replicates of one run ---------------------------------------------

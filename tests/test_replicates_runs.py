@@ -13,7 +13,7 @@ import pytest
 
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.studies import derived, replicates, stages
+from lab.studies import derived, replicate_child, replicates, stages
 from lab.studies.params import REPLICATE_SEED_STRIDE, RunParams
 
 SHAPES = [[4, 16, 512, 64, False], [1, 8, 512, 64, True]]
@@ -53,9 +53,9 @@ def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_sha
     def recording(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress=print):
         calls.append(dict(shape=shape, kernels=sorted(kernels), peers=[x.name for x in peers], modes=list(modes),
                           rule=rule, aa=aa, seed=seed))
-        return replicates.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
+        return replicate_child.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
 
-    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(recording))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicate_child.in_process(recording))
 
     # three replicates, one after another, each every shape in the run's order
     assert [c["shape"] for c in calls] == [Shape.of(s) for s in SHAPES] * 3
@@ -123,9 +123,9 @@ def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
 
     def recording(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress=print):
         calls.append((seed, rule))
-        return replicates.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
+        return replicate_child.fake_measure(shape, kernels, peers, modes, rule, clocks, run_id, aa, seed, progress)
 
-    stages.stage_timing(rec, progress=lambda s: None, spawn=replicates.in_process(recording))
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicate_child.in_process(recording))
     p = RunParams.read(rec)
     assert [s for s, _ in calls] == [8, 9] and all(r == p.stop_rule() for _, r in calls)
     assert set(rec.read_samples()["replicate"]) == {0}
@@ -142,7 +142,7 @@ def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
 
 
 def test_real_child_processes_fake_timer(tmp_path):
-    """The child as the stage spawns it (`python -m lab.studies.replicates ... --fake`)."""
+    """The child as the stage spawns it (`python -m lab.studies.replicate_child ... --fake`)."""
     rec = _run(tmp_path, replicates=2)
     p = RunParams.read(rec)
     jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], True, ["hot"], "wmma", 8, "ladder")]
@@ -161,7 +161,7 @@ def test_a_failing_replicate_stops_the_rest_and_is_recorded(tmp_path):
     p = RunParams.read(rec)
     jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], False, ["hot"], None, 8, "ladder")]
     replicates.write_plan(rec, "timing", jobs, {"wmma": {}}, [], p.replicate_rule(), 3, p.seed)
-    good = replicates.in_process(replicates.fake_measure)
+    good = replicate_child.in_process(replicate_child.fake_measure)
     spawned = []
 
     def second_fails(run_dir, plan, i, fake=False, progress=print):
@@ -192,7 +192,7 @@ def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_agai
     from its first shape, then replicate 2; the merge holds each replicate once."""
     rec = _run(tmp_path, replicates=3)
     _two_job_plan(rec)
-    whole = replicates.in_process(replicates.fake_measure)
+    whole = replicate_child.in_process(replicate_child.fake_measure)
     assert whole(rec.dir, "timing", 0) == 0
     stop_after_one = []
 
@@ -200,10 +200,10 @@ def test_a_resumed_plan_keeps_whole_replicates_and_measures_the_stopped_one_agai
         if stop_after_one:
             raise KeyboardInterrupt  # the process killed midway (a time limit)
         stop_after_one.append(shape)
-        return replicates.fake_measure(shape, *args, **kw)
+        return replicate_child.fake_measure(shape, *args, **kw)
 
     with pytest.raises(KeyboardInterrupt):
-        replicates.in_process(stopped)(rec.dir, "timing", 1)
+        replicate_child.in_process(stopped)(rec.dir, "timing", 1)
     partial = pd.read_parquet(replicates.plan_dir(rec.dir, "timing") / "r1.parquet")
     assert set(zip(partial.B, partial.S)) == {(4, 512)}  # one shape of two
     first_r0 = pd.read_parquet(replicates.plan_dir(rec.dir, "timing") / "r0.parquet")
@@ -263,7 +263,7 @@ def test_a_resumed_timing_stage_counts_the_seconds_of_the_replicates_kept(tmp_pa
     rec = _run(tmp_path, replicates=3)
     _two_job_plan(rec)
     assert replicates.seconds_measured(rec, "timing") == 0.0
-    whole = replicates.in_process(replicates.fake_measure)
+    whole = replicate_child.in_process(replicate_child.fake_measure)
     whole(rec.dir, "timing", 0)
     whole(rec.dir, "timing", 1)
     runs = [{"replicate": 0, "exit_code": 0, "seconds": 100.0}, {"replicate": 1, "exit_code": 0, "seconds": 30.5},

@@ -168,6 +168,17 @@ def test_samples_with_rounds_read_back_as_one_round_robin():
     assert not isinstance(records.latencies_by_replicate(df.drop(columns="round"), "x"), stats.RoundRobinSamples)
 
 
+def test_a_table_without_a_replicate_column_is_one_replicate_zero():
+    """Samples recorded before replicates (no `replicate` column) read back as replicate 0, in the table's
+    order, as with_replicate numbers them; with the column, each replicate its own rows in order."""
+    old = pd.DataFrame({"latency_us": [3.0, 1.0, 2.0]})
+    got = records.latencies_by_replicate(old)
+    assert list(got) == [0] and got[0].tolist() == [3.0, 1.0, 2.0]
+    new = pd.DataFrame({"latency_us": [3.0, 1.0, 2.0, 5.0], "replicate": [1, 0, 1, 0]})
+    got = records.latencies_by_replicate(new)
+    assert list(got) == [0, 1] and got[0].tolist() == [1.0, 5.0] and got[1].tolist() == [3.0, 2.0]
+
+
 def test_rounds_read_back_as_integers_and_latencies_as_floats():
     """A resumed run's samples table may hold rounds as floats (written beside replicates without
     them) and a hand-made one integer latencies: the round robin takes integer rounds and float
@@ -181,7 +192,7 @@ def test_rounds_read_back_as_integers_and_latencies_as_floats():
 def test_medians_by_round_are_each_rounds_median():
     rng = np.random.default_rng(4)
     x, r = rng.lognormal(3, 0.2, 57), rng.integers(0, 9, 57)
-    keys, med = stats._medians_by_round(x, r)
+    keys, med = stats.samples._medians_by_round(x, r)
     want = pd.Series(x).groupby(r).median()
     assert keys.tolist() == want.index.tolist()
     np.testing.assert_array_equal(med, want.to_numpy())
@@ -189,10 +200,10 @@ def test_medians_by_round_are_each_rounds_median():
 
 def test_subsets_keep_their_rounds_and_round_robin():
     a = stats.RoundRobinSamples({0: [1.0], 1: [2.0, 3.0]}, {0: [4], 1: [5, 6]}, ("run", "s", "hot"))
-    sub = stats._subset(a, [1])
+    sub = stats.samples.subset_replicates(a, [1])
     assert isinstance(sub, stats.RoundRobinSamples) and sub.interleave == ("run", "s", "hot")
     assert list(sub) == [1] and sub.rounds[1].tolist() == [5, 6]
-    assert stats._subset({0: [1.0], 1: [2.0]}, [0]) == {0: [1.0]}
+    assert stats.samples.subset_replicates({0: [1.0], 1: [2.0]}, [0]) == {0: [1.0]}
 
 
 def test_bad_round_robins_are_named():
@@ -257,16 +268,16 @@ def test_round_bootstrap_variance_is_unbiased_for_the_medians_bootstrap_variance
     enumeration of all 27 resamples of three rounds) only with the unbiased (n - 1) divisor."""
     d = np.array([0.01, 0.03, 0.08])
     rng = np.random.default_rng(12)
-    got = np.mean([stats._median_var(d, 3, rng) for _ in range(4000)])
+    got = np.mean([stats.bootstrap.median_var(d, 3, rng) for _ in range(4000)])
     assert got == pytest.approx(_median_boot_var_exact(d), rel=0.06)
 
 
 def test_a_replicates_log_median_variance_is_unbiased_for_its_bootstrap_variance():
-    """The within-replicate part of the ratio of medians (stats._log_median_var), as the round
+    """The within-replicate part of the ratio of medians (stats.bootstrap.log_median_var), as the round
     bootstrap's above: three samples, every one of the 27 resamples enumerated."""
     x = np.array([100.0, 103.0, 109.0])
     rng = np.random.default_rng(13)
-    got = np.mean([stats._log_median_var(x, 3, rng) for _ in range(4000)])
+    got = np.mean([stats.bootstrap.log_median_var(x, 3, rng) for _ in range(4000)])
     assert got == pytest.approx(_median_boot_var_exact(np.log(x)), rel=0.06)
 
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.stats as scipy_stats
 
 from lab.measure import stats
 
@@ -110,7 +111,7 @@ def test_percentile_fallback_needs_a_non_degenerate_interval(monkeypatch):
 
         return Res()
 
-    monkeypatch.setattr(stats._st, "bootstrap", fake)
+    monkeypatch.setattr(scipy_stats, "bootstrap", fake)
     ci = stats.speedup_ci([1.0, 2.0, 3.0], [2.0, 4.0, 6.0])
     assert calls == ["BCa", "percentile"] and ci == stats.SpeedupCI(2.0, 2.0, 2.0, "exact")
 
@@ -122,20 +123,20 @@ def test_an_inverted_or_infinite_bootstrap_interval_is_rejected(monkeypatch):
         lo, hi = next(results)
         return type("Res", (), {"confidence_interval": type("CI", (), {"low": lo, "high": hi})})()
 
-    monkeypatch.setattr(stats._st, "bootstrap", fake)
+    monkeypatch.setattr(scipy_stats, "bootstrap", fake)
     ci = stats.speedup_ci([1.0, 2.0, 3.0], [2.0, 4.0, 6.0])
     assert ci == stats.SpeedupCI(2.0, 2.0, 2.0, "exact")
 
 
 def test_the_bootstrap_is_two_independent_samples_at_the_confidence_asked(monkeypatch):
     seen = {}
-    real = stats._st.bootstrap
+    real = scipy_stats.bootstrap
 
     def spy(data, statistic, **kw):
         seen.update(kw, n=[len(d) for d in data])
         return real(data, statistic, **kw)
 
-    monkeypatch.setattr(stats._st, "bootstrap", spy)
+    monkeypatch.setattr(scipy_stats, "bootstrap", spy)
     a, b = np.linspace(1, 2, 30), np.linspace(2, 3, 45)
     stats.speedup_ci(a, b, confidence=0.9, n_resamples=300, seed=4)
     assert seen["n"] == [30, 45] and seen["paired"] is False and seen["vectorized"] is True
@@ -143,7 +144,7 @@ def test_the_bootstrap_is_two_independent_samples_at_the_confidence_asked(monkey
     # the statistic is the ratio of medians along the last axis (vectorized over resamples)
     x = np.array([[1.0, 2.0, 9.0], [2.0, 2.0, 2.0]])
     y = np.array([[4.0, 4.0, 4.0], [1.0, 3.0, 8.0]])
-    np.testing.assert_allclose(stats._ratio_of_medians(x, y), [2.0, 1.5])
+    np.testing.assert_allclose(stats.bootstrap._ratio_of_medians(x, y), [2.0, 1.5])
 
 
 def test_degenerate_data_warnings_fall_back_and_do_not_leak():
@@ -156,14 +157,14 @@ def test_degenerate_data_warnings_fall_back_and_do_not_leak():
 
 
 def test_mann_whitney_silences_only_runtime_warnings(monkeypatch):
-    real = stats._st.mannwhitneyu
+    real = scipy_stats.mannwhitneyu
 
     def noisy(*a, **k):
         warnings.warn("0/0 in the variance", RuntimeWarning)
         warnings.warn("something else", UserWarning)
         return real(*a, **k)
 
-    monkeypatch.setattr(stats._st, "mannwhitneyu", noisy)
+    monkeypatch.setattr(scipy_stats, "mannwhitneyu", noisy)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         stats.mann_whitney_p(GOOD, [4.0, 5.0, 6.0])
@@ -175,7 +176,7 @@ def test_mann_whitney_nan_means_no_evidence(monkeypatch):
         pvalue = math.nan
         statistic = 0.0
 
-    monkeypatch.setattr(stats._st, "mannwhitneyu", lambda *a, **k: Res())
+    monkeypatch.setattr(scipy_stats, "mannwhitneyu", lambda *a, **k: Res())
     assert stats.mann_whitney_p(GOOD, GOOD) == 1.0
 
 
@@ -185,10 +186,10 @@ def test_hodges_lehmann_uses_every_pair_up_to_the_limit(monkeypatch):
     la = np.log(np.arange(1.0, 11.0))
     lb = np.log(np.arange(1.0, 11.0) * 1.7)
     exact = float(np.median((la[:, None] - lb[None, :]).ravel()))
-    monkeypatch.setattr(stats, "_HL_MAX_PAIRS", 100)
+    monkeypatch.setattr(stats.ranks, "_HL_MAX_PAIRS", 100)
     assert stats.hodges_lehmann_log_ratio(np.exp(la), np.exp(lb)) == pytest.approx(exact, abs=1e-12)
     assert exact == pytest.approx(-math.log(1.7))
-    monkeypatch.setattr(stats, "_HL_MAX_PAIRS", 99)
+    monkeypatch.setattr(stats.ranks, "_HL_MAX_PAIRS", 99)
     sub = [stats.hodges_lehmann_log_ratio(np.exp(la), np.exp(lb), seed=s) for s in range(5)]
     assert len(set(sub)) > 1  # the seed picks the pairs
     assert stats.hodges_lehmann_log_ratio(np.exp(la), np.exp(lb), seed=3) == sub[3]
@@ -200,7 +201,7 @@ def test_compare_passes_its_band_alpha_and_seed_through(monkeypatch):
     c = stats.compare(a, b, noise_band=0.03, alpha=0.1, seed=5, n_resamples=300)
     assert (c.noise_band, c.alpha) == (0.03, 0.1)
     assert c.speedup == stats.speedup_ci(a, b, confidence=0.9, n_resamples=300, seed=5)
-    assert c.p_value == c.p_adjusted == stats._st.mannwhitneyu(a, b, alternative="two-sided").pvalue
+    assert c.p_value == c.p_adjusted == scipy_stats.mannwhitneyu(a, b, alternative="two-sided").pvalue
     # the report and the gate rely on the defaults: a 95 % interval, 2000 resamples, seed 0
     d = stats.compare(a, b)
     assert (d.noise_band, d.alpha) == (0.01, 0.05)
@@ -209,7 +210,7 @@ def test_compare_passes_its_band_alpha_and_seed_through(monkeypatch):
     assert (rows[0].noise_band, rows[0].alpha) == (0.03, 0.1)
     assert rows[0].speedup == stats.speedup_ci(a, b, 0.9, 2000, 0)
     # the Hodges-Lehmann subsample is seeded by compare's seed (and by 0 unless told)
-    monkeypatch.setattr(stats, "_HL_MAX_PAIRS", 500)
+    monkeypatch.setattr(stats.ranks, "_HL_MAX_PAIRS", 500)
     hl = {s: stats.hodges_lehmann_log_ratio(a, b, seed=s) for s in (0, 2, 3)}
     assert hl[2] != hl[3] and stats.hodges_lehmann_log_ratio(a, b) == hl[0]
     assert stats.compare(a, b, seed=2, n_resamples=100).hl_log_ratio == hl[2]

@@ -53,7 +53,7 @@ def test_the_worst_bf16_row_is_named():
 def test_a_left_out_point_is_covered_from_the_lower_end_to_the_upper_end(point, covered, monkeypatch):
     """The held-in interval fixed at [1.0, 1.2]; replicate 0's point placed by hand (its ratio of
     medians: B's median over A's)."""
-    monkeypatch.setattr(stats, "replicated_speedup_ci",
+    monkeypatch.setattr(stats.replicated, "replicated_speedup_ci",
                         lambda a, b, *args, **kw: SpeedupCI(1.1, 1.0, 1.2, "t", replicates=2, se_log=0.01, df=4))
     a = {r: np.full(5, 100.0) for r in range(3)}
     b = {0: np.full(5, 100.0 * point), 1: np.full(5, 110.0), 2: np.full(5, 110.0)}

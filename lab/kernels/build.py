@@ -33,6 +33,7 @@ from pathlib import Path
 
 from lab.cli import OneLineParser
 from lab.kernels.attention import KernelAttention, inputs_mismatch, library_inputs
+from lab.kernels.ptxas import compile_errors, parse_ptxas
 from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest, names
 
 INCLUDE_DIR = KERNELS_DIR / "include"
@@ -193,55 +194,6 @@ def source_files(variant: Variant, defines: dict | None = None, twin: bool | Non
     source = variant.source(defines, twin)
     return {str(path.relative_to(KERNELS_DIR)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in [source, *included_headers(source)]}
-
-
-# --- ptxas report ---------------------------------------------------------------------------
-
-_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
-_PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_PTXAS_USED = re.compile(r"Used (\d+) registers")
-_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
-_PTXAS_BARRIERS = re.compile(r"used (\d+) barriers")
-# The head dim is the kernel template's first int argument, after the element type where the kernel
-# takes one ("attention_fwdILi64E..." or "attention_fwdI6__halfLi64E...", "...I13__nv_bfloat16Li64E...").
-_HEAD_DIM = re.compile(r"I(?:\d+_\w*?)?Li(\d+)E")
-
-
-def parse_ptxas(log: str) -> list[dict]:
-    """One record per compiled kernel: registers, spills, stack frame, static smem, barriers."""
-    kernels: list[dict] = []
-    for line in log.splitlines():
-        if m := _PTXAS_ENTRY.search(line):
-            d = _HEAD_DIM.search(m.group(1))
-            kernels.append(
-                {
-                    "kernel": m.group(1),
-                    "head_dim": int(d.group(1)) if d else None,
-                    "dtype": "bf16" if "__nv_bfloat16" in m.group(1) else "fp16",
-                    "arch": m.group(2),
-                    "registers": None,
-                    "spill_stores": 0,
-                    "spill_loads": 0,
-                    "stack_frame": 0,
-                    "static_smem": 0,
-                    "barriers": 0,
-                }
-            )
-        elif kernels and (m := _PTXAS_FRAME.search(line)):
-            kernels[-1].update(stack_frame=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
-        elif kernels and (m := _PTXAS_USED.search(line)):
-            kernels[-1]["registers"] = int(m.group(1))
-            if s := _PTXAS_SMEM.search(line):
-                kernels[-1]["static_smem"] = int(s.group(1))
-            if b := _PTXAS_BARRIERS.search(line):
-                kernels[-1]["barriers"] = int(b.group(1))
-    return kernels
-
-
-def compile_errors(log: str, limit: int = 40) -> str:
-    """The compiler's own complaint, without the ninja command lines around it."""
-    lines = [ln for ln in log.splitlines() if re.search(r"error|Error|fatal", ln) and not ln.startswith("[")]
-    return "\n".join(lines[:limit]) or log[-4000:]
 
 
 # --- the build -----------------------------------------------------------------------------

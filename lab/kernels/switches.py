@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.kernels import manifest, variants
+from lab.kernels.ptxas import head_dim
 
 APPLIES = ("all", "D=64", "D=128", "causal")
 _MACRO = re.compile(r"^FA_[A-Z0-9_]+$")
@@ -269,7 +270,6 @@ def same_code(sass_a: str, sass_b: str) -> bool:
 
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)[ \t]*$", re.M)
-_HEAD_DIM = re.compile(r"Li(\d+)E")  # a kernel's first integer template argument: its head dim D
 
 
 def sass_by_kernel(text: str) -> dict[str, str]:
@@ -277,12 +277,6 @@ def sass_by_kernel(text: str) -> dict[str, str]:
     blanks as one (cuobjdump pads its columns to the longest kernel name in the file)."""
     parts = _FUNCTION.split(_ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", text))
     return {name: re.sub(r"[ \t]+", " ", body) for name, body in zip(parts[1::2], parts[2::2])}
-
-
-def head_dim(kernel_name: str) -> int | None:
-    """The head dim a kernel's mangled name was instantiated for (template<typename T, int D, ...>)."""
-    m = _HEAD_DIM.search(kernel_name)
-    return int(m.group(1)) if m else None
 
 
 def changed_head_dims(kernel: str, impl: str, arch: str = "sm_90a") -> set[int]:

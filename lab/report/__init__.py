@@ -16,7 +16,7 @@ deterministic: writing twice gives byte-identical Markdown and HTML.
     >>> report.write(rec, "reports")         # -> reports/OPTIMIZATION_REPORT.md (+ html, figures/)
 
 Hypothesis verdicts (documented in the report as well): the step's profiler metric (manifest
-`metric`, mapped through `lab.measure.profile.HYPOTHESIS_METRICS`) is compared between the parent and the
+`metric`, mapped through `lab.measure.ncu_metrics.HYPOTHESIS_METRICS`) is compared between the parent and the
 step at the profiled shape matching the headline shape.
   confirmed    the metric moved the predicted way by more than 5 % (relative) AND the speedup over
                the parent is "faster" (or "within noise" where the predicted range includes 1.0);

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.measure.profile import HYPOTHESIS_METRICS
+from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report import branches
 from lab.report.common import FINDING_METRICS, isnum, fmt, fmt_ci, fmt_g
 from lab.report.load import RunData, number_or_none
@@ -16,7 +16,7 @@ from lab.report.tables import rel_change
 
 
 # lab.kernels.manifest.METRICS (a hypothesis's metric) -> the FINDING_METRICS column that shows it best:
-# the profile column of lab.measure.profile.HYPOTHESIS_METRICS, bank conflicts as a share, not a count
+# the profile column of lab.measure.ncu_metrics.HYPOTHESIS_METRICS, bank conflicts as a share, not a count
 FINDING_FOR_HYPOTHESIS = {**HYPOTHESIS_METRICS, "shared_bank_conflicts": "bank_conflict_pct"}
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.measure import stats
-from lab.measure.profile import HYPOTHESIS_METRICS
+from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report.common import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
 from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
 from lab.studies.measure_shape import AA_SUFFIX

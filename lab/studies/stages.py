@@ -23,7 +23,15 @@ from lab.studies.params import RunParams
 from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_s_and_d, profile_run,
                                    select_profile_shapes)
 
-STAGES = ("build", "correctness", "timing", "profile")
+STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
+
+
+def stage_done(name: str, done: dict, knockouts: bool) -> bool:
+    """Whether stages.json (`done`) holds the whole of stage `name`: the timing stage ends with the
+    factorial where the run has knock-outs (a run stopped between the two resumes with the factorial)."""
+    if name == "timing" and knockouts and "factorial_s" not in done:
+        return False
+    return f"{name}_s" in done
 
 
 def comparable_stage_seconds(rec, root=None) -> tuple[str | None, dict[str, float]]:
@@ -320,9 +328,9 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
         p = RunParams.read(rec)
         with _part(rec, "timing", "ceilings"):
             try:
-                from lab.measure import profile as prof
+                from lab.measure import roofline
 
-                rec.write_json("ceilings.json", prof.measure_ceilings())
+                rec.write_json("ceilings.json", roofline.measure_ceilings())
             except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
                 rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
         built = _built(rec)

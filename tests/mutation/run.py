@@ -37,7 +37,7 @@ NOTES = Path(__file__).resolve().with_name("notes.toml")
 FAST = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal"],
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave"],
-    "lab/measure/stats.py": ["Comparison.verdict", "interval_verdict"],
+    "lab/measure/stats/comparison.py": ["Comparison.verdict", "interval_verdict"],
     "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule"],
     "lab/studies/compare.py": ["compare"],
     "lab/report/bar.py": ["bar_rows", "row_level", "bar_verdicts", "_profile_verdicts", "portable_bar_rows"],
@@ -49,17 +49,19 @@ FULL = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal", "reference", "ReferenceCache.get",
                              "peer_as_attn", "CaseResult.explain", "run_grid"],
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave"],
-    "lab/measure/stats.py": ["_as_1d", "_as_positive_1d", "summarize", "median_ci", "_median_ci_rank",
-                             "relative_ci_halfwidth",
-                             "_ratio_of_medians", "_bootstrap_ci", "speedup_ci", "_one_replicate_ci", "by_replicate",
-                             "pooled", "replicated_median", "_resampled_medians", "_log_median_var", "_t_quantile",
-                             "t_interval", "replicated_median_ci", "random_effects", "replicated_speedup_ci",
-                             "RoundRobinSamples.__init__", "_medians_by_round", "round_log_ratios", "_round_pairs",
-                             "_keep_rounds", "_subset", "_bootstrap_medians", "_median_var", "_round_paired_ci",
-                             "_replicate_log_ratios", "leave_one_out",
-                             "cliffs_delta", "mann_whitney_p", "hodges_lehmann_log_ratio", "_bh_fallback",
-                             "benjamini_hochberg", "Comparison.verdict", "interval_verdict", "compare",
-                             "compare_rows", "attention_flops", "tflops", "effective_gbps"],
+    "lab/measure/stats/samples.py": ["as_1d", "as_positive_1d", "by_replicate", "pooled",
+                                     "RoundRobinSamples.__init__", "_medians_by_round", "round_log_ratios",
+                                     "round_pairs", "keep_rounds", "subset_replicates"],
+    "lab/measure/stats/descriptive.py": ["summarize", "median_ci", "_median_ci_rank", "relative_ci_halfwidth"],
+    "lab/measure/stats/bootstrap.py": ["_ratio_of_medians", "_bootstrap_ci", "one_replicate_ci",
+                                       "_resampled_medians", "log_median_var", "_bootstrap_medians", "median_var"],
+    "lab/measure/stats/replicated.py": ["speedup_ci", "replicated_median", "_t_quantile", "t_interval",
+                                        "replicated_median_ci", "random_effects", "replicated_speedup_ci",
+                                        "_round_paired_ci", "_replicate_log_ratios", "leave_one_out"],
+    "lab/measure/stats/ranks.py": ["cliffs_delta", "mann_whitney_p", "hodges_lehmann_log_ratio", "_bh_fallback",
+                                   "benjamini_hochberg"],
+    "lab/measure/stats/comparison.py": ["Comparison.verdict", "interval_verdict", "compare", "compare_rows"],
+    "lab/measure/stats/throughput.py": ["attention_flops", "tflops", "effective_gbps"],
     "lab/measure/records.py": ["with_replicate", "latencies_by_replicate"],
     "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule"],
     "lab/studies/compare.py": ["best_base", "compare"],
@@ -70,6 +72,10 @@ FULL = {
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "_log_se", "class_scores", "choose_table",
                                        "heldout_verdict", "heldout_verdicts", "without_overfitted",
                                        "TunedDispatch.kernel_for"],
+    # issue 48: a run's calibration, the models section's verdict, the factorial's effects and costs
+    "lab/studies/calibration.py": ["leave_one_out_run", "_leave_one_out"],
+    "lab/report/models.py": ["verdicts"],
+    "lab/studies/factorial.py": ["estimate", "knockout_costs"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -99,7 +105,14 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_registered_external_layouts_match_the_reference",
                   "test_a_peer_output_of_the_wrong_layout_fails_instead_of_broadcasting",
                   "test_peers_failing_correctness_are_excluded_from_timing")),
-              "tests/test_knockouts.py::test_timing_times_a_knockout_only_where_its_switch_applies"]
+              "tests/test_knockouts.py::test_timing_times_a_knockout_only_where_its_switch_applies",
+              "tests/test_verdict_edges.py",
+              *(f"tests/test_knockouts.py::{t}" for t in (
+                  "test_factorial_effects_recover_known_coefficients",
+                  "test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply",
+                  "test_the_interaction_table_names_the_dependencies_a_factor_carries_off",
+                  "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
+              "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]

@@ -46,7 +46,7 @@ def target(impl: str, shapes_file: str) -> None:
 
 
 def host(run_id: str, out_dir: Path, impls: list[str]) -> int:
-    from lab.measure import profile, records
+    from lab.measure import ncu_metrics, profile, records
     from lab.report.load import RunData
 
     data = RunData(records.RunRecord.open(run_id))
@@ -66,7 +66,7 @@ def host(run_id: str, out_dir: Path, impls: list[str]) -> int:
             if proc.returncode != 0:
                 print(f"{impl} cache {cache}: ncu rc {proc.returncode}: {proc.stderr[-600:]}", flush=True)
                 continue
-            durations = [kern["duration"] for kern in profile.parse_ncu_csv(proc.stdout)
+            durations = [kern["duration"] for kern in ncu_metrics.parse_ncu_csv(proc.stdout)
                          if (kern.get("duration") or 0.0) >= MAIN_KERNEL_US]
             if len(durations) != LAUNCHES * len(shapes):
                 raise SystemExit(f"{impl} cache {cache}: {len(durations)} main kernels for {len(shapes)} shapes "

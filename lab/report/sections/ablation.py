@@ -130,7 +130,7 @@ def _hypotheses_table(ctx: Context) -> list[str]:
         f"*within noise* where the predicted range includes 1.0); **refuted** when the metric moved the other "
         f"way by more than {METRIC_MOVE * 100:.0f} % or the step is *slower*; **inconclusive** otherwise; "
         "**inconclusive (no profile)** when either profile value is missing. The metric comes from the "
-        "manifest's `metric`, mapped to a profile.csv column by `lab.measure.profile.HYPOTHESIS_METRICS`. "
+        "manifest's `metric`, mapped to a profile.csv column by `lab.measure.ncu_metrics.HYPOTHESIS_METRICS`. "
         "\"Below/within/above the predicted range\" compares the speedup's CI with the predicted range.")
     add("")
     return L
