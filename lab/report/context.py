@@ -50,6 +50,15 @@ class Context:
         base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
         return f"Run {self.data.run_id} · {self.gpu} · {self.date} · state: {self.state}{base}"
 
+    def add_figure(self, add, key: str, caption: str) -> None:
+        """The figure `key` as a Markdown image line (recorded in `figs`), or why it was not drawn."""
+        if self.notes.get(key) is None and (self.figdir / FIGURES[key]).exists():
+            self.figs[key] = self.figdir / FIGURES[key]
+            add(f"![{caption}](figures/{FIGURES[key]})")
+        else:
+            add(f"*Figure not drawn: {self.notes.get(key)}.*")
+        add("")
+
     def drop_stale_figures(self) -> None:
         """Remove a figure an earlier report drew that this run cannot draw."""
         for key, name in FIGURES.items():

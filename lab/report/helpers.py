@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.report.common import FIGURES, MISSING, XVAL_GAP, isnum, shape_label
+from lab.report.common import MISSING, XVAL_GAP, isnum, shape_label
 from lab.report.load import RunData, first_line, manifest_variant
 from lab.report.tables import clock_range
 
@@ -70,15 +70,6 @@ def run_path(data: RunData) -> str:
 
 def step_number(r) -> str:
     return str(int(r.step)) if isnum(r.step) else MISSING
-
-
-def figure_md(add, figs, notes, key, caption, figdir):
-    if notes.get(key) is None and (figdir / FIGURES[key]).exists():
-        figs[key] = figdir / FIGURES[key]
-        add(f"![{caption}](figures/{FIGURES[key]})")
-    else:
-        add(f"*Figure not drawn: {notes.get(key)}.*")
-    add("")
 
 
 def shape_note_text(data: RunData, shape: Shape) -> str:

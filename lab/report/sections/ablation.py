@@ -8,7 +8,7 @@ from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, 
                                shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
-from lab.report.helpers import figure_md, step_number
+from lab.report.helpers import step_number
 from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
 
@@ -176,7 +176,6 @@ def _ablation_figures(ctx: Context) -> list[str]:
     data = ctx.data
     head = ctx.head
     abl = ctx.abl
-    figs = ctx.figs
     notes = ctx.notes
     figdir = ctx.figdir
     L: list[str] = []
@@ -186,7 +185,7 @@ def _ablation_figures(ctx: Context) -> list[str]:
     for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
                           + " (95 % interval; dashed line at 1.0)"),
                          ("latency", f"Hot latency distributions at {shape_label(head)}")):
-        figure_md(add, figs, notes, key, caption, figdir)
+        ctx.add_figure(add, key, caption)
     return L
 
 

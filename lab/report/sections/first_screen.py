@@ -6,7 +6,6 @@ from lab.report import branches
 from lab.report.bar import bar_count, bar_step
 from lab.report.common import FIGURES, shape_label
 from lab.report.context import Context
-from lab.report.helpers import figure_md
 from lab.report.ladder import figure_hero, finding, ladder_table
 
 
@@ -29,8 +28,8 @@ def section_first_screen(ctx: Context) -> list[str]:
         L += ["**Not measured in this run:** " + "; ".join(f"{p}, because {why}" for p, why in absent.items())
               + ". \"The fastest peer\" means the fastest of the peers measured, here and throughout.", ""]
     ctx.notes["hero"] = figure_hero(data, head, ctx.figdir / FIGURES["hero"])
-    figure_md(L.append, ctx.figs, ctx.notes, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
-               "with a dashed line per peer measured in this run", ctx.figdir)
+    ctx.add_figure(L.append, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
+                   "with a dashed line per peer measured in this run")
     if len(ctx.abl):
         L += [f"The ladder at {shape_label(head)}, hot, branch by branch: {branches.summary(data.variants)}; each "
               f"step against its parent (medians; speedups are {data.speedup_words()}, > 1: this "

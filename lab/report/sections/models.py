@@ -7,7 +7,6 @@ from __future__ import annotations
 from lab.report import models
 from lab.report.common import FIGURES, md_table
 from lab.report.context import Context
-from lab.report.helpers import figure_md
 
 
 def section_models(ctx: Context) -> list[str]:
@@ -60,8 +59,8 @@ def section_models(ctx: Context) -> list[str]:
                     "the round-paired ratio compares the rows in the same one): " + "; ".join(apart) + ".")
                 add("")
     ctx.notes["models"] = models.figure_models(data, shapes, ctx.figdir / FIGURES["models"])
-    figure_md(add, ctx.figs, ctx.notes, "models", "TFLOP/s per model shape (hot) and each step's speedup over the "
-               "fastest peer with its 95 % interval", ctx.figdir)
+    ctx.add_figure(add, "models", "TFLOP/s per model shape (hot) and each step's speedup over the "
+                   "fastest peer with its 95 % interval")
     add("**Which steps take which inputs.** " + models.inputs_statement(data))
     add("")
     add("**Query heads that share a K/V head run together.** " + "\n".join(models.grid_order(data, shapes)))

@@ -7,7 +7,7 @@ from lab.report import branches
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
-from lab.report.helpers import figure_md, shape_note_text, threats
+from lab.report.helpers import shape_note_text, threats
 from lab.report.load import manifest_variants
 from lab.report.findings import profiler_findings
 from lab.report.tables import shape_table, capped_rows, clock_summary, crossval_table, noise_floor, shape_group
@@ -79,7 +79,6 @@ def section_per_shape(ctx: Context) -> list[str]:
 
 def section_sweep(ctx: Context) -> list[str]:
     data = ctx.data
-    figs = ctx.figs
     notes = ctx.notes
     figdir = ctx.figdir
     L: list[str] = []
@@ -87,7 +86,7 @@ def section_sweep(ctx: Context) -> list[str]:
     add("## TFLOP/s against sequence length")
     add("")
     notes["sweep"] = figure_sweep(data, figdir / FIGURES["sweep"])
-    figure_md(add, figs, notes, "sweep", "TFLOP/s (hot median) against S", figdir)
+    ctx.add_figure(add, "sweep", "TFLOP/s (hot median) against S")
     return L
 
 
@@ -95,7 +94,6 @@ def section_profiler(ctx: Context) -> list[str]:
     data = ctx.data
     head = ctx.head
     abl = ctx.abl
-    figs = ctx.figs
     notes = ctx.notes
     figdir = ctx.figdir
     L: list[str] = []
@@ -117,10 +115,10 @@ def section_profiler(ctx: Context) -> list[str]:
     notes["roofline"] = figure_roofline(data, figdir / FIGURES["roofline"])
     notes["stalls"] = figure_stalls(data, pshape, figdir / FIGURES["stalls"]) if data.profile is not None else \
         "no profile data: warp-stall figure skipped"
-    figure_md(add, figs, notes, "roofline", "Roofline: measured tensor-core and DRAM ceilings; each profiled "
-               "kernel at its achieved TFLOP/s and arithmetic intensity", figdir)
-    figure_md(add, figs, notes, "stalls", "Warp-stall breakdown per implementation" +
-               (f" at {shape_label(pshape)}" if pshape else ""), figdir)
+    ctx.add_figure(add, "roofline", "Roofline: measured tensor-core and DRAM ceilings; each profiled "
+                   "kernel at its achieved TFLOP/s and arithmetic intensity")
+    ctx.add_figure(add, "stalls", "Warp-stall breakdown per implementation" +
+                   (f" at {shape_label(pshape)}" if pshape else ""))
     return L
 
 
