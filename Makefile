@@ -183,7 +183,7 @@ test-gpu: env
 	$(PY) -m pytest -q -m gpu
 
 # Mutation testing of the decision code (issue 20; docs/methodology.md, Tests): mutmut in a copy of
-# the tree under build/mutation/. SCOPE=full (the default; about 12 min on 2 cores; writes
+# the tree under build/mutation/. SCOPE=full (the default; about 22 min on 2 cores; writes
 # reports/mutation/MUTATION.md) or fast (the decision rules alone, about 3 min: .ci/run runs it).
 SCOPE ?= full
 mutation: env

@@ -46,7 +46,8 @@ def test_the_worst_bf16_row_is_named():
     rows = [dict(kernel="k", shape=Shape(1, 32, S, 128, True, 8, "bf16"), vs_peer=_ci(1.0), vs_flex=None,
                  vs_fp16=_ci(lo, ratio=r)) for S, lo, r in ((2048, 0.97, 0.98), (8192, 0.95, 0.96))]
     (line,) = models.verdicts(rows)
-    assert "bf16 at 0.960× [0.950," in line and "at (1, 32, 8192, 128, causal, kv8, bf16)" in line
+    assert line.endswith("; bf16 at 0.960× [0.950, 0.970] the speed of fp16 at worst, at "
+                         "(1, 32, 8192, 128, causal, kv8, bf16).")
 
 
 @pytest.mark.parametrize("point, covered", [(0.9999, False), (1.0, True), (1.1, True), (1.2, True), (1.2001, False)])
@@ -132,3 +133,40 @@ def test_a_run_with_two_replicates_or_no_shared_rows_is_not_calibrated(monkeypat
     apart = apart[~((apart["impl"] == "restrict") & (apart["replicate"] == 0))]  # restrict misses replicate 0
     got = calibration.leave_one_out_run(apart, _Params(), n_resamples=50)
     assert not got["applicable"] and got["reason"] == "no two rows measured in common replicates"
+
+
+def test_a_runs_calibration_names_its_pairs_and_confidence_and_skips_a_step_never_measured(monkeypatch):
+    """The summary says which ratios it is over and at what confidence; a step with no samples at the
+    shape (coalesced here) is passed over, not an error."""
+    from lab.studies import calibration
+
+    monkeypatch.setattr(calibration.parallel, "starmap", lambda fn, args: [fn(*a) for a in args])
+    samples = _samples()
+    got = calibration.leave_one_out_run(samples[samples["impl"] != "coalesced"], _Params(), confidence=0.9,
+                                        n_resamples=50)
+    assert got["applicable"] and (got["ratios"], got["points"]) == (2, 6)
+    assert got["confidence"] == 0.9
+    assert got["pairs"] == "every step against its parent, at every ladder shape and mode where both were measured"
+
+
+def test_a_runs_calibration_over_rounds_counts_every_point_compared_round_by_round(monkeypatch):
+    """With each sample's round recorded, every left-out point is a round-by-round ratio: by_round 1.0,
+    the fraction of points, never more than one."""
+    from lab.studies import calibration
+
+    monkeypatch.setattr(calibration.parallel, "starmap", lambda fn, args: [fn(*a) for a in args])
+    samples = _samples().assign(round=lambda d: d["sample"] // 3)
+    got = calibration.leave_one_out_run(samples, _Params(), n_resamples=50)
+    assert got["points"] == 6 and got["by_round"] == 1.0
+
+
+@pytest.mark.parametrize("replicates, reason", [
+    ((), "this run has 0 replicates; leaving one out needs at least 3"),
+    ((0,), "this run has 1 replicate; leaving one out needs at least 3"),
+])
+def test_too_few_replicates_are_counted_in_words(replicates, reason, monkeypatch):
+    from lab.studies import calibration
+
+    samples = _samples()
+    got = calibration.leave_one_out_run(samples[samples["replicate"].isin(replicates)], _Params(), n_resamples=50)
+    assert not got["applicable"] and got["reason"] == reason and got["replicates"] == len(replicates)

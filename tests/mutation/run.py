@@ -106,7 +106,7 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_a_peer_output_of_the_wrong_layout_fails_instead_of_broadcasting",
                   "test_peers_failing_correctness_are_excluded_from_timing")),
               "tests/test_knockouts.py::test_timing_times_a_knockout_only_where_its_switch_applies",
-              "tests/test_verdict_edges.py",
+              "tests/test_verdict_edges.py", "tests/test_factorial_rules.py",
               *(f"tests/test_knockouts.py::{t}" for t in (
                   "test_factorial_effects_recover_known_coefficients",
                   "test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply",
