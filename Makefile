@@ -165,7 +165,7 @@ XDIST_DEP = @$(PY) -c "import xdist" 2>/dev/null || $(PY) -m pip install -qq "py
 	|| echo "pytest-xdist could not be installed: the tests run in one process"
 
 # On a machine with a GPU the GPU tests run after the others, in one process: they share the one GPU,
-# and its timing tests measure it (under 8 workers a sustained turn's replay count was off by 8).
+# and its timing tests measure it (data/checks/2026-11-27-h100-fa3-sustained-run/gpu_tests.txt: one failed among 8).
 HAS_GPU = $(PY) -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2>/dev/null
 
 test: env

@@ -129,9 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     progress = lambda s: print(s, flush=True)  # noqa: E731
     if args.fake:
-        record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, measure=fake_measure,
-                                   load=lambda builds: {n: n for n in builds}, seed_inputs=lambda seed: None,
-                                   clocks=False, resolve_peers=_fake_peers, progress=progress)
+        record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, progress=progress,
+                                   **_without_gpu(fake_measure))
     else:
         record = measure_replicate(Path(args.run_dir), args.plan, args.replicate, progress=progress)
     replicates = read_plan(Path(args.run_dir), args.plan)["replicates"]
@@ -144,12 +143,18 @@ def _fake_peers(names):
     return [type("FakePeer", (), {"name": n})() for n in names]
 
 
+def _without_gpu(measure, load=None, resolve_peers=_fake_peers) -> dict:
+    """measure_replicate's arguments for a replicate that touches no GPU: `measure` times, the builds are
+    their names (or `load`'s), no torch seeding, no clock readings, peers stand-ins by name."""
+    return dict(measure=measure, load=load or (lambda builds: {n: n for n in builds}), seed_inputs=lambda seed: None,
+                clocks=False, resolve_peers=resolve_peers)
+
+
 def in_process(measure, load=None, resolve_peers=_fake_peers):
     """A `spawn` for run() that measures each replicate in this process with `measure` (no GPU:
     the tests' fake timers). `load` turns the plan's builds into kernels (default: their names)."""
     def spawn_here(run_dir, plan, i, fake=False, progress=print) -> int:
-        measure_replicate(Path(run_dir), plan, i, measure=measure, load=load or (lambda builds: {n: n for n in builds}),
-                          seed_inputs=lambda seed: None, clocks=False, resolve_peers=resolve_peers, progress=progress)
+        measure_replicate(Path(run_dir), plan, i, progress=progress, **_without_gpu(measure, load, resolve_peers))
         return 0
     return spawn_here
 
