@@ -437,3 +437,81 @@ def test_a_variant_that_does_not_build_is_left_out_of_the_batch(monkeypatch, tmp
     monkeypatch.setattr(profile, "_prebuild", lambda impl: "build failed: boom" if impl == "wmma" else None)
     res = profile.profile_variants(["padded", "wmma"], (1, 2, 128, 64), False, tmp_path)
     assert res[0].ok and not res[1].ok and "boom" in res[1].reason
+
+
+def _capture_of(kernels):
+    """ncu's raw page for kernels given as (name, duration in us), the other metrics synthetic_csv's."""
+    header = HEAD + list(METRICS.values())
+    units = [""] * len(HEAD) + ["usecond" if n == "duration" else VALUES[n][0] for n in METRICS]
+    rows = [[str(i), "4242", "python3.12", "127.0.0.1", name, "1", "7", "(128, 1, 1)", "(64, 16, 4)", "0", "9.0"]
+            + [str(us) if n == "duration" else VALUES[n][1] for n in METRICS] for i, (name, us) in enumerate(kernels)]
+    return "\n".join(["==PROF== Connected to process 4242", _line(header), _line(units), *map(_line, rows), ""])
+
+
+SPIN = "at::cuda::<unnamed>::spin_kernel(long)"
+
+
+def test_peers_profiled_together_are_cut_at_the_separators(monkeypatch, tmp_path):
+    # a peer's call may launch a helper beside its main kernel: each peer's kernels are those
+    # before its separator, and its main kernel the longest of them
+    text = _capture_of([("flash_fwd_kernel", 100.0), (SPIN, 1.0), ("memset_helper", 5.0), ("cudnn_sdpa", 200.0),
+                        (SPIN, 1.0)])
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out=text, err="")
+    res = profile.profile_peers(["sdpa_flash", "sdpa_cudnn"], (4, 16, 4096, 64), False, tmp_path / "out")
+    assert [r.impl for r in res] == ["sdpa_flash", "sdpa_cudnn"] and all(r.ok for r in res)
+    assert [len(r.kernels) for r in res] == [1, 2]
+    assert res[0].main["duration"] == 100.0 and res[1].main["kernel"] == "cudnn_sdpa"
+    assert res[1].main["duration"] == 200.0
+    (cmd, _), = FakePopen.calls  # one ncu process for both
+    assert cmd[cmd.index("--target") + 1] == "sdpa_flash,sdpa_cudnn"
+    assert res[0].csv_path.endswith("ncu_peers_B4_H16_S4096_D64_full.csv")
+
+
+def test_peers_together_refused_when_the_capture_does_not_cut(monkeypatch, tmp_path):
+    shape, peers2 = (1, 2, 128, 64), ["sdpa_flash", "sdpa_cudnn"]
+    # the last peer's kernels not closed by a separator (its launch failed part way)
+    _fake_ncu(monkeypatch, tmp_path, rc=0, out=_capture_of([("a", 9.0), (SPIN, 1.0), ("b", 9.0)]), err="")
+    assert profile.profile_peers(peers2, shape, False, tmp_path / "a") is None
+    # a peer with no kernel of its own
+    FakePopen.out = _capture_of([("a", 9.0), (SPIN, 1.0), (SPIN, 1.0)])
+    assert profile.profile_peers(peers2, shape, False, tmp_path / "b") is None
+    # one separator too many or too few for the peers asked
+    FakePopen.out = _capture_of([("a", 9.0), (SPIN, 1.0)])
+    assert profile.profile_peers(peers2, shape, False, tmp_path / "c") is None
+    # ncu failing as a whole
+    FakePopen.out = _capture_of([("a", 9.0), (SPIN, 1.0), ("b", 9.0), (SPIN, 1.0)])
+    FakePopen.rc, FakePopen.err = 1, "==ERROR== ERR_NVGPUCTRPERM\n"
+    assert profile.profile_peers(peers2, shape, False, tmp_path / "d") is None
+
+
+def test_split_at_separators_by_hand():
+    k = [{"kernel": "x"}, {"kernel": SPIN}, {"kernel": "y"}, {"kernel": "z"}, {"kernel": SPIN}]
+    assert profile.split_at_separators(k) == [[{"kernel": "x"}], [{"kernel": "y"}, {"kernel": "z"}]]
+    assert profile.split_at_separators(k[:-1]) is None
+    assert profile.split_at_separators([]) == []
+
+
+def test_a_run_profiles_its_peers_in_one_process_a_shape_and_falls_back_one_by_one(monkeypatch, tmp_path):
+    from lab.kernels.shape import Shape
+    from lab.measure import records
+    from lab.studies import profiling
+
+    calls = []
+
+    def result(impl, shape, causal, *_a, **_k):
+        return profile._result(impl, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True)
+
+    monkeypatch.setattr(profile, "profile_variants", lambda names, shape, causal, out: [
+        result(n, shape, causal) for n in names])
+    monkeypatch.setattr(profile, "profile_impl", lambda impl, shape, causal, out: calls.append(impl) or result(
+        impl, shape, causal))
+    batches = iter([[result(n, Shape(1, 2, 128, 64, False), False) for n in ("sdpa_flash", "flash_attn3")], None])
+    monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out: next(batches))
+    rec = records.RunRecord(run_id="20990103T000000Z-test", root=tmp_path)
+    shapes = [Shape(1, 2, 128, 64, False), Shape(1, 2, 256, 64, False)]
+    profiling.profile_run(rec, ["wmma"], shapes, ["sdpa_flash", "flash_attn3"], progress=lambda *_: None)
+    assert calls == ["sdpa_flash", "flash_attn3"]  # only at the second shape, whose batch failed
+    import pandas as pd
+
+    table = pd.read_csv(rec.path("profile.csv"))
+    assert sorted(table.impl) == sorted(["wmma", "sdpa_flash", "flash_attn3"] * 2)

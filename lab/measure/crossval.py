@@ -6,13 +6,17 @@ from __future__ import annotations
 from lab.kernels.shape import Shape
 
 CROSSVAL_ROUNDS = 5
+# triton's own default: a measurement is ten replays of a graph of about this much GPU time (50 ms
+# made the check 22 s of a run's timing stage at 11 shapes; issue 45's cost target)
+TRITON_REP_MS = 20
 
 
 def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
     """SDPA's hot median from this harness next to triton.testing.do_bench_cudagraph's, both on
     one input set, so a bias in the harness shows up as a ratio away from 1. The two alternate
-    over `rounds` rounds (10 harness samples, then one 50 ms triton measurement), so a clock or
-    power drift during the comparison falls on both alike; each side's value is its median."""
+    over `rounds` rounds (10 harness samples, then one triton measurement: ten replays of a graph
+    of about TRITON_REP_MS), so a clock or power drift during the comparison falls on both alike;
+    each side's value is its median."""
     import statistics
 
     from lab.measure import timing
@@ -30,7 +34,7 @@ def cross_validate(shape: Shape, peer, rounds: int = CROSSVAL_ROUNDS) -> dict:
             harness_rounds, triton_rounds = [], []
             for _ in range(rounds):
                 harness_rounds.append(timer.samples(10))
-                triton_rounds.append(do_bench_cudagraph(launch, rep=50, return_mode="median") * 1e3)
+                triton_rounds.append(do_bench_cudagraph(launch, rep=TRITON_REP_MS, return_mode="median") * 1e3)
         harness = statistics.median(x for r in harness_rounds for x in r)
         triton_us = statistics.median(triton_rounds)
         return {**out, "harness_us": harness, "triton_us": triton_us, "ratio": harness / triton_us,

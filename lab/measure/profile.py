@@ -248,6 +248,38 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
 
 
 VARIANT_KERNEL = "attention_fwd"  # every variant's kernel is named so (one launch per call)
+# The kernel that ends each peer's launches in a batch of peers (torch.cuda._sleep's): a peer's call may
+# launch helper kernels beside its main one, so the capture is cut at these, not counted.
+SEPARATOR_KERNEL = "spin_kernel"
+SEPARATOR_CYCLES = 1000
+
+
+def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: str, split,
+                   timeout: float) -> list[ProfileResult] | None:
+    """One ncu process over one launch of each of `names`, in order; `split(kernels)` gives each name's
+    kernels (a list per name) or None where the capture does not map. None where ncu fails as a whole
+    or the capture does not map: the caller then profiles them one by one (profile_impl), which
+    records the reasons."""
+    ncu = find_ncu()
+    if ncu is None or not names:
+        return None
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / f"{stem}.csv"
+    cmd = ncu_command(ncu, ",".join(names), shape, causal)
+    try:
+        rc, out, err = _run(cmd, timeout)
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    csv_path.write_text(out)
+    (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
+    if _failure_reason(rc, out, err):
+        return None
+    parts = split(parse_ncu_csv(out))
+    if parts is None or len(parts) != len(names) or not all(parts):
+        return None
+    return [_result(name, shape, ok=True, csv_path=str(csv_path), kernels=ks, main=main_kernel(ks))
+            for name, ks in zip(names, parts)]
 
 
 def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
@@ -262,8 +294,7 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
     build gets its own failed result here and is left out of the batch.
     """
     shape = _inputs(shape, causal)
-    ncu = find_ncu()
-    if ncu is None or not names:
+    if find_ncu() is None or not names:
         return None
     results, batch = {}, []
     for name in names:
@@ -272,26 +303,44 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
             results[name] = _result(name, shape, ok=False, reason=why)
         else:
             batch.append(name)
-    if batch:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        stem = f"ncu_variants_{shape_id(shape, causal)}"
-        csv_path = out_dir / f"{stem}.csv"
-        cmd = ncu_command(ncu, ",".join(batch), shape, causal)
-        try:
-            rc, out, err = _run(cmd, timeout)
-        except (subprocess.TimeoutExpired, OSError):
-            return None
-        csv_path.write_text(out)
-        (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
-        if _failure_reason(rc, out, err):
-            return None
-        kernels = parse_ncu_csv(out)
+
+    def one_each(kernels):
         if len(kernels) != len(batch) or not all(VARIANT_KERNEL in str(k.get("kernel", "")) for k in kernels):
             return None
-        for name, k in zip(batch, kernels):
-            results[name] = _result(name, shape, ok=True, csv_path=str(csv_path), kernels=[k], main=k)
+        return [[k] for k in kernels]
+
+    if batch:
+        together = _profile_batch(batch, shape, causal, out_dir, f"ncu_variants_{shape_id(shape, causal)}", one_each,
+                                  timeout)
+        if together is None:
+            return None
+        results.update({r.impl: r for r in together})
     return [results[n] for n in names]
+
+
+def split_at_separators(kernels: list[dict]) -> list[list[dict]] | None:
+    """A peer batch's capture cut into each peer's kernels: every peer's launch is followed by one
+    SEPARATOR_KERNEL. None where the capture does not end in one (a peer's launch failed part way)."""
+    parts, current = [], []
+    for k in kernels:
+        if SEPARATOR_KERNEL in str(k.get("kernel", "")):
+            parts.append(current)
+            current = []
+        else:
+            current.append(k)
+    return None if current else parts
+
+
+def profile_peers(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
+                  ) -> list[ProfileResult] | None:
+    """One ncu process over one launch of each peer in `names`, in order (profile_variants' reason:
+    a process a peer cost the profile stage about 5 s each, 12 of them at a run's three shapes).
+    A peer's launch may hold several kernels, so the target ends each with a SEPARATOR_KERNEL and the
+    capture is cut there; it is accepted only with one non-empty part per peer, else None (the caller
+    then profiles them one by one)."""
+    shape = _inputs(shape, causal)
+    return _profile_batch(list(names), shape, causal, out_dir, f"ncu_peers_{shape_id(shape, causal)}",
+                          split_at_separators, timeout)
 
 
 def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, **kwargs) -> list[ProfileResult]:
@@ -319,19 +368,26 @@ def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, *
 # ---------------------------------------------------------------------------------------------
 
 def target(impl: str, shape, causal: bool) -> None:
-    """One profiled launch of impl; impl may be a comma-separated list of variants (one launch
-    each, in that order, on the same inputs: see profile_variants)."""
+    """One profiled launch of impl; impl may be a comma-separated list of variants, or of peers (one
+    launch each, in that order, on the same inputs: see profile_variants and profile_peers)."""
     import torch
 
     shape = _inputs(shape, causal)
     q, k, v = shape.random_inputs()
     if "," in impl:
         from lab.kernels import switches, variants
+        from lab.measure import peers
 
         names = impl.split(",")
+        if all(peers.is_peer(n) for n in names):
+            for name in names:
+                _peer_launch(name, q, k, v, causal)
+                _separator()
+            return
         unknown = [n for n in names if not switches.is_impl(n)]
         if unknown:
-            raise SystemExit(f"only variants can be profiled together; not variants: {', '.join(unknown)}")
+            raise SystemExit("only variants, or only peers, can be profiled together; not variants: "
+                             + ", ".join(unknown))
         variants.check_inputs(q, k, v)
         out = torch.empty_like(q)
         for name in names:
@@ -342,19 +398,7 @@ def target(impl: str, shape, causal: bool) -> None:
     from lab.measure import peers
 
     if peers.is_peer(impl):
-        try:
-            peer = peers.get(impl)
-        except ValueError as exc:
-            raise SystemExit(str(exc)) from None
-        if impl == peers.FLEX:
-            # ncu follows child processes: compile in this one (from the inductor cache the
-            # timing stage filled) rather than in a pool of compile workers
-            import torch._inductor.config as inductor_config
-
-            inductor_config.compile_threads = 1
-        with peer.context():
-            # the warm-up launches compile where the peer compiles (flex_attention), outside the range
-            _launch_once(peer.bind(q, k, v, causal, None))
+        _peer_launch(impl, q, k, v, causal)
     else:
         from lab.kernels import switches, variants
 
@@ -366,6 +410,34 @@ def target(impl: str, shape, causal: bool) -> None:
         _refuse_not_taken(attn, shape)
         out = torch.empty_like(q)
         _launch_once(lambda: attn.launch(q, k, v, out, causal, None))
+
+
+def _peer_launch(impl: str, q, k, v, causal: bool) -> None:
+    from lab.measure import peers
+
+    try:
+        peer = peers.get(impl)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    if impl == peers.FLEX:
+        # ncu follows child processes: compile in this one (from the inductor cache the
+        # timing stage filled) rather than in a pool of compile workers
+        import torch._inductor.config as inductor_config
+
+        inductor_config.compile_threads = 1
+    with peer.context():
+        # the warm-up launches compile where the peer compiles (flex_attention), outside the range
+        _launch_once(peer.bind(q, k, v, causal, None))
+
+
+def _separator() -> None:
+    """One SEPARATOR_KERNEL in the profiled range, after a peer's launch in a batch of peers."""
+    import torch
+
+    torch.cuda.nvtx.range_push(PROFILE_RANGE)
+    torch.cuda._sleep(SEPARATOR_CYCLES)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
 
 
 def _refuse_not_taken(attn, shape: Shape) -> None:

@@ -65,11 +65,14 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
         together = prof.profile_variants(list(here), shape, shape.causal, out)
         if together is None and here:
             progress(f"  profile {shape}: the variants did not profile together; one by one instead")
-        for res in together or []:
+        peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out) if peer_names else []
+        if peers_together is None:
+            progress(f"  profile {shape}: the peers did not profile together; one by one instead")
+        for res in [*(together or []), *(peers_together or [])]:
             rows.append(res.to_record())
             if not res.ok:
                 progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
-        for impl in [*([] if together is not None else here), *peer_names]:
+        for impl in [*([] if together is not None else here), *([] if peers_together is not None else peer_names)]:
             res = prof.profile_impl(impl, shape, shape.causal, out)
             rows.append(res.to_record())
             if not res.ok:
