@@ -168,14 +168,19 @@ def cmd_sanitize(args) -> int:
     return 1 if dirty else 0
 
 
+def _params_or_exit(params_class, args):
+    """params_class.from_args(args) (RunParams, TuneParams), or exit with its one line of why not."""
+    try:
+        return params_class.from_args(args)
+    except ValueError as exc:
+        sys.exit(str(exc))
+
+
 def cmd_run(args) -> int:
     from lab.report.console import summary_table
     from lab.studies import stages
 
-    try:
-        params = RunParams.from_args(args)
-    except ValueError as exc:
-        sys.exit(str(exc))
+    params = _params_or_exit(RunParams, args)
     _require_gpu()
     rec = stages.run(params)
     for mode in params.modes:
@@ -194,10 +199,7 @@ def cmd_tune(args) -> int:
     from lab.report import tuning as tuning_report
     from lab.studies.tuning import run as tuning
 
-    try:
-        p = TuneParams.from_args(args)
-    except ValueError as exc:
-        sys.exit(str(exc))
+    p = _params_or_exit(TuneParams, args)
     rec = tuning.tune(p)
     out = tuning_report.write(rec.dir, tuning.FAKE_DIR / "reports" / rec.run_id if p.fake else None)
     print(f"tuning run record: {rec.dir}\nreport section: {out}")

@@ -4,6 +4,7 @@ tables are written (the one home for the report's formats)."""
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -61,6 +62,12 @@ def save_figure(fig, path, dpi: int = DPI):
     with Image.open(io.BytesIO(buf.getvalue())) as im:
         im.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(path, format="PNG", optimize=True)
     return path
+
+
+def new_lines() -> tuple[list[str], Callable[[str], None]]:
+    """A section's lines, and the append that adds one: `L, add = new_lines()`."""
+    lines: list[str] = []
+    return lines, lines.append
 
 
 def isnum(x) -> bool:

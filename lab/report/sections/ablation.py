@@ -5,7 +5,7 @@ from __future__ import annotations
 from lab.report import branches
 from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
 from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
-                               shape_label)
+                               new_lines, shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
 from lab.report.helpers import step_number
@@ -15,12 +15,8 @@ from lab.report.tables import hypothesis_rows
 
 def _ablation_intro(ctx: Context) -> list[str]:
     """The section heading and which shapes its columns come from."""
-    data = ctx.data
-    head = ctx.head
-    ps = ctx.abl.attrs.get("profile_shape")
-    best = ctx.abl.attrs.get("best_sdpa")
-    L: list[str] = []
-    add = L.append
+    data, head, ps, best = ctx.data, ctx.head, ctx.abl.attrs.get("profile_shape"), ctx.abl.attrs.get("best_sdpa")
+    L, add = new_lines()
     add(f"## Ablation at {shape_label(head)} (hot)")
     add("")
     add(f"Rows go branch by branch: {branches.summary(data.variants)}. Every step is compared with its parent, "
@@ -37,11 +33,8 @@ def _ablation_intro(ctx: Context) -> list[str]:
 
 def _speed_table(ctx: Context) -> list[str]:
     """Table 1: each step's speed, against SDPA and against its parent."""
-    data = ctx.data
-    abl = ctx.abl
-    best = ctx.abl.attrs.get("best_sdpa")
-    L: list[str] = []
-    add = L.append
+    data, abl, best = ctx.data, ctx.abl, ctx.abl.attrs.get("best_sdpa")
+    L, add = new_lines()
     add("**1. Speed.**")
     add("")
     rows = []
@@ -74,10 +67,8 @@ def _step_of(name: str) -> str:
 
 def _profile_table(ctx: Context) -> list[str]:
     """Table 2: each step's profiler metrics."""
-    abl = ctx.abl
-    ps = ctx.abl.attrs.get("profile_shape")
-    L: list[str] = []
-    add = L.append
+    abl, ps = ctx.abl, ctx.abl.attrs.get("profile_shape")
+    L, add = new_lines()
     add(f"**2. Profile** at {ps or MISSING}.")
     add("")
     rows = []
@@ -97,11 +88,8 @@ def _profile_table(ctx: Context) -> list[str]:
 
 def _hypotheses_table(ctx: Context) -> list[str]:
     """Table 3: each hypothesis, its metric's move and the verdict."""
-    data = ctx.data
-    abl = ctx.abl
-    ps = ctx.abl.attrs.get("profile_shape")
-    L: list[str] = []
-    add = L.append
+    data, abl, ps = ctx.data, ctx.abl, ctx.abl.attrs.get("profile_shape")
+    L, add = new_lines()
     hyp = hypothesis_rows(data, abl)
     add(f"**3. Hypotheses** (metric values at {ps or MISSING}"
         + ("; a step whose manifest names a `judged_at` shape is judged there, as its row says"
@@ -138,8 +126,7 @@ def _hypotheses_table(ctx: Context) -> list[str]:
 
 def _not_delivered(ctx: Context) -> list[str]:
     """The steps that did not deliver, in plain words."""
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     hyp = hypothesis_rows(ctx.data, ctx.abl)
 
     def where(r) -> str:
@@ -173,13 +160,8 @@ def _not_delivered(ctx: Context) -> list[str]:
 
 def _ablation_figures(ctx: Context) -> list[str]:
     """The speedup and latency figures."""
-    data = ctx.data
-    head = ctx.head
-    abl = ctx.abl
-    notes = ctx.notes
-    figdir = ctx.figdir
-    L: list[str] = []
-    add = L.append
+    data, head, abl, notes, figdir = ctx.data, ctx.head, ctx.abl, ctx.notes, ctx.figdir
+    L, add = new_lines()
     notes["speedup"] = figure_speedup(abl, figdir / FIGURES["speedup"])
     notes["latency"] = figure_latency(data, head, figdir / FIGURES["latency"])
     for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
@@ -199,8 +181,7 @@ def section_ablation(ctx: Context) -> list[str]:
 
 def section_bar(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     best = bar_step(data)
     bar = success_bar(data, best) if best else []
     if bar:

@@ -4,7 +4,7 @@ portable step), the objective and the environment."""
 from __future__ import annotations
 
 from lab.report import branches
-from lab.report.common import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, shape_label
+from lab.report.common import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.helpers import run_path
 from lab.report.load import manifest_variant
@@ -12,11 +12,8 @@ from lab.report.tables import hypothesis_rows
 
 
 def section_title(ctx: Context) -> list[str]:
-    data = ctx.data
-    state = ctx.state
-    label = ctx.label
-    L: list[str] = []
-    add = L.append
+    data, state, label = ctx.data, ctx.state, ctx.label
+    L, add = new_lines()
 
     add("# FlashAttention forward kernels: optimization ablation report")
     add("")
@@ -77,11 +74,8 @@ def _best_table(ctx: Context, best: str, portable: str) -> list[str]:
 
 
 def section_headline(ctx: Context) -> list[str]:
-    data = ctx.data
-    head = ctx.head
-    abl = ctx.abl
-    L: list[str] = []
-    add = L.append
+    data, head, abl = ctx.data, ctx.head, ctx.abl
+    L, add = new_lines()
     add("## Headline")
     add("")
     if head is None or not len(abl) or not abl["median_us"].notna().any():
@@ -114,8 +108,7 @@ def section_headline(ctx: Context) -> list[str]:
 
 def section_objective(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     add("## Objective")
     add("")
     names = data.variants
@@ -138,13 +131,8 @@ def section_objective(ctx: Context) -> list[str]:
 
 
 def section_environment(ctx: Context) -> list[str]:
-    data = ctx.data
-    env = ctx.data.env
-    state = ctx.state
-    gpu = ctx.gpu
-    date = ctx.date
-    L: list[str] = []
-    add = L.append
+    data, env, state, gpu, date = ctx.data, ctx.data.env, ctx.state, ctx.gpu, ctx.date
+    L, add = new_lines()
     add("## Environment")
     add("")
     dirty = env.get("git_dirty")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lab.kernels.shape import Shape
 from lab.measure import stats
-from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table
+from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
 from lab.report.context import Context
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary, capped_rows,
                                clock_summary, crossval_table, ncu_crossval_table, noise_floor, precision_summary,
@@ -28,10 +28,8 @@ def block_sizes(rule) -> str:
 
 
 def _timing(ctx: Context) -> list[str]:
-    data = ctx.data
-    env = ctx.data.env
-    L: list[str] = []
-    add = L.append
+    data, env = ctx.data, ctx.data.env
+    L, add = new_lines()
     summ = data.summary
     sets_txt = MISSING
     if summ is not None and "input_sets" in summ.columns:
@@ -52,10 +50,8 @@ def _timing(ctx: Context) -> list[str]:
 
 
 def _sampling(ctx: Context) -> list[str]:
-    data = ctx.data
-    params = ctx.data.params
-    L: list[str] = []
-    add = L.append
+    data, params = ctx.data, ctx.data.params
+    L, add = new_lines()
     summ = data.summary
     counts = summ["stopped_by"].value_counts().to_dict() if summ is not None and "stopped_by" in summ else {}
     cap_rows = capped_rows(data)
@@ -226,8 +222,7 @@ def _calibration(ctx: Context) -> list[str]:
 
 def _noise_and_precision(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     nf = noise_floor(data)
     if len(nf):
         dev = (nf["ratio"] - 1).abs().max() * 100
@@ -257,10 +252,8 @@ def _noise_and_precision(ctx: Context) -> list[str]:
 
 
 def _clocks_and_crossval(ctx: Context) -> list[str]:
-    data = ctx.data
-    env = ctx.data.env
-    L: list[str] = []
-    add = L.append
+    data, env = ctx.data, ctx.data.env
+    L, add = new_lines()
     clk = clock_summary(data)
     if clk["n"]:
         clock_txt = (f"SM clock read through NVML at every block of samples: {clock_range(clk)} (median "
@@ -291,8 +284,7 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
 
 def _ncu_and_profiling(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     nrows = ncu_crossval_table(data)
     if nrows:
         long_ = [float(r[-1]) for r in nrows if float(r[3]) >= NCU_XVAL_MIN_US]

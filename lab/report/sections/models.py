@@ -5,7 +5,7 @@ counts per element type and head layout (lab.report.models). Absent for runs wit
 from __future__ import annotations
 
 from lab.report import models
-from lab.report.common import FIGURES, md_table
+from lab.report.common import FIGURES, md_table, new_lines
 from lab.report.context import Context
 
 
@@ -14,8 +14,7 @@ def section_models(ctx: Context) -> list[str]:
     shapes = models.model_shapes(data)
     if not shapes:  # runs before issue 22, and runs without the models set: nothing to say
         return []
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     add("## The attention real models run")
     add("")
     add("Prefill of the models below (lab.studies.shapes.MODELS: their query heads, K/V heads and head dim), "

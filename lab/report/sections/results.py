@@ -4,7 +4,7 @@ threats to validity and how to reproduce the run."""
 from __future__ import annotations
 
 from lab.report import branches
-from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, shape_label
+from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
 from lab.report.helpers import shape_note_text, threats
@@ -16,8 +16,7 @@ from lab.studies.shapes import spec_of
 
 def section_per_shape(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     add("## Per-shape results")
     add("")
     add(f"Every implementation at every measured shape: medians (µs), TFLOP/s and the speedup over {PEER} with "
@@ -78,11 +77,8 @@ def section_per_shape(ctx: Context) -> list[str]:
 
 
 def section_sweep(ctx: Context) -> list[str]:
-    data = ctx.data
-    notes = ctx.notes
-    figdir = ctx.figdir
-    L: list[str] = []
-    add = L.append
+    data, notes, figdir = ctx.data, ctx.notes, ctx.figdir
+    L, add = new_lines()
     add("## TFLOP/s against sequence length")
     add("")
     notes["sweep"] = figure_sweep(data, figdir / FIGURES["sweep"])
@@ -91,13 +87,8 @@ def section_sweep(ctx: Context) -> list[str]:
 
 
 def section_profiler(ctx: Context) -> list[str]:
-    data = ctx.data
-    head = ctx.head
-    abl = ctx.abl
-    notes = ctx.notes
-    figdir = ctx.figdir
-    L: list[str] = []
-    add = L.append
+    data, head, abl, notes, figdir = ctx.data, ctx.head, ctx.abl, ctx.notes, ctx.figdir
+    L, add = new_lines()
     add("## Top 3 profiler findings")
     add("")
     pshape = data.profile_shape_for(head) if head else None
@@ -124,8 +115,7 @@ def section_profiler(ctx: Context) -> list[str]:
 
 def section_missing(ctx: Context) -> list[str]:
     data = ctx.data
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     if data.missing:
         add("## What is missing from this run")
         add("")
@@ -136,10 +126,8 @@ def section_missing(ctx: Context) -> list[str]:
 
 
 def section_threats(ctx: Context) -> list[str]:
-    data = ctx.data
-    abl = ctx.abl
-    L: list[str] = []
-    add = L.append
+    data, abl = ctx.data, ctx.abl
+    L, add = new_lines()
     add("## Threats to validity")
     add("")
     xgaps, clk, cap_rows = crossval_table(data)[1], clock_summary(data), capped_rows(data)
@@ -150,11 +138,8 @@ def section_threats(ctx: Context) -> list[str]:
 
 
 def section_reproduce(ctx: Context) -> list[str]:
-    data = ctx.data
-    env = ctx.data.env
-    params = ctx.data.params
-    L: list[str] = []
-    add = L.append
+    data, env, params = ctx.data, ctx.data.env, ctx.data.params
+    L, add = new_lines()
     add("## How to reproduce")
     add("")
     p = data.run_params

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 
 from lab.measure import stats
-from lab.report.common import MISSING, fmt_ci, md_table, shape_label
+from lab.report.common import MISSING, fmt_ci, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.load import SUSTAINED, RunData
 
@@ -63,8 +63,7 @@ def section_sustained(ctx: Context) -> list[str]:
     if not shapes:
         return []
     end = headline_end([v for v in data.variants if any(data.lat(v, s, SUSTAINED) is not None for s in shapes)])
-    L: list[str] = []
-    add = L.append
+    L, add = new_lines()
     add("## Burst and sustained")
     add("")
     how = next((n["sustained"] for n in data.shape_notes or [] if isinstance(n, dict) and n.get("sustained")), None)
