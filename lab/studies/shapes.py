@@ -168,3 +168,32 @@ def spec_of(shapes: list[Shape]) -> str:
             if list(shapes) == shapes_from(",".join(combo)):
                 return ",".join(combo)
     return ";".join(s.spec for s in shapes)
+
+
+# The decode set (issue 50; lab.kernels.decode): serving's attention for the heads of MODELS that serve
+# chat models (GPT-2 and BERT-base's 12 full heads aside), bf16. For each: a batch of 8 at 8k tokens, one
+# new query; 32 sequences of mixed lengths up to 4k; 16 sequences at 32k in 64-token pages with 4 new
+# queries (speculative decoding); 64 sequences at 1k. Then one sequence of 128k tokens with 8 K/V heads and
+# one query (a grid of one CTA a head cannot fill the GPU: split the keys or idle), and Llama-3-70B at 128k
+# for 8 sequences (4.3 GB). No cache over DECODE_MAX_CACHE_BYTES, so two copies and the output fit any GPU
+# the study runs on. A cache under DECODE_STREAMING_L2 times the L2 can be served from L2 (Falcon-7B's one
+# K/V head): it is judged against the peers only, not against the GPU's copy bandwidth.
+DECODE_MODELS = [heads for heads in MODELS if heads != (12, 12, 64)]
+DECODE_MAX_CACHE_BYTES = 8 << 30
+DECODE_STREAMING_L2 = 4
+
+
+def decode_shapes() -> list:
+    from lab.kernels.decode import DecodeShape
+
+    shapes = []
+    for H, H_kv, D in DECODE_MODELS:
+        shapes += [DecodeShape(8, H, H_kv, D, 8192), DecodeShape(32, H, H_kv, D, 4096, mixed=True),
+                   DecodeShape(16, H, H_kv, D, 32768, q_len=4, page_size=64), DecodeShape(64, H, H_kv, D, 1024)]
+    return shapes + [DecodeShape(1, 32, 8, 128, 131072), DecodeShape(8, 64, 8, 128, 131072)]
+
+
+def streams_from_hbm(shape, l2_bytes: int) -> bool:
+    """Whether a decode shape's cache is at least DECODE_STREAMING_L2 times the L2: it streams from HBM,
+    and the copy bandwidth is its bar (issue 50's target 1)."""
+    return shape.cache_bytes >= DECODE_STREAMING_L2 * l2_bytes

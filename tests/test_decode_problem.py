@@ -1,0 +1,181 @@
+"""The decode problem (issue 50) on the CPU: its shapes, what a call accepts, and the fp32 reference a
+decode kernel will be checked against. Expectations come from hand computations and a float64 loop
+written out here, never from the reference itself."""
+
+import math
+
+import pytest
+import torch
+
+from lab.kernels.decode import MAX_Q_LEN, DecodeShape, check_inputs
+from lab.measure.decode_check import bottom_right_mask, reference, valid_kv
+from lab.studies.shapes import DECODE_MAX_CACHE_BYTES, MODELS, decode_shapes, streams_from_hbm
+
+
+def test_a_spec_reads_back_and_names_its_parts():
+    s = DecodeShape.parse("16,28,4,128,32768,q4,page64")
+    assert (s.B, s.H, s.H_kv, s.D, s.cache_len, s.q_len, s.mixed, s.page_size, s.dtype) == \
+        (16, 28, 4, 128, 32768, 4, False, 64, "bf16")
+    assert DecodeShape.parse(s.spec) == s and s.group == 7
+    assert s.id == "decode-B16-H28-kv4-D128-L32768-q4-page64-bf16"
+    assert DecodeShape.parse("1,8,8,64,100,fp16").spec == "1,8,8,64,100,fp16"  # q1, unpaged: no words
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("8,32,8,abc,8192", "D must be an integer, got 'abc'"),
+    ("8,32,8,128", "expected B,H,H_kv,D,cache_len"),
+    ("8,32,6,128,8192", "H_kv=6 must divide H=32"),
+    ("8,32,8,128,8192,q9", "q_len=9 new queries; at most 8"),
+    ("8,32,8,128,8192,page48", "page size 48"),
+    ("8,32,8,128,3,q4", "cache_len=3 must hold the q_len=4"),
+    ("8,32,8,128,16,q4,mixed", "in its shortest sequence"),
+    ("8,32,8,128,8192,fast", "unknown word 'fast'"),
+    ("8,32,8,128,8192,fp8", "unknown word 'fp8'"),
+    ("0,32,8,128,8192", "B must be a positive integer"),
+])
+def test_a_bad_spec_names_the_field_at_fault(text, needle):
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        DecodeShape.parse(text)
+
+
+def test_mixed_lengths_run_evenly_from_the_longest_to_an_eighth():
+    lens = DecodeShape(5, 8, 8, 64, 800, mixed=True).cache_lens()
+    assert lens == [800, 625, 450, 275, 100]  # steps of (800 - 100) / 4 = 175, by hand
+    assert DecodeShape(1, 8, 8, 64, 800, mixed=True).cache_lens() == [800]
+    assert DecodeShape(3, 8, 8, 64, 800).cache_lens() == [800, 800, 800]
+
+
+def test_bytes_and_flops_by_hand():
+    s = DecodeShape(2, 4, 2, 64, 100, q_len=2, mixed=True)  # lengths 100 and 12 (100 // 8)
+    assert s.cache_lens() == [100, 12]
+    # K and V: 2 x (100 + 12) tokens x 2 heads x 64 x 2 bytes; Q and O: 2 x 2 x 2 queries x 4 heads x 64 x 2 bytes
+    assert s.bytes_moved() == 2 * 112 * 2 * 64 * 2 + 2 * 2 * 2 * 4 * 64 * 2
+    # visible keys: sequence of 100: queries see 99 and 100 keys; of 12: 11 and 12 -> 222 pairs
+    assert s.flops() == 4 * 64 * 4 * 222
+    paged = DecodeShape(2, 4, 2, 64, 100, page_size=64)  # two pages a sequence: 128 slots allocated
+    assert paged.pages_per_sequence == 2 and paged.cache_bytes == 2 * 2 * 128 * 2 * 64 * 2
+
+
+def test_the_decode_set_holds_the_served_models_within_the_memory_bound():
+    shapes = decode_shapes()
+    assert all(s.cache_bytes <= DECODE_MAX_CACHE_BYTES for s in shapes)
+    assert {(s.H, s.H_kv, s.D) for s in shapes} == {h for h in MODELS if h != (12, 12, 64)}
+    assert all(s.dtype == "bf16" for s in shapes)
+    # issue 50's target 3: one sequence of 128k tokens, one query, 8 K/V heads
+    assert any((s.B, s.cache_len, s.q_len, s.H_kv) == (1, 131072, 1, 8) for s in shapes)
+    assert {s.q_len for s in shapes} == {1, 4} and any(s.mixed for s in shapes) and any(s.page_size for s in shapes)
+    assert len({s.id for s in shapes}) == len(shapes)
+    falcon = DecodeShape(8, 71, 1, 64, 8192)  # 2 x 8 x 8192 x 64 x 2 bytes = 16 MiB: fits a 50 MiB L2
+    assert not streams_from_hbm(falcon, 50 << 20) and streams_from_hbm(DecodeShape(8, 32, 8, 128, 8192), 50 << 20)
+
+
+def test_a_paged_cache_hands_its_pages_out_shuffled():
+    s = DecodeShape(3, 4, 2, 64, 100, page_size=32)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(1))
+    assert x["k_cache"].shape == (12, 32, 2, 64) and x["block_table"].shape == (3, 4)
+    assert sorted(x["block_table"].flatten().tolist()) == list(range(12))
+    assert x["block_table"].flatten().tolist() != list(range(12))
+    assert x["q"].shape == x["out"].shape == (3, 1, 4, 64) and x["q"].dtype == torch.bfloat16
+    check_inputs(**x)  # what random_inputs makes, a call takes
+
+
+def _naive(q, k_cache, v_cache, lens, table, scale):
+    """Decode attention written out: each (sequence, query, head) in float64, keys gathered token by token."""
+    B, q_len, H, D = q.shape
+    H_kv = k_cache.shape[2]
+    out = torch.zeros(B, q_len, H, D, dtype=torch.float64)
+    for b in range(B):
+        n = int(lens[b])
+        for t in range(q_len):
+            last = n - q_len + t  # the query's own position: it sees keys 0 .. last
+            for h in range(H):
+                g = h // (H // H_kv)
+                scores, values = [], []
+                for j in range(last + 1):
+                    if table is None:
+                        kj, vj = k_cache[b, j, g], v_cache[b, j, g]
+                    else:
+                        page, slot = int(table[b, j // k_cache.shape[1]]), j % k_cache.shape[1]
+                        kj, vj = k_cache[page, slot, g], v_cache[page, slot, g]
+                    scores.append(float((q[b, t, h].double() * kj.double()).sum()) * scale)
+                    values.append(vj.double())
+                top = max(scores)
+                w = [math.exp(x - top) for x in scores]
+                out[b, t, h] = sum(wi * vi for wi, vi in zip(w, values)) / sum(w)
+    return out
+
+
+@pytest.mark.parametrize("spec", ["2,4,2,16,37", "3,4,1,16,40,q4,mixed", "2,6,3,16,70,q3,page16", "2,4,4,16,33,q8,fp16"])
+def test_the_reference_is_attention_written_out(spec):
+    s = DecodeShape.parse(spec)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(7))
+    got = reference(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+    want = _naive(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"], 1 / math.sqrt(s.D))
+    assert got.dtype == torch.float32 and got.shape == want.shape
+    assert torch.allclose(got.double(), want, atol=1e-5, rtol=1e-5)
+
+
+def test_each_new_query_sees_its_own_prefix_bottom_right():
+    # q = 0 makes every visible key equally likely; V holds each key's position: the output is the mean
+    # of the positions a query sees, 0 .. n - q_len + i, so (n - q_len + i) / 2. A top-left mask (query i
+    # sees 0 .. i) or none at all gives other values.
+    n, q_len = 50, 4
+    q = torch.zeros(1, q_len, 2, 8, dtype=torch.float16)
+    pos = torch.arange(n, dtype=torch.float16)  # integers to 2048 are exact in fp16
+    v = pos[None, :, None, None].expand(1, n, 1, 8).contiguous()
+    k = torch.randn(1, n, 1, 8).half()
+    got = reference(q, k, v, torch.tensor([n], dtype=torch.int32))
+    want = torch.tensor([(n - q_len + i) / 2 for i in range(q_len)])
+    assert torch.allclose(got[0, :, 0, 0], want) and torch.allclose(got[0, :, 1, 0], want)
+    assert bottom_right_mask(2, 4).tolist() == [[True, True, True, False], [True, True, True, True]]
+
+
+def test_a_paged_cache_gives_what_the_same_cache_contiguous_gives():
+    s = DecodeShape(3, 4, 2, 16, 90, q_len=2, mixed=True, page_size=16)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(3))
+    lens = x["cache_lens"]
+    flat_k = torch.zeros(3, 96, 2, 16, dtype=x["k_cache"].dtype)
+    flat_v = torch.zeros_like(flat_k)
+    for b, n in enumerate(lens.tolist()):
+        flat_k[b, :n], flat_v[b, :n] = valid_kv(x["k_cache"], x["v_cache"], n, b, x["block_table"])
+    paged = reference(x["q"], x["k_cache"], x["v_cache"], lens, x["block_table"])
+    contiguous = reference(x["q"], flat_k, flat_v, lens)
+    assert torch.equal(paged, contiguous)
+
+
+def _call(**change):
+    s = DecodeShape(2, 4, 2, 64, 40, q_len=2, page_size=16)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(0))
+    x.update(change)
+    return x
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"cache_lens": torch.tensor([40, 49], dtype=torch.int32)}, r"cache_lens\[1\] = 49: must hold .* fit the cache's 48 slots"),
+    ({"cache_lens": torch.tensor([40, 1], dtype=torch.int32)}, r"cache_lens\[1\] = 1: must hold the 2 new token"),
+    ({"cache_lens": torch.tensor([40, 40], dtype=torch.int64)}, r"cache_lens must be \(2,\) int32"),
+    ({"block_table": torch.tensor([[0, 1, 2], [3, 4, 99]], dtype=torch.int32)}, r"block_table\[1\] names page 99, outside the cache's 6 pages"),
+    ({"block_table": torch.tensor([[0, 1, 2], [3, 4, 5]], dtype=torch.int64)}, r"block_table must be \(2, pages a sequence\) int32"),
+    ({"q": torch.randn(2, 2, 4, 64)}, "must share one element type, float16 or bfloat16"),
+    ({"q": torch.randn(2, 2, 3, 64, dtype=torch.bfloat16)}, "2 K/V heads must divide q's 3 heads"),
+    ({"q": torch.randn(2, 2, 4, 32, dtype=torch.bfloat16)}, "head dim: q has D = 32, the cache 64"),
+    ({"q": torch.randn(2, 9, 4, 64, dtype=torch.bfloat16)}, "q_len = 9 new queries a sequence: 1 to 8"),
+    ({"q": torch.randn(2, 4, 64, dtype=torch.bfloat16)}, "q must be \\(B, q_len, H, D\\)"),
+    ({"v_cache": torch.randn(6, 16, 2, 32, dtype=torch.bfloat16)}, "must have one shape"),
+    ({"out": torch.empty(2, 2, 4, 64)}, "out must be q's shape and type"),
+])
+def test_bad_decode_input_names_the_constraint(change, needle):
+    x = _call(**change)
+    with pytest.raises(ValueError, match=needle):
+        check_inputs(**x)
+
+
+def test_an_unpaged_cache_needs_a_row_a_sequence_and_pages_their_size():
+    x = DecodeShape(2, 4, 2, 64, 40).random_inputs(device="cpu")
+    with pytest.raises(ValueError, match="one row a sequence: 3 rows for B = 2"):
+        check_inputs(x["q"], torch.cat([x["k_cache"], x["k_cache"][:1]]), torch.cat([x["v_cache"], x["v_cache"][:1]]),
+                     x["cache_lens"])
+    bad_pages = torch.randn(4, 20, 2, 64, dtype=torch.bfloat16)  # 20-token pages
+    with pytest.raises(ValueError, match="page size 20 tokens"):
+        check_inputs(x["q"], bad_pages, bad_pages.clone(), x["cache_lens"], torch.zeros(2, 2, dtype=torch.int32))
+    assert MAX_Q_LEN == 8
