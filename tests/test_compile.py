@@ -12,6 +12,7 @@ import pytest
 
 from lab.kernels import build, manifest, ptxas, variants
 from lab.kernels.attention import library_inputs
+from lab.kernels.manifest import SUPPORTED_HEAD_DIMS
 
 # sm_86 and sm_89 (RTX 30xx/A10, RTX 40xx/L4/L40) build portable steps only: build.unsupported_reason
 # refuses the sm_90a ones there before any compiler runs, so they cost CI no compile time.
@@ -184,6 +185,20 @@ def test_build_key_changes_when_an_included_header_changes(tmp_path, monkeypatch
     before = build.build_key(v, "9.0")
     (inc / "b.cuh").write_text("// v2\n")  # a header included only indirectly
     assert build.build_key(v, "9.0") != before
+
+
+def test_the_tuning_space_prices_shared_memory_as_the_tuned_kernel_allocates(libraries):
+    """lab.studies.tuning.space rejects configurations by a shared-memory formula before building them
+    (its copy of the tile's layout); the tuned kernel's library says what it allocates (fa_smem_bytes,
+    the tile of short sequences): at the manifest's defaults the two agree for every head dim."""
+    from lab.studies.tuning import space as tuning_space
+
+    kernel = manifest.tuned_kernel()
+    ok, log, _, lib_path = libraries[kernel]
+    assert ok, log
+    lib, sp = ctypes.CDLL(str(lib_path)), tuning_space.space()
+    for d in SUPPORTED_HEAD_DIMS:
+        assert lib.fa_smem_bytes(d) == sp.smem_bytes(sp.default(d)), f"{kernel}, D = {d}"
 
 
 @pytest.mark.parametrize("name", variants.names())
