@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 
@@ -80,3 +81,28 @@ class Clocks:
 
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.lower().split("_"))  # HW_SLOWDOWN -> HwSlowdown
+
+
+def gpu_identity() -> dict:
+    """Index (as the host numbers it), name and UUID of the GPU this process uses."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    info = {"gpu_index": int(visible) if visible.isdigit() else -1, "gpu_name": "", "gpu_uuid": visible
+            if not visible.isdigit() else ""}
+    try:
+        import torch
+
+        props = torch.cuda.get_device_properties(0)
+        info["gpu_name"] = props.name
+        uuid = getattr(props, "uuid", None)
+        if uuid is not None:
+            info["gpu_uuid"] = "GPU-" + str(uuid) if not str(uuid).startswith("GPU-") else str(uuid)
+    except Exception:  # noqa: BLE001 - the NVML answer below may still name it
+        pass
+    if info["gpu_index"] >= 0 and not info["gpu_uuid"]:
+        with contextlib.suppress(Exception):
+            import pynvml
+
+            pynvml.nvmlInit()
+            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(info["gpu_index"]))
+            info["gpu_uuid"] = uuid.decode() if isinstance(uuid, bytes) else uuid
+    return info

@@ -167,7 +167,7 @@ def run(rec, kernel: str, progress=print, spawn=None) -> None:
 def _run(rec, kernel: str, progress, spawn=None) -> None:
     from lab.kernels import build
     from lab.measure import check
-    from lab.studies import derived, replicates
+    from lab.studies import derived, gpu_pool, replicates
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
@@ -189,7 +189,8 @@ def _run(rec, kernel: str, progress, spawn=None) -> None:
             for i, shape in enumerate(SHAPES)]
     replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
                           p.replicates, p.seed)
-    replicates.run(rec, "factorial", progress, **({"spawn": spawn} if spawn else {}))  # -> factorial.parquet
+    with gpu_pool.replicate_pool(p.gpus) as executor:  # -> factorial.parquet
+        replicates.run(rec, "factorial", progress, executor=executor, **({"spawn": spawn} if spawn else {}))
     rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors, drop),
                                       "not_estimable": drop,
                                       "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),

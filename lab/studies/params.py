@@ -97,6 +97,8 @@ RUN_OPTIONS = (
            "(fresh inputs, allocations and interleaving order); CAP, MIN_SAMPLES and the CI target are shared out "
            "among them", int),
     Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
+    Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs measure the replicates side by side, one a GPU "
+           "at a time (lab.studies.gpu_pool: dask-cuda; all: every visible GPU); 1: one after another on one GPU"),
 )
 
 REPLICATE_SEED_STRIDE = 100_000  # replicate r's seeds: the run's + r * this (replicate 0: the run's own)
@@ -137,6 +139,8 @@ class RunParams:
     replicates: int = 3  # runs recorded before replicates existed: 1
     seed: int = 0
     stop_guard: tuple = (StopRule.guard_confidence, StopRule.guard_factor)  # (None, f): no guard
+    # GPUs side by side (issue 49): 1 until a recorded run on a host of several has measured the pool
+    gpus: str = "1"
 
     def __post_init__(self):
         for name in ("variants", "shape_scopes", "modes", "backends", "stop_guard"):
@@ -226,6 +230,8 @@ class RunParams:
                              "turn, 0 or more (0: no limit)")
         if self.replicates < 1:
             raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
+        if not (self.gpus == "all" or (str(self.gpus).isdigit() and int(self.gpus) >= 1)):
+            raise ValueError(f"{opts['gpus'].label}={self.gpus!r}: 'all' or a positive number of GPUs")
         if any(b not in BACKENDS for b in self.backends):
             raise ValueError(f"{said('backends')}: a comma-separated subset of {', '.join(BACKENDS)}")
         if self.peers:
@@ -243,7 +249,7 @@ class RunParams:
                 "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
                 "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
-                "replicates": str(self.replicates), "seed": str(self.seed)}
+                "replicates": str(self.replicates), "seed": str(self.seed), "gpus": self.gpus}
 
     # --- the run's record ----------------------------------------------------------------------
 
@@ -281,7 +287,8 @@ class RunParams:
                    stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
                    replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)),
                    cold_turn_us=float(raw.get("cold_turn_us", 0.0)),
-                   modes=raw.get("modes") or ("hot", "cold"))  # before issue 45's sustained mode
+                   modes=raw.get("modes") or ("hot", "cold"),  # before issue 45's sustained mode
+                   gpus=str(raw.get("gpus", "1")))  # before issue 49: one GPU
         return cls(**raw)
 
     @classmethod

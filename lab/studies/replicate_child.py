@@ -65,8 +65,11 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
     t_ready = time.perf_counter()
     frames, rows, notes = [], [], []  # frames: each job's samples (rebuilding one frame from every row
     # after each job cost a replicate seconds: the rows grow to about 90 000)
+    from lab.measure.clocks import gpu_identity
+
+    gpu = gpu_identity()  # which of the host's GPUs measured it (index, name, UUID): issue 49's records
     record = {"replicate": i, "input_seed": input_seed, "jobs_done": 0, "startup_s": round(t_ready - t_start, 2),
-              "seconds": round(t_ready - t_start, 2)}
+              "seconds": round(t_ready - t_start, 2), "gpu": gpu}
     for j, (job, seed) in enumerate(zip((Job.from_json(d) for d in p["jobs"]), job_seeds), 1):
         where = f"replicate {i + 1} of {p['replicates']}, shape {j} of {len(job_seeds)}"
         progress(f"  [{plan}] {where}: {job.shape} ({job.scope or plan})")
@@ -86,7 +89,7 @@ def measure_replicate(run_dir: Path, plan: str, i: int, measure=None, load=None,
         (out / f"r{i}.parquet.tmp").replace(out / f"r{i}.parquet")
         record = {"replicate": i, "input_seed": input_seed, "job_seeds": job_seeds, "jobs_done": j,
                   "startup_s": round(t_ready - t_start, 2), "seconds": round(time.perf_counter() - t_start, 2),
-                  "rows": rows, "notes": notes}
+                  "rows": rows, "notes": notes, "gpu": gpu}
         (out / f"r{i}.json").write_text(json.dumps(record, indent=1, default=str))
     report_position(p["run_id"], plan, (i + 1) * len(job_seeds), p["replicates"] * len(job_seeds),
                     f"replicate {i + 1} of {p['replicates']} done")

@@ -31,108 +31,14 @@ import json
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from lab.kernels.manifest import REPO
-from lab.kernels.shape import Shape
-from lab.measure.timing import StopRule
-from lab.studies.params import REPLICATE_SEED_STRIDE
+from lab.studies.replicate_plan import (ROOT, Job, plan_dir, plan_identity, read_log, read_plan,  # noqa: F401
+                                        replicate_seeds, write_plan)  # the plan's side, also replicates.<name>
 
-ROOT = "replicates"  # under the run's folder: one folder per plan
 # What identifies a summary row: the implementation, the shape (lab.measure.records.SHAPE_COLUMNS) and the mode
 ROW_KEYS = ("impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode")
-
-
-@dataclass
-class Job:
-    """One shape of a plan: what a replicate measures there. `seed` is the run's seed for its
-    interleave (replicate i adds i * REPLICATE_SEED_STRIDE)."""
-
-    shape: Shape
-    impls: list  # the run's kernels measured here (names of the plan's builds)
-    peers: bool  # whether the plan's peers are measured here too
-    modes: list
-    aa: str | None  # the implementation timed twice (A/A twin), or None
-    seed: int
-    scope: str = ""  # lab.studies.shapes' scope, recorded in the notes
-    # The run's kernels of the scope left out because they do not take the shape's dtype or K/V
-    # heads ({impl: why}), recorded in the notes as not taken (plans before issue 22: none).
-    not_taken: dict = field(default_factory=dict)
-    # This job's time cap per (implementation, mode) in each replicate where it is below the plan's
-    # rule (lab.studies.shapes.SCOPE_CAP_S: a scope's sample budget); None: the plan's rule.
-    cap_s: float | None = None
-    # The plan's peers not measured here (lab.studies.shapes.SCOPE_PEERS_LEFT_OUT; plans before it: none).
-    peers_left_out: list = field(default_factory=list)
-    # Where set, the only plan peers measured here (the sustained mode's: lab.studies.shapes.SUSTAINED_PEERS).
-    peers_only: list | None = None
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "shape": list(self.shape.astuple())}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Job:
-        return cls(**{**d, "shape": Shape.of(d["shape"])})
-
-    def peers_here(self, plan_peers: list) -> list:
-        """The plan's peers this job measures."""
-        if not self.peers:
-            return []
-        return [q for q in plan_peers if q.name not in self.peers_left_out
-                and (self.peers_only is None or q.name in self.peers_only)]
-
-    def rule(self, plan_rule: StopRule) -> StopRule:
-        """The stopping rule this job's rows follow: the plan's, its cap lowered to cap_s where set."""
-        return plan_rule if self.cap_s is None else replace(plan_rule, cap_s=min(plan_rule.cap_s, self.cap_s))
-
-
-def plan_dir(run_dir: Path, plan: str) -> Path:
-    return Path(run_dir) / ROOT / plan
-
-
-def write_plan(rec, plan: str, jobs: list[Job], builds: dict, peers: list[str], rule: StopRule, replicates: int,
-               seed: int) -> Path:
-    """replicates/<plan>/plan.json: the jobs, the cached builds to load ({name: BuildResult.summary()}),
-    the peers by name, each replicate's stopping rule, R and the run's seed. A plan is measured once
-    per run: where one is there already (a run resumed after it was stopped midway) it is kept if it
-    asks for the same measurement (jobs, rule, R, seeds, peers, build keys), with this machine's
-    library paths, and refused with FileExistsError if it differs."""
-    path = plan_dir(rec.dir, plan)
-    body = {"plan": plan, "run_id": rec.run_id, "replicates": replicates, "seed": seed,
-            "seed_stride": REPLICATE_SEED_STRIDE, "rule": asdict(rule), "builds": builds, "peers": list(peers),
-            "jobs": [j.to_json() for j in jobs]}
-    text = json.dumps(body, indent=1, default=str)
-    folded = _log(rec.dir).get(plan, {})
-    if folded.get("consolidated"):  # measured and folded into the records before the run was resumed
-        if folded.get("plan") != plan_identity(json.loads(text)):
-            raise FileExistsError(f"{rec.path('replicates.json')}: a plan is measured once per run, and the one "
-                                  f"recorded for {plan} asks for another measurement (jobs, rule, replicates, "
-                                  "seeds, peers or build keys)")
-        return rec.path("replicates.json")
-    if (path / "plan.json").exists():
-        old = json.loads((path / "plan.json").read_text())
-        if plan_identity(old) != plan_identity(json.loads(text)):
-            raise FileExistsError(f"{path / 'plan.json'}: a plan is measured once per run, and the one there asks "
-                                  f"for another measurement (jobs, rule, replicates, seeds, peers or build keys)")
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "plan.json").write_text(text)
-    return path / "plan.json"
-
-
-def plan_identity(body: dict) -> dict:
-    """What a plan measures: everything but where this machine keeps the builds' libraries."""
-    return {**{k: v for k, v in body.items() if k != "builds"},
-            "builds": {name: b.get("key") if isinstance(b, dict) else b for name, b in body["builds"].items()}}
-
-
-def read_plan(run_dir: Path, plan: str) -> dict:
-    return json.loads((plan_dir(run_dir, plan) / "plan.json").read_text())
-
-
-def replicate_seeds(plan: dict, i: int) -> tuple[int, list[int]]:
-    """(input seed, [interleave seed per job]) of replicate i: replicate 0 keeps the run's own."""
-    shift = plan["seed_stride"] * i
-    return plan["seed"] + shift, [j["seed"] + shift for j in plan["jobs"]]
 
 
 # --- the parent: R replicates in turn, merged, then folded into the run's records -----------------
@@ -152,7 +58,7 @@ def spawn(run_dir: Path, plan: str, i: int, fake: bool = False, progress=print) 
     return proc.wait()
 
 
-def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_each=None):
+def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_each=None, executor=None):
     """The plan's R replicates in turn, merged after each into the plan's samples table
     (SAMPLES_FILE), then folded into the run's records (consolidate): (samples, stops, notes).
     `after_each(samples, stops, notes)` gets the merge after every replicate. A replicate that fails
@@ -162,7 +68,12 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     Resuming (the plan was started before, and the process measuring it was stopped): a replicate
     whose child measured every job is kept, not measured again; one stopped midway has its files
     moved to `interrupted/` (kept, not merged) and is measured again from its first job, with the
-    same seeds. A plan already folded into the records is returned as recorded."""
+    same seeds. A plan already folded into the records is returned as recorded.
+
+    `executor` (a concurrent.futures.Executor whose every worker owns one GPU: lab.studies.gpu_pool) runs
+    the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); each is merged as it
+    ends, and a failed one raises once the others have ended (what they measured is kept). Without it,
+    `spawn` runs them one after another in this GPU's process, as before."""
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     if log.get(plan, {}).get("consolidated"):
         progress(f"  [{plan}] every replicate was measured and recorded before the run was resumed: kept")
@@ -174,36 +85,84 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     log[plan] = {"replicates": p["replicates"], "rule": p["rule"], "seed": p["seed"], "runs": []}
     if done:
         log[plan]["resumed"] = True
-    merged = None
-    for i in range(p["replicates"]):
-        if i in done:
-            child = _read_child(rec.dir, plan, i)
-            log[plan]["runs"].append(earlier.get(i) or _log_entry(i, None, child.get("seconds"), child))
-            progress(f"  [{plan}] replicate {i + 1} of {p['replicates']}: measured before the run was resumed, kept")
-            continue
-        set_aside(rec.dir, plan, i)
-        progress(f"  [{plan}] replicate {i + 1} of {p['replicates']} (a fresh process)")
-        t0 = time.perf_counter()
-        code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
-        log[plan]["runs"].append(_log_entry(i, code, round(time.perf_counter() - t0, 1), _read_child(rec.dir, plan, i)))
-        rec.write_json("replicates.json", log)
-        t0 = time.perf_counter()
-        merged = _merge_into(rec, plan, after_each)
-        # the parent's own seconds after the replicate (merging its samples, writing the table):
-        # stage time that no replicate's "seconds" holds
-        log[plan]["runs"][-1]["merge_s"] = round(time.perf_counter() - t0, 1)
-        rec.write_json("replicates.json", log)
-        if code != 0:
-            raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
-                               f"what it measured is in {plan_dir(rec.dir, plan)})")
+    for i in done:
+        child = read_child(rec.dir, plan, i)
+        log[plan]["runs"].append(earlier.get(i) or log_entry(i, None, child.get("seconds"), child))
+        progress(f"  [{plan}] replicate {i + 1} of {p['replicates']}: measured before the run was resumed, kept")
+    pending = [i for i in range(p["replicates"]) if i not in done]
+    if executor is not None:
+        merged = _run_side_by_side(rec, plan, p, pending, log, executor, progress, fake, after_each)
+    else:
+        merged = _run_one_after_another(rec, plan, p, pending, log, spawn, progress, fake, after_each)
     rec.write_json("replicates.json", log)
     if merged is None:  # every replicate was measured before: merge them for the stage
-        merged = _merge_into(rec, plan, after_each)
+        merged = merge_into(rec, plan, after_each)
     consolidate(rec, plan)
     return merged
 
 
-def _merge_into(rec, plan: str, after_each=None):
+def _run_one_after_another(rec, plan: str, p: dict, pending: list[int], log: dict, spawn, progress, fake: bool,
+                           after_each):
+    """The pending replicates one after another through `spawn` (run's), merged after each; a failed
+    one stops the rest. Returns the last merge (None where none was pending)."""
+    merged = None
+    for i in pending:
+        set_aside(rec.dir, plan, i)
+        progress(f"  [{plan}] replicate {i + 1} of {p['replicates']} (a fresh process)")
+        t0 = time.perf_counter()
+        code = spawn(rec.dir, plan, i, fake=fake, progress=progress)
+        merged = _record(rec, plan, log, i, code, round(time.perf_counter() - t0, 1), after_each)
+        if code != 0:
+            raise RuntimeError(f"replicate {i} of plan {plan} exited with code {code} (its output is above; "
+                               f"what it measured is in {plan_dir(rec.dir, plan)})")
+    return merged
+
+
+def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, executor, progress, fake: bool,
+                      after_each):
+    """The pending replicates through `executor` (run's: one a GPU, lab.studies.gpu_pool), each merged as
+    it ends; a failed one raises once the others have ended. Returns the last merge."""
+    from concurrent.futures import as_completed
+
+    from lab.studies.gpu_pool import spawn_captured
+
+    for i in pending:
+        set_aside(rec.dir, plan, i)
+    futures = {executor.submit(spawn_captured, rec.dir, plan, i, fake): i for i in pending}
+    progress(f"  [{plan}] replicates {', '.join(str(i + 1) for i in pending)} of {p['replicates']} side by side")
+    merged, failed = None, []
+    for future in as_completed(futures):
+        i = futures[future]
+        try:
+            got = future.result()
+        except Exception as exc:  # noqa: BLE001 - a worker lost: the replicate is recorded as failed
+            got = {"code": None, "output": f"{type(exc).__name__}: {exc}", "seconds": None}
+        for line in got["output"].splitlines():
+            progress(f"  [replicate {i + 1}] {line}")
+        merged = _record(rec, plan, log, i, got["code"], got["seconds"], after_each)
+        failed += [(i, got["code"])] if got["code"] != 0 else []
+    if failed:
+        raise RuntimeError(f"replicate(s) {', '.join(str(i) for i, _ in failed)} of plan {plan} exited with code(s) "
+                           f"{', '.join(str(c) for _, c in failed)} (their output is above; what they measured is in "
+                           f"{plan_dir(rec.dir, plan)})")
+    return merged
+
+
+def _record(rec, plan: str, log: dict, i: int, code, seconds, after_each):
+    """Replicate i's entry in replicates.json (its exit code, seconds and child's record), then the plan's
+    merge, whose seconds (the parent's own, after the replicate: stage time that no replicate's "seconds"
+    holds) go to the entry too; returns the merge."""
+    log[plan]["runs"].append(log_entry(i, code, seconds, read_child(rec.dir, plan, i)))
+    log[plan]["runs"].sort(key=lambda r: r["replicate"])
+    rec.write_json("replicates.json", log)
+    t0 = time.perf_counter()
+    merged = merge_into(rec, plan, after_each)
+    next(r for r in log[plan]["runs"] if r["replicate"] == i)["merge_s"] = round(time.perf_counter() - t0, 1)
+    rec.write_json("replicates.json", log)
+    return merged
+
+
+def merge_into(rec, plan: str, after_each=None):
     """merge(), its samples written to the plan's table (a run stopped midway keeps them)."""
     merged = merge(rec.dir, plan)
     rec.write_table(SAMPLES_FILE.get(plan, f"{plan}.parquet"), merged[0])
@@ -212,17 +171,17 @@ def _merge_into(rec, plan: str, after_each=None):
     return merged
 
 
-def _log_entry(i: int, code, seconds, child: dict) -> dict:
+def log_entry(i: int, code, seconds, child: dict) -> dict:
     """replicates.json's record of replicate i: its exit code (None: measured before a resume, its
     exit not seen), its seconds, and its child's own record."""
     return {"replicate": i, "exit_code": code, "seconds": seconds, "startup_s": child.get("startup_s"),
             "measured_s": child.get("seconds"), "input_seed": child.get("input_seed"),
-            "jobs_done": child.get("jobs_done", 0)}
+            "jobs_done": child.get("jobs_done", 0), **({"gpu": child["gpu"]} if child.get("gpu") else {})}
 
 
 def _measured_in_full(run_dir: Path, plan: str, p: dict, i: int) -> bool:
     """Whether replicate i's child measured every job of the plan `p`."""
-    return _read_child(run_dir, plan, i).get("jobs_done") == len(p["jobs"])
+    return read_child(run_dir, plan, i).get("jobs_done") == len(p["jobs"])
 
 
 def set_aside(run_dir: Path, plan: str, i: int) -> list[Path]:
@@ -241,15 +200,12 @@ def set_aside(run_dir: Path, plan: str, i: int) -> list[Path]:
     return moved
 
 
-def _log(run_dir: Path) -> dict:
-    path = Path(run_dir) / "replicates.json"
-    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def seconds_measured(rec, plan: str) -> float:
     """Seconds the replicates of a plan measured in full before this process started (a resumed
     run's earlier attempt); 0 for a plan not started."""
-    entry = _log(rec.dir).get(plan, {})
+    entry = read_log(rec.dir).get(plan, {})
     if entry.get("consolidated"):
         return float(sum(r.get("seconds") or 0 for r in entry.get("runs", [])))
     if not entry or not plan_dir(rec.dir, plan).joinpath("plan.json").exists():
@@ -263,7 +219,7 @@ def replicate_notes(run_dir: Path, plan: str = "timing") -> dict[int, list]:
     """{replicate: its per-job notes} of a plan: from replicates.json once the plan is folded in,
     else from its replicates' working records (r<i>.json; a stopped attempt's files, set aside under
     interrupted/, are not read); {} for a run without them."""
-    entry = _log(run_dir).get(plan, {})
+    entry = read_log(run_dir).get(plan, {})
     if entry.get("consolidated"):
         return {int(r["replicate"]): r.get("notes", []) for r in entry.get("runs", [])}
     out = {}
@@ -305,7 +261,7 @@ def _release_gpu_cache() -> None:
         torch.cuda.empty_cache()
 
 
-def _read_child(run_dir: Path, plan: str, i: int) -> dict:
+def read_child(run_dir: Path, plan: str, i: int) -> dict:
     path = plan_dir(run_dir, plan) / f"r{i}.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -391,7 +347,7 @@ def fold(rec, plan: str, identity: dict | None, **note) -> None:
     logged = {r["replicate"] for r in entry.setdefault("runs", [])}
     for i, child in children.items():  # a replicate measured outside run() (an exploration's call): its own record
         if i not in logged:
-            entry["runs"].append(_log_entry(i, None, child.get("seconds"), child))
+            entry["runs"].append(log_entry(i, None, child.get("seconds"), child))
     entry["runs"].sort(key=lambda r: r["replicate"])
     for r in entry["runs"]:
         child = children.get(r["replicate"], {})
@@ -422,7 +378,7 @@ def stops(rec):
     frames = [rec.read_stops()] if rec.has(STOPS) else []
     root = Path(rec.dir) / ROOT
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
-        if folder.is_dir() and not _log(rec.dir).get(folder.name, {}).get("consolidated"):
+        if folder.is_dir() and not read_log(rec.dir).get(folder.name, {}).get("consolidated"):
             frames.append(merge(rec.dir, folder.name)[1])
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STOP_COLUMNS)
@@ -462,7 +418,7 @@ def compact_interrupted(folder: Path) -> None:
 
 def recorded(rec, plan: str):
     """A plan folded into the run's records, as run() returns it: (samples, stops, notes)."""
-    entry = _log(rec.dir)[plan]
+    entry = read_log(rec.dir)[plan]
     stops = rec.read_stops()
     return (rec.read_samples(entry.get("samples_file", SAMPLES_FILE.get(plan, f"{plan}.parquet"))),
             stops[stops["plan"] == plan].reset_index(drop=True),

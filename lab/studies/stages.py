@@ -322,7 +322,7 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
     runs only the factorial."""
 
     from lab.measure import peers as peer_mod
-    from lab.studies import replicates
+    from lab.studies import gpu_pool, replicates
 
     def body():
         p = RunParams.read(rec)
@@ -340,7 +340,8 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
         jobs = timing_jobs(p, list(built), not_taken=lambda n, shape: _not_taken(built[n], shape))
         replicates.write_plan(rec, "timing", jobs, {n: r.summary() for n, r in built.items()},
                               peers, p.replicate_rule(), p.replicates, p.seed)
-        replicates.run(rec, "timing", progress, **({"spawn": spawn} if spawn else {}))
+        with gpu_pool.replicate_pool(p.gpus) as executor:
+            replicates.run(rec, "timing", progress, executor=executor, **({"spawn": spawn} if spawn else {}))
         with _part(rec, "timing", "crossval"):
             rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
                                               if p.scopes[shape] == "ladder"])

@@ -323,7 +323,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
 
 
 def _worker_env() -> dict:
-    from lab.studies.tuning.worker import gpu_identity
+    from lab.measure.clocks import gpu_identity
 
     return {**records.environment(), **gpu_identity()}
 

@@ -25,6 +25,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from lab.measure.clocks import gpu_identity
+
 SDPA_PEERS = ("flash", "cudnn")  # the faster of the two is the trial's SDPA reference
 
 
@@ -95,29 +97,6 @@ class GpuBackend:
                              self.clocks, run_id, aa_impl, seed, progress=lambda s: None)
 
 
-def gpu_identity() -> dict:
-    """Index (as the host numbers it), name and UUID of the GPU this process uses."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
-    info = {"gpu_index": int(visible) if visible.isdigit() else -1, "gpu_name": "", "gpu_uuid": visible
-            if not visible.isdigit() else ""}
-    try:
-        import torch
-
-        props = torch.cuda.get_device_properties(0)
-        info["gpu_name"] = props.name
-        uuid = getattr(props, "uuid", None)
-        if uuid is not None:
-            info["gpu_uuid"] = "GPU-" + str(uuid) if not str(uuid).startswith("GPU-") else str(uuid)
-    except Exception:  # noqa: BLE001 - the NVML answer below may still name it
-        pass
-    if info["gpu_index"] >= 0 and not info["gpu_uuid"]:
-        with contextlib.suppress(Exception):
-            import pynvml
-
-            pynvml.nvmlInit()
-            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(info["gpu_index"]))
-            info["gpu_uuid"] = uuid.decode() if isinstance(uuid, bytes) else uuid
-    return info
 
 
 @contextlib.contextmanager

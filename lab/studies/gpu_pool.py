@@ -1,0 +1,125 @@
+"""The GPUs a run's replicates go to (issue 49): on a host of several GPUs, a dask cluster of one worker a
+GPU (dask_cuda.LocalCUDACluster, the engine the tuning uses; each worker's CUDA_VISIBLE_DEVICES names its
+own GPU first, and a replicate's child process inherits it), handed to lab.studies.replicates.run as a
+concurrent.futures.Executor, so that the replicates run side by side, one a GPU at a time. Every
+comparison stays within one replicate, and so within one GPU: a ratio is still taken round by round on
+one device. With one GPU there is no pool, and the replicates run one after another as before.
+
+    with replicate_pool(gpus=4) as executor:        # None where one GPU
+        replicates.run(rec, "timing", executor=executor)
+
+`DASK_SCHEDULER` (an address) sends them to a running cluster instead, so that a study can go past one
+host; `fake` gives a CPU cluster of threads, for the tests and a dry run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+
+SCHEDULER_ENV = "DASK_SCHEDULER"
+
+
+def visible_gpus() -> list[dict]:
+    """The GPUs this process may use, as NVML numbers them within CUDA_VISIBLE_DEVICES: index, name and
+    power limit (W) each; [] where NVML is not there."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no NVML: no GPU to spread over
+        return []
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    indices = [int(x) for x in visible.split(",") if x.strip().isdigit()] if visible else \
+        list(range(pynvml.nvmlDeviceGetCount()))
+    out = []
+    for index in indices:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        name = pynvml.nvmlDeviceGetName(handle)
+        out.append({"index": index, "name": name.decode() if isinstance(name, bytes) else name,
+                    "power_limit_w": round(pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000)})
+    return out
+
+
+def check_alike(gpus: list[dict]) -> None:
+    """ValueError in one line where the GPUs differ in model or power limit: replicates on them would
+    measure different machines, and their spread would read as noise."""
+    kinds = sorted({(g["name"], g["power_limit_w"]) for g in gpus})
+    if len(kinds) > 1:
+        raise ValueError("the GPUs differ (" + "; ".join(f"{n} at {w} W" for n, w in kinds) + "): a run spreads its "
+                         "replicates over GPUs of one model and power limit only; name them with CUDA_VISIBLE_DEVICES")
+
+
+def resolve_count(gpus, available: int) -> int:
+    """How many GPUs a run asks for: "all" (every visible one, at least 1) or a positive number no larger
+    than those visible; ValueError naming the constraint otherwise."""
+    if gpus in ("all", None):
+        return max(1, available)
+    try:
+        n = int(gpus)
+    except (TypeError, ValueError):
+        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'") from None
+    if n < 1:
+        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'")
+    if available and n > available:
+        raise ValueError(f"GPUS={n}: only {available} GPU(s) visible to this process")
+    return n
+
+
+@contextlib.contextmanager
+def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
+    """An Executor with one worker a GPU (the module's docstring), or None where the run uses one GPU and
+    no cluster address is given. Closed on exit."""
+    address = address or os.environ.get(SCHEDULER_ENV)
+    if not fake and not address:
+        found = visible_gpus()
+        n = resolve_count(gpus, len(found))
+        if n == 1:
+            yield None
+            return
+        check_alike(found[:n])
+    else:
+        n = resolve_count(gpus, 0)
+    from distributed import Client
+
+    from lab.kernels.manifest import REPO
+
+    # the workers import spawn_captured from this repository (a worker process starts with this environment)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+    cluster = None
+    if address:
+        client = Client(address)
+    elif fake:
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=False, dashboard_address=":0")
+        client = Client(cluster)
+    else:
+        from dask_cuda import LocalCUDACluster
+
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = visible.split(",")[:n] if visible else [str(i) for i in range(n)]
+        cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(ids), threads_per_worker=1, dashboard_address=":0")
+        client = Client(cluster)
+    try:
+        yield client.get_executor(pure=False)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def spawn_captured(run_dir, plan: str, i: int, fake: bool = False) -> dict:
+    """Replicate i as a child process whose output is kept, not passed on (it runs in a worker of the
+    pool, beside the other GPUs' replicates): {"code", "output", "seconds"}. The child sees the worker's
+    GPU (dask-cuda sets each worker's CUDA_VISIBLE_DEVICES)."""
+    from lab.kernels.manifest import REPO
+
+    cmd = [sys.executable, "-m", "lab.studies.replicate_child", str(run_dir), plan, "--replicate", str(i)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd + (["--fake"] if fake else []), cwd=REPO, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    return {"code": proc.returncode, "output": proc.stdout, "seconds": round(time.perf_counter() - t0, 1)}

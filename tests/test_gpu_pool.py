@@ -1,0 +1,94 @@
+"""Replicates side by side on a pool of GPUs (issue 49), on the CPU: a dask cluster of threads stands in
+for dask-cuda's one worker a GPU, and the replicate children are the real ones with fake timers. What a
+pool must not change: the samples (the seeds are the replicates', not the order they end in)."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from lab.kernels.shape import Shape
+from lab.measure import clocks, records
+from lab.studies import gpu_pool, replicates
+from lab.studies.params import RunParams
+
+
+def _plan(root, run_id, n=3):
+    rec = records.RunRecord(run_id=run_id, root=root)
+    rec.write_json("params.json", dict(variants=["wmma"], shapes=[[4, 16, 512, 64, False], [1, 8, 512, 64, True]],
+                                       shape_scopes=["ladder", "ladder"], modes=["hot"], cap_s=3.0, rel_ci=0.005,
+                                       min_samples=50, profile=False, check="none", peers=[], backends=["flash"],
+                                       seed=7, knockouts=False, replicates=n, stop_guard=[0.99, 2.0]))
+    rec.write_json("stages.json", {})
+    p = RunParams.read(rec)
+    jobs = [replicates.Job(Shape(4, 16, 512, 64, False), ["wmma"], False, ["hot"], None, 8, "ladder"),
+            replicates.Job(Shape(1, 8, 512, 64, True), ["wmma"], False, ["hot"], None, 9, "ladder")]
+    replicates.write_plan(rec, "timing", jobs, {"wmma": {}}, [], p.replicate_rule(), n, p.seed)
+    return rec
+
+
+def _sorted(samples):
+    return samples.sort_values(["replicate", "B", "S", "mode", "impl", "sample"]).reset_index(drop=True)
+
+
+def test_replicates_side_by_side_measure_what_one_after_another_measures(tmp_path):
+    one = _plan(tmp_path, "20990104T000000Z-a")
+    serial, serial_stops, _ = replicates.run(one, "timing", progress=lambda s: None, fake=True)
+    two = _plan(tmp_path, "20990104T000000Z-b")
+    lines = []
+    with gpu_pool.replicate_pool(gpus=2, fake=True) as executor:
+        pooled, pooled_stops, _ = replicates.run(two, "timing", progress=lines.append, fake=True, executor=executor)
+    cols = [c for c in serial.columns if c not in ("run_id", "sm_clock_mhz", "power_w", "temp_c")]
+    assert _sorted(serial)[cols].equals(_sorted(pooled)[cols])
+    assert len(pooled_stops) == len(serial_stops) == 3 * 2
+    runs = two.read_json("replicates.json")["timing"]["runs"]
+    assert [r["replicate"] for r in runs] == [0, 1, 2] and all(r["exit_code"] == 0 for r in runs)
+    assert all("gpu" in r for r in runs)  # the child names the GPU it measured on
+    assert any("side by side" in ln for ln in lines) and any(ln.startswith("  [replicate 3] ") for ln in lines)
+
+
+def test_a_failed_replicate_side_by_side_is_recorded_and_raises_after_the_others(tmp_path, monkeypatch):
+    rec = _plan(tmp_path, "20990104T000000Z-c")
+    real = gpu_pool.spawn_captured
+
+    def second_fails(run_dir, plan, i, fake=False):
+        return {"code": 5, "output": "boom", "seconds": 0.1} if i == 1 else real(run_dir, plan, i, fake)
+
+    monkeypatch.setattr(gpu_pool, "spawn_captured", second_fails)
+    with ThreadPoolExecutor(max_workers=3) as executor:
+        with pytest.raises(RuntimeError, match=r"replicate\(s\) 1 of plan timing exited with code\(s\) 5"):
+            replicates.run(rec, "timing", progress=lambda s: None, fake=True, executor=executor)
+    runs = rec.read_json("replicates.json")["timing"]["runs"]
+    assert [(r["replicate"], r["exit_code"]) for r in runs] == [(0, 0), (1, 5), (2, 0)]  # the others kept
+
+
+@pytest.mark.parametrize("gpus, available, want", [("all", 4, 4), ("all", 0, 1), (2, 4, 2), ("1", 8, 1)])
+def test_the_gpu_count_a_run_asks_for(gpus, available, want):
+    assert gpu_pool.resolve_count(gpus, available) == want
+
+
+@pytest.mark.parametrize("gpus, available, needle", [(0, 4, "a positive number"), ("two", 4, "a positive number"),
+                                                     (5, 4, "only 4 GPU")])
+def test_a_gpu_count_out_of_reach_is_one_line(gpus, available, needle):
+    with pytest.raises(ValueError, match=needle):
+        gpu_pool.resolve_count(gpus, available)
+
+
+def test_gpus_of_different_models_or_power_limits_are_refused():
+    h100 = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "power_limit_w": 700}
+    gpu_pool.check_alike([h100, {**h100, "index": 1}])
+    with pytest.raises(ValueError, match="the GPUs differ .*NVIDIA H100 80GB HBM3 at 500 W; NVIDIA H100 80GB HBM3 at 700 W"):
+        gpu_pool.check_alike([h100, {**h100, "index": 1, "power_limit_w": 500}])
+    with pytest.raises(ValueError, match="H200"):
+        gpu_pool.check_alike([h100, {**h100, "name": "NVIDIA H200"}])
+
+
+def test_one_gpu_is_no_pool(monkeypatch):
+    monkeypatch.setattr(gpu_pool, "visible_gpus", lambda: [{"index": 0, "name": "x", "power_limit_w": 700}])
+    monkeypatch.delenv(gpu_pool.SCHEDULER_ENV, raising=False)
+    with gpu_pool.replicate_pool(gpus="all") as executor:
+        assert executor is None
+
+
+def test_a_process_names_the_gpu_its_device_list_starts_with(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,0,1,2")  # dask-cuda's rotation for its fourth worker
+    assert clocks.gpu_identity()["gpu_index"] == 3
