@@ -8,7 +8,7 @@ import pytest
 
 from lab.kernels.shape import Shape
 from lab.measure import clocks, records
-from lab.studies import gpu_pool, replicates
+from lab.studies import gpu_pool, replicate_child, replicates
 from lab.studies.params import RunParams
 
 
@@ -31,14 +31,15 @@ def _sorted(samples):
 
 
 def test_replicates_side_by_side_measure_what_one_after_another_measures(tmp_path):
-    one = _plan(tmp_path, "20990104T000000Z-a")
-    serial, serial_stops, _ = replicates.run(one, "timing", progress=lambda s: None, fake=True)
+    one = _plan(tmp_path, "20990104T000000Z-a")  # one after another, in this process (the same fake timer)
+    serial, serial_stops, _ = replicates.run(one, "timing", progress=lambda s: None,
+                                             spawn=replicate_child.in_process(replicate_child.fake_measure))
     two = _plan(tmp_path, "20990104T000000Z-b")
     lines = []
     with gpu_pool.replicate_pool(gpus=2, fake=True) as executor:
         pooled, pooled_stops, _ = replicates.run(two, "timing", progress=lines.append, fake=True, executor=executor)
     cols = [c for c in serial.columns if c not in ("run_id", "sm_clock_mhz", "power_w", "temp_c")]
-    assert _sorted(serial)[cols].equals(_sorted(pooled)[cols])
+    assert len(serial) > 100 and _sorted(serial)[cols].equals(_sorted(pooled)[cols])
     assert len(pooled_stops) == len(serial_stops) == 3 * 2
     runs = two.read_json("replicates.json")["timing"]["runs"]
     assert [r["replicate"] for r in runs] == [0, 1, 2] and all(r["exit_code"] == 0 for r in runs)
