@@ -305,6 +305,13 @@ class RunData:
         recorded before replicates existed."""
         return max(1, int(self.samples["replicate"].nunique())) if len(self.samples) else 1
 
+    @property
+    def replicate_gpus(self) -> dict[int, dict]:
+        """{replicate: the GPU its timing ran on (index, name, UUID)} from replicates.json, for runs whose
+        replicates record it (issue 49); {} before."""
+        runs = ((self.replicate_log or {}).get("timing") or {}).get("runs", [])
+        return {r["replicate"]: r["gpu"] for r in runs if r.get("gpu")}
+
     def median(self, impl, shape, mode):
         """The median over replicates (lab.measure.stats.replicated_median; one replicate: the median)."""
         x = self.reps(impl, shape, mode)

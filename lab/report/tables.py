@@ -5,6 +5,7 @@ cross-validations and the rows the time cap stopped (the profiler's findings: la
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -301,6 +302,32 @@ def variance_split_table(data: RunData) -> list[list]:
         rows.append([shape_label(shape), len(splits), fmt(between, 2), fmt(within, 2),
                      fmt(float(np.median([v.between_share for v in splits])), 2),
                      f"{sum(v.between > v.within for v in splits)} of {len(splits)}"])
+    return rows
+
+
+def gpu_of_replicates(data: RunData) -> dict[int, str]:
+    """{replicate: its GPU's UUID (else its index)} where the run's replicates name two GPUs or more; {}
+    otherwise (one GPU, or a run recorded before replicates named theirs)."""
+    gpus = {i: str(g.get("gpu_uuid") or g.get("gpu_index")) for i, g in data.replicate_gpus.items()}
+    return gpus if len(set(gpus.values())) >= 2 else {}
+
+
+def gpu_split_table(data: RunData) -> list[list]:
+    """Per measured shape, where two GPUs or more ran two replicates or more each: how many (impl, mode)
+    rows, the median over them of the SD between GPUs and between processes on one GPU (% of the
+    median), and how many rows vary more between GPUs (lab.measure.stats.gpu_split)."""
+    gpu_of = gpu_of_replicates(data)
+    if not gpu_of or min(Counter(gpu_of.values()).values()) < 2:
+        return []
+    rows = []
+    for shape in data.measured_shapes:
+        splits = [stats.gpu_split(reps, gpu_of) for mode in data.modes for impl in data.impls(shape)
+                  if set(reps := data.reps(impl, shape, mode) or {}) == set(gpu_of)]
+        if splits:
+            rows.append([shape_label(shape), len(splits),
+                         fmt(float(np.median([math.sqrt(v.between_gpus) * 100 for v in splits])), 2),
+                         fmt(float(np.median([math.sqrt(v.between_processes) * 100 for v in splits])), 2),
+                         f"{sum(v.between_gpus > v.between_processes for v in splits)} of {len(splits)}"])
     return rows
 
 

@@ -41,17 +41,17 @@ from __future__ import annotations
 from lab.measure.stats.samples import MIN_ROUNDS, RoundRobinSamples, Samples, by_replicate, pooled, round_log_ratios  # noqa: F401
 from lab.measure.stats.descriptive import median_ci, relative_ci_halfwidth, summarize  # noqa: F401
 from lab.measure.stats.bootstrap import SpeedupCI  # noqa: F401
-from lab.measure.stats.replicated import (VarianceSplit, leave_one_out, random_effects, replicated_median,  # noqa: F401
-                                          replicated_median_ci, replicated_speedup_ci, speedup_ci, t_interval,
-                                          variance_split)
+from lab.measure.stats.replicated import (GpuSplit, VarianceSplit, gpu_split, leave_one_out,  # noqa: F401
+                                          random_effects, replicated_median, replicated_median_ci,
+                                          replicated_speedup_ci, speedup_ci, t_interval, variance_split)
 from lab.measure.stats.ranks import benjamini_hochberg, cliffs_delta, hodges_lehmann_log_ratio, mann_whitney_p  # noqa: F401
 from lab.measure.stats.comparison import NOISE_BAND, Comparison, compare, compare_rows, interval_verdict  # noqa: F401
 from lab.measure.stats.throughput import attention_flops, effective_gbps, tflops  # noqa: F401
 
 __all__ = [
     "summarize", "median_ci", "relative_ci_halfwidth", "SpeedupCI", "speedup_ci", "replicated_speedup_ci",
-    "RoundRobinSamples", "round_log_ratios", "MIN_ROUNDS", "VarianceSplit", "variance_split", "leave_one_out",
-    "pooled", "by_replicate", "replicated_median", "replicated_median_ci", "random_effects", "t_interval",
+    "RoundRobinSamples", "round_log_ratios", "MIN_ROUNDS", "VarianceSplit", "variance_split", "GpuSplit",
+    "gpu_split", "leave_one_out", "pooled", "by_replicate", "replicated_median", "replicated_median_ci", "random_effects", "t_interval",
     "cliffs_delta", "mann_whitney_p", "hodges_lehmann_log_ratio", "benjamini_hochberg", "NOISE_BAND",
     "interval_verdict", "Comparison", "compare", "compare_rows", "attention_flops", "tflops", "effective_gbps",
 ]

@@ -252,6 +252,38 @@ def variance_split(reps: Mapping[int, Sequence[float]], n_resamples: int = 500, 
     return VarianceSplit(len(r), max(0.0, s2 - within), within)
 
 
+@dataclass(frozen=True)
+class GpuSplit:
+    """How the replicates' log medians of one row split between GPUs (``gpu_split``): ``between_gpus``,
+    the variance of the GPUs' means beyond what the spread within a GPU explains; ``between_processes``,
+    the variance between replicates on one GPU (their sampling included). Log scale, as VarianceSplit."""
+
+    gpus: int
+    replicates: int
+    between_gpus: float
+    between_processes: float
+
+
+def gpu_split(reps: Mapping[int, Sequence[float]], gpu_of: Mapping[int, str]) -> GpuSplit:
+    """One-way ANOVA of the replicates' log medians grouped by the GPU each ran on (`gpu_of`: replicate
+    -> GPU), method of moments for unequal groups: MS_within estimates the variance between processes on
+    one GPU, (MS_between - MS_within) / n0 the GPUs' own, clipped at 0, with n0 = (R - sum n_g^2 / R) /
+    (G - 1). Needs two GPUs or more and two replicates or more on each (issue 49's rule)."""
+    r = by_replicate(reps, "reps")
+    groups: dict[str, list[float]] = {}
+    for k, x in r.items():
+        groups.setdefault(str(gpu_of[k]), []).append(float(np.log(np.median(x))))
+    sizes = [len(v) for v in groups.values()]
+    if len(groups) < 2 or min(sizes) < 2:
+        raise ValueError(f"gpu_split needs two GPUs or more with two replicates or more each: got {sizes}")
+    R, G = sum(sizes), len(groups)
+    grand = np.mean([m for v in groups.values() for m in v])
+    ms_between = sum(len(v) * (np.mean(v) - grand) ** 2 for v in groups.values()) / (G - 1)
+    ms_within = sum(((np.asarray(v) - np.mean(v)) ** 2).sum() for v in groups.values()) / (R - G)
+    n0 = (R - sum(n * n for n in sizes) / R) / (G - 1)
+    return GpuSplit(G, R, max(0.0, float((ms_between - ms_within) / n0)), float(ms_within))
+
+
 def leave_one_out(
     a_reps: Mapping[int, Sequence[float]],
     b_reps: Mapping[int, Sequence[float]],

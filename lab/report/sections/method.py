@@ -8,8 +8,8 @@ from lab.measure import stats
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
 from lab.report.context import Context
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary, capped_rows,
-                               clock_summary, crossval_table, ncu_crossval_table, noise_floor, precision_summary,
-                               variance_split_table)
+                               clock_summary, crossval_table, gpu_of_replicates, gpu_split_table, ncu_crossval_table,
+                               noise_floor, precision_summary, variance_split_table)
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
@@ -111,8 +111,9 @@ def _replicates(ctx: Context) -> list[str]:
     runs = log.get("runs", [])
     took = "; ".join(f"replicate {r['replicate']}: {fmt(r.get('seconds'), 0)} s (start-up "
                      f"{fmt(r.get('startup_s'), 1)} s)" for r in runs)
-    L = [f"**Replicates.** The timing was measured in {R} replicates, each a separate process run after the "
-         "previous one on this GPU: a fresh CUDA context, allocations and inputs (torch seeded with the run's seed + "
+    L = [f"**Replicates.** The timing was measured in {R} replicates, each a separate process "
+         + (_where_replicates_ran(data) or "run after the previous one on this GPU")
+         + ": a fresh CUDA context, allocations and inputs (torch seeded with the run's seed + "
          "100000 × replicate), its own interleaving order, the cached kernel builds loaded, never rebuilt"
          + (f" ({took})" if took else "") + ". The run's sample budget was shared out, not multiplied: each "
          f"replicate stopped a row at ±{fmt(rule.rel_ci * 100, 2)} % (±{fmt(p.rel_ci * 100, 1)} % × √{R}, so "
@@ -145,7 +146,31 @@ def _replicates(ctx: Context) -> list[str]:
               "median; the share is between / (between + within) in variance.", "",
               md_table(["shape", "rows", "between SD % (median)", "within SD % (median)", "between share (median)",
                         "rows where between > within"], split, "lrrrrr"), ""]
+    by_gpu = gpu_split_table(data)
+    if by_gpu:
+        L += ["How the replicates' medians split between GPUs (`lab.measure.stats.gpu_split`, a one-way analysis of "
+              "variance of each row's replicate log medians by GPU): *between GPUs* is the SD of the GPUs' means "
+              "beyond what the spread on one GPU explains, *between processes* the SD between replicates on one GPU, "
+              "both in % of the median. Every speedup above compares two rows within each replicate, and so on "
+              "one GPU.", "",
+              md_table(["shape", "rows", "between GPUs SD % (median)", "between processes SD % (median)",
+                        "rows where GPUs > processes"], by_gpu, "lrrrr"), ""]
     return L + _calibration(ctx)
+
+
+def _where_replicates_ran(data) -> str:
+    """'side by side on N GPUs (...)' where the replicates name two GPUs or more; "" otherwise."""
+    gpu_of = gpu_of_replicates(data)
+    if not gpu_of:
+        return ""
+    gpus = data.replicate_gpus
+    names = sorted({gpus[i].get("gpu_name") or "?" for i in gpu_of})
+    by = {}
+    for i, g in sorted(gpu_of.items()):
+        by.setdefault(g, []).append(i + 1)
+    where = "; ".join(f"GPU {gpus[reps[0] - 1].get('gpu_index', '?')}: replicate{'s' if len(reps) > 1 else ''} "
+                      + ", ".join(map(str, reps)) for reps in by.values())
+    return f"side by side on {len(by)} GPUs ({', '.join(names)}; {where}), one a GPU at a time"
 
 
 def largest_clock_drift(samples, min_rows: int = 2, min_rounds: int = stats.MIN_ROUNDS) -> dict | None:
