@@ -11,6 +11,7 @@ attempt2/: two graphs (n, 4n) and three replays each: 26 of 28 FA3 shapes within
 where one graph's overhead strayed (to 874 and 910 us), which the robust fit over four sizes tolerates.
 
     PYTHONPATH=. python data/explorations/2026-11-27-ncu-hot-block/hot_block_xval.py RUN_ID OUT_DIR [IMPL ...]
+    XVAL_SHORT_MS=1 XVAL_REPLAYS=16 ...      # smaller graphs, more replays (not yet run)
 
 At every shape where the run's hot median of IMPL is 100 us or more, over as many input sets as the run's
 hot mode rotates through (lab.studies.measure_shape.input_sets): each graph replayed once untimed, then
@@ -22,14 +23,18 @@ each graph, which only its first launch sees).
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from scipy.stats import theilslopes
 
-REPLAYS, MIN_HOT_US = 8, 100.0  # 4 in attempt3/
-SHORT_MS, SIZES = 4.0, (1, 2, 4, 8)  # the shortest graph's GPU time; the graphs' launches, in multiples of its
+REPLAYS, MIN_HOT_US = int(os.environ.get("XVAL_REPLAYS", 8)), 100.0  # 4 in attempt3/
+# the shortest graph's GPU time (ms); the graphs' launches, in multiples of its. XVAL_SHORT_MS=1 keeps the
+# longest graph at about 8 ms, nearer the hot blocks' 1 ms at the boost clock (attempt4's 32 ms graphs read
+# about 1 % slow); more replays make up for the smaller spread of sizes.
+SHORT_MS, SIZES = float(os.environ.get("XVAL_SHORT_MS", 4.0)), (1, 2, 4, 8)
 METRICS = {"duration": "gpu__time_duration.sum"}  # one pass: nothing replayed, nothing saved and restored
 
 
