@@ -179,3 +179,28 @@ def test_an_unpaged_cache_needs_a_row_a_sequence_and_pages_their_size():
     with pytest.raises(ValueError, match="page size 20 tokens"):
         check_inputs(x["q"], bad_pages, bad_pages.clone(), x["cache_lens"], torch.zeros(2, 2, dtype=torch.int32))
     assert MAX_Q_LEN == 8
+
+
+@pytest.mark.parametrize("spec", ["2,4,2,16,37", "2,4,2,16,37,q4", "3,4,1,16,40,q3,mixed", "2,6,6,16,50,mixed"])
+def test_sdpa_as_a_decode_peer_gives_the_reference(spec):
+    from lab.measure.decode_peers import DecodeSdpaPeer
+
+    s = DecodeShape.parse(spec)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(11))
+    want = reference(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"])
+    for backend in ("math", "default"):
+        peer = DecodeSdpaPeer(backend)
+        with peer.context():
+            got = peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"])()
+        assert got.shape == x["q"].shape and got.dtype == x["q"].dtype
+        assert (got.float() - want).abs().max().item() < 2e-2, (backend, spec)  # bf16 output, fp32 reference
+
+
+def test_a_decode_peer_that_cannot_take_a_case_says_why():
+    from lab.measure.decode_peers import DecodeSdpaPeer
+
+    x = DecodeShape.parse("2,4,2,16,40,page16").random_inputs(device="cpu")
+    why = DecodeSdpaPeer("math").unsupported_reason(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+    assert why.startswith("ValueError: sdpa_math reads contiguous caches only")
+    y = DecodeShape.parse("2,4,2,16,40").random_inputs(device="cpu")
+    assert DecodeSdpaPeer("math").unsupported_reason(y["q"], y["k_cache"], y["v_cache"], y["cache_lens"]) is None

@@ -1,0 +1,74 @@
+"""Peers for decode (issue 50): what a user would call for one to eight new queries against a K/V cache,
+in lab.kernels.decode's layouts. A peer binds a call outside timing (views, masks) and returns a launch
+whose output is (B, q_len, H, D); a case it cannot take is a reason in one line, never a silent skip.
+
+SDPA (`DecodeSdpaPeer`, a backend forced as lab.measure.peers.SdpaPeer does) takes the caches as they
+are, heads moved by a view: a batch of one length (every sequence at the cache's full length) runs with
+no mask for one query, and with torch's lower-right causal bias for several (the bottom-right alignment
+of lab.kernels.decode); mixed lengths run with the boolean mask written out, which the flash backend does
+not take. A paged cache is not taken: SDPA reads no block table, and gathering the pages first would be
+a copy the timing does not show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lab.kernels.decode import check_inputs
+from lab.measure.peers import SdpaPeer, first_line
+
+
+@dataclass
+class DecodeSdpaPeer:
+    backend: str  # lab.measure.peers.SdpaPeer's: flash, efficient, cudnn, math or default
+
+    @property
+    def name(self) -> str:
+        return f"sdpa_{self.backend}"
+
+    def context(self):
+        return SdpaPeer(self.backend).context()
+
+    def bind(self, q, k_cache, v_cache, cache_lens, block_table=None, scale: float | None = None):
+        """The launch for this call (ValueError where the peer does not take it)."""
+        import torch
+        import torch.nn.functional as F
+
+        check_inputs(q, k_cache, v_cache, cache_lens, block_table)
+        if block_table is not None:
+            raise ValueError(f"{self.name} reads contiguous caches only (no block table); gathering the pages "
+                             "first would be a copy the timing does not show")
+        B, q_len, H, D = q.shape
+        S = k_cache.shape[1]
+        lens = cache_lens.tolist()
+        qh, kh, vh = q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2)  # (B, heads, tokens, D)
+        kw = {"enable_gqa": True} if k_cache.shape[2] != H else {}
+        if all(n == S for n in lens):
+            if q_len == 1:
+                mask = None
+            else:
+                from torch.nn.attention.bias import causal_lower_right
+
+                mask = causal_lower_right(q_len, S)
+        else:
+            keys = torch.arange(S, device=q.device)
+            last = torch.tensor(lens, device=q.device)[:, None] - q_len + torch.arange(q_len, device=q.device)[None]
+            mask = (keys[None, None, :] <= last[:, :, None])[:, None]  # (B, 1, q_len, S): bottom-right per sequence
+
+        def launch():
+            return F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, scale=scale, **kw).transpose(1, 2)
+
+        return launch
+
+    def unsupported_reason(self, q, k_cache, v_cache, cache_lens, block_table=None, scale=None) -> str | None:
+        """None if this peer runs the call (one launch), else why not, in one line."""
+        import torch
+
+        try:
+            with self.context():
+                self.bind(q, k_cache, v_cache, cache_lens, block_table, scale)()
+            if q.is_cuda:
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot run a case is a result
+            return first_line(exc)
+        return None
