@@ -204,3 +204,61 @@ def test_a_decode_peer_that_cannot_take_a_case_says_why():
     assert why.startswith("ValueError: sdpa_math reads contiguous caches only")
     y = DecodeShape.parse("2,4,2,16,40").random_inputs(device="cpu")
     assert DecodeSdpaPeer("math").unsupported_reason(y["q"], y["k_cache"], y["v_cache"], y["cache_lens"]) is None
+
+
+def test_the_decode_grid_covers_what_a_kernel_must_get_right():
+    from lab.measure.decode_check import decode_grid
+
+    grid = decode_grid()
+    assert {s.q_len for s in grid} == {1, 2, 4, 8} and {s.D for s in grid} == {64, 128}
+    assert {s.dtype for s in grid} == {"fp16", "bf16"} and {s.page_size for s in grid} == {None, 16, 64}
+    assert {s.group for s in grid} >= {1, 2, 4, 8} and any(s.H_kv == 1 for s in grid) and any(s.mixed for s in grid)
+    assert any(s.cache_len == s.q_len for s in grid)  # the minimum cache: the new tokens alone
+    assert any(s.page_size and s.cache_len % s.page_size == 1 for s in grid)  # one token past a page
+    assert len({s.id for s in grid}) == len(grid)
+
+
+def _buggy(kind):
+    """A decode call with one deliberate bug, built on SDPA's."""
+    from lab.measure.decode_check import sdpa_call
+
+    good = sdpa_call("math")
+
+    def call(q, k_cache, v_cache, cache_lens, block_table, out):
+        if kind == "one_key_short":  # the last valid key left out where there is more than the new tokens
+            lens = torch.where(cache_lens > q.shape[1], cache_lens - 1, cache_lens)
+            return good(q, k_cache, v_cache, lens, block_table, out)
+        if kind == "pages_in_order" and block_table is not None:  # the block table ignored
+            table = torch.arange(block_table.numel(), dtype=torch.int32).view(block_table.shape)
+            return good(q, k_cache, v_cache, cache_lens, table, out)
+        if kind == "last_head_unwritten":
+            good(q, k_cache, v_cache, cache_lens, block_table, out)
+            out[:, :, -1] = float("nan")
+            return None
+        if kind == "noisy":
+            good(q, k_cache, v_cache, cache_lens, block_table, out)
+            out.add_(torch.randn_like(out) * 1e-3)
+            return None
+        return good(q, k_cache, v_cache, cache_lens, block_table, out)
+
+    return call
+
+
+@pytest.mark.parametrize("kind, fails_at_least", [("one_key_short", 5), ("pages_in_order", 3),
+                                                   ("last_head_unwritten", 10), ("noisy", 10), ("none", 0)])
+def test_the_decode_check_catches_each_deliberate_bug(kind, fails_at_least):
+    from lab.measure.decode_check import check_decode_case, decode_grid
+
+    results = [check_decode_case(kind, _buggy(kind), s, i, device="cpu") for i, s in enumerate(decode_grid())]
+    failed = sum(not r["passed"] for r in results)
+    assert failed >= fails_at_least if fails_at_least else failed == 0, [(r["case"], r["max_abs_err"]) for r in results]
+
+
+def test_a_call_that_raises_is_a_result():
+    from lab.measure.decode_check import check_decode_case, decode_grid
+
+    def broken(*args):
+        raise RuntimeError("launch failed")
+
+    r = check_decode_case("broken", broken, decode_grid()[1], 1, device="cpu")
+    assert not r["passed"] and r["error"] == "RuntimeError: launch failed"
