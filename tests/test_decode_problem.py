@@ -262,3 +262,52 @@ def test_a_call_that_raises_is_a_result():
 
     r = check_decode_case("broken", broken, decode_grid()[1], 1, device="cpu")
     assert not r["passed"] and r["error"] == "RuntimeError: launch failed"
+
+
+@pytest.mark.parametrize("spec, scale", [("2,6,3,16,70,q3,page16", 0.3), ("1,32,32,16,40,page16", None)])
+def test_the_reference_takes_a_scale_and_more_kv_heads_than_a_page_has_tokens(spec, scale):
+    s = DecodeShape.parse(spec)
+    x = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(5))
+    got = reference(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"], scale=scale)
+    want = _naive(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"],
+                  1 / math.sqrt(s.D) if scale is None else scale)
+    assert torch.allclose(got.double(), want, atol=1e-5, rtol=1e-5)
+
+
+def test_a_decode_check_record_holds_every_field_with_its_meaning():
+    from lab.measure.check import tolerance
+    from lab.measure.decode_check import check_decode_case, decode_grid, sdpa_call
+
+    shape = decode_grid()[1]  # bf16
+    r = check_decode_case("sdpa_math", sdpa_call("math"), shape, 1, device="cpu")
+    assert set(r) == {"impl", "case", "sdpa_max_abs_err", "tolerance", "max_abs_err", "finite", "inputs_unchanged",
+                      "deterministic", "passed", "error"}
+    assert (r["impl"], r["case"], r["error"]) == ("sdpa_math", shape.id, "")
+    assert 0 < r["sdpa_max_abs_err"] < 0.05 and r["tolerance"] == tolerance(r["sdpa_max_abs_err"], "bf16")
+    assert r["passed"] and r["finite"] and r["inputs_unchanged"] and r["deterministic"] and r["max_abs_err"] <= r["tolerance"]
+    good, calls = sdpa_call("math"), []
+
+    def first_call_unwritten(q, k_cache, v_cache, cache_lens, block_table, out):  # NaN left in the first output
+        calls.append(1)
+        if len(calls) > 1:
+            good(q, k_cache, v_cache, cache_lens, block_table, out)
+
+    bad = check_decode_case("half", first_call_unwritten, shape, 1, device="cpu")
+    assert not bad["finite"] and bad["max_abs_err"] == float("inf") and not bad["passed"] and not bad["deterministic"]
+    raised = check_decode_case("raises", lambda *a: 1 / 0, shape, 1, device="cpu")
+    assert math.isnan(raised["max_abs_err"]) and raised["error"] == "ZeroDivisionError: division by zero"
+
+
+def test_the_recorded_error_is_the_first_call_s():
+    from lab.measure.decode_check import check_decode_case, decode_grid, sdpa_call
+
+    good, calls = sdpa_call("math"), []
+
+    def noisy_second(q, k_cache, v_cache, cache_lens, block_table, out):
+        calls.append(1)
+        good(q, k_cache, v_cache, cache_lens, block_table, out)
+        if len(calls) == 2:
+            out.add_(1.0)
+
+    r = check_decode_case("noisy_second", noisy_second, decode_grid()[1], 1, device="cpu")
+    assert r["max_abs_err"] <= r["tolerance"] and r["finite"] and not r["deterministic"] and not r["passed"]

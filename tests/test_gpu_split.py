@@ -80,3 +80,23 @@ def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_pat
     text = _where_replicates_ran(RunData(records.RunRecord.open(str(copy))))
     assert text == ("side by side on 2 GPUs (NVIDIA H100 80GB HBM3; GPU 2: replicates 1, 3; GPU 5: replicate 2), "
                     "one a GPU at a time")
+
+
+def test_three_gpus_weigh_their_groups_as_the_anova_does():
+    # log medians: GPU a 0, 0.1; GPU b 0.3, 0.3, 0.4; GPU c 0.8, 1.0
+    logs = [0.0, 0.1, 0.3, 0.3, 0.4, 0.8, 1.0]
+    gpu_of = dict(enumerate("aabbbcc"))
+    got = stats.gpu_split(_reps([math.exp(x) for x in logs]), gpu_of)
+    means, sizes, grand = [0.05, 1.0 / 3, 0.9], [2, 3, 2], sum(logs) / 7
+    ms_between = sum(n * (m - grand) ** 2 for n, m in zip(sizes, means)) / 2
+    ms_within = (2 * 0.05 ** 2 + 2 * (1 / 30) ** 2 + (0.4 - 1 / 3) ** 2 + 2 * 0.1 ** 2) / 4
+    n0 = (7 - (4 + 9 + 4) / 7) / 2
+    assert got.gpus == 3 and got.between_processes == pytest.approx(ms_within)
+    assert got.between_gpus == pytest.approx((ms_between - ms_within) / n0)
+
+
+def test_bad_replicates_are_named_as_such():
+    with pytest.raises(ValueError, match="^reps must be non-empty$"):
+        stats.gpu_split({}, {})
+    with pytest.raises(ValueError, match="^reps must contain only finite values$"):
+        stats.gpu_split({0: [1.0, float("nan")], 1: [1.0]}, {0: "a", 1: "a"})

@@ -87,8 +87,9 @@ def check_decode_case(name: str, call, shape, index: int, device: str = "cuda") 
     args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
     ref = reference(*args)
     flat = dict(zip(("q", "k_cache", "v_cache"), (x["q"], *_contiguous_cache(x))))
-    with DecodeSdpaPeer("math").context():
-        sdpa = DecodeSdpaPeer("math").bind(flat["q"], flat["k_cache"], flat["v_cache"], x["cache_lens"])()
+    peer = DecodeSdpaPeer("math")
+    with peer.context():
+        sdpa = peer.bind(flat["q"], flat["k_cache"], flat["v_cache"], x["cache_lens"])()
     sdpa_err = (sdpa.float() - ref).abs().max().item()
     out = dict(impl=name, case=shape.id, sdpa_max_abs_err=sdpa_err, tolerance=tolerance(sdpa_err, shape.dtype))
     snapshot = [t.clone() for t in args if t is not None]

@@ -57,7 +57,7 @@ FULL = {
                                        "_resampled_medians", "log_median_var", "_bootstrap_medians", "median_var"],
     "lab/measure/stats/replicated.py": ["speedup_ci", "replicated_median", "_t_quantile", "t_interval",
                                         "replicated_median_ci", "random_effects", "replicated_speedup_ci",
-                                        "_round_paired_ci", "_replicate_log_ratios", "leave_one_out"],
+                                        "_round_paired_ci", "_replicate_log_ratios", "leave_one_out", "gpu_split"],
     "lab/measure/stats/ranks.py": ["cliffs_delta", "mann_whitney_p", "hodges_lehmann_log_ratio", "_bh_fallback",
                                    "benjamini_hochberg"],
     "lab/measure/stats/comparison.py": ["Comparison.verdict", "interval_verdict", "compare", "compare_rows"],
@@ -76,6 +76,8 @@ FULL = {
     "lab/studies/calibration.py": ["leave_one_out_run", "_leave_one_out"],
     "lab/report/models.py": ["verdicts"],
     "lab/studies/factorial.py": ["estimate", "knockout_costs"],
+    # issues 49 and 50: the split of replicates between GPUs; the decode reference and its check
+    "lab/measure/decode_check.py": ["valid_kv", "bottom_right_mask", "reference", "check_decode_case"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -112,7 +114,8 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_knockout_costs_pick_the_judged_shape_where_the_headline_does_not_apply",
                   "test_the_interaction_table_names_the_dependencies_a_factor_carries_off",
                   "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
-              "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals"]
+              "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals",
+              "tests/test_decode_problem.py", "tests/test_gpu_split.py"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
