@@ -6,8 +6,8 @@ from __future__ import annotations
 from lab.kernels.shape import Shape
 
 CROSSVAL_ROUNDS = 5
-# triton's own default: a measurement is ten replays of a graph of about this much GPU time (50 ms
-# made the check 22 s of a run's timing stage at 11 shapes; issue 45's cost target)
+# triton's own default: a measurement is ten replays of a graph of about this much GPU time (50 ms made
+# the check 22.3 s of a run's timing stage, 20 ms 8.9 s: data/checks/2026-11-27-h100-run-within-cost)
 TRITON_REP_MS = 20
 
 

@@ -1,6 +1,7 @@
 """Peers for decode (issue 50): what a user would call for one to eight new queries against a K/V cache,
 in lab.kernels.decode's layouts. A peer binds a call outside timing (views, masks) and returns a launch
-whose output is (B, q_len, H, D); a case it cannot take is a reason in one line, never a silent skip.
+whose output is (B, q_len, H, D); a case it cannot take is a reason in one line, never a silent skip
+(Peer.unsupported_reason, with the decode call's arguments).
 
 SDPA (`DecodeSdpaPeer`, a backend forced as lab.measure.peers.SdpaPeer does) takes the caches as they
 are, heads moved by a view: a batch of one length (every sequence at the cache's full length) runs with
@@ -15,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lab.kernels.decode import check_inputs
-from lab.measure.peers import SdpaPeer, first_line
+from lab.measure.peers import Peer, SdpaPeer
 
 
 @dataclass
-class DecodeSdpaPeer:
+class DecodeSdpaPeer(Peer):
     backend: str  # lab.measure.peers.SdpaPeer's: flash, efficient, cudnn, math or default
 
     @property
@@ -59,16 +60,3 @@ class DecodeSdpaPeer:
             return F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, scale=scale, **kw).transpose(1, 2)
 
         return launch
-
-    def unsupported_reason(self, q, k_cache, v_cache, cache_lens, block_table=None, scale=None) -> str | None:
-        """None if this peer runs the call (one launch), else why not, in one line."""
-        import torch
-
-        try:
-            with self.context():
-                self.bind(q, k_cache, v_cache, cache_lens, block_table, scale)()
-            if q.is_cuda:
-                torch.cuda.synchronize()
-        except Exception as exc:  # noqa: BLE001 - a peer that cannot run a case is a result
-            return first_line(exc)
-        return None

@@ -55,14 +55,15 @@ class Peer:
     def output_bhsd(self, raw):
         return raw
 
-    def unsupported_reason(self, q, k, v, causal: bool, scale: float | None) -> str | None:
-        """None if this peer runs the shape (one launch: compiles where the peer compiles), else
-        why not, in one line (recorded, never dropped silently)."""
+    def unsupported_reason(self, q, *call) -> str | None:
+        """None if this peer runs the call (`bind`'s arguments: q, k, v, causal, scale for prefill; one
+        launch, compiling where the peer compiles), else why not, in one line (recorded, never dropped
+        silently)."""
         import torch
 
         try:
             with self.context():
-                self.bind(q, k, v, causal, scale)()
+                self.bind(q, *call)()
             if q.is_cuda:
                 torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - a peer that cannot run a shape is a result

@@ -333,8 +333,9 @@ def split_at_separators(kernels: list[dict]) -> list[list[dict]] | None:
 
 def profile_peers(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
                   ) -> list[ProfileResult] | None:
-    """One ncu process over one launch of each peer in `names`, in order (profile_variants' reason:
-    a process a peer cost the profile stage about 5 s each, 12 of them at a run's three shapes).
+    """One ncu process over one launch of each peer in `names`, in order (profile_variants' reason: a
+    process a peer and shape, 12 of them at a run's three shapes, made the profile stage 42.6 s longer:
+    data/checks/2026-11-27-h100-run-within-cost).
     A peer's launch may hold several kernels, so the target ends each with a SEPARATOR_KERNEL and the
     capture is cut there; it is accepted only with one non-empty part per peer, else None (the caller
     then profiles them one by one)."""

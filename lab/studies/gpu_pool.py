@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 import time
+
+from lab.studies.params import resolve_count  # what GPUS may say: the run parameter's rule
 
 SCHEDULER_ENV = "DASK_SCHEDULER"
 
@@ -51,22 +52,6 @@ def check_alike(gpus: list[dict]) -> None:
     if len(kinds) > 1:
         raise ValueError("the GPUs differ (" + "; ".join(f"{n} at {w} W" for n, w in kinds) + "): a run spreads its "
                          "replicates over GPUs of one model and power limit only; name them with CUDA_VISIBLE_DEVICES")
-
-
-def resolve_count(gpus, available: int) -> int:
-    """How many GPUs a run asks for: "all" (every visible one, at least 1) or a positive number no larger
-    than those visible; ValueError naming the constraint otherwise."""
-    if gpus in ("all", None):
-        return max(1, available)
-    try:
-        n = int(gpus)
-    except (TypeError, ValueError):
-        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'") from None
-    if n < 1:
-        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'")
-    if available and n > available:
-        raise ValueError(f"GPUS={n}: only {available} GPU(s) visible to this process")
-    return n
 
 
 @contextlib.contextmanager
@@ -117,9 +102,9 @@ def spawn_captured(run_dir, plan: str, i: int, fake: bool = False) -> dict:
     pool, beside the other GPUs' replicates): {"code", "output", "seconds"}. The child sees the worker's
     GPU (dask-cuda sets each worker's CUDA_VISIBLE_DEVICES)."""
     from lab.kernels.manifest import REPO
+    from lab.studies.replicate_plan import child_command
 
-    cmd = [sys.executable, "-m", "lab.studies.replicate_child", str(run_dir), plan, "--replicate", str(i)]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd + (["--fake"] if fake else []), cwd=REPO, stdout=subprocess.PIPE,
+    proc = subprocess.run(child_command(run_dir, plan, i, fake), cwd=REPO, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
     return {"code": proc.returncode, "output": proc.stdout, "seconds": round(time.perf_counter() - t0, 1)}

@@ -101,6 +101,23 @@ RUN_OPTIONS = (
            "at a time (lab.studies.gpu_pool: dask-cuda; all: every visible GPU); 1: one after another on one GPU"),
 )
 
+
+def resolve_count(gpus, available: int) -> int:
+    """How many GPUs a run asks for: "all" (every visible one, at least 1) or a positive number no larger
+    than those visible; ValueError naming the constraint otherwise."""
+    if gpus in ("all", None):
+        return max(1, available)
+    try:
+        n = int(gpus)
+    except (TypeError, ValueError):
+        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'") from None
+    if n < 1:
+        raise ValueError(f"GPUS={gpus!r}: a positive number of GPUs, or 'all'")
+    if available and n > available:
+        raise ValueError(f"GPUS={n}: only {available} GPU(s) visible to this process")
+    return n
+
+
 REPLICATE_SEED_STRIDE = 100_000  # replicate r's seeds: the run's + r * this (replicate 0: the run's own)
 
 
@@ -230,8 +247,10 @@ class RunParams:
                              "turn, 0 or more (0: no limit)")
         if self.replicates < 1:
             raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
-        if not (self.gpus == "all" or (str(self.gpus).isdigit() and int(self.gpus) >= 1)):
-            raise ValueError(f"{opts['gpus'].label}={self.gpus!r}: 'all' or a positive number of GPUs")
+        try:
+            resolve_count(self.gpus, 0)  # how many are visible is asked when the run starts (gpu_pool)
+        except ValueError:
+            raise ValueError(f"{opts['gpus'].label}={self.gpus!r}: 'all' or a positive number of GPUs") from None
         if any(b not in BACKENDS for b in self.backends):
             raise ValueError(f"{said('backends')}: a comma-separated subset of {', '.join(BACKENDS)}")
         if self.peers:

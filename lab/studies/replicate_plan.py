@@ -5,6 +5,7 @@ seed), the cached builds to load, the peers, the stopping rule, R and the seeds 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -110,3 +111,10 @@ def read_log(run_dir: Path) -> dict:
     """A run's replicates.json ({} before its first replicate)."""
     path = Path(run_dir) / "replicates.json"
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def child_command(run_dir, plan: str, i: int, fake: bool = False) -> list[str]:
+    """The command that measures replicate i of a plan in a process of its own (lab.studies.replicate_child;
+    `--fake`: synthetic latencies, no GPU)."""
+    return [sys.executable, "-m", "lab.studies.replicate_child", str(run_dir), plan, "--replicate", str(i),
+            *(["--fake"] if fake else [])]

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 from lab.kernels.manifest import REPO
-from lab.studies.replicate_plan import (ROOT, Job, plan_dir, plan_identity, read_log, read_plan,  # noqa: F401
-                                        replicate_seeds, write_plan)  # the plan's side, also replicates.<name>
+from lab.studies.replicate_plan import (ROOT, Job, child_command, plan_dir, plan_identity, read_log,  # noqa: F401
+                                        read_plan, replicate_seeds, write_plan)  # the plan's side, also replicates.<name>
 
 # What identifies a summary row: the implementation, the shape (lab.measure.records.SHAPE_COLUMNS) and the mode
 ROW_KEYS = ("impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode")
@@ -50,8 +50,7 @@ SAMPLES_FILE = {"timing": "samples.parquet", "factorial": "factorial.parquet"}
 def spawn(run_dir: Path, plan: str, i: int, fake: bool = False, progress=print) -> int:
     """Replicate i as a child process (`python -m lab.studies.replicate_child`), its output passed on line
     by line; returns its exit code."""
-    cmd = [sys.executable, "-m", "lab.studies.replicate_child", str(run_dir), plan, "--replicate", str(i)]
-    proc = subprocess.Popen(cmd + (["--fake"] if fake else []), cwd=REPO, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(child_command(run_dir, plan, i, fake), cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
     for line in proc.stdout:
         progress(line.rstrip("\n"))
@@ -71,9 +70,9 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     same seeds. A plan already folded into the records is returned as recorded.
 
     `executor` (a concurrent.futures.Executor whose every worker owns one GPU: lab.studies.gpu_pool) runs
-    the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); each is merged as it
-    ends, and a failed one raises once the others have ended (what they measured is kept). Without it,
-    `spawn` runs them one after another in this GPU's process, as before."""
+    the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); each is
+    merged as it ends, and a failed one raises once the others have ended (what they measured is kept).
+    Without it, `spawn` runs them one after another in this GPU's process, as before."""
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     if log.get(plan, {}).get("consolidated"):
         progress(f"  [{plan}] every replicate was measured and recorded before the run was resumed: kept")
