@@ -10,7 +10,7 @@ VENV := .venv
 # Every variable given on make's command line is one its targets read, or make stops with one line
 # naming it (a typo, or another target's variable as in `make ablation VARIANT=padded`, is never
 # dropped without a word). Checked first, before anything slow. PARAMS_<target>: what each reads.
-RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS COLD_TURN_US PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED GPUS
+RUN_VARS := VARIANTS SHAPES MODES CAP REL_CI MIN_SAMPLES MIN_BLOCKS COLD_TURN_US HOT_TURN_US PROFILE PROFILE_SHAPES CHECK KNOCKOUTS PEERS BACKENDS REPLICATES SEED GPUS
 TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MIN_SAMPLES BUDGET TASK_TIMEOUT
 PARAMS_ablation := $(RUN_VARS)
 PARAMS_tune := $(TUNE_VARS) TUNE_FLAGS

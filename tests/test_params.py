@@ -84,6 +84,7 @@ def test_old_runs_read_back_with_what_they_did():
     rule = p.stop_rule()
     assert rule.min_samples == 20 and rule.guard_confidence is None and rule.cap_s == 3.0
     assert p.cold_turn_us == 0 and rule.turn_us is None  # cold turns were never limited before the option
+    assert p.hot_turn_us == 0 and rule.hot_turn_us is None  # nor hot ones before HOT_TURN_US
 
 
 def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
@@ -102,6 +103,7 @@ def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
     ({"cap_s": "soon"}, "--cap / CAP='soon': not float"),
     ({"knockouts": 2}, "--knockouts / KNOCKOUTS=2: 0 or 1"),
     ({"cold_turn_us": "-5"}, "--cold-turn-us / COLD_TURN_US=-5: microseconds of GPU time a cold turn, 0 or more"),
+    ({"hot_turn_us": "-1"}, "--hot-turn-us / HOT_TURN_US=-1: microseconds of GPU time a hot turn, 0 or more"),
     ({"nonsense": 1}, "unknown run parameter(s) nonsense"),
 ])
 def test_a_bad_option_is_named(given, needle):
@@ -134,6 +136,19 @@ def test_the_reports_method_text_states_the_cold_turn_limit_only_where_the_run_h
     from lab.report.sections.method import block_sizes
 
     with_limit = RunParams(replicates=3).replicate_rule()
-    without = RunParams(replicates=3, cold_turn_us=0).replicate_rule()
+    without = RunParams(replicates=3, cold_turn_us=0, hot_turn_us=0).replicate_rule()
     assert block_sizes(without) == "3 (9 once a row has its minimum)"  # ceil(50 / 3) = 17 in 6 blocks: 3, then 9
     assert block_sizes(with_limit).startswith("3 (9 once a row has its minimum), a cold block holding at most 1000 µs")
+    assert ", a hot block at most 10000 µs of GPU time" in block_sizes(with_limit)
+    only_cold = RunParams(replicates=3, hot_turn_us=0).replicate_rule()
+    assert "hot block" not in block_sizes(only_cold) and "cold block" in block_sizes(only_cold)
+
+
+def test_a_hot_turn_is_limited_by_hot_turn_us_and_a_cold_turn_by_cold_turn_us():
+    rule = RunParams(cold_turn_us=1000, hot_turn_us=10000).stop_rule()
+    # a 3 ms hot sample: floor(10000 / 3000) = 3 of the block's 10; a 900 us one keeps the block
+    assert rule.block_size(0, 3000.0, hot=True) == 3 and rule.block_size(0, 900.0, hot=True) == 10
+    # the same sample cold: floor(1000 / 3000) = 0, so one sample
+    assert rule.block_size(0, 3000.0) == 1 and rule.block_size(0, 900.0) == 1
+    assert rule.block_size(0, 30000.0, hot=True) == 1  # at least one sample
+    assert RunParams(hot_turn_us=0).stop_rule().block_size(0, 3000.0, hot=True) == 10  # 0: no limit

@@ -204,6 +204,29 @@ def test_without_turn_us_a_long_sample_keeps_the_rules_blocks(fake_time):
     assert set(sizes) == {4}
 
 
+class FakeHotTimer(timing.HotTimer, FakeTimer):
+    """A HotTimer to interleave (a hot turn's budget is the rule's hot_turn_us), sampling as FakeTimer."""
+
+    def __init__(self, clock, sample_us):
+        FakeTimer.__init__(self, clock)
+        self.turn_sample_us = sample_us
+
+    samples = FakeTimer.samples
+
+
+def test_a_hot_timers_turns_keep_to_hot_turn_us_and_a_cold_ones_to_turn_us(fake_time):
+    # samples of 3 ms each: hot turns of floor(10000 / 3000) = 3, cold turns of one (turn_us 1000)
+    rule = StopRule(rel_ci=0.005, cap_s=1e9, min_samples=20, block=10, turn_us=1000.0, hot_turn_us=10000.0)
+    sizes = {"hot": [], "cold": []}
+    timers = {"hot": FakeHotTimer(fake_time, 3000.0), "cold": FakeTimer(fake_time)}
+    timers["cold"].turn_sample_us = 3000.0
+    for name, timer in timers.items():
+        real = timer.samples
+        timer.samples = lambda n, real=real, name=name: (sizes[name].append(n), real(n))[1]
+    interleave(timers, rule)
+    assert set(sizes["hot"]) == {3} and set(sizes["cold"]) == {1}
+
+
 def test_a_row_throttled_throughout_stops_at_the_cap(fake_time):
     # 0.25 fake seconds a block, cap 1.0 s: the time spent reaches the cap after 4 blocks
     rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=50, block=10)

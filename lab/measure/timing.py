@@ -4,7 +4,8 @@ Three modes:
 - hot: `reps` back-to-back launches captured in one CUDA graph; a sample is one replay, timed
   by events around it, divided by reps. Python, dispatch and launch overhead happen at capture
   time, not per launch, so a few-microsecond kernel is not launch-bound. A block starts behind a
-  1 ms sleep, so a hot sample is a burst at the clock an idle GPU boosts to.
+  1 ms sleep and a turn of the round robin takes at most StopRule.hot_turn_us of GPU time, so a
+  hot sample is a burst at the clock an idle GPU boosts to.
 - cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
   the kernel starts with its inputs in DRAM; a sample is one launch between two events. A turn of
   the round robin takes at most StopRule.turn_us of GPU time (one sample at launches of a
@@ -172,8 +173,12 @@ class HotTimer:
     `launch` may be a list of launches over different input sets: the graph cycles through them,
     so inputs that would fit in L2 are not simply re-read from it launch after launch.
 
-    It states no `turn_sample_us` (ColdTimer's): its turns keep the rule's block sizes, since a
-    sample is a replay behind the sleep, and single-replay turns would idle the GPU before each.
+    `turn_sample_us`, one replay's GPU time, lets the stopping rule keep a turn within
+    StopRule.hot_turn_us: where a turn of the rule's block size ran 15-30 ms back to back (launches of
+    1.5-3 ms), the SM clock of FA3's hot samples fell to 1785-1935 MHz (median; 1605 at the least),
+    and the hot medians read 2-3 % slower than Nsight Compute's lone launches at the boost clock
+    (data/explorations/2026-11-27-ncu-hot-block/, attempt8). Shorter launches keep the rule's block
+    sizes: a sample is about 1 ms, and single-replay turns would put a sleep before every sample.
     """
 
     launch: Launch | list[Launch]
@@ -186,6 +191,7 @@ class HotTimer:
         reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
         self.reps = max(reps, len(launches)) if reps > 1 else 1
         self.graph = _capture(launches, self.reps)
+        self.turn_sample_us = est * self.reps
 
     def samples(self, n: int) -> list[float]:
         """n samples in microseconds per launch."""
@@ -308,18 +314,23 @@ class StopRule:
     # clock state and the state drifts as the GPU warms, so three or nine samples a turn made a few
     # states decide a row's median (data/explorations/2026-11-26-cold-drift/).
     turn_us: float | None = None
+    # The same for a hot turn (HotTimer.turn_sample_us; None: no limit, as runs recorded before it):
+    # a burst stays at the boost clock for about 10 ms of back-to-back launches (see HotTimer).
+    hot_turn_us: float | None = None
     # A row stops no sooner than its min_turns-th turn (the sustained mode's: SUSTAINED_MIN_TURNS, so
     # that two moments of the load decide it; 1: a turn's samples may be enough, as in hot and cold).
     min_turns: int = 1
 
-    def block_size(self, taken: int, sample_us: float | None = None) -> int:
+    def block_size(self, taken: int, sample_us: float | None = None, hot: bool = False) -> int:
         """Samples in a row's next turn, `taken` samples into it: small turns spread the minimum over
         several moments of the run (the GPU's clock state changes between them), larger ones after it
         keep the per-turn cost down where a row needs many samples. `sample_us`: one sample's GPU
-        time, where the timer states it; the turn then takes at most turn_us of it."""
+        time, where the timer states it; the turn then takes at most turn_us of it (hot_turn_us for a
+        `hot` timer's)."""
         n = self.block if self.block_after_minimum is None or taken < self.min_samples else self.block_after_minimum
-        if self.turn_us and sample_us:
-            n = max(1, min(n, int(self.turn_us / sample_us)))  # int() truncates: floor of a positive ratio
+        budget = self.hot_turn_us if hot else self.turn_us
+        if budget and sample_us:
+            n = max(1, min(n, int(budget / sample_us)))  # int() truncates: floor of a positive ratio
         return n
 
     def met_by(self, samples) -> bool:
@@ -362,7 +373,8 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             before = clocks.read() if clocks else (None, False)
             try:
                 with ctx:
-                    n = rule.block_size(len(st["samples"]), getattr(timers[name], "turn_sample_us", None))
+                    n = rule.block_size(len(st["samples"]), getattr(timers[name], "turn_sample_us", None),
+                                        hot=isinstance(timers[name], HotTimer))
                     block = timers[name].samples(n)
             except Exception as exc:  # noqa: BLE001 - one failing implementation never ends the others' sampling
                 st["error"] = f"{type(exc).__name__}: {exc}"

@@ -82,6 +82,8 @@ RUN_OPTIONS = (
            "replicate (more, smaller blocks spread each row over more of the round robin; REPLICATES >= 2)", int),
     Option("cold_turn_us", "--cold-turn-us", "COLD_TURN_US", "a cold row's turn of the round robin takes at most "
            "this many microseconds of GPU time, and at least one sample (0: no limit)", float),
+    Option("hot_turn_us", "--hot-turn-us", "HOT_TURN_US", "a hot row's turn of the round robin takes at most "
+           "this many microseconds of GPU time, and at least one sample (0: no limit)", float),
     Option("profile", "--profile", "PROFILE", "1: Nsight Compute over one launch per implementation and profiled "
            "shape; 0: no profile", int),
     Option("profile_shapes", "--profile-shapes", "PROFILE_SHAPES", "distinct: one ladder shape per (S, D) is "
@@ -145,6 +147,11 @@ class RunParams:
     # the ratio of medians 3.6 % in turns of 3 and 9 samples, 0.9 % in turns of one
     # (data/explorations/2026-11-26-cold-drift/).
     cold_turn_us: float = 1000.0
+    # A hot turn's GPU time (StopRule.hot_turn_us): at launches of up to 1 ms a turn keeps its block
+    # of samples; beyond, fewer, so that the burst stays at the boost clock. On an H100, FA3's hot turns
+    # of 15-30 ms ran at 1785-1935 MHz (median) and read 2-3 % slower than Nsight Compute's lone
+    # launches (data/explorations/2026-11-27-ncu-hot-block/, attempt8).
+    hot_turn_us: float = 10000.0
     profile: bool = True
     profile_shapes: str = "distinct"
     check: str = "full"
@@ -245,6 +252,9 @@ class RunParams:
         if not self.cold_turn_us >= 0:
             raise ValueError(f"{opts['cold_turn_us'].label}={self.cold_turn_us:g}: microseconds of GPU time a cold "
                              "turn, 0 or more (0: no limit)")
+        if not self.hot_turn_us >= 0:
+            raise ValueError(f"{opts['hot_turn_us'].label}={self.hot_turn_us:g}: microseconds of GPU time a hot "
+                             "turn, 0 or more (0: no limit)")
         if self.replicates < 1:
             raise ValueError(f"{opts['replicates'].label}={self.replicates}: at least 1")
         try:
@@ -264,7 +274,7 @@ class RunParams:
         return {"variants": ",".join(self.variants), "shapes": spec_of(list(self.shapes)),
                 "modes": ",".join(self.modes), "cap_s": f"{self.cap_s:g}", "rel_ci": f"{self.rel_ci:g}",
                 "min_samples": str(self.min_samples), "min_blocks": str(self.min_blocks),
-                "cold_turn_us": f"{self.cold_turn_us:g}",
+                "cold_turn_us": f"{self.cold_turn_us:g}", "hot_turn_us": f"{self.hot_turn_us:g}",
                 "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
                 "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
@@ -296,7 +306,8 @@ class RunParams:
         filled in with what those runs did: min_samples 20 (StopRule's minimum then), no stop
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
         SDPA under `backends` as the only peers, one replicate, min_blocks 2 (the blocks those
-        runs' rules gave), and no limit on a cold turn's GPU time (cold_turn_us 0)."""
+        runs' rules gave), and no limit on a cold or a hot turn's GPU time (cold_turn_us and
+        hot_turn_us 0)."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -306,6 +317,7 @@ class RunParams:
                    stop_guard=raw.get("stop_guard") or (None, 2.0), peers=raw.get("peers"),
                    replicates=int(raw.get("replicates", 1)), min_blocks=int(raw.get("min_blocks", 2)),
                    cold_turn_us=float(raw.get("cold_turn_us", 0.0)),
+                   hot_turn_us=float(raw.get("hot_turn_us", 0.0)),  # before issue 45's ncu cross-check
                    modes=raw.get("modes") or ("hot", "cold"),  # before issue 45's sustained mode
                    gpus=str(raw.get("gpus", "1")))  # before issue 49: one GPU
         return cls(**raw)
@@ -326,7 +338,8 @@ class RunParams:
         """The stopping rule of the run as a whole (one replicate: what every row follows)."""
         confidence, factor = self.stop_guard
         return StopRule(rel_ci=self.rel_ci, cap_s=self.cap_s, min_samples=self.min_samples,
-                        guard_confidence=confidence, guard_factor=factor, turn_us=self.cold_turn_us or None)
+                        guard_confidence=confidence, guard_factor=factor, turn_us=self.cold_turn_us or None,
+                        hot_turn_us=self.hot_turn_us or None)
 
     def replicate_rule(self) -> StopRule:
         """The stopping rule of each of the R replicates: the run's sample budget shared out, not

@@ -150,6 +150,7 @@ def section_reproduce(ctx: Context) -> list[str]:
     add(f"make ablation SHAPES='{spec_of(list(p.shapes))}' MODES={','.join(p.modes)} CAP={p.cap_s} "
         f"MIN_SAMPLES={p.min_samples} PROFILE_SHAPES={p.profile_shapes} PROFILE={int(bool(p.profile))} "
         f"CHECK={p.check} REPLICATES={p.replicates} MIN_BLOCKS={p.min_blocks} COLD_TURN_US={p.cold_turn_us:g}"
+        f" HOT_TURN_US={p.hot_turn_us:g}"
         f"{var_arg}   # on a GPU machine: a new run")
     add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
     add(f"make replicate RUN=<the new run> BASE={data.run_id}   # does it replicate? each step, knock-out and bar row")
