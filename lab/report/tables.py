@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.measure import stats
+from lab.measure import ncu_xval, stats
 from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report.common import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
 from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
@@ -391,10 +391,36 @@ def ncu_crossval_table(data: RunData) -> list[list]:
     return rows
 
 
+# A hot median and Nsight Compute's time per launch of the same launches agree where within this
+# (issue 45's target, at every shape of lab.measure.ncu_xval.MIN_US or more).
+NCU_AGREE = 0.02
+
+
+def ncu_xval_table(data: RunData) -> tuple[list[list], list[float]]:
+    """The cross-checked peer's hot medians against Nsight Compute's time per launch of the same launches
+    (ncu_xval.json): shape, how ncu launched them, hot median, ncu's per launch [bracket], ratio; and the
+    ratios, one a shape. Rows in the run's shape order."""
+    x = data.ncu_xval or {}
+    impl, rows, ratios = x.get("impl"), [], []
+    for r in x.get("rows", []):
+        shape = Shape.parse(r["shape"])
+        hot = data.median(impl, shape, "hot")
+        if hot is None or not isnum(r.get("per_launch_us")):
+            continue
+        how = (f"graphs of {r['launches'][0]}-{r['launches'][-1]} launches, slope" if r["mode"] == "graphs"
+               else f"{len(r['launches'])} lone launches, median")
+        bracket = "95 % CI" if r["mode"] == "graphs" else "quartiles"
+        ratios.append(hot / r["per_launch_us"])
+        rows.append([shape_label(shape), how, fmt_us(hot),
+                     f"{fmt_us(r['per_launch_us'])} [{fmt_us(r['low_us'])}, {fmt_us(r['high_us'])}] ({bracket})",
+                     fmt(ratios[-1], 3)])
+    return rows, ratios
+
+
 # Below this kernel duration a single isolated launch under ncu and the per-launch share of a
 # back-to-back graph replay measure different things (the gap between launches, anything else
 # the call launches), so only longer kernels cross-validate the harness.
-NCU_XVAL_MIN_US = 100.0
+NCU_XVAL_MIN_US = ncu_xval.MIN_US
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,29 @@ NOT_PROFILED_REASON = ("not profiled: only " + ", ".join(PROFILED_PEERS) + " are
                        "to keep the profile stage within a run's time")
 
 
+# The peer whose hot medians Nsight Compute checks, shape by shape (lab.measure.ncu_xval): the first of
+# these the run times (FA3: issue 45's target; cuDNN where FA3 is absent).
+XVAL_PEERS = ("flash_attn3", "sdpa_cudnn")
+
+
+def xval_plan(summary, timed: list[str]) -> tuple[str | None, dict[Shape, int]]:
+    """The peer to cross-check and its shapes: every hot row of it in the timing's summary
+    (lab.studies.derived.summary) whose median is at least lab.measure.ncu_xval.MIN_US, with the input
+    sets its hot mode rotated through. (None, {}) where the run times none of XVAL_PEERS."""
+    from lab.measure.ncu_xval import MIN_US
+
+    impl = next((n for n in XVAL_PEERS if n in timed), None)
+    if impl is None or summary is None or not len(summary):
+        return impl, {}
+    rows = summary[(summary["impl"] == impl) & (summary["mode"] == "hot") & (summary["median_us"] >= MIN_US)]
+    return impl, {Shape.from_row(r): _count(r.get("input_sets")) for r in rows.to_dict("records")}
+
+
+def _count(x) -> int:
+    """An input-set count of the summary (None or NaN where a run did not record it: one set)."""
+    return 1 if x is None or x != x else int(x)
+
+
 def select_profile_shapes(shapes: list[Shape], which: str = "all") -> list[Shape]:
     """The run's shapes to profile: "all" of them, or "distinct": one per (S, D) (runs recorded
     before the parameter existed profiled that way)."""

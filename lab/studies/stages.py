@@ -17,11 +17,10 @@ import traceback
 from lab.kernels.shape import Shape
 from lab.progress import Counter
 from lab.measure import records
-from lab.measure.clocks import Clocks
 from lab.measure.crossval import cross_validate
 from lab.studies.params import RunParams
-from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, one_per_s_and_d, profile_run,
-                                   select_profile_shapes)
+from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, XVAL_PEERS, one_per_s_and_d, profile_run,
+                                   select_profile_shapes, xval_plan)
 
 STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
 
@@ -394,8 +393,26 @@ def stage_profile(rec, progress=print) -> None:
         count = Counter(rec.run_id, "profile", len(shapes))
         profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
                     not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick)
+        with _part(rec, "profile", "ncu_xval"):
+            rec.write_json("ncu_xval.json", ncu_crosscheck(rec, timed, progress))
 
     return _timed_stage(rec, "profile", body, progress)
+
+
+def ncu_crosscheck(rec, timed: list[str], progress=print) -> dict:
+    """Nsight Compute's time per launch of the run's cross-checked peer (lab.studies.profiling.xval_plan) at
+    every shape where its hot median is lab.measure.ncu_xval.MIN_US or more (ncu_xval.json)."""
+    from lab.measure import ncu_xval
+    from lab.studies import derived
+
+    impl, shapes = xval_plan(derived.summary(rec), timed)
+    if not shapes:
+        why = (f"the run times none of {', '.join(XVAL_PEERS)}" if impl is None
+               else f"no hot median of {impl} is {ncu_xval.MIN_US:g} us or more")
+        progress(f"  ncu cross-check: none ({why})")
+        return {"impl": impl, "rows": [], "errors": {"all": why}}
+    progress(f"  ncu cross-check: {impl} at {len(shapes)} shapes")
+    return ncu_xval.crosscheck(impl, shapes, rec.path("ncu"))
 
 
 def finish(rec) -> None:

@@ -7,9 +7,11 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
 from lab.report.context import Context
-from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary, capped_rows,
-                               clock_summary, crossval_table, gpu_of_replicates, gpu_split_table, ncu_crossval_table,
-                               noise_floor, precision_summary, variance_split_table)
+from lab.report.load import first_line
+from lab.report.tables import (NCU_AGREE, NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary,
+                               capped_rows, clock_summary, crossval_table, gpu_of_replicates, gpu_split_table,
+                               ncu_crossval_table, ncu_xval_table, noise_floor, precision_summary,
+                               variance_split_table)
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
@@ -24,6 +26,10 @@ def block_sizes(rule) -> str:
     if turn_us:  # StopRule.turn_us (COLD_TURN_US): runs before it had none
         text += (f", a cold block holding at most {turn_us:g} µs of GPU time (L2 flush and launch) and at least one "
                  "sample, so that launches of a millisecond and more are interleaved one sample at a time")
+    hot_turn_us = getattr(rule, "hot_turn_us", None)
+    if hot_turn_us:  # StopRule.hot_turn_us (HOT_TURN_US): runs before it had none
+        text += (f", a hot block at most {hot_turn_us:g} µs of GPU time and at least one sample, so that a burst "
+                 "of launches longer than a millisecond stays at the clock the GPU boosts to")
     return text
 
 
@@ -307,10 +313,37 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
     return L
 
 
+def _ncu_xval(data) -> list[str]:
+    """The cross-checked peer's hot medians against Nsight Compute (ncu_xval.json, lab.measure.ncu_xval)."""
+    L, add = new_lines()
+    x = data.ncu_xval
+    rows, ratios = ncu_xval_table(data)
+    errors = "; ".join(f"{m}: {first_line(w)}" for m, w in (x.get("errors") or {}).items())
+    if not rows:
+        add(f"**Nsight Compute against the hot medians.** Not available for this run ({errors or 'no rows'}).")
+        add("")
+        return L
+    within = sum(abs(r - 1) <= NCU_AGREE for r in ratios)
+    add(f"**Nsight Compute against the hot medians.** At every shape where {x['impl']}'s hot median is "
+        f"{NCU_XVAL_MIN_US:.0f} µs or more, Nsight Compute timed the same launches as the hot mode launches them "
+        "(`lab.measure.ncu_xval`, clocks and caches left alone): where a hot block holds several launches, graphs "
+        "of 1, 2, 4 and 8 times that many, each profiled as one workload, and the Theil-Sen slope of their "
+        "durations over their launches (ncu's own cost of a graph, a few hundred µs, cancels); where it holds "
+        f"one, lone launches. Hot / ncu: {min(ratios):.3f} to {max(ratios):.3f}; within "
+        f"{NCU_AGREE * 100:.0f} % at **{within} of {len(ratios)}** shapes."
+        + (f" Not profiled: {errors}." if errors else ""))
+    add("")
+    add(md_table(["shape", "ncu launched", "hot median µs", "ncu per launch µs", "hot / ncu"], rows, "llrrr"))
+    add("")
+    return L
+
+
 def _ncu_and_profiling(ctx: Context) -> list[str]:
     data = ctx.data
     L, add = new_lines()
-    nrows = ncu_crossval_table(data)
+    nrows = [] if data.ncu_xval is not None else ncu_crossval_table(data)  # the check it replaced, in older runs
+    if data.ncu_xval is not None:
+        L += _ncu_xval(data)
     if nrows:
         long_ = [float(r[-1]) for r in nrows if float(r[3]) >= NCU_XVAL_MIN_US]
         short = [float(r[-1]) for r in nrows if float(r[3]) < NCU_XVAL_MIN_US]
