@@ -139,7 +139,7 @@ def test_the_reports_method_text_states_the_cold_turn_limit_only_where_the_run_h
     without = RunParams(replicates=3, cold_turn_us=0, hot_turn_us=0).replicate_rule()
     assert block_sizes(without) == "3 (9 once a row has its minimum)"  # ceil(50 / 3) = 17 in 6 blocks: 3, then 9
     assert block_sizes(with_limit).startswith("3 (9 once a row has its minimum), a cold block holding at most 1000 µs")
-    assert ", a hot block at most 10000 µs of GPU time" in block_sizes(with_limit)
+    assert ", a hot block at most 4000 µs of GPU time" in block_sizes(with_limit)
     only_cold = RunParams(replicates=3, hot_turn_us=0).replicate_rule()
     assert "hot block" not in block_sizes(only_cold) and "cold block" in block_sizes(only_cold)
 

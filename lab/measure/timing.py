@@ -174,11 +174,11 @@ class HotTimer:
     so inputs that would fit in L2 are not simply re-read from it launch after launch.
 
     `turn_sample_us`, one replay's GPU time, lets the stopping rule keep a turn within
-    StopRule.hot_turn_us: where a turn of the rule's block size ran 15-30 ms back to back (launches of
-    1.5-3 ms), the SM clock of FA3's hot samples fell to 1785-1935 MHz (median; 1605 at the least),
-    and the hot medians read 2-3 % slower than Nsight Compute's lone launches at the boost clock
-    (data/explorations/2026-11-27-ncu-hot-block/, attempt8). Shorter launches keep the rule's block
-    sizes: a sample is about 1 ms, and single-replay turns would put a sleep before every sample.
+    StopRule.hot_turn_us: where a turn of the rule's block size ran 5-30 ms back to back (launches of
+    1.5-3 ms), the SM clock fell (FA3: 1785-1935 MHz median in a run) and the hot medians read 2-10 %
+    slower than in turns of one sample (data/explorations/2026-11-28-hot-turn-length/). Shorter
+    launches keep most of the rule's block: a sample is about 1 ms, and single-replay turns would put
+    a sleep before every sample.
     """
 
     launch: Launch | list[Launch]
@@ -314,8 +314,8 @@ class StopRule:
     # clock state and the state drifts as the GPU warms, so three or nine samples a turn made a few
     # states decide a row's median (data/explorations/2026-11-26-cold-drift/).
     turn_us: float | None = None
-    # The same for a hot turn (HotTimer.turn_sample_us; None: no limit, as runs recorded before it):
-    # a burst stays at the boost clock for about 10 ms of back-to-back launches (see HotTimer).
+    # The same for a hot turn (HotTimer.turn_sample_us; None: no limit, as runs recorded before it),
+    # so that at launches of milliseconds a burst is one launch (see HotTimer).
     hot_turn_us: float | None = None
     # A row stops no sooner than its min_turns-th turn (the sustained mode's: SUSTAINED_MIN_TURNS, so
     # that two moments of the load decide it; 1: a turn's samples may be enough, as in hot and cold).

@@ -147,11 +147,11 @@ class RunParams:
     # the ratio of medians 3.6 % in turns of 3 and 9 samples, 0.9 % in turns of one
     # (data/explorations/2026-11-26-cold-drift/).
     cold_turn_us: float = 1000.0
-    # A hot turn's GPU time (StopRule.hot_turn_us): at launches of up to 1 ms a turn keeps its block
-    # of samples; beyond, fewer, so that the burst stays at the boost clock. On an H100, FA3's hot turns
-    # of 15-30 ms ran at 1785-1935 MHz (median) and read 2-3 % slower than Nsight Compute's lone
-    # launches (data/explorations/2026-11-27-ncu-hot-block/, attempt8).
-    hot_turn_us: float = 10000.0
+    # A hot turn's GPU time (StopRule.hot_turn_us): one sample a turn at launches of 2 ms and more, so
+    # that a burst is one. On an H100 at three long shapes, turns of 3-9 samples read FA3 2-6 % and cuDNN
+    # up to 10 % slower than one-sample turns, which came within 1.0-2.5 % of Nsight Compute's lone
+    # launches (data/explorations/2026-11-28-hot-turn-length/).
+    hot_turn_us: float = 4000.0
     profile: bool = True
     profile_shapes: str = "distinct"
     check: str = "full"
