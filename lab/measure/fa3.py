@@ -23,6 +23,7 @@ import ctypes
 import hashlib
 import lzma
 import os
+import re
 import subprocess
 import sys
 from functools import cache
@@ -229,6 +230,46 @@ def flash_attn_func(q, k, v, softmax_scale: float | None = None, causal: bool = 
     if code:
         raise Fa3Error(f"FlashAttention-3's handler returned error code {code}: {message}")
     return out, lse
+
+
+# FA3's forward kernel is FlashAttnFwdSm90<CollectiveMainloopFwdSm90<Stages, ClusterShape, TileShape (M, N, D),
+# head dim of V, Element, float, Sm90, then these flags in this order> (FA3's hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp).
+MAINLOOP_FLAGS = ("causal", "local", "softcap", "varlen", "paged_kv_non_tma", "append_kv", "has_qv", "pv_from_registers",
+                  "intra_wg_overlap", "pack_gqa", "split", "v_colmajor")
+_MAINLOOP = re.compile(r"CollectiveMainloopFwdSm90<(\d+), cute::tuple<[^<>]*(?:<[^<>]*>[^<>]*)*>, cute::tuple<"
+                       r"cute::C<(\d+)>, cute::C<(\d+)>, cute::C<(\d+)> >, (\d+), cutlass::(\w+), float, "
+                       r"cutlass::arch::Sm90, ((?:true|false)(?:, (?:true|false))*)>")
+ELEMENTS = {"half_t": "float16", "bfloat16_t": "bfloat16"}
+
+
+def forward_kernels(demangled: list[str]) -> list[dict]:
+    """FA3's forward kernels among demangled kernel names: per kernel its index in the list, stages, tile
+    (rows, keys), head dim, dtype and MAINLOOP_FLAGS; names of other kernels are left out."""
+    out = []
+    for i, name in enumerate(demangled):
+        m = _MAINLOOP.search(name)
+        if not m or "FlashAttnFwdSm90<" not in name:
+            continue
+        flags = [f == "true" for f in m.group(7).split(", ")]
+        if len(flags) != len(MAINLOOP_FLAGS):
+            raise ValueError(f"FA3 kernel {i}: {len(flags)} mainloop flags, not {len(MAINLOOP_FLAGS)}: another "
+                             "FA3 version than this reading knows")
+        out.append({"index": i, "stages": int(m.group(1)), "rows": int(m.group(2)), "keys": int(m.group(3)),
+                    "head_dim": int(m.group(4)), "dtype": ELEMENTS.get(m.group(6), m.group(6)),
+                    **dict(zip(MAINLOOP_FLAGS, flags))})
+    return out
+
+
+def plain_forward_kernel(kernels: list[dict], head_dim: int, causal: bool, dtype: str = "float16") -> dict:
+    """The forward kernel FA3 runs for a plain batch (no varlen, local window, softcap, paged or appended K/V,
+    packed GQA or split) of this head dim, mask and dtype; ValueError where not exactly one matches."""
+    plain = {f: False for f in ("local", "softcap", "varlen", "paged_kv_non_tma", "append_kv", "has_qv", "pack_gqa",
+                                "split", "v_colmajor")}
+    hits = [k for k in kernels if k["head_dim"] == head_dim and k["causal"] == causal and k["dtype"] == dtype
+            and all(k[f] == v for f, v in plain.items())]
+    if len(hits) != 1:
+        raise ValueError(f"{len(hits)} FA3 forward kernels for head dim {head_dim}, causal {causal}, {dtype}")
+    return hits[0]
 
 
 def fetch() -> int:

@@ -1,0 +1,146 @@
+"""lab.kernels.sass_mix and lab.studies.sass_compare without a GPU: a hand-written SASS listing whose loop,
+paths and classes are counted here by hand, the kernel-name readings of the study's kernels and of
+FlashAttention-3's, and the instruction classes of opcodes the main loops hold."""
+
+import pytest
+
+from lab.kernels import sass_mix
+from lab.measure import fa3
+from lab.studies.sass_compare import step_kernels
+
+# A kernel with one K/V loop (0x0020-0x00d0): QK^T as two 64x128x16 wgmmas and PV as two 64x64x16 (head dim
+# 64: keys = (2 * 128 * 16 + 2 * 64 * 16) / (2 * 64) = 48), a masked block the unmasked path jumps over
+# (0x0070-0x0080), a branch out to a divergence handler (not taken) and an inner spin loop (run once).
+LISTING = """
+        Function : _Z6kernelv
+        .headerflags    @"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                          /* 0x00000a00ff017b82 */
+        /*0010*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], RZ ;       /* 0x00000000041879f0 */
+        /*0020*/                   IMAD R2, R3, 0x2, R4 ;                          /* 0x0000000203027824 */
+        /*0030*/                   HGMMA.64x128x16.F32 R24, gdesc[UR8], R24 ;      /* 0x00000000081879f0 */
+        /*0040*/                   HGMMA.64x128x16.F32 R24, gdesc[UR12], R24 ;     /* 0x000000000c1879f0 */
+        /*0050*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;                 /* 0x00000000000079af */
+        /*0060*/               @P0 BRA 0x90 ;                                      /* 0x0000000000080947 */
+        /*0070*/                   ISETP.GE.AND P1, PT, R2, R5, PT ;               /* 0x000000050200720c */
+        /*0080*/                   FSEL R6, R6, -INF , !P1 ;                       /* 0xff80000006067808 */
+        /*0090*/                   FFMA R6, R6, R7, -R8 ;                          /* 0x0000000706067223 */
+        /*00a0*/                   MUFU.EX2 R6, R6 ;                               /* 0x0000000600067308 */
+        /*00b0*/              @!P2 BRA 0x200 ;                                     /* 0x0000000000508947 */
+        /*00c0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P3, [UR4], R9 ;  /* 0x00000009ff0075a7 */
+        /*00d0*/              @!P3 BRA 0xc0 ;                                      /* 0xfffffffc00f88947 */
+        /*00e0*/                   HGMMA.64x64x16.F32 R40, R60, gdesc[UR16], R40 ; /* 0x00000000103c79f0 */
+        /*00f0*/                   HGMMA.64x64x16.F32 R40, R64, gdesc[UR20], R40 ; /* 0x00000000143c79f0 */
+        /*0100*/                   F2FP.F16.F32.PACK_AB R10, R11, R12 ;            /* 0x0000000c0b0a723e */
+        /*0110*/                   SHFL.BFLY PT, R13, R6, 0x1, 0x1f ;              /* 0x0c201f00060d7f89 */
+        /*0120*/                   UIADD3 UR4, UR4, 0x80, URZ ;                    /* 0x0000008004047890 */
+        /*0130*/              @!P4 BRA 0x20 ;                                      /* 0xfffffffc00ec8947 */
+        /*0140*/                   EXIT ;                                          /* 0x000000000000794d */
+        /*0200*/                   NOP ;                                           /* 0x0000000000007918 */
+        /*0210*/                   BRA 0xc0 ;                                      /* 0xfffffffc00a87947 */
+"""
+
+
+def test_the_loop_is_found_and_the_handlers_jump_back_is_not_one():
+    ins = sass_mix.parse(LISTING)
+    assert len(ins) == 23 and ins[1].opcode == "HGMMA.64x128x16.F32" and ins[6].predicated
+    loops = sass_mix.loops(ins)
+    # back edges: 0x0d0 -> 0x0c0 (the spin), 0x130 -> 0x020 (the K/V loop); 0x210 -> 0x0c0 crosses the loop
+    assert [(ins[h].addr, ins[b].addr) for h, b in loops] == [(0xC0, 0xD0), (0x20, 0x130)]
+    assert [(ins[h].addr, ins[b].addr) for h, b in sass_mix.main_loops(ins)] == [(0x20, 0x130)]
+
+
+def test_the_loops_two_paths_by_hand():
+    ins = sass_mix.parse(LISTING)
+    (head, back), = sass_mix.main_loops(ins)
+    paths = sass_mix.paths(ins, head, back)
+    # unmasked (0x060 jumps to 0x090): 0x020-0x060, 0x090-0x130 = 5 + 11 = 16; masked: 18
+    assert [len(p) for p in paths] == [16, 18]
+    unmasked = sass_mix.mix(ins, paths[0])
+    assert unmasked["tensor"] == 5 and unmasked["MUFU"] == 1 and unmasked["fp32 math"] == 1
+    assert unmasked["int / address"] == 2 and unmasked["predicate / select"] == 0  # IMAD, UIADD3
+    assert unmasked["barrier / wait"] == 1 and unmasked["convert"] == 1 and unmasked["shuffle"] == 1
+    assert unmasked["control"] == 4  # past the mask, out to the handler (not taken), the spin's and the loop's
+    assert sum(unmasked.values()) == 16
+    masked = sass_mix.mix(ins, paths[1])
+    assert masked["predicate / select"] == 2 and sum(masked.values()) == 18
+
+
+def test_keys_come_from_the_mmas_work_and_counts_are_per_128_keys():
+    m = sass_mix.loop_mix(LISTING, head_dim=64)
+    best = m["paths"][0]
+    assert best["keys"] == pytest.approx((2 * 128 * 16 + 2 * 64 * 16) / (2 * 64))  # 48
+    assert best["instructions_per_128_keys"] == pytest.approx(16 * 128 / 48)
+    assert best["per_128_keys"]["MUFU"] == pytest.approx(128 / 48)
+    assert m["tile_keys"] == 128  # N sizes 128 (QK^T: the keys) and 64 (PV: the head dim)
+    assert sass_mix.tile_keys(sass_mix.parse(LISTING.replace("64x64x16", "64x128x16")), 128) == 128
+    assert sass_mix.tile_keys(sass_mix.parse(LISTING.replace("64x64x16", "64x176x16")), 64) is None
+
+
+def test_a_kernel_without_an_mma_loop_is_refused():
+    with pytest.raises(ValueError, match="no loop with tensor-core MMAs"):
+        sass_mix.loop_mix(LISTING.replace("HGMMA", "HFMA2"), head_dim=64)
+
+
+def test_too_many_paths_are_refused():
+    # 7 forward branches in a row inside the loop: 2^7 = 128 paths, over a limit of 64
+    body = "".join(f"        /*{0x30 + 0x20 * i:04x}*/               @P0 BRA 0x{0x50 + 0x20 * i:x} ;\n"
+                   f"        /*{0x40 + 0x20 * i:04x}*/                   FADD R1, R1, R2 ;\n" for i in range(7))
+    listing = ("        /*0020*/                   HGMMA.64x64x16.F32 R24, gdesc[UR4], R24 ;\n" + body +
+               "        /*0110*/                   NOP ;\n        /*0120*/              @!P4 BRA 0x20 ;\n")
+    ins = sass_mix.parse(listing)
+    (head, back), = sass_mix.main_loops(ins)
+    assert len(sass_mix.paths(ins, head, back, limit=200)) == 128
+    with pytest.raises(ValueError, match="more than 64 paths"):
+        sass_mix.paths(ins, head, back)
+
+
+@pytest.mark.parametrize("opcode, cls", [
+    ("HGMMA.64x176x16.F32", "tensor"), ("WARPGROUP.ARRIVE", "tensor"), ("MUFU.EX2", "MUFU"),
+    ("FMNMX", "fp32 math"), ("FFMA.FTZ", "fp32 math"), ("LOP3.LUT", "int / address"), ("R2UR", "move"),
+    ("UIADD3", "int / address"), ("FSEL", "predicate / select"), ("ISETP.GE.U32.AND", "predicate / select"),
+    ("SYNCS.ARRIVE.TRANS64.RED.A1T0", "barrier / wait"), ("BAR.SYNC.DEFER_BLOCKING", "barrier / wait"),
+    ("F2FP.F16.F32.PACK_AB", "convert"), ("SHFL.BFLY", "shuffle"), ("UTMALDG.2D", "memory"), ("BRA.DIV", "control"),
+    ("FOO", "other")])
+def test_classes(opcode, cls):
+    assert sass_mix.classify(opcode) == cls
+
+
+def test_the_studys_kernel_names_read_as_dtype_head_dim_tile_kind_and_mask():
+    names = ["void (anonymous namespace)::attention_fwd<__half, 128, ((anonymous namespace)::TileKind)0, false>"
+             "(__half*, CUtensorMap_st)",
+             "void (anonymous namespace)::attention_fwd<__nv_bfloat16, 64, true>(__nv_bfloat16 const*)",
+             "void fa::hold_kernel(int*)"]
+    assert step_kernels(names) == [
+        {"index": 0, "dtype": "float16", "head_dim": 128, "variant_args": "TileKind 0", "causal": False},
+        {"index": 1, "dtype": "bfloat16", "head_dim": 64, "variant_args": "", "causal": True}]
+
+
+def _fa3_name(tile, head_dim, element, flags):
+    mainloop = (f"flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, "
+                f"cute::tuple<cute::C<{tile[0]}>, cute::C<{tile[1]}>, cute::C<{head_dim}> >, {head_dim}, "
+                f"cutlass::{element}, float, cutlass::arch::Sm90, {', '.join(flags)}>")
+    return (f"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<{mainloop}, "
+            "flash::CollectiveEpilogueFwd<...>, flash::StaticPersistentTileScheduler<false> > > >(...)")
+
+
+def test_fa3s_plain_forward_kernel_is_the_one_without_varlen_local_or_the_rest():
+    f = ["false"] * 12
+    plain = list(f)
+    plain[7:9] = ["true", "true"]  # P from registers, intra-warpgroup overlap
+    varlen = list(plain)
+    varlen[3] = "true"
+    causal = list(plain)
+    causal[0] = "true"
+    names = [_fa3_name((128, 176), 128, "half_t", varlen), _fa3_name((128, 176), 128, "half_t", plain),
+             _fa3_name((128, 128), 128, "half_t", causal), _fa3_name((128, 176), 128, "bfloat16_t", plain),
+             "void other_kernel()"]
+    ks = fa3.forward_kernels(names)
+    assert [k["index"] for k in ks] == [0, 1, 2, 3]
+    k = fa3.plain_forward_kernel(ks, 128, False)
+    assert (k["index"], k["rows"], k["keys"], k["stages"], k["pv_from_registers"]) == (1, 128, 176, 2, True)
+    assert fa3.plain_forward_kernel(ks, 128, True)["index"] == 2
+    assert fa3.plain_forward_kernel(ks, 128, False, "bfloat16")["index"] == 3
+    with pytest.raises(ValueError, match="0 FA3 forward kernels"):
+        fa3.plain_forward_kernel(ks, 64, False)
+    with pytest.raises(ValueError, match="11 mainloop flags"):
+        fa3.forward_kernels([_fa3_name((128, 176), 128, "half_t", f[:11])])
