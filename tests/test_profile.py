@@ -287,7 +287,7 @@ def test_timeout_is_a_reason(monkeypatch, tmp_path):
     def too_slow(cmd, timeout):
         raise subprocess.TimeoutExpired(cmd, timeout)
 
-    monkeypatch.setattr(profile, "_run", too_slow)
+    monkeypatch.setattr(profile, "run_in_group", too_slow)
     r = profile.profile_impl("sdpa_flash", (1, 1, 64, 64), False, tmp_path, timeout=1)
     assert not r.ok and "timed out" in r.reason
 
@@ -297,7 +297,7 @@ def test_run_kills_on_timeout():
 
     t0 = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
-        profile._run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
+        profile.run_in_group(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
     assert time.monotonic() - t0 < 10
 
 

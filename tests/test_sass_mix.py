@@ -144,3 +144,46 @@ def test_fa3s_plain_forward_kernel_is_the_one_without_varlen_local_or_the_rest()
         fa3.plain_forward_kernel(ks, 64, False)
     with pytest.raises(ValueError, match="11 mainloop flags"):
         fa3.forward_kernels([_fa3_name((128, 176), 128, "half_t", f[:11])])
+
+
+def test_the_reports_table_shows_each_kernels_counts_and_what_was_not_read():
+    import json
+    from pathlib import Path
+
+    from lab.report.sections.results import _sass_mix
+
+    class Data:
+        sass_mix = json.loads((Path(__file__).parents[1] / "data" / "checks" / "2026-11-28-sass-mix-step35-fa3" /
+                               "sass_mix.json").read_text())
+
+    Data.sass_mix["errors"] = ["flash_attn3 D=256 causal=False: made up"]
+    text = "\n".join(_sass_mix(Data))
+    step = next(r for r in Data.sass_mix["rows"] if r["impl"] == "longest_first_queue" and r["head_dim"] == 128
+                and not r["causal"])
+    line = next(ln for ln in text.splitlines() if ln.startswith("| longest_first_queue | TileKind 0 | 128 | full"))
+    assert f"| {step['instructions_per_128_keys']:.0f} |" in line
+    assert f"| {step['per_128_keys']['int / address']:.0f} |" in line
+    assert "| flash_attn3 | 128 x 176, 2 stages | 128 | full | 176 |" in text
+    assert "Not read: flash_attn3 D=256 causal=False: made up." in text
+    assert "| other |" not in text.splitlines()[4]  # a class no kernel issues is not a column
+
+    class Empty:
+        sass_mix = {"rows": [], "errors": ["FileNotFoundError: no libdew_flash_attn3.so"]}
+
+    assert "Not available for this run: FileNotFoundError: no libdew_flash_attn3.so." in "\n".join(_sass_mix(Empty))
+
+    class Old:
+        sass_mix = None
+
+    assert _sass_mix(Old) == []
+
+
+def test_the_profile_stages_sass_mix_records_a_failure_rather_than_raise(monkeypatch):
+    from lab.studies import stages
+
+    def broken(rec):
+        raise RuntimeError("no builds here")
+
+    monkeypatch.setattr(stages, "_built", broken)
+    out = stages.sass_mix_of_run(object(), ["flash_attn3"], progress=lambda s: None)
+    assert out == {"rows": [], "errors": ["RuntimeError: no builds here"]}

@@ -126,6 +126,11 @@ def _cuobjdump(*args: str) -> str:
     return proc.stdout
 
 
+def dump_sass(binary) -> str:
+    """Every kernel's SASS in a binary (cuobjdump -sass)."""
+    return _cuobjdump("-sass", str(binary))
+
+
 def entry_names(binary) -> list[str]:
     """The kernels (entry functions) a binary's device code holds (cuobjdump -symbols), mangled."""
     return [ln.split()[-1] for ln in _cuobjdump("-symbols", str(binary)).splitlines()

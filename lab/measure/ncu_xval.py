@@ -146,13 +146,13 @@ def crosscheck(impl: str, shapes: dict, out_dir: Path, timeout: float = TIMEOUT_
     for mode in MODES:
         todo = rest_path(shapes_file) if mode == "lone" and rest_path(shapes_file).exists() else shapes_file
         try:
-            rc, text, err = profile._run(ncu_command(ncu, impl, todo, mode), timeout)
+            rc, text, err = profile.run_in_group(ncu_command(ncu, impl, todo, mode), timeout)
         except Exception as exc:  # noqa: BLE001 - a timeout or a failed start: recorded, the run goes on
             out["errors"][mode] = f"{type(exc).__name__}: {exc}"
             continue
         # gzip: each row repeats the device's attributes (1.7 MB plain for 16 shapes' graphs)
         (out_dir / f"ncu_xval_{impl}_{mode}.csv.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
-        why = profile._failure_reason(rc, text, err)
+        why = profile.failure_reason(rc, text, err)
         if why:
             out["errors"][mode] = why
             continue
@@ -194,7 +194,7 @@ def target(impl: str, shapes_file: Path, mode: str) -> None:
                 torch.cuda.empty_cache()
                 continue
             sizes = [m * block.reps for m in SIZES] if mode == "graphs" else [1]
-            graphs = [timing._capture(launches, n) for n in sizes] if mode == "graphs" else []
+            graphs = [timing.capture_graph(launches, n) for n in sizes] if mode == "graphs" else []
             for graph in graphs:
                 graph.replay()
             torch.cuda.synchronize()

@@ -135,7 +135,7 @@ def _first_line(text: str, needle: str) -> str | None:
     return next((ln.strip() for ln in text.splitlines() if needle in ln), None)
 
 
-def _failure_reason(returncode: int, out: str, err: str) -> str | None:
+def failure_reason(returncode: int, out: str, err: str) -> str | None:
     both = out + "\n" + err
     if "ERR_NVGPUCTRPERM" in both:
         return ("no permission to read GPU performance counters (ERR_NVGPUCTRPERM): run as root or set "
@@ -154,7 +154,7 @@ def _failure_reason(returncode: int, out: str, err: str) -> str | None:
     return None
 
 
-def _run(cmd: list[str], timeout: float) -> tuple[int, str, str]:
+def run_in_group(cmd: list[str], timeout: float) -> tuple[int, str, str]:
     """Run cmd in its own process group (ncu's target included), killed whole on timeout."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_repo(),
                             start_new_session=True)
@@ -221,7 +221,7 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     csv_path = out_dir / f"{stem}.csv"
     cmd = ncu_command(ncu, impl, shape, causal)
     try:
-        rc, out, err = _run(cmd, timeout)
+        rc, out, err = run_in_group(cmd, timeout)
     except subprocess.TimeoutExpired:
         result.reason = f"ncu timed out after {timeout:g} s"
         return result
@@ -231,7 +231,7 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     csv_path.write_text(out)
     (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
     result.csv_path = str(csv_path)
-    why = _failure_reason(rc, out, err)
+    why = failure_reason(rc, out, err)
     if why:
         result.reason = why
         return result
@@ -268,12 +268,12 @@ def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: 
     csv_path = out_dir / f"{stem}.csv"
     cmd = ncu_command(ncu, ",".join(names), shape, causal)
     try:
-        rc, out, err = _run(cmd, timeout)
+        rc, out, err = run_in_group(cmd, timeout)
     except (subprocess.TimeoutExpired, OSError):
         return None
     csv_path.write_text(out)
     (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
-    if _failure_reason(rc, out, err):
+    if failure_reason(rc, out, err):
         return None
     parts = split(parse_ncu_csv(out))
     if parts is None or len(parts) != len(names) or not all(parts):

@@ -140,7 +140,7 @@ def estimate_us(launch: Launch, launches: int = 5, enough_us: float = 1000.0) ->
     return start.elapsed_time(end) * 1e3 / n
 
 
-def _capture(launches: list, reps: int):
+def capture_graph(launches: list, reps: int):
     """A CUDA graph of `reps` launches cycling through `launches` (warmed up on a side stream, as
     capture requires), replayed once."""
     torch = _torch()
@@ -190,7 +190,7 @@ class HotTimer:
         est = estimate_us(launches[0])
         reps = int(max(1, min(self.max_reps, self.target_sample_us // max(est, 0.5))))
         self.reps = max(reps, len(launches)) if reps > 1 else 1
-        self.graph = _capture(launches, self.reps)
+        self.graph = capture_graph(launches, self.reps)
         self.turn_sample_us = est * self.reps
 
     def samples(self, n: int) -> list[float]:
@@ -250,7 +250,7 @@ class SustainedTimer:
         launches = self.launch if isinstance(self.launch, list) else [self.launch]
         est = estimate_us(launches[0])
         self.reps = max(len(launches), int(max(1, min(self.max_reps, math.ceil(self.replay_us / max(est, 0.5))))))
-        self.graph = _capture(launches, self.reps)
+        self.graph = capture_graph(launches, self.reps)
         self.replays = max(2, math.ceil(self.turn_ms * 1e3 / max(est * self.reps, 1.0)))
 
     def replay(self) -> None:

@@ -57,7 +57,8 @@ class RunData:
         self.build = self.read_json("build.json", {})
         self.excluded = self.read_json("excluded.json", {}) or {}
         self.crossval = self.read_json("crossval.json", [])
-        self.ncu_xval = self.read_json("ncu_xval.json", None)  # lab.measure.ncu_xval (runs from issue 45's check)
+        self.ncu_xval = self.read_json("ncu_xval.json", None, quiet=True)  # lab.measure.ncu_xval (runs from issue 45 on)
+        self.sass_mix = self.read_json("sass_mix.json", None, quiet=True)  # lab.studies.sass_compare (issue 46 on)
         self.shape_notes = derived.shape_notes(rec)
         self.profile_status = self.read_json("profile_status.json", None)
         self.replicate_log = self.read_json("replicates.json", None, quiet=True)  # runs before replicates: none

@@ -395,6 +395,8 @@ def stage_profile(rec, progress=print) -> None:
                     not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick)
         with _part(rec, "profile", "ncu_xval"):
             rec.write_json("ncu_xval.json", ncu_crosscheck(rec, timed, progress))
+        with _part(rec, "profile", "sass_mix"):
+            rec.write_json("sass_mix.json", sass_mix_of_run(rec, timed, progress))
 
     return _timed_stage(rec, "profile", body, progress)
 
@@ -413,6 +415,29 @@ def ncu_crosscheck(rec, timed: list[str], progress=print) -> dict:
         return {"impl": impl, "rows": [], "errors": {"all": why}}
     progress(f"  ncu cross-check: {impl} at {len(shapes)} shapes")
     return ncu_xval.crosscheck(impl, shapes, rec.path("ncu"))
+
+
+def sass_mix_of_run(rec, timed: list[str], progress=print) -> dict:
+    """The run's headline branch end's K/V loops beside FA3's, instruction class by class
+    (lab.studies.sass_compare: from the end's built library, and FA3's where the run times it); never
+    raises (a failure is the record's "errors")."""
+    from lab.kernels.manifest import headline_end
+    from lab.kernels.sass_mix import dump_sass
+    from lab.studies import sass_compare
+
+    try:
+        built = _built(rec)
+        end = headline_end([n for n in RunParams.read(rec).variants if n in built])  # steps, not knock-outs
+        library = None
+        if "flash_attn3" in timed:
+            from lab.measure import fa3
+
+            library = fa3.library_path()
+        out = sass_compare.compare(end, dump_sass(built[end].library), library)
+    except Exception as exc:  # noqa: BLE001 - the report says the comparison is missing and why
+        out = {"rows": [], "errors": [f"{type(exc).__name__}: {exc}"]}
+    progress(f"  SASS mix: {len(out['rows'])} kernels" + (f", {len(out['errors'])} not read" if out["errors"] else ""))
+    return out
 
 
 def finish(rec) -> None:

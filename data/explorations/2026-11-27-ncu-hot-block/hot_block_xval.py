@@ -66,7 +66,7 @@ def target(impl: str, shapes_file: str, mode: str) -> None:
             ours = (block.reps > 1) == (mode == "graphs")
             if ours and block.reps > 1:
                 sizes = [m * block.reps for m in SIZES]
-                graphs = [timing._capture(launches, n) for n in sizes]
+                graphs = [timing.capture_graph(launches, n) for n in sizes]
                 for graph in graphs:
                     graph.replay()
                 torch.cuda.synchronize()

@@ -4,6 +4,7 @@ threats to validity and how to reproduce the run."""
 from __future__ import annotations
 
 from lab.report import branches
+from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
@@ -110,6 +111,37 @@ def section_profiler(ctx: Context) -> list[str]:
                    "kernel at its achieved TFLOP/s and arithmetic intensity")
     ctx.add_figure(add, "stalls", "Warp-stall breakdown per implementation" +
                    (f" at {shape_label(pshape)}" if pshape else ""))
+    L += _sass_mix(data)
+    return L
+
+
+def _sass_mix(data) -> list[str]:
+    """The branch end's K/V loops beside FA3's, instruction class by class (sass_mix.json)."""
+    L, add = new_lines()
+    mix = data.sass_mix
+    if mix is None:
+        return L
+    add("### The main loop, instruction by instruction")
+    add("")
+    if not mix.get("rows"):
+        add("Not available for this run: " + "; ".join(mix.get("errors") or ["no kernels read"]) + ".")
+        add("")
+        return L
+    add("Static counts from the SASS (`lab.kernels.sass_mix`): the shortest path through each kernel's K/V loop "
+        "(no mask, where the loop branches on one), per 128 keys of a warp's 16 query rows, fp16; the keys an "
+        "iteration covers come from its MMAs' work, so kernels of different tiles compare. What a warp issues, "
+        "not how long each instruction takes.")
+    add("")
+    classes = [c for c in SASS_CLASSES if any(r["per_128_keys"].get(c) for r in mix["rows"])]
+    rows = [[r["impl"], r["kernel"], str(r["head_dim"]), "causal" if r["causal"] else "full",
+             f"{r['keys_per_iteration']:g}", f"{r['instructions_per_128_keys']:.0f}",
+             *(f"{r['per_128_keys'][c]:.0f}" for c in classes)] for r in mix["rows"]]
+    add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes], rows,
+                 "llllr" + "r" * (1 + len(classes))))
+    add("")
+    if mix.get("errors"):
+        add("Not read: " + "; ".join(mix["errors"]) + ".")
+        add("")
     return L
 
 
