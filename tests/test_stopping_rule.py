@@ -386,6 +386,17 @@ def test_a_runs_rule_limits_cold_turns_as_its_parameters_say():
     assert RunParams(replicates=3).replicate_rule().turn_us == 1000.0  # the replicates' rule keeps the default too
 
 
+def test_a_runs_rule_limits_hot_turns_as_its_parameters_say():
+    from lab.studies.params import RunParams
+
+    assert RunParams().stop_rule().hot_turn_us == 4000.0 and RunParams(hot_turn_us=250).stop_rule().hot_turn_us == 250.0
+    assert RunParams(hot_turn_us=0).stop_rule().hot_turn_us is None  # 0: no limit, as runs recorded before it
+    assert RunParams(replicates=3, hot_turn_us=250).replicate_rule().hot_turn_us == 250.0
+    # the cold limit is its own: a hot turn's does not follow COLD_TURN_US, nor the other way round
+    assert RunParams(cold_turn_us=250).stop_rule().hot_turn_us == 4000.0
+    assert RunParams(hot_turn_us=250).stop_rule().turn_us == 1000.0
+
+
 def test_a_row_stops_no_sooner_than_its_min_turns(fake_time):
     """The sustained mode's rule (min_turns = SUSTAINED_MIN_TURNS): a turn of 60 tight samples meets the CI
     at once, but the row takes a second turn; with min_turns 1 (hot, cold) one turn is enough."""
