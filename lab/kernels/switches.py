@@ -244,13 +244,16 @@ def sass(variant_name: str, arch: str, defines: dict | None = None, twin: bool |
 
 
 def sass_differences(kernel: str, arch: str = "sm_90", switches: list[Switch] | None = None,
-                     jobs: int = 2) -> dict[str, bool]:
+                     jobs: int = 2, build_defines: dict | None = None) -> dict[str, bool]:
     """Per knock-out impl: whether its SASS differs from the default build's. Raises ValueError
-    naming every knock-out whose "off" build is byte-identical to the default."""
+    naming every knock-out whose "off" build is byte-identical to the default. `build_defines` go to
+    every build alike (FA_SASS_FP16_ONLY=1: the fp16 kernels only, half the compile; a switch's
+    effect on them is its effect on the bf16 ones, which take the same code)."""
     kos = knockouts(kernel, switches)
     has_twin = bool(variants.get(kernel).twin)  # the default from the same file as the "off" builds
+    common = dict(build_defines or {})
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        texts = list(pool.map(lambda d: sass(kernel, arch, d, twin=has_twin or None),
+        texts = list(pool.map(lambda d: sass(kernel, arch, {**common, **d}, twin=has_twin or None),
                               [{}, *[k.defines for k in kos]]))
     differs = {k.impl: t != texts[0] for k, t in zip(kos, texts[1:])}
     if same := [i for i, d in differs.items() if not d]:

@@ -227,6 +227,13 @@ int launch(void (*kernel)(Params...), const AttnShape& shape, cudaStream_t strea
   extern "C" int fa_tile_rows(int d) { return d == 64 ? TILE<64>::BR : d == 128 ? TILE<128>::BR : 0; } \
   extern "C" const char* fa_error_name(int e) { return cudaGetErrorName(static_cast<cudaError_t>(e)); }
 
+// FA_SASS_FP16_ONLY=1 leaves a build's bf16 kernels out (its bf16 calls refused): only for the CPU tests
+// that compare one configuration's SASS with another's (lab.kernels.switches.sass_differences), half the
+// compile of a build. Never in a build that runs.
+#ifndef FA_SASS_FP16_ONLY
+#define FA_SASS_FP16_ONLY 0
+#endif
+
 namespace fa {
 namespace {
 template <class Elem, template <class, int> class Launch>
@@ -242,6 +249,13 @@ int forward_typed(const void* q, const void* k, const void* v, void* o, const At
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
+
+template <class Elem, template <class, int> class Launch>
+int forward_built(const void* q, const void* k, const void* v, void* o, const AttnShape& shape, int D,
+                  cudaStream_t stream) {
+  if constexpr (FA_SASS_FP16_ONLY && is_bf16<Elem>) return static_cast<int>(cudaErrorInvalidValue);
+  else return forward_typed<Elem, Launch>(q, k, v, o, shape, D, stream);
+}
 }  // namespace
 }  // namespace fa
 
@@ -255,9 +269,9 @@ int forward_typed(const void* q, const void* k, const void* v, void* o, const At
     const fa::AttnShape shape{B, H, S, scale, causal, H_kv};                                    \
     auto st = static_cast<cudaStream_t>(stream);                                                \
     switch (dtype) {                                                                            \
-      case fa::dtype_code<half>: return fa::forward_typed<half, LAUNCH>(q, k, v, o, shape, D, st); \
+      case fa::dtype_code<half>: return fa::forward_built<half, LAUNCH>(q, k, v, o, shape, D, st); \
       case fa::dtype_code<__nv_bfloat16>:                                                       \
-        return fa::forward_typed<__nv_bfloat16, LAUNCH>(q, k, v, o, shape, D, st);              \
+        return fa::forward_built<__nv_bfloat16, LAUNCH>(q, k, v, o, shape, D, st);              \
       default: return static_cast<int>(cudaErrorInvalidValue);                                  \
     }                                                                                           \
   }                                                                                             \
