@@ -282,13 +282,15 @@ def sass_by_kernel(text: str) -> dict[str, str]:
     return {name: re.sub(r"[ \t]+", " ", body) for name, body in zip(parts[1::2], parts[2::2])}
 
 
-def changed_head_dims(kernel: str, impl: str, arch: str = "sm_90a") -> set[int]:
+def changed_head_dims(kernel: str, impl: str, arch: str = "sm_90a", build_defines: dict | None = None) -> set[int]:
     """The head dims whose kernels a knock-out impl (`kernel~no_<switch>`, dependencies off with
     it) compiles differently from the default: where its switch changes anything at all. The
-    factorial's null factor (a switch at a head dim it does not apply to) rests on the rest."""
+    factorial's null factor (a switch at a head dim it does not apply to) rests on the rest.
+    `build_defines`: as sass_differences'."""
     _, defines = impl_config(impl)
     has_twin = bool(variants.get(kernel).twin)
-    builds = [sass_by_kernel(sass(kernel, arch, d, twin=has_twin or None)) for d in ({}, defines)]
+    common = dict(build_defines or {})
+    builds = [sass_by_kernel(sass(kernel, arch, {**common, **d}, twin=has_twin or None)) for d in ({}, defines)]
     # kernels compared by head dim, as sets of instruction texts: a switch may change a kernel's name
     # (a template argument computed from it, as the tile queue's) where it changes none of its code
     by_dim = [{} for _ in builds]
