@@ -5,9 +5,9 @@ The main loop is the innermost loop (a backward branch) whose body issues tensor
 body may hold alternatives (the masked and the unmasked softmax, a rescale taken or skipped), so it is read
 as paths: from the loop's head to its back edge, each forward branch inside the body taken or not, a branch
 out of the body (a divergence handler, a barrier's retry spin placed after the kernel) not taken, and an
-inner loop (a barrier's try-wait) run once. Each path is one iteration's instruction stream; `tiles` is how
-many keys an iteration covers, from its tensor instructions' shapes (keys_of), so that kernels of
-different tiles compare per 128 keys.
+inner loop (a barrier's try-wait) run once. Each path is one iteration's instruction stream, counted per
+128 keys: how many keys an iteration covers comes from its tensor instructions' shapes (keys_of), so that
+kernels of different tiles compare.
 
     >>> from lab.kernels import sass_mix, switches
     >>> text = switches.sass("longest_first_queue", "sm_90a")
@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from lab.kernels.switches import run_cuobjdump
 
 # Instruction classes, in the order tables show them; an opcode's class is the first whose test matches its
 # mnemonic (the part before the first '.'). Uniform-datapath twins (U-prefixed) go with their class.
@@ -115,31 +117,20 @@ def kernel_sass(text: str, name: str) -> str:
     return text[start: nxt.start() if nxt else len(text)]
 
 
-def _cuobjdump(*args: str) -> str:
-    import subprocess
-
-    from lab.kernels.switches import cuobjdump_path
-
-    proc = subprocess.run([cuobjdump_path(), *args], capture_output=True, text=True)
-    if proc.returncode:
-        raise RuntimeError(f"cuobjdump {' '.join(args)[:200]} failed: {proc.stderr[-500:]}")
-    return proc.stdout
-
-
 def dump_sass(binary) -> str:
     """Every kernel's SASS in a binary (cuobjdump -sass)."""
-    return _cuobjdump("-sass", str(binary))
+    return run_cuobjdump("-sass", str(binary))
 
 
 def entry_names(binary) -> list[str]:
     """The kernels (entry functions) a binary's device code holds (cuobjdump -symbols), mangled."""
-    return [ln.split()[-1] for ln in _cuobjdump("-symbols", str(binary)).splitlines()
+    return [ln.split()[-1] for ln in run_cuobjdump("-symbols", str(binary)).splitlines()
             if ln.startswith("STT_FUNC") and "STO_ENTRY" in ln]
 
 
 def entry_sass(binary, name: str) -> str:
     """One kernel's SASS from a binary (a cubin, or a library that embeds its device code)."""
-    text = _cuobjdump("-sass", "-fun", name, str(binary))
+    text = run_cuobjdump("-sass", "-fun", name, str(binary))
     if f"Function : {name}" not in text:
         raise ValueError(f"no kernel {name[:120]}... in {binary}")
     return kernel_sass(text, name)

@@ -209,6 +209,17 @@ def cuobjdump_path() -> str:
     raise FileNotFoundError("cuobjdump not found (PATH, CUDA_HOME/bin, or pip install nvidia-cuda-cuobjdump)")
 
 
+def run_cuobjdump(*args: str) -> str:
+    """cuobjdump's output for `args`, its own folder on PATH (where the wheel keeps the nvdisasm that -sass
+    calls); RuntimeError with its message where it fails."""
+    tool = cuobjdump_path()
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(tool).parent), os.environ.get("PATH", "")])}
+    proc = subprocess.run([tool, *args], capture_output=True, text=True, env=env)
+    if proc.returncode:
+        raise RuntimeError(f"cuobjdump {' '.join(args)[-300:]} failed: {proc.stderr[-1000:]}")
+    return proc.stdout
+
+
 SASS_CACHE = variants.REPO / "build" / "sass"
 
 
@@ -232,12 +243,8 @@ def sass(variant_name: str, arch: str, defines: dict | None = None, twin: bool |
     if not ok:
         raise RuntimeError(f"{variant_name} {defines} does not compile for {arch}:\n{log[-2000:]}")
     cubin = next(out.glob("*.cubin"))
-    tool = cuobjdump_path()
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(tool).parent), os.environ.get("PATH", "")])}
-    proc = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, env=env)
-    if proc.returncode:
-        raise RuntimeError(f"cuobjdump failed on {cubin}: {proc.stderr[-1000:]}")
-    text = "\n".join(l for l in proc.stdout.splitlines() if not l.lstrip().startswith(("Fatbin", "code for")))
+    dump = run_cuobjdump("-sass", str(cubin))
+    text = "\n".join(l for l in dump.splitlines() if not l.lstrip().startswith(("Fatbin", "code for")))
     cached.write_text(text)
     shutil.rmtree(out, ignore_errors=True)
     return text

@@ -15,8 +15,9 @@ The hot mode (lab.measure.timing.HotTimer) times a graph of `reps` launches, abo
 Why so (data/explorations/2026-11-27-ncu-hot-block/, eight attempts on an H100): a lone launch of a shape
 whose hot block holds many launches reads 3-9 us slower than its share of the block (ncu serializes it);
 one graph's duration over its launches carries ncu's cost; graphs of 24 ms and more fall off the boost
-clock; lone launches under `--graph-profiling graph` read 4-24 % slow. With these rules, at 28 shapes
-of one run, FA3's hot medians and ncu's agreed within 1.5 % where the ncu profile ran on the run's machine.
+clock; lone launches under `--graph-profiling graph` read 4-24 % slow. With these rules, FA3's hot medians
+of run 20261127T232414Z and ncu on another H100 agreed within 2 % at 28 of 28 shapes (0.990-1.014;
+data/checks/2026-11-28-ncu-xval-stage).
 
     >>> from lab.measure import ncu_xval
     >>> out = ncu_xval.crosscheck("flash_attn3", {shape: 2}, Path("data/runs/<id>/ncu"))
