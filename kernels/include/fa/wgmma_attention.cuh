@@ -235,31 +235,75 @@ __device__ __forceinline__ void mma_rs_mn_major_b(float (&d)[N / 8][4], const un
   else mma_rs_n128_mn_major_b<Elem>(&d[0][0], a, desc_b);
 }
 
+// The k-steps' descriptors as offsets from k-step 0's (step 36): only the start address field moves (in
+// 16-byte units), and no tile of at most 256 KB of shared memory carries out of it.
+template <int ROWS, class Elem>
+constexpr uint64_t k_major_step(int kk) {
+  return static_cast<uint64_t>(((kk / 4) * (ROWS * 64) + (kk % 4) * 16) * sizeof(Elem) >> 4);
+}
+template <class Elem>
+constexpr uint64_t mn_major_step(int kk) {
+  return static_cast<uint64_t>(kk * 16 * 64 * sizeof(Elem) >> 4);
+}
+
+// A descriptor whose address the whole warp holds alike, its low word read through a shuffle so that the
+// compiler knows: the steps from it then stay in uniform registers (the high word is a constant).
+__device__ __forceinline__ uint64_t warp_uniform(uint64_t desc) {
+  const uint32_t lo = __shfl_sync(0xffffffffu, static_cast<uint32_t>(desc), 0);
+  return (desc >> 32 << 32) | lo;
+}
+
+// The descriptors of a tile's k-steps. STEPPED (step 36): one warp-uniform descriptor a tile, each k-step
+// a compile-time offset from it; otherwise each k-step's built from its address (steps 9-35: in vector
+// registers, moved to uniform ones a wgmma).
+template <int ROWS, bool STEPPED, class Elem>
+struct KMajorTile {
+  const Elem* tile;
+  uint64_t base;
+  __device__ explicit KMajorTile(const Elem* t) : tile(t), base(STEPPED ? warp_uniform(k_major<ROWS>(t, 0)) : 0) {}
+  __device__ uint64_t operator()(int kk) const {
+    if constexpr (STEPPED) return base + k_major_step<ROWS, Elem>(kk);
+    else return k_major<ROWS>(tile, kk);
+  }
+};
+template <int ROWS, bool STEPPED, class Elem>
+struct MnMajorTile {
+  const Elem* tile;
+  uint64_t base;
+  __device__ explicit MnMajorTile(const Elem* t) : tile(t), base(STEPPED ? warp_uniform(mn_major<ROWS>(t, 0)) : 0) {}
+  __device__ uint64_t operator()(int kk) const {
+    if constexpr (STEPPED) return base + mn_major_step<Elem>(kk);
+    else return mn_major<ROWS>(tile, kk);
+  }
+};
+
 // S = Q_wg K^T for one key tile (D/16 k-steps), issued and committed as one group.
 // With T::SPLIT_SCORES, as BC / 64 wgmmas of N = 64: rows 64j.. of a K-major B (128-byte rows) lie
-// j * 8 KB on in every column block.
-template <class T>
+// j * 8 KB on in every column block. STEPPED: the descriptors as KMajorTile's (step 36).
+template <class T, bool STEPPED = false>
 __device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const ElemOf<T>* q_wg, const ElemOf<T>* k_tile) {
+  const KMajorTile<T::BR, STEPPED, ElemOf<T>> q_desc(q_wg);
+  const KMajorTile<T::BC, STEPPED, ElemOf<T>> k_desc(k_tile);
 #pragma unroll
   for (int kk = 0; kk < T::D / 16; ++kk) {
     if constexpr (T::SPLIT_SCORES) {
 #pragma unroll
       for (int j = 0; j < T::BC / 64; ++j)
-        mma_ss_n64<ElemOf<T>>(&s[8 * j][0], k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk) + (j * 64 * 128 >> 4),
-                              kk > 0);
+        mma_ss_n64<ElemOf<T>>(&s[8 * j][0], q_desc(kk), k_desc(kk) + (j * 64 * 128 >> 4), kk > 0);
     } else {
-      mma_ss<T::BC, ElemOf<T>>(s, k_major<T::BR>(q_wg, kk), k_major<T::BC>(k_tile, kk), kk > 0);
+      mma_ss<T::BC, ElemOf<T>>(s, q_desc(kk), k_desc(kk), kk > 0);
     }
   }
   commit();
 }
 
 // O += P V for one key tile (BC/16 k-steps), issued and committed as one group.
-template <class T>
+template <class T, bool STEPPED = false>
 __device__ __forceinline__ void issue_pv(float (&o)[T::D / 8][4], const unsigned (&p)[T::BC / 16][4],
                                          const ElemOf<T>* v_tile) {
+  const MnMajorTile<T::BC, STEPPED, ElemOf<T>> v_desc(v_tile);
 #pragma unroll
-  for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D, ElemOf<T>>(o, p[kk], mn_major<T::BC>(v_tile, kk));
+  for (int kk = 0; kk < T::BC / 16; ++kk) mma_rs_mn_major_b<T::D, ElemOf<T>>(o, p[kk], v_desc(kk));
   commit();
 }
 

@@ -1,5 +1,5 @@
-// The switchable twin of step 35 (longest_first_queue, the sm_90a branch's end):
-// kernels/variants/35_longest_first_queue.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 36 (uniform_descriptors, the sm_90a branch's end):
+// kernels/variants/36_uniform_descriptors.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -27,6 +27,13 @@
 // items left over (3.1 % after the mean CTA at long causal D = 128 grids); from the counter the last
 // tiles are the lightest. Predicted: 1.01x-1.03x over +one ring hand-back a warp where the launch takes
 // the counter (grouped-query causal shapes of the models set), unchanged elsewhere.
+//
+// Step 36 - +wgmma descriptors in uniform registers: one descriptor a tile (Q's, each K and V stage's),
+// read through a shuffle so the compiler knows it is warp-uniform, each k-step a compile-time offset
+// from it (fa::wgmma::KMajorTile, MnMajorTile). Hypothesis: step 35 rebuilt every wgmma's descriptor
+// in vector registers and moved it to uniform ones, 107 of its 142 extra instructions a warp per 128
+// keys against FA3 at D = 128. Predicted: 1.01x-1.05x over +work tiles from a queue at the long D = 128
+// shapes, 1.00x-1.03x at D = 64.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -42,6 +49,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_UNIFORM_DESCRIPTORS  // step 36: 0 -> every k-step's descriptor built from its address, as step 35
+#define FA_UNIFORM_DESCRIPTORS 1
+#endif
 #ifndef FA_LONGEST_FIRST_QUEUE  // step 35: 0 -> every launch walks the static list
 #define FA_LONGEST_FIRST_QUEUE 1
 #endif
@@ -101,6 +111,7 @@ constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInteri
 constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
+constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
 // takes the tiles and hands them on (with cp.async every producer thread copies K/V).
 constexpr bool kQueue = FA_LONGEST_FIRST_QUEUE && kPersistent && kTmaKv;
@@ -315,7 +326,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         const int st = acquire(ring_slots + tile);
         wg::fence_registers(o_acc);
         wg::fence();
-        wg::issue_scores<T>(s, q_wg, sm.k_stage(st));
+        wg::issue_scores<T, kUniformDescriptors>(s, q_wg, sm.k_stage(st));
         wg::wait<0>();
         wg::fence_registers(s);
         if (TMA_STORE && tile == 0) settle_store();
@@ -325,7 +336,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         fa::pack_p_fragments<T>(p, s);
         wg::fence_registers(o_acc);
         wg::fence();
-        wg::issue_pv<T>(o_acc, p, sm.v_stage(st));
+        wg::issue_pv<T, kUniformDescriptors>(o_acc, p, sm.v_stage(st));
         wg::wait<0>();
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
@@ -340,7 +351,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       int stage = acquire(ring_slots);
       wg::fence();
       my_turn();
-      wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));
+      wg::issue_scores<T, kUniformDescriptors>(s, q_wg, sm.k_stage(stage));
       end_turn(false);
       wg::wait<0>();
       wg::fence_registers(s);
@@ -355,8 +366,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence_registers(o_acc);
         wg::fence();
         my_turn();
-        wg::issue_scores<T>(s, q_wg, sm.k_stage(stage));  // S_j ...
-        wg::issue_pv<T>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
+        wg::issue_scores<T, kUniformDescriptors>(s, q_wg, sm.k_stage(stage));  // S_j ...
+        wg::issue_pv<T, kUniformDescriptors>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
         end_turn(false);
         wg::wait<1>();                                       // S_j has landed
         wg::fence_registers(s);
@@ -373,7 +384,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       wg::fence_registers(o_acc);
       wg::fence();
       my_turn();
-      wg::issue_pv<T>(o_acc, p, sm.v_stage(stage));
+      wg::issue_pv<T, kUniformDescriptors>(o_acc, p, sm.v_stage(stage));
       end_turn(last_work && n_mine == n_tiles);
       wg::wait<0>();
       wg::fence_registers(o_acc);
