@@ -199,11 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m lab.report.data_index", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="list what does not hold; exit 1 if anything")
     ap.add_argument("--supersede", metavar="PATH", help="append the [[superseded]] entry of a committed run folder "
-                                                        "(e.g. data/runs/<run_id>) to data/index.toml")
+                                                        "(data/runs/<run_id>, or the bare run id) to data/index.toml")
     args = ap.parse_args(argv)
     if args.supersede:
         try:
-            entry = superseded_entry(args.supersede.rstrip("/"))
+            path = args.supersede.rstrip("/")
+            entry = superseded_entry(path if "/" in path else f"data/runs/{path}")  # a bare run id: data/runs/
         except ValueError as exc:
             refuse(ap.prog, f"--supersede {exc}")
         with open(INDEX_TOML, "a") as f:
