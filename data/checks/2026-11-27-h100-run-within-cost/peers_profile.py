@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[3]
 KEY = ["impl", "B", "H", "S", "D", "causal"]
 PEERS = ["sdpa_flash", "sdpa_cudnn", "flex_attention", "flash_attn3"]
 
-new = pd.read_csv(REPO / "data/runs/20261127T232414Z-97d9b4e/profile.csv")
+NEW = REPO / "data/runs/20261127T232414Z-97d9b4e/profile.csv"  # in inputs/ since the run left the tree
+new = pd.read_csv(NEW if NEW.is_file() else Path(__file__).resolve().parent / "inputs/20261127T232414Z-97d9b4e/profile.csv")
 old = pd.read_csv(Path(__file__).resolve().parent / "inputs/20261127T200255Z-9d5873b/profile.csv")
 both = new[new.impl.isin(PEERS)][KEY + ["ok", "n_kernels", "duration"]].merge(
     old[old.impl.isin(PEERS)][KEY + ["duration"]], on=KEY, suffixes=("_together", "_alone"))
