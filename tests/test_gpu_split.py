@@ -68,16 +68,25 @@ def test_the_report_table_splits_each_shape_and_counts_rows_where_gpus_dominate(
 
 
 def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_path):
+    """The committed run (its replicates one after another on one GPU) says nothing; the same run as
+    recorded before replicates named their GPU says nothing and names none; spread over two GPUs it says so."""
     run = default_run()
-    data = RunData(records.RunRecord.open(run))
-    assert data.replicate_gpus == {} and _where_replicates_ran(data) == ""  # recorded before replicates named theirs
+    assert _where_replicates_ran(RunData(records.RunRecord.open(run))) == ""  # one GPU: nothing to say
     copy = tmp_path / run
     shutil.copytree(records.RunRecord.open(run).dir, copy)
     log = json.loads((copy / "replicates.json").read_text())
-    for r, g in zip(log["timing"]["runs"], [2, 5, 2]):
-        r["gpu"] = {"gpu_index": g, "gpu_uuid": f"GPU-{g}", "gpu_name": "NVIDIA H100 80GB HBM3"}
-    (copy / "replicates.json").write_text(json.dumps(log))
-    text = _where_replicates_ran(RunData(records.RunRecord.open(str(copy))))
+
+    def with_gpus(gpus):
+        for r, g in zip(log["timing"]["runs"], gpus):
+            r.pop("gpu", None)
+            if g is not None:
+                r["gpu"] = {"gpu_index": g, "gpu_uuid": f"GPU-{g}", "gpu_name": "NVIDIA H100 80GB HBM3"}
+        (copy / "replicates.json").write_text(json.dumps(log))
+        return RunData(records.RunRecord.open(str(copy)))
+
+    old = with_gpus([None, None, None])  # recorded before replicates named theirs
+    assert old.replicate_gpus == {} and _where_replicates_ran(old) == ""
+    text = _where_replicates_ran(with_gpus([2, 5, 2]))
     assert text == ("side by side on 2 GPUs (NVIDIA H100 80GB HBM3; GPU 2: replicates 1, 3; GPU 5: replicate 2), "
                     "one a GPU at a time")
 
