@@ -4,9 +4,9 @@ FlashAttention-3's, and the instruction classes of opcodes the main loops hold."
 
 import pytest
 
-from lab.kernels import sass_mix
+from lab.kernels import sass_mix, variants
 from lab.measure import fa3
-from lab.studies.sass_compare import step_kernels
+from lab.studies.sass_compare import step_kernels, template_parameters
 
 # A kernel with one K/V loop (0x0020-0x00d0): QK^T as two 64x128x16 wgmmas and PV as two 64x64x16 (head dim
 # 64: keys = (2 * 128 * 16 + 2 * 64 * 16) / (2 * 64) = 48), a masked block the unmasked path jumps over
@@ -105,14 +105,37 @@ def test_classes(opcode, cls):
     assert sass_mix.classify(opcode) == cls
 
 
-def test_the_studys_kernel_names_read_as_dtype_head_dim_tile_kind_and_mask():
+def test_the_studys_kernel_names_read_as_dtype_head_dim_and_template_choices():
     names = ["void (anonymous namespace)::attention_fwd<__half, 128, ((anonymous namespace)::TileKind)0, false>"
              "(__half*, CUtensorMap_st)",
+             "void (anonymous namespace)::attention_fwd<__half, 64, (fa::HopperTileKind)2, true>(__half*)",
              "void (anonymous namespace)::attention_fwd<__nv_bfloat16, 64, true>(__nv_bfloat16 const*)",
              "void fa::hold_kernel(int*)"]
-    assert step_kernels(names) == [
-        {"index": 0, "dtype": "float16", "head_dim": 128, "variant_args": "TileKind 0", "causal": False},
-        {"index": 1, "dtype": "bfloat16", "head_dim": 64, "variant_args": "", "causal": True}]
+    # with the step's parameter names: a bool is named; no CAUSAL parameter, so the mask is read at run time
+    assert step_kernels(names[:2], ["Elem", "D", "KIND", "FROM_QUEUE"]) == [
+        {"index": 0, "dtype": "float16", "head_dim": 128, "variant_args": "TileKind 0, FROM_QUEUE=false",
+         "causal": None},
+        {"index": 1, "dtype": "float16", "head_dim": 64, "variant_args": "HopperTileKind 2, FROM_QUEUE=true",
+         "causal": None}]
+    # a kernel that does take its mask as a template argument
+    assert step_kernels(names[2:], ["Elem", "D", "CAUSAL"]) == [
+        {"index": 0, "dtype": "bfloat16", "head_dim": 64, "variant_args": "", "causal": True}]
+    # without names (or names that do not fit the arguments) the arguments as written, the mask unknown
+    assert [k["variant_args"] for k in step_kernels(names, ["Elem", "D"])] == [
+        "TileKind 0, false", "HopperTileKind 2, true", "true"]
+    assert {k["causal"] for k in step_kernels(names)} == {None}
+
+
+def test_a_steps_template_parameters_are_read_from_its_source():
+    source = ("template <class Elem, int D, TileKind KIND = TileKind::kShort,\n          bool FROM_QUEUE>\n"
+              "__global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KIND>::CTAS_PER_SM)\n"
+              "    attention_fwd(Elem* __restrict__ o) {}")
+    assert template_parameters(source) == ["Elem", "D", "KIND", "FROM_QUEUE"]
+    assert template_parameters("template <int D>\n__global__ void attention_fwd(half* o) {}") == ["D"]
+    assert template_parameters("__global__ void attention_fwd(half* o) {}") == []
+    # the branch end's kernel as committed (read by hand from kernels/variants/36_uniform_descriptors.cu)
+    assert template_parameters(variants.get("uniform_descriptors").path.read_text()) == ["Elem", "D", "KIND",
+                                                                                           "FROM_QUEUE"]
 
 
 def _fa3_name(tile, head_dim, element, flags):
@@ -121,6 +144,31 @@ def _fa3_name(tile, head_dim, element, flags):
                 f"cutlass::{element}, float, cutlass::arch::Sm90, {', '.join(flags)}>")
     return (f"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<{mainloop}, "
             "flash::CollectiveEpilogueFwd<...>, flash::StaticPersistentTileScheduler<false> > > >(...)")
+
+
+def test_a_kernel_with_its_mask_at_run_time_is_one_row_and_a_templated_mask_its_own(monkeypatch):
+    """compare() over a step's kernels: fp16 only, each kernel whose mask is read at run time once (not once
+    for each of FA3's masks), a kernel with a CAUSAL argument under that mask; every row from LISTING's loop."""
+    from lab.studies import sass_compare
+
+    names = ["void (anonymous namespace)::attention_fwd<__half, 64, ((anonymous namespace)::TileKind)0, false>(int)",
+             "void (anonymous namespace)::attention_fwd<__half, 64, ((anonymous namespace)::TileKind)0, true>(int)",
+             "void (anonymous namespace)::attention_fwd<__nv_bfloat16, 64, ((anonymous namespace)::TileKind)0, true>(int)",
+             "void (anonymous namespace)::attention_fwd<__half, 128, ((anonymous namespace)::TileKind)0, true>(int)"]
+    monkeypatch.setattr(sass_compare.sass_mix, "kernel_names", lambda text: list(range(len(names))))
+    monkeypatch.setattr(sass_compare.sass_mix, "demangle", lambda raw: names)
+    monkeypatch.setattr(sass_compare.sass_mix, "kernel_sass", lambda text, name: LISTING)
+    monkeypatch.setattr(sass_compare, "_step_parameters", lambda step: ["Elem", "D", "KIND", "FROM_QUEUE"])
+    rows = sass_compare.compare("a_step", "unused")["rows"]
+    assert [(r["head_dim"], r["kernel"], r["causal"]) for r in rows] == [
+        (128, "TileKind 0, FROM_QUEUE=true", None), (64, "TileKind 0, FROM_QUEUE=false", None),
+        (64, "TileKind 0, FROM_QUEUE=true", None)]
+    assert [sass_compare.mask_label(r["causal"]) for r in rows] == ["at run time"] * 3
+    monkeypatch.setattr(sass_compare, "_step_parameters", lambda step: ["Elem", "D", "KIND", "CAUSAL"])
+    rows = sass_compare.compare("a_step", "unused")["rows"]
+    assert [(r["head_dim"], r["kernel"], r["causal"]) for r in rows] == [
+        (128, "TileKind 0", True), (64, "TileKind 0", False), (64, "TileKind 0", True)]
+    assert [sass_compare.mask_label(r["causal"]) for r in rows] == ["causal", "full", "causal"]
 
 
 def test_fa3s_plain_forward_kernel_is_the_one_without_varlen_local_or_the_rest():
@@ -159,8 +207,9 @@ def test_the_reports_table_shows_each_kernels_counts_and_what_was_not_read():
     Data.sass_mix["errors"] = ["flash_attn3 D=256 causal=False: made up"]
     text = "\n".join(_sass_mix(Data))
     step = next(r for r in Data.sass_mix["rows"] if r["impl"] == "longest_first_queue" and r["head_dim"] == 128
-                and not r["causal"])
-    line = next(ln for ln in text.splitlines() if ln.startswith("| longest_first_queue | TileKind 0 | 128 | full"))
+                and r["kernel"] == "TileKind 0, FROM_QUEUE=false")
+    line = next(ln for ln in text.splitlines()
+                if ln.startswith("| longest_first_queue | TileKind 0, FROM_QUEUE=false | 128 | at run time |"))
     assert f"| {step['instructions_per_128_keys']:.0f} |" in line
     assert f"| {step['per_128_keys']['int / address']:.0f} |" in line
     assert "| flash_attn3 | 128 x 176, 2 stages | 128 | full | 176 |" in text

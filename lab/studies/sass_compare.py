@@ -19,26 +19,76 @@ from pathlib import Path
 
 from lab.kernels import sass_mix
 
-CASES = ((128, False), (128, True), (64, False), (64, True))  # (head dim, causal), fp16
+CASES = ((128, False), (128, True), (64, False), (64, True))  # (head dim, causal) of FA3's kernels, fp16
 DTYPE = "float16"
-_KERNEL = re.compile(r"attention_fwd<(\w+), (\d+)(?:, (.+?))?, (true|false)>\(")
+_KERNEL = re.compile(r"attention_fwd<(.+?)>\(")
 _DTYPES = {"__half": "float16", "__nv_bfloat16": "bfloat16"}
+_ENUM = re.compile(r"^\((?:\(anonymous namespace\)|[\w:]+)::(\w+)\)(-?\d+)$")  # ((anonymous namespace)::TileKind)0
+_TEMPLATE = re.compile(r"template\s*<([^;{}]*?)>\s*__global__\s+void\s+(?:__launch_bounds__\((?:[^()]|\([^()]*\))*\)\s*)?"
+                       r"attention_fwd\s*\(", re.S)
 
 
-def step_kernels(demangled: list[str]) -> list[dict]:
-    """The study's kernels among demangled names (`attention_fwd<Elem, D[, ...], CAUSAL>`): per kernel its
-    index, dtype, head dim, causal flag and the other template arguments as written (a tile kind)."""
+def template_parameters(source: str) -> list[str]:
+    """The names of a step's kernel's template parameters, in order ("Elem", "D", "KIND", "FROM_QUEUE"),
+    from its source; [] where its `template <...> __global__ ... attention_fwd(` is not found."""
+    m = _TEMPLATE.search(source)
+    if not m:
+        return []
+    return [re.sub(r"\s*=.*$", "", p.strip()).split()[-1] for p in m.group(1).split(",") if p.strip()]
+
+
+def _split_arguments(text: str) -> list[str]:
+    """Template arguments at the top level of a demangled list (commas inside parentheses or <> kept)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "(<"
+        depth -= ch in ")>"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
+
+
+def step_kernels(demangled: list[str], parameters: list[str] | None = None) -> list[dict]:
+    """The study's kernels among demangled names (`attention_fwd<Elem, D, ...>`): per kernel its index,
+    dtype, head dim, the mask (`causal`: the value of a CAUSAL template parameter; None where the kernel
+    has none and reads the mask at run time, as every step does) and the other template arguments as
+    written: an enum as "TileKind 0", and, with the step's `parameters` (template_parameters), a bool as
+    "FROM_QUEUE=true"."""
     out = []
     for i, name in enumerate(demangled):
         m = _KERNEL.search(name)
-        if m:
-            extra = re.sub(r"\(\(anonymous namespace\)::(\w+)\)(\d+)", r"\1 \2", m.group(3) or "")
-            out.append({"index": i, "dtype": _DTYPES.get(m.group(1), m.group(1)), "head_dim": int(m.group(2)),
-                        "variant_args": extra, "causal": m.group(4) == "true"})
+        if not m:
+            continue
+        args = _split_arguments(m.group(1))
+        if len(args) < 2 or not args[1].isdigit():
+            continue
+        names = parameters if parameters and len(parameters) == len(args) else [None] * len(args)
+        causal, extra = None, []
+        for arg, pname in zip(args[2:], names[2:]):
+            if pname == "CAUSAL":
+                causal = arg == "true"
+                continue
+            enum = _ENUM.match(arg)
+            extra.append(f"{enum[1]} {enum[2]}" if enum else f"{pname}={arg}" if pname and arg in ("true", "false")
+                         else arg)
+        out.append({"index": i, "dtype": _DTYPES.get(args[0], args[0]), "head_dim": int(args[1]),
+                    "variant_args": ", ".join(extra), "causal": causal})
     return out
 
 
-def _row(impl: str, kernel: str, head_dim: int, causal: bool, sass: str, **extra) -> dict:
+def _step_parameters(step: str) -> list[str]:
+    try:
+        from lab.kernels import variants
+
+        return template_parameters(variants.get(step).path.read_text())
+    except Exception:  # noqa: BLE001 - without the names the arguments are shown as written
+        return []
+
+
+def _row(impl: str, kernel: str, head_dim: int, causal: bool | None, sass: str, **extra) -> dict:
     m = sass_mix.loop_mix(sass, head_dim)
     best = m["paths"][0]
     return {"impl": impl, "kernel": kernel, "head_dim": head_dim, "causal": causal, "tile_keys": m["tile_keys"],
@@ -49,20 +99,23 @@ def _row(impl: str, kernel: str, head_dim: int, causal: bool, sass: str, **extra
 
 
 def compare(step: str, step_sass: str, fa3_library: Path | None = None) -> dict:
-    """{"rows": [...], "errors": [...]}: a row per kernel of `step` (every tile kind) and per FA3 kernel at
-    CASES, fp16; a kernel that cannot be read is an error, not a stop."""
+    """{"rows": [...], "errors": [...]}: a row per fp16 kernel of `step` at the head dims of CASES (every
+    tile kind and template choice; `causal` None: the step reads the mask at run time) and per FA3 kernel
+    at CASES; a kernel that cannot be read is an error, not a stop."""
     rows, errors = [], []
     names = sass_mix.kernel_names(step_sass)
-    mine = step_kernels(sass_mix.demangle(names))
+    mine = step_kernels(sass_mix.demangle(names), _step_parameters(step))
     for head_dim, causal in CASES:
         for k in mine:
-            if (k["head_dim"], k["causal"], k["dtype"]) != (head_dim, causal, DTYPE):
+            if (k["head_dim"], k["dtype"]) != (head_dim, DTYPE) or k["causal"] not in (None, causal):
+                continue
+            if k["causal"] is None and causal:  # a run-time mask: one row a kernel, not one a mask
                 continue
             try:
-                rows.append(_row(step, k["variant_args"] or "-", head_dim, causal,
+                rows.append(_row(step, k["variant_args"] or "-", head_dim, k["causal"],
                                  sass_mix.kernel_sass(step_sass, names[k["index"]])))
             except ValueError as exc:
-                errors.append(f"{step} D={head_dim} causal={causal} {k['variant_args']}: {exc}")
+                errors.append(f"{step} D={head_dim} {k['variant_args']}: {exc}")
     if fa3_library is not None:
         from lab.measure import fa3
 
@@ -78,11 +131,16 @@ def compare(step: str, step_sass: str, fa3_library: Path | None = None) -> dict:
     return {"dtype": DTYPE, "rows": rows, "errors": errors}
 
 
+def mask_label(causal: bool | None) -> str:
+    """A row's mask column: its kernel's compile-time mask, or "at run time" (one kernel for both)."""
+    return "at run time" if causal is None else "causal" if causal else "full"
+
+
 def table(result: dict) -> list[list[str]]:
     """Rows of text: impl, kernel, D, mask, keys an iteration, instructions per 128 keys, then each class."""
     out = []
     for r in result["rows"]:
-        out.append([r["impl"], r["kernel"], str(r["head_dim"]), "causal" if r["causal"] else "full",
+        out.append([r["impl"], r["kernel"], str(r["head_dim"]), mask_label(r["causal"]),
                     f"{r['keys_per_iteration']:g}",
                     f"{r['instructions_per_128_keys']:.0f}",
                     *(f"{r['per_128_keys'][c]:.0f}" for c in sass_mix.CLASS_NAMES)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
+from lab.studies.sass_compare import mask_label
 from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
@@ -130,10 +131,11 @@ def _sass_mix(data) -> list[str]:
     add("Static counts from the SASS (`lab.kernels.sass_mix`): the shortest path through each kernel's K/V loop "
         "(no mask, where the loop branches on one), per 128 keys of a warp's 16 query rows, fp16; the keys an "
         "iteration covers come from its MMAs' work, so kernels of different tiles compare. What a warp issues, "
-        "not how long each instruction takes.")
+        "not how long each instruction takes. A kernel whose mask is decided at run time (every step's) serves "
+        "causal and full calls alike; FA3 compiles one kernel for each.")
     add("")
     classes = [c for c in SASS_CLASSES if any(r["per_128_keys"].get(c) for r in mix["rows"])]
-    rows = [[r["impl"], r["kernel"], str(r["head_dim"]), "causal" if r["causal"] else "full",
+    rows = [[r["impl"], r["kernel"], str(r["head_dim"]), mask_label(r["causal"]),
              f"{r['keys_per_iteration']:g}", f"{r['instructions_per_128_keys']:.0f}",
              *(f"{r['per_128_keys'][c]:.0f}" for c in classes)] for r in mix["rows"]]
     add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes], rows,
