@@ -45,6 +45,7 @@ class RunData:
     rec: records.RunRecord
     missing: list[str] = field(default_factory=list)
     _speedups: dict = field(default_factory=dict)
+    ablations: dict = field(default_factory=dict)  # (shape, mode) -> the ablation frame (tables.ablation_frame)
 
     def __post_init__(self):
         rec = self.rec

@@ -71,7 +71,19 @@ def ablation_table(rec, shape=None, mode: str = "hot") -> pd.DataFrame:
 
 
 def ablation_frame(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame:
+    """One row per variant at `shape` (default: the headline shape), each step against its parent, as
+    ablation_table; computed once a (shape, mode) for a run's data (the report asks for some many times),
+    a copy each time."""
     shape = Shape.of(shape) if shape is not None else data.headline()
+    cache = getattr(data, "ablations", None)  # a stand-in for RunData (the tests') may have none
+    if cache is None:
+        return _ablation_frame(data, shape, mode)
+    if (shape, mode) not in cache:
+        cache[(shape, mode)] = _ablation_frame(data, shape, mode)
+    return cache[(shape, mode)].copy()
+
+
+def _ablation_frame(data: RunData, shape, mode: str) -> pd.DataFrame:
     names = data.variants
     pshape = data.profile_shape_for(shape) if shape is not None else None
     best = data.fastest_sdpa(shape, mode) if shape is not None else None
