@@ -359,11 +359,12 @@ def test_a_step_with_judged_at_is_judged_at_its_own_shape():
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
-    # the run alone in its runs folder: no run of another GPU beside it to replicate against (that
-    # section, computed over every ratio of both runs, is not what this test reads)
-    shutil.copytree(FIXTURE_RUNS / JUDGED_RUN, tmp_path / "runs" / JUDGED_RUN)
-    rec = records.RunRecord.open(JUDGED_RUN, tmp_path / "runs")
-    md = report.write(rec, tmp_path / "reports").read_text(encoding="utf-8")
+    # the methodology's Nsight Compute paragraph alone (the rest of the report is not what this reads)
+    from lab.report.context import Context
+    from lab.report.sections.method import _ncu_and_profiling
+
+    data = report.run_data(records.RunRecord.open(JUDGED_RUN, FIXTURE_RUNS))
+    md = "\n".join(_ncu_and_profiling(Context(data=data, figdir=tmp_path, head=data.headline())))
     rows = _table_after(md, "Against Nsight Compute's `gpu__time_duration`")
     ratios = [(float(r[3]), float(r[4])) for r in rows]
     long_ = [x for d, x in ratios if d >= report.NCU_XVAL_MIN_US]
