@@ -236,3 +236,30 @@ def test_the_profile_stages_sass_mix_records_a_failure_rather_than_raise(monkeyp
     monkeypatch.setattr(stages, "_built", broken)
     out = stages.sass_mix_of_run(object(), ["flash_attn3"], progress=lambda s: None)
     assert out == {"rows": [], "errors": ["RuntimeError: no builds here"]}
+
+
+def test_without_fa3s_library_the_steps_rows_stay_and_the_report_says_why(monkeypatch):
+    from types import SimpleNamespace
+
+    from lab.measure import fa3
+    from lab.studies import sass_compare, stages
+
+    def no_library():
+        raise FileNotFoundError("no libdew_flash_attn3.so")
+
+    seen = {}
+
+    def compare(step, sass, library):
+        seen["args"] = (step, sass, library)
+        return {"rows": [{"impl": step}], "errors": []}
+
+    monkeypatch.setattr(fa3, "library_path", no_library)
+    monkeypatch.setattr(stages, "_built", lambda rec: {"uniform_descriptors": SimpleNamespace(library="lib.so")})
+    monkeypatch.setattr(stages.RunParams, "read", staticmethod(lambda rec: SimpleNamespace(
+        variants=["longest_first_queue", "uniform_descriptors"])))
+    monkeypatch.setattr("lab.kernels.sass_mix.dump_sass", lambda lib: f"SASS of {lib}")
+    monkeypatch.setattr(sass_compare, "compare", compare)
+    out = stages.sass_mix_of_run(object(), ["flash_attn3"], progress=lambda s: None)
+    assert seen["args"] == ("uniform_descriptors", "SASS of lib.so", None)
+    assert out == {"rows": [{"impl": "uniform_descriptors"}],
+                   "errors": ["flash_attn3: FileNotFoundError: no libdew_flash_attn3.so"]}

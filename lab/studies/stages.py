@@ -425,17 +425,21 @@ def sass_mix_of_run(rec, timed: list[str], progress=print) -> dict:
     from lab.kernels.sass_mix import dump_sass
     from lab.studies import sass_compare
 
-    try:
-        built = _built(rec)
-        end = headline_end([n for n in RunParams.read(rec).variants if n in built])  # steps, not knock-outs
-        library = None
-        if "flash_attn3" in timed:
+    library, missing = None, []
+    if "flash_attn3" in timed:
+        try:
             from lab.measure import fa3
 
             library = fa3.library_path()
+        except Exception as exc:  # noqa: BLE001 - the step's rows without FA3's, and why
+            missing = [f"flash_attn3: {type(exc).__name__}: {exc}"]
+    try:
+        built = _built(rec)
+        end = headline_end([n for n in RunParams.read(rec).variants if n in built])  # steps, not knock-outs
         out = sass_compare.compare(end, dump_sass(built[end].library), library)
+        out["errors"] = missing + out["errors"]
     except Exception as exc:  # noqa: BLE001 - the report says the comparison is missing and why
-        out = {"rows": [], "errors": [f"{type(exc).__name__}: {exc}"]}
+        out = {"rows": [], "errors": missing + [f"{type(exc).__name__}: {exc}"]}
     progress(f"  SASS mix: {len(out['rows'])} kernels" + (f", {len(out['errors'])} not read" if out["errors"] else ""))
     return out
 
