@@ -23,7 +23,7 @@ PARAMS_build := VARIANTS
 PARAMS_check := VARIANTS
 PARAMS_check-quick := VARIANTS
 PARAMS_sanitize := VARIANTS
-PARAMS_bench := SHAPE VARIANTS
+PARAMS_bench := SHAPE VARIANTS PEERS
 PARAMS_test := TEST_WORKERS
 PARAMS_test-cpu := TEST_WORKERS
 PARAMS_mutation := SCOPE
@@ -152,7 +152,7 @@ check-quick: env
 	$(PY) -m lab check --quick $(if $(VARIANTS),--variants $(VARIANTS))
 
 bench: env
-	$(PY) -m lab bench $(call given,SHAPE VARIANTS)
+	$(PY) -m lab bench $(call given,SHAPE VARIANTS PEERS)
 
 sanitize: env
 	$(PY) -m lab sanitize $(if $(VARIANTS),--variants $(VARIANTS))

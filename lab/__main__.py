@@ -21,8 +21,13 @@ def _names(arg: str | None) -> list[str]:
         return variants.names()
     from lab.kernels import switches
 
+    from lab.measure import peers
+
     names = arg.split(",")
     for n in names:
+        if peers.is_peer(n):
+            raise ValueError(f"{n!r} is a peer, not a step: `bench` times the peers beside the steps (--peers), "
+                             "a run through its PEERS")
         switches.impl_config(n)  # a variant or a knock-out (kernel~no_switch); unknown names fail here, naming the known
     return names
 
@@ -129,7 +134,7 @@ def cmd_bench(args) -> int:
     except ValueError as exc:
         sys.exit(f"--shape: {exc}")
     kernels, _ = _load_built(_names(args.variants))
-    found, status = peers.resolve(peers.default_names())
+    found, status = peers.resolve(args.peers.split(",") if args.peers else peers.default_names())
     rule = timing.StopRule(rel_ci=0.005, cap_s=args.cap, min_samples=args.samples)
     samples, summary, notes = measure_shape(shape, kernels, found, ("hot",), rule, Clocks(), "bench", None, 0,
                                             progress=lambda s: None)
@@ -247,6 +252,8 @@ def parser() -> argparse.ArgumentParser:
                    f"{HEADLINE.spec}: the headline)")
     p.add_argument("--samples", type=positive(int), default=30, help="at least this many samples per implementation")
     p.add_argument("--cap", type=positive(float), default=1.0, help="at most this many s per implementation")
+    p.add_argument("--peers", help="comma-separated peers (lab.measure.peers.known_names()); default: SDPA's "
+                   "backends, flex_attention and every importable external peer")
     p.add_argument("--out", help="write the summary and the raw samples as JSON here")
     p.set_defaults(func=cmd_bench)
 
@@ -292,6 +299,13 @@ def bad_input(args) -> str | None:
             _names(args.variants)
         except (KeyError, ValueError) as exc:  # manifest.get's KeyError names the known variants
             return f"--variants {args.variants}: {exc.args[0]}"
+    if args.command == "bench" and args.peers:
+        from lab.measure import peers
+
+        try:
+            peers.validate_names(args.peers.split(","))
+        except ValueError as exc:
+            return f"--peers {args.peers}: {exc.args[0]}"
     if getattr(args, "shape", None):
         try:
             Shape.parse(args.shape)

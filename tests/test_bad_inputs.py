@@ -38,6 +38,8 @@ PYTHON_ROWS = [
     ("lab", ["bench", "--shape", "4,16,512,64,kv3"], "H_kv = 3 must be at least 1 and divide the query heads H = 16"),
     ("lab", ["bench", "--samples", "0"], "--samples: 0 must be more than 0"),
     ("lab", ["bench", "--cap", "-1"], "--cap: -1 must be more than 0"),
+    ("lab", ["bench", "--variants", "uniform_descriptors,flash_attn3"], "'flash_attn3' is a peer, not a step"),
+    ("lab", ["bench", "--peers", "fa9,sdpa_cudnn"], "--peers fa9,sdpa_cudnn: unknown peer(s) fa9; known: sdpa_"),
     ("lab", ["sanitize", "--tools", "memcheck,leakcheck"], "unknown tool(s) leakcheck; known: memcheck"),
     ("lab", ["run", "--shapes", "nonsense"], "SHAPES='nonsense'"),
     ("lab", ["run", "--modes", "warm"], "a comma-separated subset of hot, cold"),
