@@ -1,6 +1,7 @@
 """Step 36 (uniform_descriptors) against step 35 (longest_first_queue), FA3 and cuDNN at every shape and mode
-of a run: speedups round by round with 95 % intervals over the replicates (the report's rule,
-lab.report.load.RunData.speedup), > 1: step 36 faster.
+of a run, then step 35 against FA3 and cuDNN at the sustained shapes, hot and sustained: speedups round by
+round with 95 % intervals over the replicates (the report's rule, lab.report.load.RunData.speedup), > 1: the
+step faster.
 
     python data/checks/2026-11-28-h100-run-step36/step36.py [RUN] > data/checks/2026-11-28-h100-run-step36/step36.txt
 """
@@ -26,6 +27,14 @@ def main() -> None:
                 cells.append("-" if ci is None else f"{ci.ratio:.3f} [{ci.lo:.3f}, {ci.hi:.3f}]")
             if any(c != "-" for c in cells):
                 print(f"| {shape} | {mode} | " + " | ".join(cells) + " |")
+    print(f"\n# {RUN}, longest_first_queue (step 35) against FA3 and cuDNN where the sustained mode ran")
+    print("| shape | vs FA3 hot | vs FA3 sustained | vs cuDNN hot | vs cuDNN sustained |")
+    print("|---|---|---|---|---|")
+    for shape in data.sustained_shapes:
+        cells = [data.speedup("longest_first_queue", other, shape, mode) for other in OTHERS[1:]
+                 for mode in ("hot", "sustained")]
+        print(f"| {shape} | " + " | ".join("-" if c is None else f"{c.ratio:.3f} [{c.lo:.3f}, {c.hi:.3f}]"
+                                           for c in cells) + " |")
 
 
 if __name__ == "__main__":
