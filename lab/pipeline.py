@@ -231,6 +231,15 @@ def remaining(rec, stop_after: str = "") -> list[str]:
     return todo
 
 
+def close_if_measured(rec) -> bool:
+    """Mark an open run complete once every measuring stage has run (what the report notebook does
+    first, for a run measured with --no-report); returns whether it was closed here."""
+    if rec.status.get("state") != "running" or remaining(rec) or not rec.has("stages.json"):
+        return False
+    stages.finish(rec)
+    return True
+
+
 def _has_factorial(rec) -> bool:
     """Whether the run's timing stage ends with the factorial (its knock-outs parameter)."""
     from lab.studies.params import RunParams
@@ -340,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run {run_id} stopped after stage {args.stop_after}; go on with --resume {run_id}")
         return 0
     if args.no_report:
+        close_if_measured(rec)
         print(f"run {run_id} measured; report not written (--no-report)")
         return 0
     timings[REPORT] = execute(REPORT, out_dir, {"run_id": run_id, "reports_dir": args.reports_dir})

@@ -196,6 +196,24 @@ def test_pipeline_resume_runs_only_the_stages_a_run_lacks(tmp_path):
     assert pipeline.remaining(rec) == []
 
 
+def test_a_run_measured_without_its_report_is_closed_once_every_stage_ran(tmp_path):
+    """--no-report: the report notebook, which closes a run, does not run; the pipeline closes a run whose
+    measuring stages all ran (state complete, total_s their sum) and leaves one with a stage to go open."""
+    from lab import pipeline
+
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("params.json", {"variants": ["wmma"], "shapes": [[1, 8, 512, 64, False]], "knockouts": False})
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    assert rec.status["state"] == "running" and not pipeline.close_if_measured(rec)
+    assert records.RunRecord.open(rec.run_id, tmp_path).status["state"] == "running"
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0, "profile_s": 4.5,
+                                   "parts": {"profile": {"ncu_xval_s": 1.0}}})
+    assert pipeline.close_if_measured(rec)
+    again = records.RunRecord.open(rec.run_id, tmp_path)
+    assert again.status["state"] == "complete" and again.read_json("stages.json")["total_s"] == 10.5
+    assert not pipeline.close_if_measured(again)  # closed once
+
+
 def test_pipeline_resume_reruns_the_timing_notebook_for_a_factorial_it_lacks(tmp_path):
     """Stopped after the timing but inside the factorial (which the timing notebook runs): 03 again."""
     from lab import pipeline
