@@ -234,7 +234,7 @@ def test_the_profile_stages_sass_mix_records_a_failure_rather_than_raise(monkeyp
         raise RuntimeError("no builds here")
 
     monkeypatch.setattr(stages, "_built", broken)
-    out = stages.sass_mix_of_run(object(), ["flash_attn3"], progress=lambda s: None)
+    out = stages.sass_mix_of_run(object(), [], progress=lambda s: None)  # FA3 not timed: not looked for
     assert out == {"rows": [], "errors": ["RuntimeError: no builds here"]}
 
 
