@@ -20,7 +20,6 @@ def _names(arg: str | None) -> list[str]:
     if not arg:
         return variants.names()
     from lab.kernels import switches
-
     from lab.measure import peers
 
     names = arg.split(",")

@@ -75,12 +75,9 @@ def ablation_frame(data: RunData, shape=None, mode: str = "hot") -> pd.DataFrame
     ablation_table; computed once a (shape, mode) for a run's data (the report asks for some many times),
     a copy each time."""
     shape = Shape.of(shape) if shape is not None else data.headline()
-    cache = getattr(data, "ablations", None)  # a stand-in for RunData (the tests') may have none
-    if cache is None:
-        return _ablation_frame(data, shape, mode)
-    if (shape, mode) not in cache:
-        cache[(shape, mode)] = _ablation_frame(data, shape, mode)
-    return cache[(shape, mode)].copy()
+    if (shape, mode) not in data.ablations:
+        data.ablations[(shape, mode)] = _ablation_frame(data, shape, mode)
+    return data.ablations[(shape, mode)].copy()
 
 
 def _ablation_frame(data: RunData, shape, mode: str) -> pd.DataFrame:
