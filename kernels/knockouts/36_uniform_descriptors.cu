@@ -124,13 +124,11 @@ constexpr int kBarrierStore = 3;
 constexpr int kBarrierQ = 5;
 #endif
 
-// Its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs. kShort (step 31's), and at
-// D = 64 kLong (S >= FA_TILE_LONG_S_D64, step 32) and kThreeCtas (fa::takes_three_cta_tile_d64, step 33).
-enum class TileKind { kShort, kLong, kThreeCtas };
+// Its FA_TILE_* constants: tuning trials; steps 13 and 16's knock-outs. The tiles a call can take and
+// which one it takes: fa/tile_size.cuh (HopperTileKind, run_hopper_tile).
+using TileKind = fa::HopperTileKind;
 template <class Elem, int D, TileKind KIND = TileKind::kShort>
-using Tile = std::conditional_t<KIND == TileKind::kLong, fa::HopperLongTileD64<kTmaKv, Elem>,
-                                std::conditional_t<KIND == TileKind::kThreeCtas, fa::HopperThreeCtaTileD64<kTmaKv, Elem>,
-                                                   fa::HopperTile<D, kTmaKv, Elem>>>;
+using Tile = fa::HopperTileOf<Elem, D, KIND, kTmaKv>;
 
 template <int BR>
 using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
@@ -458,15 +456,8 @@ struct LaunchWithTensorMaps {
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    if constexpr (D == 64) {
-      int sms = 0;
-      if (int err = fa::multiprocessor_count(&sms)) return err;
-      if constexpr (kThreeCtasD64)
-        if (fa::takes_three_cta_tile_d64(shape, sms)) return run_tile<TileKind::kThreeCtas>(q, k, v, o, shape, stream);
-      if constexpr (kWideKvTilesLongD64)
-        if (fa::takes_long_tile_d64(shape.S)) return run_tile<TileKind::kLong>(q, k, v, o, shape, stream);
-    }
-    return run_tile<TileKind::kShort>(q, k, v, o, shape, stream);
+    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64>(
+        shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
 

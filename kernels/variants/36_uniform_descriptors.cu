@@ -23,21 +23,15 @@
 #include "fa/tma.cuh"
 #include "fa/wgmma_attention.cuh"
 
-#include <type_traits>
-
 namespace {
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own.
 constexpr int kBarrierStore = 3;
 
-// The tiles a call can take: kShort (step 31's), and at D = 64 kLong (S >= FA_TILE_LONG_S_D64, step
-// 32) and kThreeCtas (fa::takes_three_cta_tile_d64, step 33).
-enum class TileKind { kShort, kLong, kThreeCtas };
+// The tiles a call can take and which one it takes: fa/tile_size.cuh (HopperTileKind, run_hopper_tile).
+using TileKind = fa::HopperTileKind;
 template <class Elem, int D, TileKind KIND = TileKind::kShort>
-using Tile = std::conditional_t<
-    KIND == TileKind::kLong, fa::HopperLongTileD64</*TMA_KV=*/true, Elem>,
-    std::conditional_t<KIND == TileKind::kThreeCtas, fa::HopperThreeCtaTileD64</*TMA_KV=*/true, Elem>,
-                       fa::HopperTile<D, /*TMA_KV=*/true, Elem>>>;
+using Tile = fa::HopperTileOf<Elem, D, KIND>;
 
 // FROM_QUEUE: the tiles come from a fa::TileQueue's counter (the launch allows it), else from step
 // 27's static list.
@@ -316,13 +310,8 @@ struct LaunchWithTensorMaps {
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    if constexpr (D == 64) {
-      int sms = 0;
-      if (int err = fa::multiprocessor_count(&sms)) return err;
-      if (fa::takes_three_cta_tile_d64(shape, sms)) return run_tile<TileKind::kThreeCtas>(q, k, v, o, shape, stream);
-      if (fa::takes_long_tile_d64(shape.S)) return run_tile<TileKind::kLong>(q, k, v, o, shape, stream);
-    }
-    return run_tile<TileKind::kShort>(q, k, v, o, shape, stream);
+    return fa::run_hopper_tile<D>(
+        shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
 

@@ -1,13 +1,16 @@
 // The tiles each branch's current kernels take, per head dim, in one place (as FlashAttention-3's
 // hopper/tile_size.h does). A step whose idea was a tile (13: two CTAs per SM at D = 64, 16: wide
-// K/V tiles at D = 128, 20: two m-tiles, ...) changed it in its own file; the kernels that settled
-// on a branch's tile since (the Hopper branch's persistent steps and step 18's switchable twin, the
-// portable branch's end and its twin) take it from here. An FA_TILE_* macro overrides one constant
-// for a tuning trial or a knock-out (the manifest's [[tunable]] and [[switch]] tables).
+// K/V tiles at D = 128, 20: two m-tiles, 33: three CTAs per SM at D = 64, ...) changed it in its own
+// file; the kernels that settled on a branch's tile since (the Hopper branch's persistent steps, its
+// end's switchable twin, the portable branch's end and its twin) take it from here, and the Hopper
+// steps after 33 also which tile a call takes (run_hopper_tile). An FA_TILE_* macro overrides one
+// constant for a tuning trial or a knock-out (the manifest's [[tunable]] and [[switch]] tables).
 #pragma once
 
 #include "fa/mma_attention.cuh"
 #include "fa/wgmma_attention.cuh"
+
+#include <type_traits>
 
 #ifndef FA_TILE_BC_D64  // Hopper, D = 64: keys per K/V tile
 #define FA_TILE_BC_D64 128
@@ -104,6 +107,34 @@ using HopperThreeCtaTileD64 = WgmmaTile<64, FA_TILE_BC_D64_THREE, FA_TILE_STAGES
 inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
   const long long work_tiles = static_cast<long long>(ceil_div(shape.S, 64)) * shape.B * shape.H;
   return shape.S < FA_TILE_THREE_S_MAX_D64 && work_tiles >= static_cast<long long>(FA_TILE_THREE_TILES_PER_SM_D64) * sms;
+}
+
+// The tiles a Hopper call can take since step 33, which added the last of them: kShort (HopperTile),
+// and at D = 64 kLong (HopperLongTileD64, S >= FA_TILE_LONG_S_D64) and kThreeCtas
+// (HopperThreeCtaTileD64, takes_three_cta_tile_d64). TMA_KV as HopperTile's.
+enum class HopperTileKind { kShort, kLong, kThreeCtas };
+template <class Elem, int D, HopperTileKind KIND = HopperTileKind::kShort, bool TMA_KV = true>
+using HopperTileOf = std::conditional_t<
+    KIND == HopperTileKind::kLong, HopperLongTileD64<TMA_KV, Elem>,
+    std::conditional_t<KIND == HopperTileKind::kThreeCtas, HopperThreeCtaTileD64<TMA_KV, Elem>,
+                       HopperTile<D, TMA_KV, Elem>>>;
+
+// The tile a Hopper call takes, decided here for the steps after 33 and their twin (FlashAttention-3's
+// tile_size_fwd_sm90): run_tile(std::integral_constant<HopperTileKind, K>{}) is called with the kind,
+// and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64: whether the kernel has those
+// tiles (a knock-out takes one away). Returns run_tile's result, or the error of reading the SM count.
+template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, class RunTile>
+inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
+  using Kind = HopperTileKind;
+  if constexpr (D == 64) {
+    int sms = 0;
+    if (int err = multiprocessor_count(&sms)) return err;
+    if constexpr (THREE_CTAS)
+      if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
+    if constexpr (LONG_D64)
+      if (takes_long_tile_d64(shape.S)) return run_tile(std::integral_constant<Kind, Kind::kLong>{});
+  }
+  return run_tile(std::integral_constant<Kind, Kind::kShort>{});
 }
 
 // Portable (sm_80 and later): MT 16-row m-tiles per consumer warp (2; 1 for grids smaller than the
