@@ -18,13 +18,16 @@ RUNS = {  # run: what it is
 STAGES = ("build_s", "correctness_s", "timing_s", "factorial_s", "profile_s")
 
 
-def stages(run: str) -> dict:
-    path = next(root / run / "stages.json" for root in INPUTS if (root / run / "stages.json").is_file())
+def stages(run: str, inputs=INPUTS) -> dict:
+    path = next(root / run / "stages.json" for root in inputs if (root / run / "stages.json").is_file())
     return json.loads(path.read_text())
 
 
-def main() -> None:
-    rows = {run: stages(run) for run in RUNS}
+def main(runs: dict = RUNS, inputs=INPUTS, built_before: bool = True) -> None:
+    """The stage seconds of `runs` (oldest first, each looked up under `inputs`), each against the first; with
+    `built_before`, the last one also with the build and correctness stages of the run before it."""
+    RUNS = runs
+    rows = {run: stages(run, inputs) for run in RUNS}
     base = next(iter(rows.values()))
     print("# run: " + ", ".join(f"{s[:-2]}" for s in STAGES) + ", total; then against the first")
     for run, st in rows.items():
@@ -35,6 +38,8 @@ def main() -> None:
         if st is not base:
             print("    against " + next(iter(rows)) + ": " + ", ".join(f"{st[s] - base[s]:+.1f}" for s in STAGES)
                   + f", total {total - sum(base[s] for s in STAGES):+.1f} s")
+    if not built_before:
+        return
     last, prior = rows[list(RUNS)[-1]], rows[list(RUNS)[-2]]
     fresh = prior["build_s"] + prior["correctness_s"] + sum(last[s] for s in STAGES[2:])
     print(f"# the last run's machine had built the variants in the GPU tests first; with the build and correctness "
