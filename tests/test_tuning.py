@@ -355,3 +355,27 @@ def test_a_hanging_configuration_times_out_and_the_search_goes_on(tmp_path):
     late = df[df["status"] == "timeout"]
     assert late["impl"].tolist() == [f"{END}@bc128=64,st128=5"] and "no result after 1 s" in late["reason"].iloc[0]
     assert (df["status"] == "ok").sum() >= 4  # the others were measured
+
+
+def test_a_table_tuned_for_another_step_is_named_where_the_branch_end_has_none(tmp_path, monkeypatch):
+    """When the branch end moves on, the old end's committed dispatch table stays: the Autotuning section
+    and the generated docs say whose it was and which run chose it, instead of only "no tuning run"."""
+    from lab.report import docs
+    from lab.report.sections import studies
+
+    monkeypatch.setattr(td, "VARIANTS_DIR", tmp_path)
+    assert td.other_steps_note("step_b") == ""  # no table at all
+    td.write_table({"variant": "step_a", "run_id": "20260101T000000Z-abc1234", "rule": td.RULE, "classes": {}},
+                   tmp_path / "dispatch_step_a.json")
+    td.write_table({"variant": "step_c", "run_id": None, "rule": td.RULE, "classes": {}},
+                   tmp_path / "dispatch_step_c.json")  # never tuned: nothing to say about it
+    section = "\n".join(studies.section_tuning(None, variant="step_b"))
+    assert "no tuning run has chosen a configuration yet" in section
+    assert "`dispatch_step_a.json` by run `20260101T000000Z-abc1234` for `step_a`" in section
+    assert "another step than `step_b`" in section and "step_c" not in section
+    assert "for `step_a`" in docs.tuning("step_b")
+    # the step's own table is not "another step's"
+    td.write_table({"variant": "step_b", "run_id": None, "rule": td.RULE, "classes": {}},
+                   tmp_path / "dispatch_step_b.json")
+    assert [t["variant"] for t in td.tables_of_other_steps("step_b")] == ["step_a", "step_c"]
+    assert "step_b.json" not in td.other_steps_note("step_b")

@@ -128,7 +128,9 @@ def tuning(variant: str | None = None) -> str:
     variant = table["variant"]
     run_dir = records.TUNING_DIR / table["run_id"] if table.get("run_id") else None
     if run_dir is None or not run_dir.is_dir():
-        return f"No tuning run is recorded for `{variant}`'s dispatch table: it keeps the default everywhere."
+        note = dispatch.other_steps_note(variant)
+        return (f"No tuning run is recorded for `{variant}`'s dispatch table: it keeps the default everywhere."
+                + (f" {note}" if note else ""))
     runs = tuning_report.siblings(run_dir)
     parts = []
     for run_id, workers, submitted, search_s, _ in runs:

@@ -31,8 +31,9 @@ def section_tuning(ctx: Context, variant: str | None = None) -> list[str]:
     if run_dir is None or not run_dir.is_dir():
         why = (f"its tuning run `{run_id}` is not in data/tuning/" if run_id
                else "no tuning run has chosen a configuration yet")
+        note = dispatch.other_steps_note(variant)
         return ["## Autotuning", "", f"The dispatch table of `{variant}` uses the default everywhere: {why} "
-                "(`make tune` on a GPU host runs the search).", ""]
+                "(`make tune` on a GPU host runs the search)." + (f" {note}" if note else ""), ""]
     lines = tuning_report.section(run_dir).rstrip().splitlines()
     path = tuning_report.figure(run_dir, ctx.figdir / FIGURES["tuning"])
     if path is not None:

@@ -55,6 +55,23 @@ def read_table(path: Path | None = None, variant: str | None = None) -> dict:
     return json.loads(Path(path).read_text()) if Path(path).exists() else empty_table(variant)
 
 
+def tables_of_other_steps(variant: str | None = None) -> list[dict]:
+    """The committed dispatch tables tuned for another step than `variant` (default: the tuned kernel): left by
+    a branch end that has moved on, so what they chose served that step, not this one."""
+    own = dispatch_path(variant)
+    return [read_table(p) for p in sorted(VARIANTS_DIR.glob("dispatch_*.json")) if p != own]
+
+
+def other_steps_note(variant: str | None = None) -> str:
+    """One sentence on the tables of tables_of_other_steps, '' if there are none."""
+    others = [t for t in tables_of_other_steps(variant) if t.get("run_id")]
+    if not others:
+        return ""
+    named = "; ".join(f"`dispatch_{t['variant']}.json` by run `{t['run_id']}` for `{t['variant']}`" for t in others)
+    return (f"The committed dispatch tables were tuned for another step than `{variant or manifest.tuned_kernel()}`, "
+            f"the one a table would serve now ({named}): what they chose is not this step's.")
+
+
 # --- choosing the table from a tuning run ---------------------------------------------------
 
 
