@@ -16,8 +16,10 @@ from lab.kernels.shape import Shape
 from lab.measure import check, peers
 from lab.measure.timing import HotTimer
 
-CONFIGS = {"s36": {}, "sleep_p": {"FA_EXP_SLEEP": 1}, "sleep_all": {"FA_EXP_SLEEP": 2}}
-SHAPES = ["4,16,4096,128", "2,16,8192,128", "1,16,16384,128", "1,16,16384,128,causal", "4,16,4096,128,causal",
+# EXP_CONFIGS / EXP_SHAPES (JSON) override these (call_rescale/call_rescale.sh)
+CONFIGS = json.loads(os.environ.get("EXP_CONFIGS", "null")) or {"s36": {}, "sleep_p": {"FA_EXP_SLEEP": 1},
+                                                                 "sleep_all": {"FA_EXP_SLEEP": 2}}
+SHAPES = json.loads(os.environ["EXP_SHAPES"]) if os.environ.get("EXP_SHAPES") else ["4,16,4096,128", "2,16,8192,128", "1,16,16384,128", "1,16,16384,128,causal", "4,16,4096,128,causal",
           "16,16,1024,128", "4,16,4096,64", "4,16,4096,64,causal", "8,16,512,64", "1,32,8192,128,causal,kv8,bf16"]
 
 def built():
