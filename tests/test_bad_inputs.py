@@ -44,6 +44,7 @@ PYTHON_ROWS = [
     ("lab", ["run", "--shapes", "nonsense"], "SHAPES='nonsense'"),
     ("lab", ["run", "--modes", "warm"], "a comma-separated subset of hot, cold"),
     ("lab", ["tune", "--trials", "many"], "--trials: invalid int value"),
+    ("lab", ["tune", "--knobs", "bc64,nope"], "KNOBS: nope not a tunable of"),
     ("lab.pipeline", ["--shapes", "4,16,4096,x"], "D = 'x' is not a whole number"),
     ("lab.pipeline", ["--replicates", "0"], "REPLICATES"),
     ("lab.pipeline", ["--variants", "padded"], "no CUDA GPU on this machine, so no new run is measured and --variants"),

@@ -20,6 +20,8 @@ from lab.kernels.manifest import tuned_kernel
 END = tuned_kernel()
 
 SP = space(END)
+SHORT_TILE_KNOBS = "bc64,st64,wgs64,bc128,st128,wgs128,pw"  # the short-sequence tile's constants alone
+SHORT = SP.restricted(SHORT_TILE_KNOBS)
 
 
 # --- the space ------------------------------------------------------------------------------
@@ -46,6 +48,13 @@ def test_the_kernels_knock_outs_are_legal_configurations():
     (128, {"wgs128": 1}, "ping-pong needs 2 consumer warpgroups"),
     (64, {"bc64": 96}, "FA_TILE_BC_D64=96 is not a legal value"),
     (64, {"st64": 1}, "FA_TILE_STAGES_D64=1 is not a legal value"),
+    # (64*64 + 2*3*192*64)*2 + 1024 = 156672 B a CTA, two CTAs an SM with one warpgroup
+    (64, {"stl64": 3}, "long tile: shared memory per SM 315392 B (2 CTAs x (156672 + 1024) B)"),
+    # (64*64 + 2*3*128*64)*2 + 1024 = 107520 B a CTA, always three CTAs an SM
+    (64, {"stt64": 3}, "three-CTA tile: shared memory per SM 325632 B (3 CTAs x (107520 + 1024) B)"),
+    # 192 keys in 4 stages with one warpgroup: (64*64 + 2*4*192*64)*2 + 1024 = 205824 B a CTA, two CTAs an SM
+    # (with two warpgroups, 214016 B and one CTA: legal, in the count of test_legal_space_and_what_is_searched)
+    (64, {"stl64": 4}, "long tile: shared memory per SM 413696 B (2 CTAs x (205824 + 1024) B)"),
 ])
 def test_illegal_configurations_name_the_constraint(d, values, needle):
     reasons = SP.violations(SP.config(d, values))
@@ -59,9 +68,30 @@ def test_ping_pong_rule_follows_the_switch():
 
 
 def test_legal_space_and_what_is_searched():
-    assert len(SP.legal(64)) == 19 and len(SP.legal(128)) == 7
-    assert [p.short for p in SP.searched(64)] == ["bc64", "st64", "wgs64"]
-    assert [p.short for p in SP.searched(128)] == ["bc128", "st128"]  # WGS pinned by ping-pong
+    assert len(SHORT.legal(64)) == 19 and len(SHORT.legal(128)) == 7
+    assert [p.short for p in SHORT.searched(64)] == ["bc64", "st64", "wgs64"]
+    assert [p.short for p in SHORT.searched(128)] == ["bc128", "st128"]  # WGS pinned by ping-pong
+    # the whole space: D = 64's long-sequence and three-CTA tiles too (their constants and thresholds)
+    assert [p.short for p in SP.searched(64)] == ["bc64", "st64", "wgs64", "bcl64", "stl64", "ls64", "bct64", "stt64",
+                                                  "tsm64", "ttp64"]
+    assert SP.legal(128) == SHORT.legal(128)
+    # every legal short tile goes with every legal long and three-CTA tile and every threshold:
+    # long (BC, STAGES) per WGS = 1: (128, 2), (128, 3), (192, 2); WGS = 2 adds (128, 4), (192, 3), (192, 4) (one
+    # CTA an SM); three-CTA (64, 2), (64, 3), (128, 2); thresholds 3 x 3 x 3
+    wgs1 = sum(1 for c in SHORT.legal(64) if c["wgs64"] == 1)
+    assert len(SP.legal(64)) == (wgs1 * 3 + (19 - wgs1) * 6) * 3 * 27
+
+
+def test_knobs_pin_the_other_tunables_and_an_unknown_one_is_named():
+    only = SP.restricted("bc64, bcl64")
+    assert [p.short for p in only.searched(64)] == ["bc64", "bcl64"]
+    assert {(c["bc64"], c["bcl64"]) for c in only.legal(64)} == {(64, 128), (64, 192), (128, 128), (128, 192)}
+    assert all(c["st64"] == 3 and c["stl64"] == 2 and c["ls64"] == 4096 for c in only.legal(64))
+    # beside the pinned 192-key long tile and two CTAs an SM, only its default 2 stages fit: nothing to search
+    assert SP.restricted("stl64").searched(64) == [] and len(SP.restricted("stl64").legal(64)) == 1
+    assert SP.restricted("") is SP
+    with pytest.raises(ValueError, match="KNOBS: nope not a tunable of"):
+        SP.restricted("bc64,nope")
 
 
 def test_config_rejects_parameters_of_the_other_head_dim():
@@ -215,7 +245,7 @@ def fake_run(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tuning")
     params = TuneParams(trials=26, sampler="bruteforce", prune=False, fake=True, min_samples=20,
-                               budget_s=0)
+                               budget_s=0, knobs=SHORT_TILE_KNOBS)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=root)
@@ -232,7 +262,7 @@ def test_search_records_every_trial_and_every_failure(fake_run):
     assert set(measured["gpu_index"]) == {0, 1}  # both workers measured trials
     assert measured["gpu_uuid"].str.startswith("FAKE-").all()
     assert set(measured.drop_duplicates("impl")["impl"]) >= {s for d in (64, 128) for s in
-                                                             map(SP.impl_name, SP.legal(d))} - {
+                                                             map(SHORT.impl_name, SHORT.legal(d))} - {
         f"{END}@bc64=64,st64=8,wgs64=2", f"{END}@bc64=64,st64=7,wgs64=2", f"{END}@bc128=64,st128=6",
         f"{END}@bc128=64,st128=2"}
     for _, g in tuning_df[tuning_df["kind"] == "trial"].groupby("trial"):  # one row per trial x shape
@@ -379,3 +409,31 @@ def test_a_table_tuned_for_another_step_is_named_where_the_branch_end_has_none(t
                    tmp_path / "dispatch_step_b.json")
     assert [t["variant"] for t in td.tables_of_other_steps("step_b")] == ["step_a", "step_c"]
     assert "step_b.json" not in td.other_steps_note("step_b")
+
+
+def test_a_large_space_starts_from_a_seeded_sample_of_legal_configurations():
+    """Past PREBUILD_MAX legal configurations a run prebuilds and proposes first a seeded sample of legal
+    ones (half the trials, shared out among the head dims), so most trials are legal and built in
+    parallel; a space small enough to prebuild whole starts from the default alone."""
+    import optuna
+
+    from lab.studies.tuning import run as tuning
+    from lab.studies.tuning.search import Search, SearchSettings
+
+    assert tuning.starting_configs(SHORT, [64, 128], 150, 0) == {}  # 26 legal: prebuilt whole
+    start = tuning.starting_configs(SP, [64, 128], 150, 0)
+    assert {d: len(cs) for d, cs in start.items()} == {64: 37, 128: 6}  # 150 // 2 // 2; D = 128 has 6 besides the default
+    for d, cs in start.items():
+        assert len(set(cs)) == len(cs) and SP.default(d) not in cs and all(not SP.violations(c) for c in cs)
+    assert tuning.starting_configs(SP, [64, 128], 150, 0) == start  # seeded
+    assert tuning.starting_configs(SP, [64, 128], 150, 1)[64] != start[64]
+    # the study proposes the default, then the starting configurations, in order
+    search = Search.__new__(Search)
+    search.space, search.run_id = SP, "t"
+    search.s = SearchSettings(variant=END, shapes=[], trials=150, sampler="random",
+                              enqueue={64: [c.as_dict() for c in start[64][:3]]})
+    study = search._study(64)
+    waiting = [t.system_attrs["fixed_params"]
+               for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))]
+    searched = [p.short for p in SP.searched(64)]
+    assert waiting == [{s: c[s] for s in searched} for c in [SP.default(64), *start[64][:3]]]

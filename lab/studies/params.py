@@ -390,6 +390,8 @@ TUNE_OPTIONS = (
     Option("budget_s", "--budget", "BUDGET", "no new trial starts after this many s (0: no limit)", float),
     Option("task_timeout_s", "--task-timeout", "TASK_TIMEOUT", "s one trial may take on one shape before its "
            "worker is restarted (0: no limit)", float),
+    Option("knobs", "--knobs", "KNOBS", "comma-separated tunables (the manifest's short names, e.g. bc64,st64) to "
+           "search, the others at their defaults; empty: every one"),
 )
 # Switches of `python -m lab tune` (make: TUNE_FLAGS='--no-prune ...'): flag -> (field, value when given, help)
 TUNE_SWITCHES = {
@@ -420,6 +422,7 @@ class TuneParams:
     prune: bool = True
     prebuild: bool = True
     task_timeout_s: float = 180.0  # one trial on one shape; past it the worker is restarted
+    knobs: str = ""  # the tunables searched (lab.studies.tuning.space.Space.restricted); empty: all
     heldout: bool = True
     fake: bool = False
     update_dispatch: bool = True
@@ -436,6 +439,10 @@ class TuneParams:
         p = cls(**given)
         if p.gpus != "all" and not (str(p.gpus).isdigit() and int(p.gpus) >= 1):
             raise ValueError(f"--gpus / GPUS={p.gpus!r}: 'all' or a positive count")
+        if p.knobs:
+            from lab.studies.tuning.space import space
+
+            space(p.variant).restricted(p.knobs)  # a ValueError names an unknown tunable
         return replace(p, gpus=str(p.gpus))
 
     def as_text(self) -> dict[str, str]:

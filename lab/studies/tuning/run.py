@@ -36,6 +36,7 @@ from lab.studies.params import TuneParams
 from lab.studies.shapes import shape_set
 
 FAKE_DIR = REPO / "build" / "tuning-fake"  # --fake runs: synthetic numbers never go under data/
+PREBUILD_MAX = 256  # legal configurations prebuilt whole; a larger space: a seeded sample (starting_configs)
 
 # Tuning shapes: one per shape class covered (see lab.studies.tuning.dispatch for the class rule).
 TUNING_SETS = {
@@ -157,14 +158,36 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
     return out
 
 
-def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress) -> float:
-    """Every legal configuration of the searched head dims, compiled in parallel on one worker's
-    host (nvcc runs on the CPU): trials then load cached builds. Returns the seconds it took."""
+def starting_configs(sp, head_dims, trials: int, seed: int) -> dict[int, list]:
+    """The configurations a search proposes first, per head dim: none where the searched head dims' legal
+    configurations are at most PREBUILD_MAX (all of them are prebuilt; the sampler finds them); else a
+    seeded sample of legal ones, half the trials shared out among the head dims (the sampler proposes
+    the other half, learning from these), so that most of a large space's trials are legal and prebuilt."""
+    import random
+
+    if sum(len(sp.legal(d)) for d in head_dims) <= PREBUILD_MAX:
+        return {}
+    per_dim = max(1, trials // 2 // len(head_dims))
+    out = {}
+    for d in head_dims:
+        default = sp.default(d)
+        pool = [c for c in sp.legal(d) if c != default]
+        out[d] = random.Random(seed * 1000 + d).sample(pool, min(per_dim, len(pool)))
+    return out
+
+
+def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress, starting=None) -> float:
+    """Every legal configuration of the searched head dims (or, for a space of more than PREBUILD_MAX,
+    the search's `starting` configurations), compiled in parallel on one worker's host (nvcc runs on the
+    CPU): trials then load cached builds. Returns the seconds it took."""
     from lab.studies.tuning.worker import prebuild
 
-    configs = {sp.impl_name(c): sp.defines(c) for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)}
+    legal = ([c for cs in starting.values() for c in cs] if starting
+             else [c for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)])
+    configs = {sp.impl_name(c): sp.defines(c) for c in legal}
     configs.pop(p.variant, None)
-    progress(f"  prebuilding {len(configs)} configurations + the default ...")
+    progress(f"  prebuilding {len(configs)} configurations + the default"
+             + (" (a seeded sample of a large space, proposed first)" if starting else "") + " ...")
     try:
         res = client.submit(prebuild, p.variant, configs, backend, pure=False).result()
     except Exception as exc:  # noqa: BLE001 - a lost worker: the trials build for themselves
@@ -247,7 +270,7 @@ def tune(p: TuneParams, progress=print, client=None, backend=None, root=None) ->
     from lab.studies.tuning.search import Search, SearchSettings
     from lab.studies.tuning.space import space
 
-    sp = space(p.variant)
+    sp = space(p.variant).restricted(p.knobs)
     shapes, not_taken = taken_shapes(p.variant, shapes_named(p.shapes, TUNING_SETS))
     held, held_not_taken = taken_shapes(p.variant, shapes_named(p.heldout_shapes, HELDOUT_SETS))
     not_taken.update(held_not_taken)
@@ -292,13 +315,15 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     rec.write_json("env.json", {"client": _client_env(), "workers": workers})
     n = len(client.scheduler_info()["workers"])
     progress(f"tuning run {rec.run_id}: {n} worker(s), shapes {p.shapes}, {p.trials} trials, sampler {p.sampler}")
-    prebuild_s = run_prebuild(client, p, sp, shapes, rec, backend, progress) if p.prebuild else 0.0
+    starting = starting_configs(sp, sorted({s[3] for s in shapes}), p.trials, p.seed)
+    prebuild_s = run_prebuild(client, p, sp, shapes, rec, backend, progress, starting) if p.prebuild else 0.0
     t0 = time.perf_counter()
     run_aa(client, p, shapes, rec.run_id, recorder, backend)
     aa_s = time.perf_counter() - t0
     settings = SearchSettings(variant=p.variant, shapes=shapes, trials=p.trials, sampler=p.sampler, seed=p.seed,
                               modes=tuple(p.modes.split(",")), rule=p.rule(), budget_s=p.budget_s, prune=p.prune,
-                              task_timeout_s=p.task_timeout_s, storage_path=str(rec.path("study.journal")))
+                              task_timeout_s=p.task_timeout_s, storage_path=str(rec.path("study.journal")),
+                              enqueue={d: [c.as_dict() for c in cs] for d, cs in starting.items()})
     search = Search(client, sp, settings, rec.run_id, recorder.add, backend, progress)
     summary = search.run()
     table = td.choose_table(recorder.frame("tuning.parquet"), rec.run_id, p.variant, settings.modes[0])

@@ -104,6 +104,7 @@ class SearchSettings:
     prune: bool = True
     storage_path: str | None = None  # an Optuna journal file (the run folder keeps the studies)
     task_timeout_s: float = 180.0  # one shape of one trial (load, check, time); 0: no limit
+    enqueue: dict = field(default_factory=dict)  # head dim -> parameter dicts proposed after the default
 
 
 class Search:
@@ -137,7 +138,10 @@ class Search:
                   if self.s.prune else optuna.pruners.NopPruner())
         study = optuna.create_study(study_name=f"{self.run_id}-D{d}", direction="maximize", storage=storage,
                                     sampler=make_sampler(self.s.sampler, self.s.seed + d), pruner=pruner)
-        study.enqueue_trial({p.short: p.default for p in self.space.searched(d)})  # the default first
+        searched = [p.short for p in self.space.searched(d)]
+        study.enqueue_trial({short: self.space.default(d)[short] for short in searched})  # the default first
+        for values in self.s.enqueue.get(d, []):  # then the run's starting configurations
+            study.enqueue_trial({short: values[short] for short in searched})
         return study
 
     # --- the loop ---------------------------------------------------------------------------

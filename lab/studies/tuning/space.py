@@ -19,7 +19,14 @@ independent problems. Constraints (from `[[tunable_limits]]` in the manifest):
 - CTAs per SM (2 when WGS == 1, else 1) * (smem + smem_reserved_per_cta) <= smem_per_sm;
 - threads (128 per consumer warpgroup + 32 per producer warp) within the CTA and SM limits, and
   registers: the consumers' share of the CTA's allocation (as wgmma_attention.cuh computes it)
-  must reach the 232 per thread the kernel asks for with setmaxnreg.
+  must reach the 232 per thread the kernel asks for with setmaxnreg;
+- D = 64's other tiles (fa/tile_size.cuh), where the space has their constants: the long-sequence
+  tile (BC and STAGES of `*_LONG`, the short tile's warpgroups and CTAs per SM) and the three-CTA
+  tile (`*_THREE`: one consumer warpgroup, three CTAs per SM) fit shared memory by the same rules.
+  Their thresholds (which calls take them) change no code, only which calls take which tile.
+
+`restricted(knobs)` searches some of the parameters and pins the others at their defaults (`make tune
+KNOBS=bc64,st64`).
 
 A configuration whose build shows register spills is rejected after the build (`spill_reason`).
 """
@@ -27,7 +34,7 @@ A configuration whose build shows register spills is rejected after the build (`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from lab.kernels import manifest
@@ -101,14 +108,23 @@ class Space:
 
     # --- constraints --------------------------------------------------------------------
     def smem_bytes(self, cfg: Config) -> int:
+        """Dynamic shared memory of the configuration's short-sequence tile (what fa_smem_bytes reports)."""
         sh = _shorts(cfg)
-        rows = self.limits["rows_per_warpgroup"] * sh["wgs"]
-        d = cfg.head_dim
-        return (rows * d + 2 * sh["st"] * sh["bc"] * d) * 2 + self.limits["smem_alignment_slack"]
+        return self.tile_smem_bytes(cfg.head_dim, sh["wgs"], sh["bc"], sh["st"])
+
+    def tile_smem_bytes(self, head_dim: int, wgs: int, bc: int, stages: int) -> int:
+        """A WgmmaTile's dynamic shared memory: Q's rows and the K/V ring, 16-bit, plus the alignment pad."""
+        rows = self.limits["rows_per_warpgroup"] * wgs
+        return (rows * head_dim + 2 * stages * bc * head_dim) * 2 + self.limits["smem_alignment_slack"]
 
     @staticmethod
     def ctas_per_sm(cfg: Config) -> int:
-        return 2 if _shorts(cfg)["wgs"] == 1 else 1
+        return Space.ctas_per_sm_of(_shorts(cfg)["wgs"])
+
+    @staticmethod
+    def ctas_per_sm_of(wgs: int) -> int:
+        """Two CTAs share an SM with one consumer warpgroup, else one (fa::hopper_ctas_per_sm)."""
+        return 2 if wgs == 1 else 1
 
     def threads(self, cfg: Config) -> int:
         return 128 * _shorts(cfg)["wgs"] + 32 * cfg["pw"]
@@ -137,16 +153,22 @@ class Space:
         if sh["bc"] % self.limits["bc_multiple"]:
             reasons.append(f"BC={sh['bc']} is not a multiple of {self.limits['bc_multiple']} (whole TMA boxes)")
         smem = self.smem_bytes(cfg)
-        if smem > self.limits["smem_per_cta_max"]:
-            reasons.append(f"shared memory per CTA {smem} B > {self.limits['smem_per_cta_max']} B "
-                           f"(BR*D + 2*STAGES*BC*D halves + 1024)")
         reasons += self._thread_and_register_violations(cfg)
-        ctas = self.ctas_per_sm(cfg)
-        per_sm = ctas * (smem + self.limits["smem_reserved_per_cta"])
-        if smem <= self.limits["smem_per_cta_max"] and per_sm > self.limits["smem_per_sm"]:
-            reasons.append(f"shared memory per SM {per_sm} B ({ctas} CTAs x ({smem} + "
-                           f"{self.limits['smem_reserved_per_cta']}) B) > {self.limits['smem_per_sm']} B")
+        reasons += self._smem_violations("", smem, self.ctas_per_sm(cfg))
+        for tile, (bc, stages, wgs, ctas) in _other_tiles(cfg, sh).items():
+            reasons += self._smem_violations(f"{tile}: ", self.tile_smem_bytes(cfg.head_dim, wgs, bc, stages), ctas)
         return reasons
+
+    def _smem_violations(self, tile: str, smem: int, ctas: int) -> list[str]:
+        """A tile's shared memory against the per-CTA and (if that holds) the per-SM limit."""
+        lim = self.limits
+        if smem > lim["smem_per_cta_max"]:
+            return [f"{tile}shared memory per CTA {smem} B > {lim['smem_per_cta_max']} B (BR*D + 2*STAGES*BC*D halves + 1024)"]
+        per_sm = ctas * (smem + lim["smem_reserved_per_cta"])
+        if per_sm > lim["smem_per_sm"]:
+            return [f"{tile}shared memory per SM {per_sm} B ({ctas} CTAs x ({smem} + {lim['smem_reserved_per_cta']}) B) "
+                    f"> {lim['smem_per_sm']} B"]
+        return []
 
     def _thread_and_register_violations(self, cfg: Config) -> list[str]:
         lim, out = self.limits, []
@@ -161,16 +183,21 @@ class Space:
         return out
 
     def legal(self, head_dim: int) -> list[Config]:
-        """Every legal configuration of one head dim (the product of the values, filtered)."""
-        import itertools
+        """Every legal configuration of one head dim (the product of the values, filtered; computed once)."""
+        return list(_legal(self, head_dim))
 
-        params = self.of_head_dim(head_dim)
-        out = []
-        for combo in itertools.product(*(p.values for p in params)):
-            cfg = self.config(head_dim, {p.short: v for p, v in zip(params, combo)})
-            if not self.violations(cfg):
-                out.append(cfg)
-        return out
+    def restricted(self, knobs: str | tuple[str, ...] = "") -> Space:
+        """This space with only `knobs` (short names, comma-joined or a tuple) searched and every other
+        parameter pinned at its default; all of them where `knobs` is empty. A ValueError names an unknown one."""
+        names = [k.strip() for k in (knobs.split(",") if isinstance(knobs, str) else knobs) if k.strip()]
+        if not names:
+            return self
+        unknown = [k for k in names if k not in {p.short for p in self.params}]
+        if unknown:
+            raise ValueError(f"KNOBS: {', '.join(unknown)} not a tunable of {self.variant} "
+                             f"(tunables: {', '.join(p.short for p in self.params)})")
+        params = tuple(p if p.short in names else replace(p, values=(p.default,)) for p in self.params)
+        return Space(self.variant, params, self.limits)
 
     # --- names and defines --------------------------------------------------------------
     def defines(self, cfg: Config) -> dict[str, int]:
@@ -213,6 +240,35 @@ def _shorts(cfg: Config) -> dict[str, int]:
     if missing:
         raise ValueError(f"configuration lacks {sorted(missing)} for D = {cfg.head_dim}")
     return out
+
+
+# D = 64's tiles besides the short one: name -> (its BC and STAGES shorts, its warpgroups: None for the short
+# tile's, its CTAs per SM: None for the short tile's rule), as fa/tile_size.cuh builds them.
+OTHER_TILES = {"long tile": ("bcl", "stl", None, None), "three-CTA tile": ("bct", "stt", 1, 3)}
+
+
+def _other_tiles(cfg: Config, sh: dict) -> dict[str, tuple[int, int, int, int]]:
+    """(BC, STAGES, WGS, CTAs per SM) of each other tile whose constants the configuration holds."""
+    values = {short.removesuffix(str(cfg.head_dim)): v for short, v in cfg.values}
+    out = {}
+    for tile, (bc, st, wgs, ctas) in OTHER_TILES.items():
+        if bc in values and st in values:
+            w = sh["wgs"] if wgs is None else wgs
+            out[tile] = (values[bc], values[st], w, Space.ctas_per_sm_of(w) if ctas is None else ctas)
+    return out
+
+
+@cache
+def _legal(sp: Space, head_dim: int) -> tuple[Config, ...]:
+    import itertools
+
+    params = sp.of_head_dim(head_dim)
+    out = []
+    for combo in itertools.product(*(p.values for p in params)):
+        cfg = sp.config(head_dim, {p.short: v for p, v in zip(params, combo)})
+        if not sp.violations(cfg):
+            out.append(cfg)
+    return tuple(out)
 
 
 @cache
