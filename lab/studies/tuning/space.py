@@ -84,8 +84,7 @@ class Space:
     def searched(self, head_dim: int) -> list[Param]:
         """The parameters that take more than one value among the legal configurations (what a
         search varies; WGS at D = 128 is pinned to 2 by ping-pong, so it is not searched)."""
-        legal = self.legal(head_dim)
-        return [p for p in self.of_head_dim(head_dim) if len({c[p.short] for c in legal}) > 1]
+        return list(_searched(self, head_dim))
 
     def param(self, short: str) -> Param:
         for p in self.params:
@@ -182,9 +181,10 @@ class Space:
                        f"the kernel sets (registers per SM / (threads x CTAs), less the producer's)")
         return out
 
-    def legal(self, head_dim: int) -> list[Config]:
-        """Every legal configuration of one head dim (the product of the values, filtered; computed once)."""
-        return list(_legal(self, head_dim))
+    def legal(self, head_dim: int) -> tuple[Config, ...]:
+        """Every legal configuration of one head dim (the product of the values, filtered; computed once and
+        shared: the search asks for it at every proposal)."""
+        return _legal(self, head_dim)
 
     def restricted(self, knobs: str | tuple[str, ...] = "") -> Space:
         """This space with only `knobs` (short names, comma-joined or a tuple) searched and every other
@@ -269,6 +269,12 @@ def _legal(sp: Space, head_dim: int) -> tuple[Config, ...]:
         if not sp.violations(cfg):
             out.append(cfg)
     return tuple(out)
+
+
+@cache
+def _searched(sp: Space, head_dim: int) -> tuple[Param, ...]:
+    legal = sp.legal(head_dim)
+    return tuple(p for p in sp.of_head_dim(head_dim) if len({c[p.short] for c in legal}) > 1)
 
 
 @cache
