@@ -437,3 +437,16 @@ def test_a_large_space_starts_from_a_seeded_sample_of_legal_configurations():
                for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))]
     searched = [p.short for p in SP.searched(64)]
     assert waiting == [{s: c[s] for s in searched} for c in [SP.default(64), *start[64][:3]]]
+
+
+def test_legal_configurations_are_the_product_filtered_by_every_constraint():
+    """legal() decides legality on the constrained parameters alone and pairs every legal combination with
+    every value of the free ones (thresholds, scheduler choices): the same set as filtering the whole product."""
+    import itertools
+
+    sub = SP.restricted("bc64,st64,wgs64,stl64,stt64,ls64,tsm64")
+    params = sub.of_head_dim(64)
+    every = [sub.config(64, dict(zip([p.short for p in params], combo)))
+             for combo in itertools.product(*(p.values for p in params))]
+    assert set(sub.legal(64)) == {c for c in every if not sub.violations(c)}
+    assert len(sub.legal(64)) == len(set(sub.legal(64))) > 0

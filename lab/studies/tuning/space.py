@@ -258,16 +258,26 @@ def _other_tiles(cfg: Config, sh: dict) -> dict[str, tuple[int, int, int, int]]:
     return out
 
 
+# The parameters the constraints read (short names without the head dim); every other one (a threshold, a
+# scheduler's choice) only has to take one of its values, so legality is decided without it.
+CONSTRAINED = {"bc", "st", "wgs", "pw", "bcl", "stl", "bct", "stt"}
+
+
 @cache
 def _legal(sp: Space, head_dim: int) -> tuple[Config, ...]:
+    """The constrained parameters' legal combinations, each with every combination of the free ones."""
     import itertools
 
     params = sp.of_head_dim(head_dim)
+    bound = [p for p in params if p.short.removesuffix(str(head_dim)) in CONSTRAINED]
+    free = [p for p in params if p not in bound]
     out = []
-    for combo in itertools.product(*(p.values for p in params)):
-        cfg = sp.config(head_dim, {p.short: v for p, v in zip(params, combo)})
-        if not sp.violations(cfg):
-            out.append(cfg)
+    for combo in itertools.product(*(p.values for p in bound)):
+        values = {p.short: v for p, v in zip(bound, combo)}
+        if sp.violations(sp.config(head_dim, values)):
+            continue
+        for rest in itertools.product(*(p.values for p in free)):
+            out.append(sp.config(head_dim, {**values, **{p.short: v for p, v in zip(free, rest)}}))
     return tuple(out)
 
 
