@@ -4,9 +4,11 @@
 # .scratch/run.tgz.in (it resumes). Before the first call: move data/runs/* aside locally (the tree
 # plus the carried wheels must stay under 64 MiB) and write the full commit sha to .scratch/sha.
 # Usage (the run tool's command): LIMIT=540 bash data/explorations/2026-11-25-recorded-run-recipe/run_call.sh
+# RUN_ARGS: the first call's run parameters (e.g. RUN_ARGS="--gpus 4 --replicates 4"); a resumed run keeps its own.
 source .whl/prelude.sh 2>/dev/null
+[ -d .whl-tuning ] && source .whl-tuning/prelude.sh 2>/dev/null  # dask-cuda for GPUS > 1
 export PYTHONPATH=$PWD:$PYTHONPATH LAB_GIT_SHA=$(cat .scratch/sha) LAB_GIT_DIRTY=0 PYTHONUNBUFFERED=1
-RESUME=""
+RESUME="${RUN_ARGS:-}"
 if [ -f .scratch/run.tgz.in ]; then
   mkdir -p data/runs && tar xzf .scratch/run.tgz.in -C data/runs
   RESUME="--resume $(ls data/runs | tail -1)"
