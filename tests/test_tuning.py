@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -20,6 +22,7 @@ from lab.kernels.manifest import tuned_kernel
 END = tuned_kernel()
 
 SP = space(END)
+TUNING_RUNS = Path(__file__).resolve().parents[1] / "data" / "tuning"
 SHORT_TILE_KNOBS = "bc64,st64,wgs64,bc128,st128,wgs128,pw"  # the short-sequence tile's constants alone
 SHORT = SP.restricted(SHORT_TILE_KNOBS)
 
@@ -450,3 +453,17 @@ def test_legal_configurations_are_the_product_filtered_by_every_constraint():
              for combo in itertools.product(*(p.values for p in params))]
     assert set(sub.legal(64)) == {c for c in every if not sub.violations(c)}
     assert len(sub.legal(64)) == len(set(sub.legal(64))) > 0
+
+
+def test_the_docs_name_the_make_line_a_tuning_run_was_made_by():
+    """docs/autotuning.md's recorded search: every parameter that differs from make tune's defaults and
+    the switches given, read back from params.json (the committed run was started as `python -m lab tune
+    --trials 200 --budget 120 --gpus 2 --sampler bruteforce --no-dispatch-update`)."""
+    from lab.report.docs import tune_command
+
+    committed = json.loads((TUNING_RUNS / "20261128T083709Z-2c86c27" / "params.json").read_text())
+    assert tune_command(committed) == ("make tune TRIALS=200 SAMPLER=bruteforce GPUS=2 BUDGET=120 "
+                                       "TUNE_FLAGS=--no-dispatch-update")
+    assert tune_command({"variant": END, "trials": 16, "cap_s": 1.0, "prune": True, "fake": False}) == "make tune"
+    assert tune_command({"variant": END, "knobs": "bc64", "cap_s": 0.5, "prune": False, "heldout": False}) == (
+        "make tune CAP=0.5 KNOBS=bc64 TUNE_FLAGS='--no-prune --no-heldout'")

@@ -120,6 +120,26 @@ def portable(data: RunData, peer: str = PEER) -> str:
     return text
 
 
+def tune_command(params: dict) -> str:
+    """The `make tune` line a tuning run's params.json was made by: each parameter that differs from
+    make tune's default, and the switches given (TUNE_FLAGS)."""
+    from lab.studies.params import TUNE_OPTIONS, TUNE_SWITCHES, TuneParams
+
+    defaults = TuneParams(variant=params.get("variant") or manifest.tuned_kernel()).as_text()
+    words = []
+    for o in TUNE_OPTIONS:
+        if o.name not in params:
+            continue
+        value = params[o.name]
+        text = f"{value:g}" if isinstance(value, float) else str(value)
+        if text != defaults[o.name]:
+            words.append(f"{o.make}={text}")
+    flags = [flag for flag, (name, on, _) in TUNE_SWITCHES.items() if name in params and params[name] == on]
+    if flags:
+        words.append(f"TUNE_FLAGS='{' '.join(flags)}'" if len(flags) > 1 else f"TUNE_FLAGS={flags[0]}")
+    return " ".join(["make tune", *words])
+
+
 def tuning(variant: str | None = None) -> str:
     from lab.report import tuning as tuning_report
     from lab.studies.tuning import dispatch
@@ -138,8 +158,7 @@ def tuning(variant: str | None = None) -> str:
         parts.append(f"run `{run_id}` on {workers} worker(s) ({submitted} configurations measured, "
                      f"{counts.get('invalid', 0)} invalid, {search_s:.1f} s of search)")
     params = tuning_report.read_run_file(run_dir, "params.json")
-    text = (f"Recorded: `make tune SAMPLER={params.get('sampler')} SHAPES={params.get('shapes')} "
-            f"TRIALS={params.get('trials')}`, " + " and ".join(parts))
+    text = f"Recorded: `{tune_command(params)}`, " + " and ".join(parts)
     if len({r[1] for r in runs}) > 1:
         one, many = min(runs, key=lambda r: r[1]), max(runs, key=lambda r: r[1])
         text += f": {many[4] / one[4]:.2f}× the configurations per minute on {many[1]} GPUs against {one[1]}"
