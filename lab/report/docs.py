@@ -120,6 +120,18 @@ def portable(data: RunData, peer: str = PEER) -> str:
     return text
 
 
+def tune_space(variant: str | None = None) -> str:
+    """How many legal configurations the tuned kernel's space holds, in all and for its short tiles alone."""
+    from lab.studies.tuning.space import SHORT_TILE, base_name, space
+
+    sp = space(variant)
+    knobs = ",".join(p.short for p in sp.params if base_name(p) in SHORT_TILE)
+    short = sp.restricted(knobs)
+    return (f"That leaves {len(sp.legal(64))} legal configurations at D = 64 and {len(sp.legal(128))} at D = 128; "
+            f"`KNOBS=...` searches only the named tunables with the others at their defaults (the short tiles "
+            f"alone, `KNOBS={knobs}`: {len(short.legal(64))} and {len(short.legal(128))}).")
+
+
 def tune_command(params: dict) -> str:
     """The `make tune` line a tuning run's params.json was made by: each parameter that differs from
     make tune's default, and the switches given (TUNE_FLAGS)."""
@@ -182,7 +194,7 @@ def blocks(rec) -> dict[str, str]:
     data = rec if isinstance(rec, RunData) else RunData(rec)
     return {"ladder": ladder(), "switches": switches(), "parameters": parameters(RUN_OPTIONS, RunParams().as_text()),
             "tune-parameters": parameters(TUNE_OPTIONS, TuneParams().as_text()), "stage-times": stage_times(data),
-            "portable": portable(data), "tuning": tuning()}
+            "portable": portable(data), "tuning": tuning(), "tune-space": tune_space()}
 
 
 # --- writing them -----------------------------------------------------------------------------

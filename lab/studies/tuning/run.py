@@ -182,9 +182,9 @@ def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress
     CPU): trials then load cached builds. Returns the seconds it took."""
     from lab.studies.tuning.worker import prebuild
 
-    legal = ([c for cs in starting.values() for c in cs] if starting
-             else [c for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)])
-    configs = {sp.impl_name(c): sp.defines(c) for c in legal}
+    wanted = ([c for cs in starting.values() for c in cs] if starting
+              else [c for d in sorted({s[3] for s in shapes}) for c in sp.legal(d)])
+    configs = {sp.impl_name(c): sp.defines(c) for c in wanted}
     configs.pop(p.variant, None)
     progress(f"  prebuilding {len(configs)} configurations + the default"
              + (" (a seeded sample of a large space, proposed first)" if starting else "") + " ...")

@@ -258,9 +258,16 @@ def _other_tiles(cfg: Config, sh: dict) -> dict[str, tuple[int, int, int, int]]:
     return out
 
 
-# The parameters the constraints read (short names without the head dim); every other one (a threshold, a
+# The short tile's parameters (short names without the head dim: _shorts, threads' "pw").
+SHORT_TILE = {"bc", "st", "wgs", "pw"}
+# The parameters the constraints read: the short tile's and the other tiles'; every other one (a threshold, a
 # scheduler's choice) only has to take one of its values, so legality is decided without it.
-CONSTRAINED = {"bc", "st", "wgs", "pw", "bcl", "stl", "bct", "stt"}
+CONSTRAINED = SHORT_TILE | {name for bc, st, _, _ in OTHER_TILES.values() for name in (bc, st)}
+
+
+def base_name(p: Param) -> str:
+    """A parameter's short name without its head dim ("bc64" -> "bc"; a shared one's as it is)."""
+    return p.short.removesuffix(str(p.head_dim)) if p.head_dim else p.short
 
 
 @cache
@@ -269,7 +276,7 @@ def _legal(sp: Space, head_dim: int) -> tuple[Config, ...]:
     import itertools
 
     params = sp.of_head_dim(head_dim)
-    bound = [p for p in params if p.short.removesuffix(str(head_dim)) in CONSTRAINED]
+    bound = [p for p in params if base_name(p) in CONSTRAINED]
     free = [p for p in params if p not in bound]
     out = []
     for combo in itertools.product(*(p.values for p in bound)):
