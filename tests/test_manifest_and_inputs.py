@@ -24,13 +24,14 @@ def test_manifest_matches_files():
 def test_each_step_names_an_earlier_parent_and_opens_with_its_idea():
     chain = variants.manifest()
     for i, v in enumerate(chain):
-        assert v.parent in {u.name for u in chain[:i]} if i else v.parent == ""
+        same_problem = {u.name for u in chain[:i] if u.problem == v.problem}  # each problem is a tree of its own
+        assert v.parent in same_problem if same_problem else v.parent == ""
         if v.arch == variants.PORTABLE:  # a portable kernel cannot build on an arch-specific one
-            assert variants.branch(v.parent or v.name) == variants.PORTABLE, v.name
+            assert variants.get(v.parent or v.name).arch == variants.PORTABLE, v.name
         first = v.path.read_text().splitlines()[0]
         assert first.startswith(f"// Step {v.index} - "), f"{v.file} opens with its step number and idea"
         header = "\n".join(line for line in v.path.read_text().splitlines() if line.startswith("//"))
-        assert "Hypothesis:" in header and "Predicted:" in header or i == 0, f"{v.file} states its hypothesis"
+        assert "Hypothesis:" in header and "Predicted:" in header or not v.parent, f"{v.file} states its hypothesis"
         low, high = v.speedup
         assert 0 < low <= high
         assert v.metric in variants.METRICS and v.direction in ("up", "down")
@@ -38,7 +39,7 @@ def test_each_step_names_an_earlier_parent_and_opens_with_its_idea():
 
 def test_manifest_predictions_match_file_headers():
     # The file header's "Predicted: a-bx" range is the manifest's speedup range.
-    for v in variants.manifest()[1:]:
+    for v in variants.manifest()[1:]:  # every step but the first; a second root (decode) predicts too
         m = re.search(r"Predicted: (?:within noise to )?(?:([\d.]+)x?-)?([\d.]+)x", v.path.read_text())
         assert m, f"{v.file} has a 'Predicted: ...x' line"
         assert float(m.group(2)) == v.speedup[1], f"{v.file}: predicted high end differs from the manifest"
@@ -70,7 +71,7 @@ def test_a_tree_manifest_is_accepted_and_its_branches_keep_their_own_order(tree_
      r"must be an earlier step of the manifest"),
     ([("orphan", "19_x.cu", "nope")], r"'orphan' \(step 19\) has parent 'nope', which is not a step of the manifest"),
     ([("self", "19_x.cu", "self")], r"'self' \(step 19\) has parent 'self', itself"),
-    ([("rootless", "19_x.cu", "")], r"'rootless' \(step 19\) has parent = \"\", which only the first step may have"),
+    ([("rootless", "19_x.cu", "")], r"'rootless' \(step 19\) has parent = \"\", which only the first prefill step may have"),
     ([("wmma", "19_x.cu", "async_pipeline")], r"step 19 is named 'wmma' like an earlier step"),
 ])
 def test_a_parent_that_is_not_an_earlier_step_is_refused(tree_manifest, steps, message):
@@ -83,7 +84,57 @@ def test_the_first_step_must_be_the_root(tree_manifest):
     vdir = tree_manifest()
     text = (vdir / "manifest.toml").read_text().replace('parent = ""', 'parent = "restrict"', 1)
     (vdir / "manifest.toml").write_text(text)
-    with pytest.raises(ValueError, match=r"the first step 'baseline' has parent 'restrict'; it must have parent = "):
+    with pytest.raises(ValueError, match=r"the first prefill step 'baseline' has parent 'restrict'; it must have parent = "):
+        variants.manifest()
+
+
+DECODE_ROOT = '\n[[variant]]\nname = "d_root"\nfile = "19_x.cu"\nparent = ""\nproblem = "decode"\n' + \
+    'title = "t"\nchange = "c"\nhypothesis = "h"\nmetric = "dram_throughput"\ndirection = "up"\n' + \
+    'speedup = [1.0, 1.0]\narch = "portable"\n'
+
+
+def _decode_step(name, file, parent, problem="decode"):
+    return DECODE_ROOT.replace('"d_root"', f'"{name}"').replace('"19_x.cu"', f'"{file}"') \
+        .replace('parent = ""', f'parent = "{parent}"').replace('"decode"', f'"{problem}"')
+
+
+def test_a_second_problem_is_a_tree_of_its_own_with_its_own_root_and_end(tree_manifest):
+    vdir = tree_manifest([])  # steps 1-18
+    for f in ("19_x.cu", "20_y.cu"):
+        (vdir / f).write_text("// x\n")
+    (vdir / "manifest.toml").write_text((vdir / "manifest.toml").read_text() + DECODE_ROOT
+                                         + _decode_step("d_next", "20_y.cu", "d_root"))
+    from lab.kernels import manifest
+
+    manifest.manifest.cache_clear()
+    assert variants.names()[-1] == "ftz_exp2" and "d_root" not in variants.names()  # the prefill ladder
+    assert variants.names(problem="decode") == ["d_root", "d_next"]
+    assert variants.names(problem=None)[-3:] == ["ftz_exp2", "d_root", "d_next"]
+    assert variants.branch("d_next") == "decode" and variants.get("d_next").arch == "portable"
+    every = variants.names(problem=None)
+    assert variants.branch_ends(every) == ["async_pipeline", "ftz_exp2", "d_next"]
+    assert manifest.headline_end(every) == "ftz_exp2"  # never the decode end
+    assert variants.lineage("d_next") == ["d_root", "d_next"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (DECODE_ROOT + _decode_step("d_bad", "20_y.cu", "async_pipeline"),
+     r"'d_bad' \(step 20\) has parent 'async_pipeline', a prefill step"),
+    (_decode_step("d_bad", "19_x.cu", "async_pipeline"),
+     r"the first decode step 'd_bad' has parent 'async_pipeline'; it must have parent = \"\""),
+    (DECODE_ROOT + _decode_step("d_two", "20_y.cu", ""), r"which only the first decode step may have"),
+    (DECODE_ROOT.replace('"decode"', '"serving"'), r"problem = 'serving': one of \"prefill\", \"decode\""),
+    (_decode_step("p_bad", "19_x.cu", "d_root", problem="prefill"), r"'p_bad' \(step 19\) has parent 'd_root'"),
+])
+def test_a_step_crossing_problems_or_a_second_root_is_refused(tree_manifest, extra, message):
+    vdir = tree_manifest([])
+    for f in ("19_x.cu", "20_y.cu"):
+        (vdir / f).write_text("// x\n")
+    (vdir / "manifest.toml").write_text((vdir / "manifest.toml").read_text() + extra)
+    from lab.kernels import manifest
+
+    manifest.manifest.cache_clear()
+    with pytest.raises(ValueError, match=message):
         variants.manifest()
 
 

@@ -64,6 +64,16 @@ class Variant:
     # library says the same through fa_dtypes() / fa_grouped_kv(), checked when it loads.
     dtypes: tuple[str, ...] = (DEFAULT_DTYPE,)
     kv_heads: str = "same"
+    # The problem it solves (PROBLEMS): "prefill" (as many queries as keys, lab.kernels.attention's
+    # call) or "decode" (1 to 8 new queries against a K/V cache, lab.kernels.decode_attention's). Each
+    # problem's steps are a tree of their own, with their own root and branch ends.
+    problem: str = "prefill"
+
+    @property
+    def branch(self) -> str:
+        """The branch it is on: its arch for a prefill step ("portable", "sm_90a"), its problem for
+        any other (the decode branch), so that a decode step never ends a prefill branch."""
+        return self.arch if self.problem == PREFILL else self.problem
 
     def not_taken(self, shape: Shape) -> str:
         """Why this step cannot take `shape`'s element type or K/V heads, by its manifest; "" if it can."""
@@ -90,6 +100,8 @@ def judged_shape(v: Variant) -> Shape | None:
 
 
 PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
+PREFILL = "prefill"
+PROBLEMS = (PREFILL, "decode")  # what a step computes; the first step of each is a root (parent "")
 
 
 def tables(text: str | None = None) -> dict:
@@ -108,7 +120,10 @@ def manifest() -> tuple[Variant, ...]:
     for i, entry in enumerate(entries, start=1):
         v = Variant(index=i, **{**entry, "speedup": tuple(entry["speedup"]),
                                 **({"dtypes": tuple(entry["dtypes"])} if "dtypes" in entry else {})})
-        _check_parent(v, earlier={u.name for u in out}, later={e.get("name") for e in entries[i:]})
+        if v.problem not in PROBLEMS:
+            raise ValueError(f"manifest: {v.name!r} problem = {v.problem!r}: one of "
+                             + ", ".join(f'"{p}"' for p in PROBLEMS))
+        _check_parent(v, earlier={u.name: u.problem for u in out}, later={e.get("name") for e in entries[i:]})
         if not v.path.is_file():
             raise ValueError(f"manifest: {v.name!r} names {v.file}, which does not exist")
         if v.twin and not (KERNELS_DIR / v.twin).is_file():
@@ -139,19 +154,22 @@ def _check_inputs_fields(v: Variant) -> None:
                          + ' ("same": H_kv = H only; "grouped": any H_kv that divides H)')
 
 
-def _check_parent(v: Variant, earlier: set[str], later: set[str]) -> None:
-    """The tree's one rule: the first step has parent "", every other names an earlier step."""
+def _check_parent(v: Variant, earlier: dict[str, str], later: set[str]) -> None:
+    """The tree's one rule, per problem: the first step of a problem has parent "" (its root), every
+    other names an earlier step of the same problem. `earlier`: the earlier steps' names -> problems."""
     if v.name in earlier:
         raise ValueError(f"manifest: step {v.index} is named {v.name!r} like an earlier step; names must be unique")
-    if not earlier:
+    if v.problem not in earlier.values():
         if v.parent:
-            raise ValueError(f"manifest: the first step {v.name!r} has parent {v.parent!r}; it must have "
-                             'parent = "" (the root of the ladder)')
+            raise ValueError(f"manifest: the first {v.problem} step {v.name!r} has parent {v.parent!r}; it must have "
+                             f'parent = "" (the root of the {v.problem} ladder)')
         return
-    if v.parent in earlier:
+    if earlier.get(v.parent) == v.problem:
         return
     if not v.parent:
-        where = 'parent = "", which only the first step may have'
+        where = f'parent = "", which only the first {v.problem} step may have'
+    elif v.parent in earlier:
+        where = f"parent {v.parent!r}, a {earlier[v.parent]} step (a step's parent solves its problem)"
     elif v.parent == v.name:
         where = f"parent {v.parent!r}, itself"
     elif v.parent in later:
@@ -159,35 +177,37 @@ def _check_parent(v: Variant, earlier: set[str], later: set[str]) -> None:
     else:
         where = f"parent {v.parent!r}, which is not a step of the manifest"
     raise ValueError(f"manifest: {v.name!r} (step {v.index}) has {where}; a step's parent must be an earlier "
-                     "step of the manifest")
+                     "step of the manifest that solves the same problem")
 
 
-def names() -> list[str]:
-    """Variant names in manifest order."""
-    return [v.name for v in manifest()]
+def names(problem: str | None = PREFILL) -> list[str]:
+    """Variant names in manifest order: the prefill ladder's (what the study times on its prefill
+    shapes, the default), another problem's, or every step (problem=None)."""
+    return [v.name for v in manifest() if problem is None or v.problem == problem]
 
 
 # --- the ladder as a tree: branches and lineages -------------------------------------------
 #
-# A branch is the steps of one `arch` ("portable", "sm_90a", ...). Branches come in the order of
+# A branch is the prefill steps of one `arch` ("portable", "sm_90a", ...), or the steps of another
+# problem ("decode": Variant.branch). Branches come in the order of
 # their first step in the manifest, and a branch's steps in manifest order; a branch may start
 # from a step of another (wgmma, the first sm_90a step, has the portable async_pipeline as its
 # parent) and a later step may continue an earlier branch after another branch's steps.
 
 
 def branch(name: str) -> str:
-    """The branch (the manifest's arch) of step `name`."""
-    return get(name).arch
+    """The branch of step `name` (Variant.branch: its arch, or its problem where not prefill)."""
+    return get(name).branch
 
 
 def branches(variant_names: list[str] | None = None) -> dict[str, list[str]]:
-    """arch -> its steps among `variant_names` (default: all), branches in order of first
-    appearance in the manifest, each branch's steps in manifest order."""
+    """branch -> its steps among `variant_names` (default: the prefill steps), branches in order of
+    first appearance in the manifest, each branch's steps in manifest order."""
     wanted = set(names() if variant_names is None else variant_names)
     out: dict[str, list[str]] = {}
     for v in manifest():
         if v.name in wanted:
-            out.setdefault(v.arch, []).append(v.name)
+            out.setdefault(v.branch, []).append(v.name)
     return out
 
 
@@ -206,18 +226,18 @@ def lineage(name: str) -> list[str]:
 
 
 def branch_ends(variant_names: list[str]) -> list[str]:
-    """The last of the given steps on each branch of the ladder (a branch = one target arch), in
-    branch order: the kernels a user would pick from each branch."""
+    """The last of the given steps on each branch of the ladder (Variant.branch: a target arch, or
+    the decode branch), in branch order: the kernels a user would pick from each branch."""
     ends: dict[str, str] = {}
     for name in sorted(variant_names, key=lambda n: get(n).index):
-        ends[get(name).arch] = name
+        ends[get(name).branch] = name
     return list(ends.values())
 
 
 def headline_end(variant_names: list[str]) -> str:
     """The branch end a run's single-kernel studies (A/A twin, factorial) go to: the arch-specific
     branch's end where the run has it (the fastest kernel on its GPU), else the portable end."""
-    ends = branch_ends(variant_names)
+    ends = [n for n in branch_ends(variant_names) if get(n).problem == PREFILL]  # never the decode end
     specific = [n for n in ends if get(n).arch != PORTABLE]
     return (specific or ends or [""])[-1]
 

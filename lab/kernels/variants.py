@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from lab.kernels import build
 from lab.kernels.attention import KernelAttention, check_inputs, cuda_error_name  # noqa: F401  (the public API)
-from lab.kernels.manifest import (KERNELS_DIR, MANIFEST_PATH, MAX_GRID_YZ, METRICS, PORTABLE, REPO,  # noqa: F401
+from lab.kernels.manifest import (KERNELS_DIR, MANIFEST_PATH, MAX_GRID_YZ, METRICS, PORTABLE, PREFILL, REPO,  # noqa: F401
                                   SUPPORTED_HEAD_DIMS, VARIANTS_DIR, Variant, branch, branch_ends, branch_order,
                                   branches, get, judged_shape, lineage, manifest, names)
 

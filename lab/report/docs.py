@@ -47,7 +47,8 @@ def ladder() -> str:
     rows = []
     for v in manifest.manifest():
         parent = manifest.get(v.parent).index if v.parent else MISSING
-        rows.append([v.index, f"`{v.file}`", v.arch, parent, v.change])
+        where = v.arch if v.branch == v.arch else f"{v.branch} ({v.arch})"  # decode (portable), decode (sm_90a)
+        rows.append([v.index, f"`{v.file}`", where, parent, v.change])
     return md_table(["#", "file", "branch", "parent", "the step's one idea"], rows, "rllrl", compact=True)
 
 

@@ -445,10 +445,13 @@ def first_line(text) -> str:
 
 
 def manifest_variants():
+    """The prefill ladder's steps (what the study's timing, bar and reproduce line are about; the
+    decode branch's steps are another problem, lab.kernels.manifest.PROBLEMS); () where the manifest
+    is broken."""
     from lab.kernels import variants
 
     try:
-        return variants.manifest()
+        return tuple(v for v in variants.manifest() if v.problem == variants.PREFILL)
     except Exception:  # noqa: BLE001 - a broken manifest leaves titles out, not the report
         return ()
 
