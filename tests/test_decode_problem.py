@@ -215,6 +215,10 @@ def test_the_decode_grid_covers_what_a_kernel_must_get_right():
     assert {s.group for s in grid} >= {1, 2, 4, 8} and any(s.H_kv == 1 for s in grid) and any(s.mixed for s in grid)
     assert any(s.cache_len == s.q_len for s in grid)  # the minimum cache: the new tokens alone
     assert any(s.page_size and s.cache_len % s.page_size == 1 for s in grid)  # one token past a page
+    # caches long enough that a kernel splitting the keys across CTAs splits them (step 38's chunks are
+    # 256 keys at the least), paged and mixed among them
+    assert any(s.cache_len >= 3000 and s.mixed and s.page_size for s in grid)
+    assert any(s.cache_len >= 3000 and not s.page_size for s in grid)
     assert len({s.id for s in grid}) == len(grid)
 
 

@@ -98,7 +98,9 @@ def library_inputs(library) -> tuple[tuple[str, ...], str]:
     RuntimeError where the exports contradict each other (a bit the ABI does not define, fp16
     missing although fa_forward takes it, or fa_dtypes/fa_grouped_kv claiming more than fp16 with
     H_kv = H without the fa_forward_ex that would take it)."""
-    ex = getattr(library, "fa_forward_ex", None)
+    # The entry that takes more than fp16 with H_kv = H: a prefill step's fa_forward_ex, or a decode
+    # step's fa_decode (lab.kernels.decode_attention), which always takes the problem's model inputs.
+    ex = getattr(library, "fa_forward_ex", None) or getattr(library, "fa_decode", None)
     mask_fn, grouped_fn = getattr(library, "fa_dtypes", None), getattr(library, "fa_grouped_kv", None)
     if ex is None:
         claims = (mask_fn is not None and mask_fn() != DTYPE_BITS["fp16"]) or (grouped_fn is not None and grouped_fn())

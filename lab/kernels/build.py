@@ -231,6 +231,10 @@ class BuildResult:
         loaded_key = lib.fa_build_key().decode()
         if loaded_key != "k" + self.key:
             raise RuntimeError(f"stale library {self.library}: built as {loaded_key}, expected k{self.key}")
+        if self.step and get(self.step).problem == "decode":
+            from lab.kernels.decode_attention import DecodeAttention
+
+            return DecodeAttention(self.name, lib, self.key, build_info=self.summary())
         return KernelAttention(self.name, lib, self.key, build_info=self.summary(), declared=self.declared())
 
     @property
@@ -240,7 +244,7 @@ class BuildResult:
         if self.variant:
             return self.variant
         base = re.split(r"[~@+]", self.name, maxsplit=1)[0]
-        return base if base in names() else ""
+        return base if base in names(problem=None) else ""
 
     def declared(self) -> tuple | None:
         """The manifest's (dtypes, kv_heads) for this build's step, or None where it names none."""

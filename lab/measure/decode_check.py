@@ -63,12 +63,16 @@ def decode_grid() -> list:
     """Small decode cases covering what a decode kernel must get right: 1, 2, 4 and 8 new queries; one
     length and mixed ones (odd among them); the minimum cache (as many tokens as new queries); 16- and
     64-token pages, with a length one past a page; multi-head, grouped (2, 4, 8 heads a K/V head) and
-    multi-query K/V; D = 64 and 128; bf16 and fp16. Each case is its own seed (the grid's position)."""
+    multi-query K/V; D = 64 and 128; bf16 and fp16; caches of thousands of tokens (a kernel that splits
+    the keys across CTAs splits them). Each case is its own seed (the grid's position)."""
     from lab.kernels.decode import DecodeShape
 
     specs = ["2,4,4,64,1,fp16", "3,8,2,128,37", "2,8,1,64,129,q2", "4,32,8,128,300,q4,mixed",
              "3,28,4,128,256,q8,mixed,fp16", "2,4,2,64,65,page16", "3,32,8,128,1000,q4,mixed,page64",
-             "1,71,1,64,513,page16", "2,16,2,128,8,q8", "5,12,12,64,97,mixed,fp16"]
+             "1,71,1,64,513,page16", "2,16,2,128,8,q8", "5,12,12,64,97,mixed,fp16",
+             # Long enough that a kernel splitting the keys across CTAs (step 38) splits them, the
+             # shorter sequence of the mixed pair ending inside a later chunk:
+             "2,8,2,128,3000,q4,mixed,page16", "1,32,8,64,5000,q2"]
     return [DecodeShape.parse(s) for s in specs]
 
 

@@ -1,0 +1,105 @@
+"""GPU tests of the decode branch (issue 50): every decode step against the fp32 reference on the decode
+grid (lab.measure.decode_check: NaN-poisoned outputs, every element, two calls bit-identical, inputs
+unchanged), its launch on the caller's stream and in a CUDA graph, and its bad inputs."""
+
+import pytest
+
+from lab.kernels import variants
+from lab.kernels.decode import DecodeShape
+from lab.measure.decode_check import check_decode_case, decode_grid
+
+pytestmark = pytest.mark.gpu
+
+DECODE_STEPS = variants.names(problem="decode")
+GRID = decode_grid()
+
+
+@pytest.fixture(scope="session")
+def decode_kernels():
+    return {name: variants.load(name) for name in DECODE_STEPS}
+
+
+def _call(fn):
+    return lambda q, k, v, lens, table, out: fn(q, k, v, lens, table, out=out)
+
+
+@pytest.mark.parametrize("name", DECODE_STEPS)
+@pytest.mark.parametrize("index", range(len(GRID)), ids=[s.id for s in GRID])
+def test_decode_step_matches_the_fp32_reference(name, index, decode_kernels):
+    result = check_decode_case(name, _call(decode_kernels[name]), GRID[index], index)
+    assert result["passed"], result
+
+
+@pytest.mark.parametrize("name", DECODE_STEPS)
+def test_a_decode_launch_runs_on_the_callers_stream_and_in_a_graph(name, decode_kernels):
+    import torch
+
+    fn = decode_kernels[name]
+    x = DecodeShape.parse("2,32,8,128,6000,q2,mixed,page64").random_inputs(generator=torch.Generator().manual_seed(5))
+    args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+    eager = fn(*args)
+    workspace = torch.empty(max(fn.workspace_bytes(x["q"], x["k_cache"], x["block_table"]), 1), dtype=torch.uint8,
+                            device="cuda")
+    side = torch.cuda.Stream()
+    out = torch.full_like(x["q"], float("nan"))
+    graph = torch.cuda.CUDAGraph()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn.launch(*args, out, workspace=workspace)  # warm-up on the side stream, then the capture
+        out.fill_(float("nan"))
+        with torch.cuda.graph(graph, stream=side):
+            fn.launch(*args, out, workspace=workspace)
+    torch.cuda.current_stream().wait_stream(side)
+    assert torch.isnan(out).all()  # the capture ran nothing
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, eager)
+
+
+def test_the_split_steps_ask_for_a_workspace_where_they_split():
+    import torch
+
+    short = DecodeShape.parse("64,32,8,128,1024").random_inputs()
+    long = DecodeShape.parse("1,32,8,128,131072").random_inputs()
+    for name in DECODE_STEPS:
+        fn = variants.load(name)
+        split = name != "decode_group_cta"
+        assert (fn.workspace_bytes(long["q"], long["k_cache"]) > 0) == split, name
+        assert fn.workspace_bytes(short["q"], short["k_cache"]) == 0, name  # 512 pairs fill a wave: one chunk
+        if split:  # a workspace too small is refused by the library, never written past
+            with pytest.raises(RuntimeError, match="decode launch failed"):
+                fn.launch(long["q"], long["k_cache"], long["v_cache"], long["cache_lens"], None, long["out"],
+                          workspace=torch.empty(16, dtype=torch.uint8, device="cuda"))
+
+
+@pytest.mark.parametrize("change, needle", [
+    ("lens_past_cache", "must hold the 1 new token"),
+    ("page_out_of_range", "outside the cache's"),
+    ("mixed_dtypes", "must share one element type"),
+    ("cpu_lengths", "must be CUDA tensors"),
+    ("head_dim_96", "head dim"),
+    ("bad_scale", "scale must be a finite positive number"),
+])
+def test_bad_decode_input_is_a_value_error_naming_the_constraint(change, needle):
+    import torch
+
+    fn = variants.load(DECODE_STEPS[-1])
+    x = DecodeShape.parse("2,8,2,64,100,page16").random_inputs()
+    args = dict(q=x["q"], k_cache=x["k_cache"], v_cache=x["v_cache"], cache_lens=x["cache_lens"],
+                block_table=x["block_table"])
+    kwargs = {}
+    if change == "lens_past_cache":
+        args["cache_lens"] = torch.tensor([100, 10_000], dtype=torch.int32, device="cuda")
+    elif change == "page_out_of_range":
+        args["block_table"] = x["block_table"].clone().fill_(10_000)
+    elif change == "mixed_dtypes":
+        args["v_cache"] = x["v_cache"].half()
+    elif change == "cpu_lengths":
+        args["cache_lens"] = x["cache_lens"].cpu()
+    elif change == "head_dim_96":
+        y = DecodeShape.parse("2,8,2,96,100,page16").random_inputs()
+        args.update(q=y["q"], k_cache=y["k_cache"], v_cache=y["v_cache"])
+    elif change == "bad_scale":
+        kwargs["scale"] = float("nan")
+    with pytest.raises(ValueError, match=needle):
+        fn(**args, **kwargs)
