@@ -315,3 +315,51 @@ def test_the_recorded_error_is_the_first_call_s():
 
     r = check_decode_case("noisy_second", noisy_second, decode_grid()[1], 1, device="cpu")
     assert r["max_abs_err"] <= r["tolerance"] and r["finite"] and not r["deterministic"] and not r["passed"]
+
+
+# --- the split rule of the decode steps that split the keys (fa::split_chunks, fa/decode.cuh) ----------
+
+@pytest.fixture(scope="module")
+def split_rule(tmp_path_factory):
+    """fa::split_chunks compiled alone into a host library (nvcc, no GPU): (pairs, wave, capacity, BC) ->
+    (splits, chunk)."""
+    import ctypes
+    import subprocess
+
+    from lab.kernels import build
+
+    out = tmp_path_factory.mktemp("split_rule")
+    src = out / "split_rule.cu"
+    src.write_text('#include "fa/decode.cuh"\n'
+                   'extern "C" void split_rule(long long pairs, long long wave, int capacity, int bc, int* out) {\n'
+                   '  fa::SplitPartials p{};\n  fa::split_chunks(pairs, wave, capacity, bc, p);\n'
+                   '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n')
+    lib = out / "split_rule.so"
+    subprocess.run([build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{build.INCLUDE_DIR}",
+                    "-o", str(lib), str(src)], check=True, capture_output=True)
+    fn = ctypes.CDLL(str(lib)).split_rule
+    fn.argtypes = [ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+
+    def rule(pairs, wave, capacity, bc=64):
+        res = (ctypes.c_int * 2)()
+        fn(pairs, wave, capacity, bc, res)
+        return res[0], res[1]
+
+    return rule
+
+
+@pytest.mark.parametrize("pairs, wave, capacity, expected", [
+    # A wave of pairs or more: one chunk, the whole cache.
+    (512, 264, 1024, (1, 1024)), (264, 264, 8192, (1, 8192)),
+    # Batch 1 of 8 K/V heads, 128k tokens: two waves want 66 chunks of 1,986 keys; rounded up to whole
+    # 64-key tiles, 2,048 keys, so 64 chunks cover the cache.
+    (8, 264, 131072, (64, 2048)),
+    # Batch 8 of 8 heads, 8,192 tokens: ceil(528 / 64) = 9 chunks of 911 keys -> 960 keys, 9 chunks.
+    (64, 264, 8192, (9, 960)),
+    # Short caches: at least 256 keys a chunk (1,000 tokens allow 3 chunks of 334 -> 384 keys).
+    (8, 264, 1000, (3, 384)), (8, 264, 300, (1, 320)), (8, 264, 37, (1, 64)),
+])
+def test_the_split_rule_fills_two_waves_with_chunks_of_at_least_256_keys(split_rule, pairs, wave, capacity, expected):
+    splits, chunk = split_rule(pairs, wave, capacity)
+    assert (splits, chunk) == expected
+    assert chunk % 64 == 0 and splits * chunk >= capacity > (splits - 1) * chunk  # the chunks cover the cache once
