@@ -59,8 +59,6 @@ def _not_taken(attn, shape: Shape) -> str:
 def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
                   aa_impl: str | None, seed: int, progress=print):
     """Returns (sample rows, summary rows, notes) for one shape; never raises for one impl."""
-    import torch
-
     from lab.measure import timing
 
     notes = {"shape": shape.id, "unsupported": {}, "errors": {}, "not_taken": {}}
@@ -86,6 +84,27 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
         launches[aa_impl + AA_SUFFIX] = launches[aa_impl]
         if aa_impl in contexts:
             contexts[aa_impl + AA_SUFFIX] = contexts[aa_impl]
+
+    def summarize(name, mode, kept, stopped_by, dropped):
+        return summary_row(shape, name, mode, {0: kept}, stopped_by, dropped, 1 if mode == "cold" else n_sets)
+
+    sample_rows, summary_rows = time_modes(launches, contexts, modes, rule, clocks, seed, notes,
+                                           dict(run_id=run_id, **shape_columns(shape)), summarize, progress)
+    return sample_rows, summary_rows, notes
+
+
+def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, notes: dict, columns: dict, summarize,
+               progress=print) -> tuple[list, list]:
+    """Every implementation's launches ({name: [launch per input set]}) sampled in one randomized
+    interleave per mode until the stopping rule (the sustained mode after its lead-in, at least
+    SUSTAINED_MIN_TURNS turns a row): (sample rows, summary rows). `contexts`: {name: a context
+    factory its samples run in}; `columns`: what every sample row starts with (the run and the
+    shape's columns); `summarize(name, mode, kept, stopped_by, dropped)`: a summary row from the
+    unthrottled samples. Errors and rows wholly throttled go to notes["errors"]; one failing
+    implementation never stops the others. The one timing loop of prefill and decode shapes."""
+    import torch
+
+    from lab.measure import timing
 
     def context_of(name):
         return contexts[name]() if name in contexts else contextlib.nullcontext()
@@ -121,18 +140,16 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
             loads = zip(*(st.get(key) or [None] * n for key in ("power_w", "temp_c", "clock_reasons")))
             for i, (lat, clk, thr, rnd, (power, temp, reasons)) in enumerate(
                     zip(st["samples"], st["clock_mhz"], st["throttled"], rounds, loads)):
-                sample_rows.append(dict(run_id=run_id, impl=name, **shape_columns(shape), mode=mode, sample=i,
-                                        latency_us=lat, sm_clock_mhz=clk, throttled=thr, round=rnd, power_w=power,
-                                        temp_c=temp, clock_reasons=reasons))
+                sample_rows.append(dict(columns, impl=name, mode=mode, sample=i, latency_us=lat, sm_clock_mhz=clk,
+                                        throttled=thr, round=rnd, power_w=power, temp_c=temp, clock_reasons=reasons))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
                 continue
-            summary_rows.append(summary_row(shape, name, mode, {0: kept}, st["stopped_by"],
-                                            len(st["samples"]) - len(kept), 1 if mode == "cold" else n_sets))
+            summary_rows.append(summarize(name, mode, kept, st["stopped_by"], len(st["samples"]) - len(kept)))
         progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")
         del timers
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-    return sample_rows, summary_rows, notes
-
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    return sample_rows, summary_rows
