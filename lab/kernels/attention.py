@@ -16,7 +16,8 @@ from lab.kernels.shape import DEFAULT_DTYPE, DTYPES, not_taken
 # divides H). kernels/include/fa/common.cuh holds the C side.
 DTYPE_CODES = {"fp16": 0, "bf16": 1}
 DTYPE_BITS = {"fp16": 1, "bf16": 2}
-_TORCH_CODES = {f"torch.{DTYPES[d]}": code for d, code in DTYPE_CODES.items()}  # launch's lookup, no parsing
+# str(tensor.dtype) -> its dtype code: a launch's lookup, no parsing (the prefill and decode callables')
+TORCH_DTYPE_CODES = {f"torch.{DTYPES[d]}": code for d, code in DTYPE_CODES.items()}
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,17 @@ def check_inputs(q, k, v, scale=None, takes: Takes | None = None) -> None:
             raise ValueError(f"{label} must be contiguous")
         if t.data_ptr() % 16:
             raise ValueError(f"{label} must start on a 16-byte boundary (kernels load 16-byte vectors)")
-    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a finite positive number or None, got {scale!r}")
+    check_scale(scale)
     if not (q.is_cuda and k.is_cuda and v.is_cuda):
         raise ValueError("q, k and v must be CUDA tensors (got a CPU tensor)")
     if not (q.device == k.device == v.device):
         raise ValueError(f"q, k and v must be on one device, got {q.device}, {k.device}, {v.device}")
+
+
+def check_scale(scale) -> None:
+    """ValueError unless `scale` is None or a finite positive number (what every callable takes)."""
+    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a finite positive number or None, got {scale!r}")
 
 
 def library_inputs(library) -> tuple[tuple[str, ...], str]:
@@ -196,7 +202,7 @@ class KernelAttention:
         stream = torch.cuda.current_stream(q.device).cuda_stream
         if self._forward_ex is not None:
             err = self._forward_ex(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, H, k.shape[1], S, D,
-                                   scale, int(bool(is_causal)), _TORCH_CODES.get(str(q.dtype), -1), stream)
+                                   scale, int(bool(is_causal)), TORCH_DTYPE_CODES.get(str(q.dtype), -1), stream)
         else:
             err = self._forward(
                 q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, H, S, D, scale, int(bool(is_causal)),

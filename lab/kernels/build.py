@@ -34,7 +34,7 @@ from pathlib import Path
 from lab.cli import OneLineParser
 from lab.kernels.attention import KernelAttention, inputs_mismatch, library_inputs
 from lab.kernels.ptxas import compile_errors, parse_ptxas
-from lab.kernels.manifest import KERNELS_DIR, REPO, Variant, get, manifest, names
+from lab.kernels.manifest import DECODE, KERNELS_DIR, REPO, Variant, get, manifest, names
 
 INCLUDE_DIR = KERNELS_DIR / "include"
 BUILD_ROOT = REPO / "build" / "kernels"
@@ -231,7 +231,7 @@ class BuildResult:
         loaded_key = lib.fa_build_key().decode()
         if loaded_key != "k" + self.key:
             raise RuntimeError(f"stale library {self.library}: built as {loaded_key}, expected k{self.key}")
-        if self.step and get(self.step).problem == "decode":
+        if self.step and get(self.step).problem == DECODE:
             from lab.kernels.decode_attention import DecodeAttention
 
             return DecodeAttention(self.name, lib, self.key, build_info=self.summary())

@@ -16,17 +16,12 @@ from __future__ import annotations
 import ctypes
 import math
 
-from lab.kernels.attention import DTYPE_CODES, cuda_error_name, library_inputs
+from lab.kernels.attention import TORCH_DTYPE_CODES, check_scale, cuda_error_name, library_inputs
 from lab.kernels.decode import check_inputs
-from lab.kernels.shape import DTYPES
-
-_TORCH_CODES = {f"torch.{DTYPES[d]}": code for d, code in DTYPE_CODES.items()}  # the launch's lookup
 
 
 class DecodeAttention:
     """A built decode step, callable as `(q, k_cache, v_cache, cache_lens, block_table=None, scale=None, out=None)`."""
-
-    problem = "decode"
 
     def __init__(self, name: str, library: ctypes.CDLL, build_key: str, build_info: dict | None = None):
         self.name = name
@@ -63,8 +58,7 @@ class DecodeAttention:
                 raise ValueError(f"{label} must start on a 16-byte boundary (the kernel loads 16-byte vectors)")
         if q.shape[-1] not in (64, 128):
             raise ValueError(f"head dim D must be 64 or 128, got {q.shape[-1]}")
-        if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be a finite positive number or None, got {scale!r}")
+        check_scale(scale)
         if out is None:
             out = torch.empty_like(q)
         elif not out.is_contiguous() or out.device != q.device or out.data_ptr() % 16:
@@ -95,7 +89,7 @@ class DecodeAttention:
                            cache_lens.data_ptr(), block_table.data_ptr() if block_table is not None else None,
                            B, q_len, H, k_cache.shape[2], D, k_cache.shape[0], k_cache.shape[1],
                            block_table.shape[1] if block_table is not None else 0, scale,
-                           _TORCH_CODES.get(str(q.dtype), -1),
+                           TORCH_DTYPE_CODES.get(str(q.dtype), -1),
                            workspace.data_ptr() if workspace is not None else None,
                            workspace.numel() if workspace is not None else 0, stream)
         if err:

@@ -100,8 +100,8 @@ def judged_shape(v: Variant) -> Shape | None:
 
 
 PORTABLE = "portable"  # the arch of steps that build for sm_80 and newer
-PREFILL = "prefill"
-PROBLEMS = (PREFILL, "decode")  # what a step computes; the first step of each is a root (parent "")
+PREFILL, DECODE = "prefill", "decode"
+PROBLEMS = (PREFILL, DECODE)  # what a step computes; the first step of each is a root (parent "")
 
 
 def tables(text: str | None = None) -> dict:
