@@ -333,18 +333,23 @@ def split_rule(tmp_path_factory):
     src.write_text('#include "fa/decode.cuh"\n'
                    'extern "C" void split_rule(long long pairs, long long wave, int capacity, int bc, int* out) {\n'
                    '  fa::SplitPartials p{};\n  fa::split_chunks(pairs, wave, capacity, bc, p);\n'
+                   '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n'
+                   'extern "C" void efficiency_rule(long long pairs, long long wave, int capacity, int bc, int* out) {\n'
+                   '  fa::SplitPartials p{};\n  fa::split_chunks_by_efficiency(pairs, wave, capacity, bc, p);\n'
                    '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n')
     lib = out / "split_rule.so"
     subprocess.run([build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{build.INCLUDE_DIR}",
                     "-o", str(lib), str(src)], check=True, capture_output=True)
-    fn = ctypes.CDLL(str(lib)).split_rule
-    fn.argtypes = [ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    library = ctypes.CDLL(str(lib))
+    for fn in (library.split_rule, library.efficiency_rule):
+        fn.argtypes = [ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
 
-    def rule(pairs, wave, capacity, bc=64):
+    def rule(pairs, wave, capacity, bc=64, fn=library.split_rule):
         res = (ctypes.c_int * 2)()
         fn(pairs, wave, capacity, bc, res)
         return res[0], res[1]
 
+    rule.by_efficiency = lambda pairs, wave, capacity, bc=64: rule(pairs, wave, capacity, bc, library.efficiency_rule)
     return rule
 
 
@@ -363,3 +368,25 @@ def test_the_split_rule_fills_two_waves_with_chunks_of_at_least_256_keys(split_r
     splits, chunk = split_rule(pairs, wave, capacity)
     assert (splits, chunk) == expected
     assert chunk % 64 == 0 and splits * chunk >= capacity > (splits - 1) * chunk  # the chunks cover the cache once
+
+
+@pytest.mark.parametrize("pairs, wave, capacity, expected", [
+    # 0.8 of a wave of pairs or more: one chunk (10 x 212 >= 8 x 264; the loss step 38 measured at 256 pairs)
+    (256, 264, 1024, (1, 1024)), (212, 264, 8192, (1, 8192)),
+    # Just under: 211 pairs fill 0.80 of a wave with 1 to 4 chunks and 0.999 with 5 (1,055 of 1,056 slots
+    # over 4 waves); 5 chunks of 1,639 keys -> 1,664
+    (211, 264, 8192, (5, 1664)),
+    # Batch 8 of 8 K/V heads, 8,192 tokens: 4 chunks fill 256 of 264 slots (0.970, the best any count up
+    # to 32 reaches); fewer reach at most 0.727 -> 4 chunks of 2,048 keys
+    (64, 264, 8192, (4, 2048)),
+    # Batch 1 of 8 K/V heads, 128k tokens: 33 chunks fill the wave exactly; the fewest within 85 % is 29
+    # (232 of 264 slots, 0.879; 28 give 0.848) -> chunks of 4,520 keys -> 4,544, 29 of them
+    (8, 264, 131072, (29, 4544)),
+    # 1,000 tokens allow 3 chunks of 256 or more, each count far from a wave: the most, 3 (384 keys)
+    (8, 264, 1000, (3, 384)),
+])
+def test_the_efficiency_rule_fills_one_wave_well_and_never_splits_a_full_one(split_rule, pairs, wave, capacity,
+                                                                             expected):
+    splits, chunk = split_rule.by_efficiency(pairs, wave, capacity)
+    assert (splits, chunk) == expected
+    assert chunk % 64 == 0 and chunk >= min(256, capacity) and splits * chunk >= capacity > (splits - 1) * chunk

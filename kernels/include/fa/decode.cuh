@@ -486,6 +486,38 @@ inline void split_chunks(long long pairs, long long wave, int capacity, int BC, 
   p.splits = ceil_div(capacity, p.chunk);
 }
 
+// Step 42's rule, by wave efficiency (FlashAttention-2's heuristic, with the chunks of at least
+// kMinChunkKeys keys kept): no split where the pairs fill 0.8 of a wave of CTAs; else the fewest
+// chunks whose last wave is within 85 % of the best efficiency any count up to 128 reaches, the
+// efficiency of s chunks being the share of CTA slots with work over the waves they take,
+// (pairs x s / wave) / ceil(pairs x s / wave). Counts that give the same chunk size as one fewer
+// (in whole key tiles) are passed over.
+inline void split_chunks_by_efficiency(long long pairs, long long wave, int capacity, int BC, SplitPartials& p) {
+  constexpr int MOST = 128;
+  const int tiles = ceil_div(capacity, BC);
+  int most = capacity / kMinChunkKeys;
+  most = most < 1 ? 1 : (most > MOST ? MOST : most);
+  int splits = 1;
+  if (10 * pairs < 8 * wave && most > 1) {
+    double efficiency[MOST + 1] = {};
+    double best = 0.0;
+    for (int s = 1; s <= most; ++s) {
+      if (s > 1 && ceil_div(tiles, s) == ceil_div(tiles, s - 1)) continue;  // the same chunks as s - 1
+      const double waves = static_cast<double>(pairs) * s / static_cast<double>(wave);
+      const double whole = static_cast<double>(static_cast<long long>(waves) + (waves > static_cast<long long>(waves)));
+      efficiency[s] = waves / whole;
+      best = efficiency[s] > best ? efficiency[s] : best;
+    }
+    for (int s = 1; s <= most; ++s)
+      if (efficiency[s] > 0.0 && efficiency[s] >= 0.85 * best) {
+        splits = s;
+        break;
+      }
+  }
+  p.chunk = ceil_div(ceil_div(capacity, splits), BC) * BC;
+  p.splits = ceil_div(capacity, p.chunk);
+}
+
 // A split call's partial results in the caller's workspace (O, then the log-sum-exps), or a
 // cudaError_t value where it has none or too little (never written past).
 inline int bind_workspace(const DecodeArgs& a, SplitPartials& p, int D, void* workspace, long long bytes) {
