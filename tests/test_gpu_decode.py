@@ -30,6 +30,20 @@ def test_decode_step_matches_the_fp32_reference(name, index, decode_kernels):
     assert result["passed"], result
 
 
+# Lengths 64 m + 1: whatever chunk of whole 64-key tiles (256 keys or more, below 3,000) a split step picks,
+# some sequence's last chunk holds one key, which the first of several new queries does not see (its
+# bottom-right limit is below it): that chunk's result for the row is empty and must weigh nothing.
+CHUNK_EDGE_LENS = [64 * m + 1 for m in range(4, 47)]
+
+
+@pytest.mark.parametrize("name", DECODE_STEPS)
+@pytest.mark.parametrize("spec", ["43,8,2,128,3000,q4", "43,8,2,128,3000,q8,page16"])
+def test_a_chunk_whose_keys_the_first_queries_do_not_see(name, spec, decode_kernels):
+    result = check_decode_case(name, _call(decode_kernels[name]), DecodeShape.parse(spec), 99,
+                               cache_lens=CHUNK_EDGE_LENS)
+    assert result["passed"], result
+
+
 @pytest.mark.parametrize("name", DECODE_STEPS)
 def test_a_decode_launch_runs_on_the_callers_stream_and_in_a_graph(name, decode_kernels):
     import torch

@@ -15,10 +15,14 @@
 namespace {
 
 
+#ifndef FA_DECODE_STAGES
+#define FA_DECODE_STAGES 3  // the ring's depth: a knob for explorations (-D), not a switch
+#endif
+
 // Step 40's tile with unpadded K/V stages in the copy engine's swizzle (Q keeps its padded rows).
 template <class Elem, int D, int RT>
-struct TmaTile : fa::DecodeTile<Elem, D, RT> {
-  using Base = fa::DecodeTile<Elem, D, RT>;
+struct TmaTile : fa::DecodeTile<Elem, D, RT, FA_DECODE_STAGES> {
+  using Base = fa::DecodeTile<Elem, D, RT, FA_DECODE_STAGES>;
   static constexpr int KV_ELEMS = Base::BC * D;
   static constexpr size_t STAGE_BYTES = 2 * Base::STAGES * KV_ELEMS * sizeof(Elem);
   static constexpr size_t smem_bytes() { return STAGE_BYTES + Base::Q_ELEMS * sizeof(Elem); }

@@ -76,18 +76,23 @@ def decode_grid() -> list:
     return [DecodeShape.parse(s) for s in specs]
 
 
-def check_decode_case(name: str, call, shape, index: int, device: str = "cuda") -> dict:
+def check_decode_case(name: str, call, shape, index: int, device: str = "cuda", cache_lens=None) -> dict:
     """Run `call(q, k_cache, v_cache, cache_lens, block_table, out)` twice on fresh random inputs (seed:
     the case's index), each time into an output poisoned with NaN, and judge it against the fp32
     reference: every element within lab.measure.check.tolerance of SDPA's own error (math backend, the
     mask written out, on the same inputs: DecodeSdpaPeer), finite, the inputs unchanged, both calls
-    bit-identical. Never raises for a failing call: its error is the result."""
+    bit-identical. `cache_lens` (a list, each at most the shape's cache_len) replaces the shape's lengths.
+    Never raises for a failing call: its error is the result."""
     import torch
 
     from lab.measure.check import tolerance
     from lab.measure.decode_peers import DecodeSdpaPeer
 
     x = shape.random_inputs(device=device, generator=torch.Generator().manual_seed(1000 + index))
+    if cache_lens is not None:
+        if len(cache_lens) != shape.B or not all(shape.q_len <= n <= shape.cache_len for n in cache_lens):
+            raise ValueError(f"cache_lens: {shape.B} lengths from q_len={shape.q_len} to cache_len={shape.cache_len}")
+        x["cache_lens"] = torch.tensor(cache_lens, dtype=torch.int32, device=device)
     args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
     ref = reference(*args)
     flat = dict(zip(("q", "k_cache", "v_cache"), (x["q"], *_contiguous_cache(x))))

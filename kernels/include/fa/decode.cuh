@@ -420,8 +420,11 @@ inline int decode_capacity(const DecodeArgs& a) {
 
 // One output row per 128 / (D / 8) threads' worth: the splits that hold keys of the sequence merged
 // by their log-sum-exps in a fixed order (the same bits every call), 8 columns a thread.
-template <class Elem, int D>
+// AFTER_PRIMARY: launched early (programmatic dependent launch, launch_combine_early), it first waits
+// for the kernel before it to complete and its writes to be visible.
+template <class Elem, int D, bool AFTER_PRIMARY = false>
 __global__ void __launch_bounds__(128) decode_combine_splits(const DecodeArgs a, const SplitPartials p) {
+  if constexpr (AFTER_PRIMARY) asm volatile("griddepcontrol.wait;\n" ::: "memory");
   constexpr int CHUNKS = D / 8;
   const int row = blockIdx.x * (128 / CHUNKS) + threadIdx.x / CHUNKS;  // (b, i, h) of the output
   const int col = (threadIdx.x % CHUNKS) * 8;
@@ -463,7 +466,9 @@ __device__ __forceinline__ void decode_write_rows(const float* red, const Decode
       continue;
     }
     const size_t at = split_row(a, split, b, kv, row0 + r);
-    const float inv = 1.0f / l_all;  // every row of a chunk that exists sees its first key
+    // A row may see no key of a chunk that holds keys: with several new queries, query i sees keys below
+    // n - q_len + 1 + i, and a chunk may start past that (its result then weighs 0 in the merge).
+    const float inv = l_all > 0.0f ? 1.0f / l_all : 0.0f;
     float4* dst = reinterpret_cast<float4*>(p.o + at * T::D + col);
     dst[0] = make_float4(acc[0] * inv, acc[1] * inv, acc[2] * inv, acc[3] * inv);
     dst[1] = make_float4(acc[4] * inv, acc[5] * inv, acc[6] * inv, acc[7] * inv);
@@ -492,6 +497,9 @@ inline void split_chunks(long long pairs, long long wave, int capacity, int BC, 
 // efficiency of s chunks being the share of CTA slots with work over the waves they take,
 // (pairs x s / wave) / ceil(pairs x s / wave). Counts that give the same chunk size as one fewer
 // (in whole key tiles) are passed over.
+#ifndef FA_DECODE_SPLIT_WITHIN_PCT
+#define FA_DECODE_SPLIT_WITHIN_PCT 85  // "within 85 % of the best": a knob for explorations (-D), not a switch
+#endif
 inline void split_chunks_by_efficiency(long long pairs, long long wave, int capacity, int BC, SplitPartials& p) {
   constexpr int MOST = 128;
   const int tiles = ceil_div(capacity, BC);
@@ -509,7 +517,7 @@ inline void split_chunks_by_efficiency(long long pairs, long long wave, int capa
       best = efficiency[s] > best ? efficiency[s] : best;
     }
     for (int s = 1; s <= most; ++s)
-      if (efficiency[s] > 0.0 && efficiency[s] >= 0.85 * best) {
+      if (efficiency[s] > 0.0 && efficiency[s] >= FA_DECODE_SPLIT_WITHIN_PCT / 100.0 * best) {
         splits = s;
         break;
       }
@@ -541,6 +549,26 @@ void launch_combine(const DecodeArgs& a, const SplitPartials& p, cudaStream_t st
   if (p.splits == 1) return;
   const int out_rows = a.B * a.q_len * a.H, per_block = 128 / (D / 8);
   decode_combine_splits<Elem, D><<<ceil_div(out_rows, per_block), 128, 0, stream>>>(a, p);
+}
+
+// The second kernel of a split call launched as the first one's programmatic dependent (sm_90): its CTAs
+// may be scheduled once every CTA of the first has signalled (griddepcontrol.launch_dependents), and wait
+// on the device for it to complete, so the launch's latency hides behind the first kernel's last wave.
+// Returns a cudaError_t value.
+template <class Elem, int D>
+int launch_combine_early(const DecodeArgs& a, const SplitPartials& p, cudaStream_t stream) {
+  if (p.splits == 1) return 0;
+  const int out_rows = a.B * a.q_len * a.H, per_block = 128 / (D / 8);
+  cudaLaunchAttribute early{};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(ceil_div(out_rows, per_block));
+  config.blockDim = dim3(128);
+  config.stream = stream;
+  config.attrs = &early;
+  config.numAttrs = 1;
+  return static_cast<int>(cudaLaunchKernelEx(&config, decode_combine_splits<Elem, D, true>, a, p));
 }
 
 // The host side of a decode call: its arguments checked and packed, or a cudaError_t value.
