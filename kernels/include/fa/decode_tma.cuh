@@ -21,9 +21,11 @@ namespace {  // internal linkage, like fa::launch: nothing shared between varian
 
 // A decode cache (tokens, H_kv, D) of Elem as a 3-D map (D fastest, then the K/V head, then the
 // token) read in boxes of 64 columns x one head x box_rows tokens, 128-byte swizzled; tokens past
-// `tokens` read as zeros. Returns a cudaError_t value (0 = success).
+// `tokens` read as zeros. `promotion`: how much a box's request brings into L2 (256 bytes: a whole
+// row of D = 128 for its first 64-column box). Returns a cudaError_t value (0 = success).
 template <class Elem>
-int make_cache_map(CUtensorMap* map, const Elem* base, long long tokens, int H_kv, int D, int box_rows) {
+int make_cache_map(CUtensorMap* map, const Elem* base, long long tokens, int H_kv, int D, int box_rows,
+                   CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   if (!encode) {
     cudaDriverEntryPointQueryResult found;
@@ -42,7 +44,7 @@ int make_cache_map(CUtensorMap* map, const Elem* base, long long tokens, int H_k
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult r = encode(map, is_bf16<Elem> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
                             const_cast<Elem*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
