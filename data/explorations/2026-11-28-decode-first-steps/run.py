@@ -3,7 +3,9 @@ the decode set's shapes (the fp32 reference, poisoned outputs, lab.measure.decod
 against SDPA's backends and a 256 MB device-to-device copy (hot: a CUDA graph of back-to-back launches,
 lab.measure.timing.HotTimer; medians of 15 samples). Writes decode.json to $OUT (or argv[1]).
 
-    PYTHONPATH=. python data/explorations/2026-11-28-decode-first-steps/run.py $OUT [step,step]
+    PYTHONPATH=. python data/explorations/2026-11-28-decode-first-steps/run.py $OUT [step,step@MACRO=VALUE]
+
+A step given as name@MACRO=VALUE is built with that macro defined (a knob of its source), under that name.
 """
 
 import json
@@ -45,7 +47,9 @@ calls = {}
 for name in steps:
     t0 = time.time()
     try:
-        calls[name] = variants.load(name)
+        base, _, knob = name.partition("@")
+        defines = dict([knob.split("=", 1)]) if knob else {}
+        calls[name] = variants.load(base, defines=defines, impl=name.replace("@", "_").replace("=", "_"))
     except Exception as exc:  # noqa: BLE001
         record["checks"].append({"impl": name, "error": f"build: {exc}"[:2000]})
         continue
