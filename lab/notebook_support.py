@@ -47,7 +47,7 @@ def open_for_report(run_id: str = ""):
 def stage(rec, name: str) -> None:
     """Run one stage unless this run already has it: a run's measurements are never overwritten."""
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    if stages.stage_done(name, done, RunParams.read(rec).knockouts):
+    if stages.stage_done(name, done, RunParams.read(rec).knockouts, bool(RunParams.read(rec).decode_shapes)):
         print(f"stage {name} already ran for {rec.run_id} ({done[name + '_s']} s); start a new run to redo it")
         return
     {"build": stages.stage_build, "correctness": stages.stage_correctness, "timing": stages.stage_timing,

@@ -224,7 +224,7 @@ def remaining(rec, stop_after: str = "") -> list[str]:
     """The measuring notebooks a run still needs, in order, up to and including `stop_after`."""
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
     knockouts = _has_factorial(rec)
-    todo = [nb for nb in MEASURE[1:] if not stages.stage_done(stage_name(nb), done, knockouts)]
+    todo = [nb for nb in MEASURE[1:] if not stages.stage_done(stage_name(nb), done, knockouts, _has_decode(rec))]
     if stop_after:
         names = [stage_name(nb) for nb in MEASURE]
         todo = [nb for nb in todo if names.index(stage_name(nb)) <= names.index(stop_after)]
@@ -245,6 +245,13 @@ def _has_factorial(rec) -> bool:
     from lab.studies.params import RunParams
 
     return rec.has("params.json") and RunParams.read(rec).knockouts
+
+
+def _has_decode(rec) -> bool:
+    """Whether the run's timing ends with the decode set (its DECODE names shapes)."""
+    from lab.studies.params import RunParams
+
+    return rec.has("params.json") and bool(RunParams.read(rec).decode_shapes)
 
 
 def validate(args) -> RunParams:

@@ -24,7 +24,7 @@ from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure.peers import BACKENDS, DEFAULT_BACKENDS
 from lab.measure.timing import StopRule
-from lab.studies.shapes import SCOPES, scopes_from, shapes_from, spec_of
+from lab.studies.shapes import SCOPES, decode_shapes_from, scopes_from, shapes_from, spec_of
 
 MODES = ("hot", "cold", "sustained")
 CHECKS = ("full", "quick", "none")
@@ -101,6 +101,9 @@ RUN_OPTIONS = (
     Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
     Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs measure the replicates side by side, one a GPU "
            "at a time (lab.studies.gpu_pool: dask-cuda; all: every visible GPU); 1: one after another on one GPU"),
+    Option("decode", "--decode", "DECODE", "the decode shapes timed after the prefill ones (lab.studies.decode_study: "
+           "every decode step against SDPA, beside the copy bandwidth): decode (the set), or "
+           "B,H,H_kv,D,cache_len[,qN][,mixed][,pageN] joined by ';'; empty: none"),
 )
 
 
@@ -165,6 +168,8 @@ class RunParams:
     stop_guard: tuple = (StopRule.guard_confidence, StopRule.guard_factor)  # (None, f): no guard
     # GPUs side by side (issue 49): 1 until a recorded run on a host of several has measured the pool
     gpus: str = "1"
+    # The decode shapes (issue 50), lab.studies.shapes.decode_shapes_from's spec; runs before it: ""
+    decode: str = "decode"
 
     def __post_init__(self):
         for name in ("variants", "shape_scopes", "modes", "backends", "stop_guard"):
@@ -261,6 +266,10 @@ class RunParams:
             resolve_count(self.gpus, 0)  # how many are visible is asked when the run starts (gpu_pool)
         except ValueError:
             raise ValueError(f"{opts['gpus'].label}={self.gpus!r}: 'all' or a positive number of GPUs") from None
+        try:
+            decode_shapes_from(self.decode)
+        except ValueError as exc:
+            raise ValueError(f"{opts['decode'].label}={self.decode!r}: {exc}") from None
         if any(b not in BACKENDS for b in self.backends):
             raise ValueError(f"{said('backends')}: a comma-separated subset of {', '.join(BACKENDS)}")
         if self.peers:
@@ -278,7 +287,7 @@ class RunParams:
                 "profile": str(int(self.profile)),
                 "profile_shapes": self.profile_shapes, "check": self.check, "knockouts": str(int(self.knockouts)),
                 "peers": ",".join(self.peers or ()), "backends": ",".join(self.backends),
-                "replicates": str(self.replicates), "seed": str(self.seed), "gpus": self.gpus}
+                "replicates": str(self.replicates), "seed": str(self.seed), "gpus": self.gpus, "decode": self.decode}
 
     # --- the run's record ----------------------------------------------------------------------
 
@@ -307,7 +316,7 @@ class RunParams:
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
         SDPA under `backends` as the only peers, one replicate, min_blocks 2 (the blocks those
         runs' rules gave), and no limit on a cold or a hot turn's GPU time (cold_turn_us and
-        hot_turn_us 0)."""
+        hot_turn_us 0), and no decode shapes (decode "")."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -319,7 +328,8 @@ class RunParams:
                    cold_turn_us=float(raw.get("cold_turn_us", 0.0)),
                    hot_turn_us=float(raw.get("hot_turn_us", 0.0)),  # before issue 45's ncu cross-check
                    modes=raw.get("modes") or ("hot", "cold"),  # before issue 45's sustained mode
-                   gpus=str(raw.get("gpus", "1")))  # before issue 49: one GPU
+                   gpus=str(raw.get("gpus", "1")),  # before issue 49: one GPU
+                   decode=str(raw.get("decode", "")))  # before issue 50's decode stage: none
         return cls(**raw)
 
     @classmethod
@@ -333,6 +343,11 @@ class RunParams:
     def scopes(self) -> dict[Shape, str]:
         """Shape -> what it is measured with (lab.studies.shapes.SCOPES)."""
         return dict(zip(self.shapes, self.shape_scopes))
+
+    @property
+    def decode_shapes(self) -> list:
+        """The decode shapes the run times (lab.kernels.decode.DecodeShape; [] where DECODE is empty)."""
+        return decode_shapes_from(self.decode)
 
     def stop_rule(self) -> StopRule:
         """The stopping rule of the run as a whole (one replicate: what every row follows)."""

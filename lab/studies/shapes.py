@@ -197,3 +197,32 @@ def streams_from_hbm(shape, l2_bytes: int) -> bool:
     """Whether a decode shape's cache is at least DECODE_STREAMING_L2 times the L2: it streams from HBM,
     and the copy bandwidth is its bar (issue 50's target 1)."""
     return shape.cache_bytes >= DECODE_STREAMING_L2 * l2_bytes
+
+
+DECODE_SETS = ("decode",)  # the names DECODE takes besides shapes (RunParams.decode)
+
+
+def decode_shapes_from(spec: str) -> list:
+    """The decode shapes a run's DECODE names: "" none, "decode" the decode set (decode_shapes), else
+    decode shapes B,H,H_kv,D,cache_len[,qN][,mixed][,pageN][,fp16|bf16] joined by ';'. A ValueError names
+    the piece at fault."""
+    from lab.kernels.decode import DecodeShape
+
+    spec = str(spec).strip()
+    if not spec:
+        return []
+    if spec in DECODE_SETS:
+        return decode_shapes()
+    shapes = []
+    for piece in (p.strip() for p in spec.split(";")):
+        if not piece:
+            continue
+        try:
+            shape = DecodeShape.parse(piece)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (or the set name {', '.join(DECODE_SETS)})") from None
+        if shape.cache_bytes > DECODE_MAX_CACHE_BYTES:
+            raise ValueError(f"decode shape {piece!r}: a cache of {shape.cache_bytes / 2**30:.1f} GiB; at most "
+                             f"{DECODE_MAX_CACHE_BYTES >> 30} GiB")
+        shapes.append(shape)
+    return shapes

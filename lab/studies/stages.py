@@ -25,10 +25,13 @@ from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, XVAL_PEE
 STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
 
 
-def stage_done(name: str, done: dict, knockouts: bool) -> bool:
+def stage_done(name: str, done: dict, knockouts: bool, decode: bool = False) -> bool:
     """Whether stages.json (`done`) holds the whole of stage `name`: the timing stage ends with the
-    factorial where the run has knock-outs (a run stopped between the two resumes with the factorial)."""
+    factorial where the run has knock-outs, then the decode set where it has decode shapes (a run
+    stopped between them resumes with what is left)."""
     if name == "timing" and knockouts and "factorial_s" not in done:
+        return False
+    if name == "timing" and decode and "decode_s" not in done:
         return False
     return f"{name}_s" in done
 
@@ -351,6 +354,23 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
     if RunParams.read(rec).knockouts and "factorial_s" not in done:
         _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress,
                      earlier_s=replicates.seconds_measured(rec, "factorial"))
+    if RunParams.read(rec).decode_shapes and "decode_s" not in done:
+        _timed_stage(rec, "decode", lambda: decode_stage(rec, progress), progress)
+
+
+def decode_stage(rec, progress=print, **stand_ins) -> dict:
+    """The decode set (lab.studies.decode_study); an error in it is recorded in decode.json and said,
+    and never takes the prefill study down. `stand_ins`: decode_study.run's, for the tests."""
+    from lab.studies import decode_study
+
+    try:
+        return decode_study.run(rec, progress, **stand_ins)
+    except Exception as exc:  # noqa: BLE001 - recorded; the report says the decode set failed
+        kept = rec.read_json("decode.json") if rec.has("decode.json") else {}
+        error = "".join(traceback.format_exception_only(exc)).strip()
+        rec.write_json("decode.json", {**kept, "error": error})
+        progress(f"  decode set failed: {error}")
+        return {**kept, "error": error}
 
 
 def factorial_stage(rec, progress=print, spawn=None) -> None:

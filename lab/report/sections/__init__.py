@@ -10,6 +10,7 @@ from __future__ import annotations
 from lab.report.context import Context
 from lab.report.helpers import Report, step_diffs
 from lab.report.sections.ablation import section_ablation, section_bar
+from lab.report.sections.decode import section_decode
 from lab.report.sections.first_screen import section_first_screen
 from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
 from lab.report.sections.method import section_methodology
@@ -21,8 +22,8 @@ from lab.report.sections.sustained import section_sustained
 
 FIRST_SCREEN = [section_title, section_first_screen]
 SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_models, section_sustained, section_ablation,
-                           section_knockouts, section_replication, section_per_shape, section_sweep, section_profiler,
-                           section_tuning,
+                           section_knockouts, section_decode, section_replication, section_per_shape, section_sweep,
+                           section_profiler, section_tuning,
                            section_objective, section_methodology, section_environment, section_missing,
                            section_threats, section_reproduce]
 # Knock-out and tuning impls (`<variant>~no_<switch>`, `<variant>@...`) appear only in their own

@@ -1,0 +1,172 @@
+"""The decode set (issue 50): one to eight new queries a sequence against a K/V cache, read from the run's
+decode.json (lab.studies.decode_study). The branch's end against the fastest peer at every shape, with the
+bandwidth it reaches as a fraction of the GPU's copy bandwidth measured in the same process; what each step
+bought over its parent; the issue's four targets judged from the records. Absent for runs without a decode
+set (the section returns no lines)."""
+
+from __future__ import annotations
+
+import math
+
+from lab.report.common import MISSING, md_table, new_lines
+from lab.report.context import Context
+
+COPY_FRACTION_BAR = 0.95  # issue 50, target 1: the end at 95 % of the copy where the cache streams, batch >= 8
+BATCH_ONE_BAR = 0.80  # target 3: at batch 1
+SECONDS_BAR = 60.0  # target 4: the decode set's cost to a run (on an H100)
+
+
+def shape_key(row: dict) -> tuple:
+    """A decode shape's identity in a summary row (lab.studies.measure_decode.DECODE_SHAPE_COLUMNS)."""
+    return (row["B"], row["H"], row["H_kv"], row["D"], row["cache_len"], row["q_len"], bool(row["mixed"]),
+            int(row["page_size"] or 0), row["dtype"])
+
+
+def shape_label(key: tuple) -> str:
+    B, H, H_kv, D, n, q_len, mixed, page, dtype = key
+    words = [f"{B},{H},{H_kv},{D},{n}"] + ([f"q{q_len}"] if q_len > 1 else []) + (["mixed"] if mixed else []) \
+        + ([f"page{page}"] if page else []) + [dtype]
+    return ",".join(words)
+
+
+def medians(rows: list[dict], mode: str) -> dict:
+    """{shape key: {impl: row}} of one mode."""
+    out: dict = {}
+    for r in rows:
+        if r.get("mode") == mode:
+            out.setdefault(shape_key(r), {})[r["impl"]] = r
+    return out
+
+
+def speed_interval(a: dict, b: dict) -> tuple[float, float, float]:
+    """b's time over a's (a's speed relative to b, > 1: a faster) and a conservative interval from the two
+    medians' CIs (b's lower end over a's upper, b's upper over a's lower)."""
+    return b["median_us"] / a["median_us"], b["ci_lo_us"] / a["ci_hi_us"], b["ci_hi_us"] / a["ci_lo_us"]
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
+    """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much."""
+    copy = d["copy"]["gbps"]
+    streaming, t1_met, t2_missed, t3 = [], [], [], []
+    for key, impls in by_shape.items():
+        if end not in impls:
+            continue
+        frac = impls[end]["gbps"] / copy
+        if d.get("streams", {}).get(_shape_id(key)) and key[0] >= 8:
+            streaming.append(key)
+            if frac >= COPY_FRACTION_BAR:
+                t1_met.append(key)
+        timed = [impls[p] for p in peers if p in impls]
+        if timed:
+            best = min(timed, key=lambda r: r["median_us"])
+            _, lo, _ = speed_interval(impls[end], best)
+            if lo <= 0.99:
+                t2_missed.append(f"{shape_label(key)} (lower end {lo:.3f} against {best['impl']})")
+        if key[0] == 1:
+            t3.append((key, frac))
+    verdict = ("not judged: no shape of the set streams at batch >= 8" if not streaming else
+               f"{'met' if len(t1_met) == len(streaming) else 'missed'} at {len(t1_met)} of {len(streaming)} shapes")
+    lines = [f"- Target 1 (at least {COPY_FRACTION_BAR:.0%} of the copy bandwidth where the cache streams from HBM, "
+             f"batch >= 8): {verdict}."]
+    lines.append("- Target 2 (at least the fastest peer, the interval's lower end above 0.99): "
+                 + ("met at every shape a peer takes." if not t2_missed else
+                    f"missed at {len(t2_missed)}: " + "; ".join(t2_missed) + "."))
+    lines += [f"- Target 3 (batch 1: at least {BATCH_ONE_BAR:.0%} of the copy): {shape_label(k)} at {f:.2f} "
+              f"({'met' if f >= BATCH_ONE_BAR else 'missed'})." for k, f in t3]
+    total = d.get("seconds", {}).get("total")
+    if total is not None:
+        lines.append(f"- Target 4 (the decode set adds at most {SECONDS_BAR:.0f} s to a run, on an H100): "
+                     f"{total:.1f} s on this GPU ({'within' if total <= SECONDS_BAR else 'over'}).")
+    return lines
+
+
+def _shape_id(key: tuple) -> str:
+    from lab.kernels.decode import DecodeShape
+
+    B, H, H_kv, D, n, q_len, mixed, page, dtype = key
+    return DecodeShape(B, H, H_kv, D, n, q_len, mixed, page or None, dtype).id
+
+
+def section_decode(ctx: Context) -> list[str]:
+    rec = ctx.data.rec
+    if not rec.has("decode.json"):
+        return []
+    d = rec.read_json("decode.json")
+    if not d.get("shapes"):
+        return []
+    from lab.kernels import manifest
+
+    L, add = new_lines()
+    add("## Decode: one to eight new queries against a K/V cache")
+    add("")
+    if d.get("error"):
+        add(f"The decode set stopped with an error: `{d['error'][:300]}`; what it measured before is below.")
+        add("")
+    if not d.get("rows") or not d.get("copy"):
+        add("No decode shape was timed.")
+        add("")
+        return L
+    end = d.get("end")
+    copy = d["copy"]["gbps"]
+    steps = [s for s in d.get("steps", []) if s not in d.get("excluded", {})]
+    impls = {r["impl"] for r in d["rows"]}
+    peers = impls - set(d.get("steps", []))
+    add(f"{len(d['shapes'])} decode shapes (`DECODE`), timed in one process after the prefill study: "
+        f"{len(steps)} decode steps and the peers {', '.join(sorted(peers)) or 'none'}; the GPU copies "
+        f"{copy:.0f} GB/s (read plus write of {d['copy']['bytes'] >> 20} MB, the median of "
+        f"{d['copy'].get('samples', MISSING)} hot samples). A call's bandwidth is the bytes it must move (the "
+        "valid K/V once, Q read, O written) over its median.")
+    for step, why in sorted(d.get("excluded", {}).items()):
+        add(f"- `{step}` left out: {why}")
+    add("")
+    modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
+    for mode in modes:
+        by_shape = medians(d["rows"], mode)
+        table = []
+        for key, here in by_shape.items():
+            row = here.get(end)
+            timed = [here[p] for p in peers if p in here]
+            best = min(timed, key=lambda r: r["median_us"]) if timed else None
+            cells = [shape_label(key), "yes" if d.get("streams", {}).get(_shape_id(key)) else "no"]
+            if row is None:
+                cells += [MISSING] * 3
+            else:
+                cells += [f"{row['median_us']:.1f} [{row['ci_lo_us']:.1f}, {row['ci_hi_us']:.1f}]",
+                          f"{row['gbps']:.0f}", f"{row['gbps'] / copy:.2f}"]
+            if best is None or row is None:
+                cells += [best["impl"] if best else "none takes it", MISSING]
+            else:
+                r, lo, hi = speed_interval(row, best)
+                cells += [f"{best['impl']} {best['median_us']:.1f}", f"{r:.3f} [{lo:.3f}, {hi:.3f}]"]
+            table.append(cells)
+        add(f"**The decode branch's end, `{end}`, {mode}** (µs: median [95 % CI]; of copy: its GB/s over the "
+            "copy's; speed: the fastest peer's time over the end's, > 1 the end faster):")
+        add("")
+        add(md_table(["shape (B,H,H_kv,D,tokens)", "streams", "µs", "GB/s", "of copy", "fastest peer (µs)",
+                      "speed"], table, "llrrrlr", compact=True))
+        add("")
+        add(f"Against issue 50's targets ({mode}):")
+        add("")
+        L.extend(targets(d, by_shape, end, peers))
+        add("")
+    hot = medians(d["rows"], modes[0])
+    bought = []
+    for step in steps:
+        parent = manifest.get(step).parent
+        ratios = [speed_interval(h[step], h[parent])[0] for h in hot.values() if step in h and parent in h]
+        if not parent or not ratios:
+            continue
+        low, high = manifest.get(step).speedup if manifest.get(step).speedup else (None, None)
+        bought.append([f"`{step}`", f"`{parent}`", f"{geomean(ratios):.3f}", f"{min(ratios):.3f}-{max(ratios):.3f}",
+                       f"{low}-{high}" if low is not None else MISSING])
+    if bought:
+        add(f"**What each decode step bought** ({modes[0]}; speed over its parent: the parent's median over the "
+            "step's, the geometric mean and the range over the shapes both were timed at):")
+        add("")
+        add(md_table(["step", "parent", "speed (geomean)", "range", "predicted"], bought, "llrrr", compact=True))
+        add("")
+    return L

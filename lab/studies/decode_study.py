@@ -1,0 +1,183 @@
+"""The decode set in a run (issue 50), after the prefill timing and its factorial: every step of the decode
+branch built and checked on the decode grid (with CHECK=full the branch's end also on the set's shapes whose
+fp32 reference fits a check), then every shape of the run's DECODE timed with every step that passed and the
+decode peers (SDPA's backends of the run) in one process (lab.studies.measure_decode), beside the GPU's copy
+bandwidth measured in the same process.
+
+Writes decode.json (the shapes, builds, checks, the copy, each shape's notes and whether its cache streams from
+HBM, the summary rows, the seconds each part took) and decode_samples.parquet (every sample). A step that fails
+to build or to pass its checks is recorded and left out of the timing; a shape that fails is recorded and the
+others go on. One process and no replicates: a decode shape's row takes a fraction of a second
+(DECODE_CAP_S), and the set must cost a run at most a minute (issue 50's target 4).
+
+    >>> decode_study.run(rec)   # what stage_timing calls where the run's DECODE names shapes
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+DECODE_CAP_S = 0.5  # a (implementation, shape, mode) row's time cap: decode launches take 10 us to 1 ms
+DECODE_MODES = ("hot", "cold")  # of the run's modes, those the decode set takes (sustained: not yet)
+CHECK_MAX_CACHE_BYTES = 1_200_000_000  # a set shape is checked against its fp32 reference up to this cache
+
+
+def decode_rule(p):
+    """The stopping rule of a decode row: the run's, its time cap at most DECODE_CAP_S."""
+    rule = p.stop_rule()
+    return replace(rule, cap_s=min(rule.cap_s, DECODE_CAP_S))
+
+
+def check_cases(p, steps: list[str], end: str | None) -> list[tuple[str, object, int]]:
+    """(step, shape, seed index) of the decode checks: the grid for every step; with CHECK=full the
+    branch's end also on each of the run's decode shapes with a cache of at most CHECK_MAX_CACHE_BYTES;
+    none with CHECK=none."""
+    from lab.measure.decode_check import decode_grid
+
+    if p.check == "none":
+        return []
+    grid = decode_grid()
+    cases = [(s, shape, i) for s in steps for i, shape in enumerate(grid)]
+    if p.check == "full" and end in steps:
+        cases += [(end, shape, len(grid) + i) for i, shape in enumerate(p.decode_shapes)
+                  if shape.cache_bytes <= CHECK_MAX_CACHE_BYTES]
+    return cases
+
+
+def run(rec, progress=print, build=None, check=None, measure=None, copy=None, peers=None, l2_bytes=None) -> dict:
+    """The decode part of a run, its records written as it goes (decode.json after each shape). The
+    defaults build, check and measure on the GPU; the tests inject stand-ins: `build(steps) -> {step:
+    (callable or None, summary dict)}`, `check(step, fn, shape, index) -> dict` (check_decode_case's),
+    `measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress)` (measure_decode_shape's),
+    `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2."""
+    import pandas as pd
+
+    from lab.kernels import manifest
+    from lab.studies.params import RunParams
+
+    p = RunParams.read(rec)
+    shapes = p.decode_shapes
+    out = {"shapes": [s.spec for s in shapes], "steps": [], "builds": {}, "checks": [], "excluded": {},
+           "rows": [], "notes": [], "streams": {}, "seconds": {}}
+    if not shapes:
+        out["reason"] = "no decode shapes (DECODE is empty)"
+        rec.write_json("decode.json", out)
+        return out
+    steps = manifest.names(problem=manifest.DECODE)
+    ends = manifest.branch_ends(steps)
+    end = ends[-1] if ends else None
+    out.update(steps=steps, end=end)
+    t0 = time.perf_counter()
+
+    fns = {}
+    for name, (fn, summary) in (build or _build)(steps, progress).items():
+        out["builds"][name] = summary
+        if fn is None:
+            out["excluded"][name] = f"not built: {summary.get('error', '')[:500]}"
+        else:
+            fns[name] = fn
+    out["seconds"]["build"] = round(time.perf_counter() - t0, 2)
+
+    t1 = time.perf_counter()
+    check = check or _check
+    for step, shape, index in check_cases(p, [s for s in steps if s in fns], end):
+        result = check(step, fns[step], shape, index)
+        out["checks"].append(result)
+        if not result.get("passed") and step not in out["excluded"]:
+            out["excluded"][step] = f"failed the decode check at {result.get('case', shape.id)}: " \
+                                    f"{str(result.get('error') or result.get('max_abs_err'))[:300]}"
+    kernels = {n: fn for n, fn in fns.items() if n not in out["excluded"]}
+    passed = sum(bool(r.get("passed")) for r in out["checks"])
+    progress(f"  decode: {len(out['checks'])} checks, {passed} passed; {len(kernels)} of {len(steps)} steps timed")
+    out["seconds"]["correctness"] = round(time.perf_counter() - t1, 2)
+
+    t2 = time.perf_counter()
+    out["copy"] = (copy or _copy)()
+    out["l2_bytes"] = _l2_bytes() if l2_bytes is None else l2_bytes
+    modes = [m for m in p.modes if m in DECODE_MODES] or ["hot"]
+    measure = measure or _measure
+    peers = _peers(p) if peers is None else peers
+    clocks = _clocks() if measure is _measure else None
+    frames = []
+    for i, shape in enumerate(shapes, 1):
+        progress(f"  decode shape {i} of {len(shapes)}: {shape}")
+        out["streams"][shape.id] = _streams(shape, out["l2_bytes"])
+        try:
+            samples, rows, notes = measure(shape, kernels, peers, modes, decode_rule(p), clocks, rec.run_id,
+                                           p.seed + 3000 + i, progress)
+        except Exception as exc:  # noqa: BLE001 - one failing shape never takes the set down
+            samples, rows, notes = [], [], {"shape": shape.id, "errors": {"shape": f"{type(exc).__name__}: {exc}"}}
+        out["rows"] += rows
+        out["notes"].append(notes)
+        if samples:
+            frames.append(pd.DataFrame(samples))
+            rec.write_table("decode_samples.parquet", pd.concat(frames, ignore_index=True))
+        out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
+        rec.write_json("decode.json", out)  # what was measured so far is never lost
+    out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
+    out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
+    rec.write_json("decode.json", out)
+    return out
+
+
+# --- the defaults: on the GPU -------------------------------------------------------------------
+
+
+def _build(steps: list[str], progress) -> dict:
+    from lab.kernels import build as build_mod
+
+    results = build_mod.build_all(steps, progress=progress)
+    loaded = {}
+    for name, r in results.items():
+        summary = {**r.summary(), "error": r.log[:2000] if not r.ok else ""}
+        fn = None
+        if r.ok:
+            try:
+                fn = r.load()
+            except Exception as exc:  # noqa: BLE001 - recorded, the others go on
+                summary["error"] = f"load: {type(exc).__name__}: {exc}"[:2000]
+        loaded[name] = (fn, summary)
+    return loaded
+
+
+def _check(step, fn, shape, index) -> dict:
+    from lab.measure.decode_check import check_decode_case
+
+    return check_decode_case(step, lambda q, k, v, lens, table, o: fn(q, k, v, lens, table, out=o), shape, index)
+
+
+def _copy() -> dict:
+    from lab.studies.measure_decode import copy_bandwidth
+
+    return copy_bandwidth()
+
+
+def _measure(*args, **kwargs):
+    from lab.studies.measure_decode import measure_decode_shape
+
+    return measure_decode_shape(*args, **kwargs)
+
+
+def _peers(p) -> list:
+    from lab.measure.decode_peers import DecodeSdpaPeer
+
+    return [DecodeSdpaPeer(b) for b in p.backends]
+
+
+def _clocks():
+    from lab.measure.clocks import Clocks
+
+    return Clocks()
+
+
+def _l2_bytes() -> int:
+    from lab.measure import timing
+
+    return timing.l2_bytes()
+
+
+def _streams(shape, l2_bytes: int) -> bool:
+    from lab.studies.shapes import streams_from_hbm
+
+    return bool(l2_bytes) and streams_from_hbm(shape, l2_bytes)

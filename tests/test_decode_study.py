@@ -1,0 +1,213 @@
+"""The decode set in a run (issue 50) without a GPU: DECODE's parsing and its default for old runs, the
+decode part of the timing stage with stand-ins for the build, the checks, the timing and the copy (what it
+records, what it leaves out and why, a failure that never takes the run down), and the report's decode
+section from a decode.json written by hand, its numbers worked out here from the hand-written medians."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from lab.kernels import manifest
+from lab.measure import records
+from lab.report.sections.decode import section_decode
+from lab.studies import stages
+from lab.studies.decode_study import check_cases, decode_rule
+from lab.studies.params import RunParams
+from lab.studies.shapes import decode_shapes, decode_shapes_from
+
+SMALL = "8,32,8,128,8192;1,32,8,128,131072;64,71,1,64,1024;16,32,8,128,32768,q4,page64"
+
+
+# --- DECODE -------------------------------------------------------------------------------------
+
+
+def test_decode_names_the_set_shapes_or_nothing():
+    assert decode_shapes_from("decode") == decode_shapes()
+    assert decode_shapes_from("") == [] and decode_shapes_from("  ") == []
+    shapes = decode_shapes_from(SMALL)
+    assert [(s.B, s.H, s.H_kv, s.D, s.cache_len) for s in shapes] == [(8, 32, 8, 128, 8192), (1, 32, 8, 128, 131072),
+                                                                      (64, 71, 1, 64, 1024), (16, 32, 8, 128, 32768)]
+    assert (shapes[3].q_len, shapes[3].page_size) == (4, 64)
+
+
+@pytest.mark.parametrize("spec, needle", [("8,32,8,abc,8192", "D"), ("1,32,8,128,9999999", "at most 8 GiB"),
+                                          ("8,30,8,128,64", "H_kv=8 must divide H=30")])
+def test_a_bad_decode_shape_is_refused_naming_what_is_wrong(spec, needle):
+    with pytest.raises(ValueError, match=needle):
+        RunParams.from_text(decode=spec)
+    with pytest.raises(ValueError, match="DECODE"):
+        RunParams.from_text(decode=spec)
+
+
+def test_decode_defaults_to_the_set_and_old_runs_had_none():
+    assert RunParams().decode == "decode" and len(RunParams().decode_shapes) == len(decode_shapes())
+    old = RunParams().to_json()
+    del old["decode"]
+    assert RunParams.from_json(old).decode_shapes == []
+    assert RunParams.from_text(decode="").decode_shapes == []
+    assert RunParams().as_text()["decode"] == "decode"
+
+
+def test_the_decode_rule_caps_a_row_and_keeps_the_rest_of_the_runs():
+    p = RunParams.from_text(cap_s="3", rel_ci="0.01")
+    rule = decode_rule(p)
+    assert rule.cap_s == 0.5 and rule.rel_ci == 0.01 and rule.min_samples == p.min_samples
+    assert decode_rule(RunParams.from_text(cap_s="0.2")).cap_s == 0.2
+
+
+def test_the_checks_take_the_grid_for_every_step_and_the_set_for_the_end():
+    from lab.measure.decode_check import decode_grid
+
+    grid = len(decode_grid())
+    full = RunParams.from_text(decode=SMALL, check="full")
+    cases = check_cases(full, ["a", "b"], "b")
+    # 16 x 32,768 tokens x 8 heads x 128 x 2 bytes x K and V = 2.1 GB is past the check's 1.2 GB; the
+    # other three (268, 537 and 16 MB) are checked
+    assert len(cases) == 2 * grid + 3 and [c[0] for c in cases[2 * grid:]] == ["b", "b", "b"]
+    assert len({c[2] for c in cases if c[0] == "b"}) == grid + 3  # each case its own seed
+    assert len(check_cases(RunParams.from_text(decode=SMALL, check="quick"), ["a", "b"], "b")) == 2 * grid
+    assert check_cases(RunParams.from_text(decode=SMALL, check="none"), ["a", "b"], "b") == []
+
+
+def test_the_timing_stage_is_done_only_with_its_decode_set():
+    done = {"timing_s": 400.0, "factorial_s": 30.0}
+    assert stages.stage_done("timing", done, knockouts=True, decode=False)
+    assert not stages.stage_done("timing", done, knockouts=True, decode=True)
+    assert stages.stage_done("timing", {**done, "decode_s": 41.0}, knockouts=True, decode=True)
+
+
+# --- the decode part of the timing stage, with stand-ins -----------------------------------------
+
+
+def _run(tmp_path, **params):
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("params.json", RunParams.from_text(**params).resolved().to_json())
+    return rec
+
+
+def _stand_ins(broken_build="", failing_check=""):
+    steps = manifest.names(problem=manifest.DECODE)
+    fake_fn = object()
+
+    def build(names, progress):
+        return {n: (None, {"error": "nvcc: no"}) if n == broken_build else (fake_fn, {"ok": True}) for n in names}
+
+    def check(step, fn, shape, index):
+        assert fn is fake_fn
+        return {"impl": step, "case": shape.id, "passed": step != failing_check, "max_abs_err": 0.5, "error": ""}
+
+    measured = []
+
+    def measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress):
+        measured.append((shape.id, sorted(kernels), modes, rule.cap_s, seed))
+        rows = [dict(impl=n, B=shape.B, H=shape.H, H_kv=shape.H_kv, D=shape.D, cache_len=shape.cache_len,
+                     q_len=shape.q_len, mixed=shape.mixed, page_size=shape.page_size or 0, dtype=shape.dtype,
+                     mode=m, median_us=10.0 + i, ci_lo_us=9.5 + i, ci_hi_us=10.5 + i,
+                     gbps=shape.bytes_moved() / ((10.0 + i) * 1e3))
+                for m in modes for i, n in enumerate([*kernels, "sdpa_cudnn"])]
+        samples = [dict(impl=r["impl"], mode=r["mode"], latency_us=r["median_us"], B=shape.B) for r in rows]
+        return samples, rows, {"shape": shape.id, "unsupported": {}, "errors": {}}
+
+    def copy():
+        return {"bytes": 2 * (256 << 20), "median_us": 100.0, "gbps": 5368.7, "samples": 15}
+
+    return steps, dict(build=build, check=check, measure=measure, copy=copy, peers=[], l2_bytes=60 << 20), measured
+
+
+def test_the_decode_set_records_every_shape_and_leaves_out_what_failed(tmp_path):
+    steps, stand_ins, measured = _stand_ins(broken_build=manifest.names(problem=manifest.DECODE)[0],
+                                            failing_check=manifest.names(problem=manifest.DECODE)[1])
+    rec = _run(tmp_path, decode=SMALL, modes="hot,cold,sustained", check="quick", cap_s="3", seed="7")
+    out = stages.decode_stage(rec, progress=lambda *_: None, **stand_ins)
+    d = rec.read_json("decode.json")
+    assert d == {**out} and "error" not in d
+    assert d["steps"] == steps and d["end"] == steps[-1]
+    assert d["excluded"][steps[0]].startswith("not built: nvcc: no")
+    assert d["excluded"][steps[1]].startswith("failed the decode check at")
+    timed = sorted(steps[2:])
+    assert [m[1] for m in measured] == [timed] * 4  # the steps that built and passed, at every shape
+    assert {tuple(m[2]) for m in measured} == {("hot", "cold")}  # sustained is not a decode mode
+    assert [m[3] for m in measured] == [0.5] * 4 and [m[4] for m in measured] == [3008, 3009, 3010, 3011]
+    # 8 x 8192 x 8 heads x 128 x 2 bytes x K and V = 268 MB against 4 x 60 MB of L2: streams; Falcon's 16 MB not
+    assert list(d["streams"].values()) == [True, True, False, True]
+    assert len(d["rows"]) == 4 * 2 * (len(timed) + 1) and d["copy"]["gbps"] == 5368.7
+    assert len(rec.read_table("decode_samples.parquet")) == len(d["rows"])
+    assert set(d["seconds"]) == {"build", "correctness", "timing", "total"}
+
+
+def test_a_failing_decode_set_is_recorded_and_never_raises(tmp_path):
+    _, stand_ins, _ = _stand_ins()
+
+    def copy():
+        raise RuntimeError("no GPU here")
+
+    rec = _run(tmp_path, decode=SMALL)
+    out = stages.decode_stage(rec, progress=lambda *_: None, **{**stand_ins, "copy": copy})
+    assert out["error"] == "RuntimeError: no GPU here" == rec.read_json("decode.json")["error"]
+
+
+def test_no_decode_shapes_no_decode_set(tmp_path):
+    rec = _run(tmp_path, decode="")
+    d = stages.decode_stage(rec, progress=lambda *_: None, **_stand_ins()[1])
+    assert d["shapes"] == [] and d["reason"].startswith("no decode shapes")
+
+
+# --- the report's section -----------------------------------------------------------------------
+
+
+def _row(impl, shape, median, lo, hi, mode="hot"):
+    s = decode_shapes_from(shape)[0]
+    return dict(impl=impl, B=s.B, H=s.H, H_kv=s.H_kv, D=s.D, cache_len=s.cache_len, q_len=s.q_len, mixed=s.mixed,
+                page_size=s.page_size or 0, dtype=s.dtype, mode=mode, median_us=median, ci_lo_us=lo, ci_hi_us=hi,
+                gbps=s.bytes_moved() / (median * 1e3))
+
+
+def _section(tmp_path, decode: dict | None):
+    rec = records.RunRecord(root=tmp_path)
+    if decode is not None:
+        rec.write_json("decode.json", decode)
+    return section_decode(SimpleNamespace(data=SimpleNamespace(rec=rec)))
+
+
+def test_the_decode_section_is_absent_without_a_decode_set(tmp_path):
+    assert _section(tmp_path, None) == []
+    assert _section(tmp_path / "b", {"shapes": [], "reason": "no decode shapes (DECODE is empty)"}) == []
+
+
+def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targets(tmp_path):
+    steps = manifest.names(problem=manifest.DECODE)
+    end, parent = steps[-1], manifest.get(steps[-1]).parent
+    big, one = "8,32,8,128,8192", "1,32,8,128,131072"
+    bytes_big = 8 * 8192 * 8 * 128 * 2 * 2 + 2 * 8 * 32 * 128 * 2  # K and V once; Q read, O written
+    assert decode_shapes_from(big)[0].bytes_moved() == bytes_big
+    copy_gbps = bytes_big / (60.0 * 1e3)  # the end at 63.0 us reaches 60 / 63 = 0.952 of it
+    rows = [_row(end, big, 63.0, 62.0, 64.0), _row(parent, big, 66.15, 65.0, 67.0),
+            _row("sdpa_cudnn", big, 64.0, 63.5, 64.5), _row("sdpa_flash", big, 70.0, 69.0, 71.0),
+            # batch 1: 1,032 us; 64 MB... of copy 0.5; cuDNN faster (900 us): target 2 missed here
+            _row(end, one, 1032.0, 1030.0, 1034.0), _row(parent, one, 1032.0, 1031.0, 1033.0),
+            _row("sdpa_cudnn", one, 900.0, 899.0, 901.0)]
+    decode = {"shapes": [big, one], "steps": steps, "end": end, "excluded": {}, "rows": rows,
+              "copy": {"bytes": 2 * (256 << 20), "gbps": copy_gbps, "samples": 15},
+              "streams": {decode_shapes_from(big)[0].id: True, decode_shapes_from(one)[0].id: True},
+              "seconds": {"total": 41.5}}
+    md = "\n".join(_section(tmp_path, decode))
+    # the end at the batch-8 shape: 63.0 us, 60/63 = 0.95 of the copy; cuDNN's 64.0 over 63.0 = 1.016,
+    # interval 63.5 / 64.0 = 0.992 to 64.5 / 62.0 = 1.040
+    assert f"| 8,32,8,128,8192,bf16 | yes | 63.0 [62.0, 64.0] | {bytes_big / 63e3:.0f} | 0.95 | sdpa_cudnn 64.0 | " \
+           "1.016 [0.992, 1.040] |" in md
+    # batch 1: 1,032 us against the copy's time for its bytes
+    frac_one = decode_shapes_from(one)[0].bytes_moved() / 1032e3 / copy_gbps
+    assert f"| {frac_one:.2f} | sdpa_cudnn 900.0 | {900 / 1032:.3f} [{899 / 1034:.3f}, {901 / 1030:.3f}] |" in md
+    assert "- Target 1 (at least 95% of the copy bandwidth where the cache streams from HBM, batch >= 8): met at " \
+           "1 of 1 shapes." in md
+    # target 2: the batch-8 shape's lower end 0.992 is above 0.99; batch 1's (0.869) is not
+    assert f"missed at 1: 1,32,8,128,131072,bf16 (lower end {899 / 1034:.3f} against sdpa_cudnn)" in md
+    assert f"- Target 3 (batch 1: at least 80% of the copy): 1,32,8,128,131072,bf16 at {frac_one:.2f} (" \
+           + ("met" if frac_one >= 0.8 else "missed") + ")." in md
+    assert "41.5 s on this GPU (within)" in md
+    decode["streams"] = {}
+    md = "\n".join(_section(tmp_path / "c", decode))
+    assert "batch >= 8): not judged: no shape of the set streams at batch >= 8." in md
+    # what the end bought over its parent: 66.15 / 63.0 = 1.05 and 1032 / 1032 = 1, geomean sqrt(1.05)
+    lo, hi = manifest.get(end).speedup
+    assert f"| `{end}` | `{parent}` | {1.05 ** 0.5:.3f} | 1.000-1.050 | {lo}-{hi} |" in md
