@@ -302,6 +302,33 @@ def test_a_decode_check_record_holds_every_field_with_its_meaning():
     assert math.isnan(raised["max_abs_err"]) and raised["error"] == "ZeroDivisionError: division by zero"
 
 
+def test_a_decode_check_with_lengths_given_checks_those_lengths():
+    import torch
+
+    from lab.kernels.decode import DecodeShape
+    from lab.measure.decode_check import check_decode_case, sdpa_call
+
+    shape = DecodeShape.parse("3,4,2,64,40,q2")
+    lens = [2, 40, 17]  # the shortest a call may have (q_len), the cache's whole, one between
+    good, seen = sdpa_call("math"), []
+
+    def recording(q, k_cache, v_cache, cache_lens, block_table, out):
+        seen.append((cache_lens.dtype, cache_lens.tolist()))
+        good(q, k_cache, v_cache, cache_lens, block_table, out)
+
+    r = check_decode_case("sdpa_math", recording, shape, 3, device="cpu", cache_lens=lens)
+    assert r["passed"], r
+    assert seen == [(torch.int32, lens)] * 2
+
+    def whole_cache(q, k_cache, v_cache, cache_lens, block_table, out):  # right only where a sequence fills it
+        good(q, k_cache, v_cache, torch.full_like(cache_lens, 40), block_table, out)
+
+    assert not check_decode_case("whole", whole_cache, shape, 3, device="cpu", cache_lens=lens)["passed"]
+    for bad in ([2, 40], [1, 40, 17], [2, 41, 17]):
+        with pytest.raises(ValueError, match="cache_lens: 3 lengths from q_len=2 to cache_len=40"):
+            check_decode_case("sdpa_math", good, shape, 3, device="cpu", cache_lens=bad)
+
+
 def test_the_recorded_error_is_the_first_call_s():
     from lab.measure.decode_check import check_decode_case, decode_grid, sdpa_call
 

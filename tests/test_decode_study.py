@@ -211,3 +211,72 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
     # what the end bought over its parent: 66.15 / 63.0 = 1.05 and 1032 / 1032 = 1, geomean sqrt(1.05)
     lo, hi = manifest.get(end).speedup
     assert f"| `{end}` | `{parent}` | {1.05 ** 0.5:.3f} | 1.000-1.050 | {lo}-{hi} |" in md
+
+
+def test_the_targets_at_their_edges():
+    """Each bar judged at exactly its value (met) and just past it (missed): 95 % of the copy at batch 8
+    (not at batch 7, which target 1 does not judge), a peer's lower end of exactly 0.99 (missed: it must be
+    above), 80 % at batch 1, 60 s."""
+    from lab.report.sections.decode import targets
+
+    def key(B):
+        return (B, 32, 8, 128, 8192, 1, False, 0, "bf16")
+
+    def row(impl, median, lo, hi, gbps):
+        return dict(impl=impl, median_us=median, ci_lo_us=lo, ci_hi_us=hi, gbps=gbps)
+
+    def shape_id(B):
+        return decode_shapes_from(f"{B},32,8,128,8192")[0].id
+
+    by_shape = {
+        key(32): {"peer": row("peer", 100.0, 99.0, 101.0, 950.0)},  # the end not timed: not judged, the rest goes on
+        key(8): {"end": row("end", 100.0, 99.0, 100.0, 950.0), "peer": row("peer", 100.0, 99.0, 101.0, 950.0)},
+        key(16): {"end": row("end", 100.0, 99.0, 100.0, 949.0)},
+        key(7): {"end": row("end", 100.0, 99.0, 100.0, 100.0)},
+        key(1): {"end": row("end", 100.0, 99.0, 100.0, 800.0), "peer": row("peer", 90.0, 100.0, 101.0, 1.0)},
+    }
+    d = {"copy": {"gbps": 1000.0}, "streams": {shape_id(B): True for B in (32, 8, 16, 7, 1)},
+         "seconds": {"total": 60.0}}
+    lines = targets(d, by_shape, "end", {"peer"})
+    # 950 / 1000 = 0.95 at batch 8 meets the bar, 0.949 at batch 16 misses it; batch 7 and 1 are not judged
+    assert lines[0] == "- Target 1 (at least 95% of the copy bandwidth where the cache streams from HBM, batch >= 8): " \
+                       "missed at 1 of 2 shapes."
+    # batch 8: the peer's 99.0 over the end's 100.0 is a lower end of exactly 0.99: missed;
+    # batch 1: 100.0 over 100.0 = 1.000: met
+    assert lines[1] == "- Target 2 (at least the fastest peer, the interval's lower end above 0.99): missed at 1: " \
+                       "8,32,8,128,8192,bf16 (lower end 0.990 against peer)."
+    assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (met).")
+    assert lines[3].endswith("60.0 s on this GPU (within).")
+    by_shape[key(16)]["end"]["gbps"] = 950.0
+    by_shape[key(1)]["end"]["gbps"] = 799.0
+    by_shape[key(8)]["peer"]["ci_lo_us"] = 99.01
+    lines = targets({**d, "seconds": {"total": 60.01}}, by_shape, "end", {"peer"})
+    assert lines[0].endswith("batch >= 8): met at 2 of 2 shapes.")
+    assert lines[1].endswith("met at every shape a peer takes.")
+    assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (missed).")
+    assert lines[3].endswith("60.0 s on this GPU (over).")
+    # two shapes missed, joined; a record without streams or seconds: target 1 not judged, no target 4
+    by_shape[key(16)]["peer"] = row("peer", 50.0, 49.0, 51.0, 1.0)
+    by_shape[key(8)]["peer"]["ci_lo_us"] = 98.0
+    lines = targets({"copy": {"gbps": 1000.0}}, by_shape, "end", {"peer"})
+    assert lines[0].endswith("batch >= 8): not judged: no shape of the set streams at batch >= 8.")
+    assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (lower end 0.980 against peer); "
+                             "16,32,8,128,8192,bf16 (lower end 0.490 against peer).")
+    assert len(lines) == 3 and "Target 4" not in "".join(lines)
+
+
+def test_a_cache_of_exactly_the_check_s_limit_is_checked():
+    shape = "1,1,1,128,2343750"  # 2 x 2,343,750 tokens x 128 x 2 bytes = 1,200,000,000 bytes
+    assert decode_shapes_from(shape)[0].cache_bytes == 1_200_000_000
+    cases = check_cases(RunParams.from_text(decode=shape, check="full"), ["a"], "a")
+    assert cases[-1][1] == decode_shapes_from(shape)[0]
+
+
+def test_a_speed_interval_and_the_geometric_mean():
+    from lab.report.sections.decode import geomean, speed_interval
+
+    a = dict(median_us=50.0, ci_lo_us=40.0, ci_hi_us=80.0)
+    b = dict(median_us=100.0, ci_lo_us=90.0, ci_hi_us=120.0)
+    assert speed_interval(a, b) == (2.0, 90.0 / 80.0, 3.0)
+    assert geomean([2.0, 8.0]) == pytest.approx(4.0) and geomean([5.0]) == pytest.approx(5.0)
+    assert geomean([]) != geomean([])  # nan: no shape

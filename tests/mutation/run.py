@@ -78,6 +78,9 @@ FULL = {
     "lab/studies/factorial.py": ["estimate", "knockout_costs"],
     # issues 49 and 50: the split of replicates between GPUs; the decode reference and its check
     "lab/measure/decode_check.py": ["valid_kv", "bottom_right_mask", "reference", "check_decode_case"],
+    # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
+    "lab/studies/decode_study.py": ["decode_rule", "check_cases"],
+    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -115,7 +118,7 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_the_interaction_table_names_the_dependencies_a_factor_carries_off",
                   "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
               "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals",
-              "tests/test_decode_problem.py", "tests/test_gpu_split.py"]
+              "tests/test_decode_problem.py", "tests/test_gpu_split.py", "tests/test_decode_study.py"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]

@@ -51,15 +51,15 @@ def geomean(xs: list[float]) -> float:
 def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much."""
     copy = d["copy"]["gbps"]
-    streaming, t1_met, t2_missed, t3 = [], [], [], []
+    streaming = t1_met = 0
+    t2_missed, t3 = [], []
     for key, impls in by_shape.items():
         if end not in impls:
             continue
         frac = impls[end]["gbps"] / copy
         if d.get("streams", {}).get(_shape_id(key)) and key[0] >= 8:
-            streaming.append(key)
-            if frac >= COPY_FRACTION_BAR:
-                t1_met.append(key)
+            streaming += 1
+            t1_met += frac >= COPY_FRACTION_BAR
         timed = [impls[p] for p in peers if p in impls]
         if timed:
             best = min(timed, key=lambda r: r["median_us"])
@@ -69,7 +69,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
         if key[0] == 1:
             t3.append((key, frac))
     verdict = ("not judged: no shape of the set streams at batch >= 8" if not streaming else
-               f"{'met' if len(t1_met) == len(streaming) else 'missed'} at {len(t1_met)} of {len(streaming)} shapes")
+               f"{'met' if t1_met == streaming else 'missed'} at {t1_met} of {streaming} shapes")
     lines = [f"- Target 1 (at least {COPY_FRACTION_BAR:.0%} of the copy bandwidth where the cache streams from HBM, "
              f"batch >= 8): {verdict}."]
     lines.append("- Target 2 (at least the fastest peer, the interval's lower end above 0.99): "
