@@ -16,54 +16,8 @@
 
 namespace {
 
-
-// Step 40's tile with unpadded K/V stages in the copy engine's swizzle (Q keeps its padded rows).
 template <class Elem, int D, int RT>
-struct TmaTile : fa::DecodeTile<Elem, D, RT> {
-  using Base = fa::DecodeTile<Elem, D, RT>;
-  static constexpr int KV_ELEMS = Base::BC * D;
-  static constexpr size_t STAGE_BYTES = 2 * Base::STAGES * KV_ELEMS * sizeof(Elem);
-  static constexpr size_t smem_bytes() { return STAGE_BYTES + Base::Q_ELEMS * sizeof(Elem); }
-};
-
-// The producer warp: every box of every tile of the chunk, into the stage the ring gives it (lane 0
-// alone: a box is one instruction). Boxes starting at or past the chunk's end are not asked for.
-template <class T>
-__device__ __forceinline__ void produce_boxes(fa::KvRing<T::STAGES>& ring, typename T::Elem* sk,
-                                              typename T::Elem* sv, const CUtensorMap* k_map,
-                                              const CUtensorMap* v_map, const fa::DecodeArgs& a, int b, int kv,
-                                              int key_begin, int key_end, int tiles, int box_rows) {
-  constexpr unsigned BLOCK_ELEMS = 64;  // a box's columns: 128 bytes, one swizzle row
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int st = ring.stage(tile);
-    if (tile >= T::STAGES) fa::mbarrier_wait(&ring.empty[st], ring.parity(tile - T::STAGES));
-    const int key0 = key_begin + tile * T::BC;
-    const int boxes = min(T::BC, key_end - key0 + box_rows - 1) / box_rows;  // those that start before the end
-    fa::tma::arrive_expect_bytes(&ring.full[st],
-                                 2u * (T::D / BLOCK_ELEMS) * boxes * box_rows * BLOCK_ELEMS * sizeof(typename T::Elem));
-    for (int j = 0; j < boxes; ++j) {
-      const int t0 = key0 + j * box_rows;
-      const int row = static_cast<int>(fa::cache_slot(a, b, t0));
-#pragma unroll
-      for (int block = 0; block < T::D / 64; ++block) {
-        const int dst = block * (T::BC * 64) + j * box_rows * 64;
-        fa::tma::load_box(sk + st * T::KV_ELEMS + dst, k_map, block * 64, kv, row, &ring.full[st]);
-        fa::tma::load_box(sv + st * T::KV_ELEMS + dst, v_map, block * 64, kv, row, &ring.full[st]);
-      }
-    }
-  }
-}
-
-// Rows of the warp's 16 keys at or past key_end set to zero in V (a box may have brought the next
-// page's rows, or left an earlier tile's): P is 0 there, and 0 times a stale NaN would not be.
-template <class T, class Layout>
-__device__ __forceinline__ void zero_rows_past(typename T::Elem* sv_w, int key0, int key_end, int lane) {
-  for (int c = lane; c < T::WARP_KEYS * (T::D / 8); c += 32) {
-    const int r = c / (T::D / 8), col = (c % (T::D / 8)) * 8;
-    if (key0 + r >= key_end) *reinterpret_cast<uint4*>(sv_w + Layout::at(r, col)) = make_uint4(0, 0, 0, 0);
-  }
-  __syncwarp();
-}
+using TmaTile = fa::DecodeTmaTile<Elem, D, RT>;  // fa/decode_tma.cuh, with produce_boxes and zero_rows_past
 
 template <class Elem, int D, int RT>
 __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
@@ -91,7 +45,7 @@ __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
   if (tid == 0) fa::tma::fence_barrier_init();
   __syncthreads();
   if (warp == T::WARPS) {  // the producer leaves once its copies are issued; they complete without it
-    if (lane == 0) produce_boxes<T>(ring, sk, sv, &k_map, &v_map, a, b, kv, key_begin, key_end, tiles, box_rows);
+    if (lane == 0) fa::produce_boxes<T>(ring, sk, sv, &k_map, &v_map, a, b, kv, key_begin, key_end, tiles, box_rows);
     return;
   }
 
@@ -108,7 +62,7 @@ __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
     const int off = st * T::KV_ELEMS + Layout::warp_rows(warp * T::WARP_KEYS);
     const int key0 = key_begin + tile * T::BC + warp * T::WARP_KEYS;
     const bool past_end = key0 + T::WARP_KEYS > key_end;
-    if (past_end) zero_rows_past<T, Layout>(sv + off, key0, key_end, lane);
+    if (past_end) fa::zero_rows_past<T, Layout>(sv + off, key0, key_end, lane);
     fa::decode_warp_keys<T, Layout>(o, rows, sq, sk + off, sv + off, key0, limit, scale_log2, lane);
     if (past_end) fa::wgmma::fence_proxy_async();  // the zeros before the copy engine's next writes to the stage
     fa::mbarrier_arrive(&ring.empty[st]);  // each thread releases its own reads of the stage

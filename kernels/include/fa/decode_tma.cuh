@@ -3,6 +3,7 @@
 // Kept apart from fa/tma.cuh so that the prefill steps' sources are not touched by the decode steps.
 #pragma once
 
+#include "fa/decode.cuh"
 #include "fa/tma.cuh"
 
 namespace fa {
@@ -51,4 +52,57 @@ int make_cache_map(CUtensorMap* map, const Elem* base, long long tokens, int H_k
 
 }  // namespace
 }  // namespace tma
+
+namespace {  // the tile and the producer of the decode steps that read the cache through tensor maps
+
+// The decode tile with unpadded K/V stages in the copy engine's 128-byte swizzle (Q keeps its padded
+// rows): the tile of the sm_90a decode steps from 41 on.
+template <class Elem, int D, int RT, int STAGES = 3>
+struct DecodeTmaTile : DecodeTile<Elem, D, RT, STAGES> {
+  using Base = DecodeTile<Elem, D, RT, STAGES>;
+  static constexpr int KV_ELEMS = Base::BC * D;
+  static constexpr size_t STAGE_BYTES = 2 * Base::STAGES * KV_ELEMS * sizeof(Elem);
+  static constexpr size_t smem_bytes() { return STAGE_BYTES + Base::Q_ELEMS * sizeof(Elem); }
+};
+
+// The producer warp: every box of every tile of the chunk, into the stage the ring gives it (lane 0
+// alone: a box is one instruction). Boxes starting at or past the chunk's end are not asked for.
+template <class T>
+__device__ __forceinline__ void produce_boxes(KvRing<T::STAGES>& ring, typename T::Elem* sk,
+                                              typename T::Elem* sv, const CUtensorMap* k_map,
+                                              const CUtensorMap* v_map, const DecodeArgs& a, int b, int kv,
+                                              int key_begin, int key_end, int tiles, int box_rows) {
+  constexpr unsigned BLOCK_ELEMS = 64;  // a box's columns: 128 bytes, one swizzle row
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int st = ring.stage(tile);
+    if (tile >= T::STAGES) mbarrier_wait(&ring.empty[st], ring.parity(tile - T::STAGES));
+    const int key0 = key_begin + tile * T::BC;
+    const int boxes = min(T::BC, key_end - key0 + box_rows - 1) / box_rows;  // those that start before the end
+    tma::arrive_expect_bytes(&ring.full[st],
+                                 2u * (T::D / BLOCK_ELEMS) * boxes * box_rows * BLOCK_ELEMS * sizeof(typename T::Elem));
+    for (int j = 0; j < boxes; ++j) {
+      const int t0 = key0 + j * box_rows;
+      const int row = static_cast<int>(cache_slot(a, b, t0));
+#pragma unroll
+      for (int block = 0; block < T::D / 64; ++block) {
+        const int dst = block * (T::BC * 64) + j * box_rows * 64;
+        tma::load_box(sk + st * T::KV_ELEMS + dst, k_map, block * 64, kv, row, &ring.full[st]);
+        tma::load_box(sv + st * T::KV_ELEMS + dst, v_map, block * 64, kv, row, &ring.full[st]);
+      }
+    }
+  }
+}
+
+// Rows of the warp's 16 keys at or past key_end set to zero in V (a box may have brought the next
+// page's rows, or left an earlier tile's): P is 0 there, and 0 times a stale NaN would not be.
+template <class T, class Layout>
+__device__ __forceinline__ void zero_rows_past(typename T::Elem* sv_w, int key0, int key_end, int lane) {
+  for (int c = lane; c < T::WARP_KEYS * (T::D / 8); c += 32) {
+    const int r = c / (T::D / 8), col = (c % (T::D / 8)) * 8;
+    if (key0 + r >= key_end) *reinterpret_cast<uint4*>(sv_w + Layout::at(r, col)) = make_uint4(0, 0, 0, 0);
+  }
+  __syncwarp();
+}
+
+}  // namespace
 }  // namespace fa

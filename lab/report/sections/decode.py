@@ -22,11 +22,12 @@ def shape_key(row: dict) -> tuple:
             int(row["page_size"] or 0), row["dtype"])
 
 
-def shape_label(key: tuple) -> str:
+def shape_of(key: tuple):
+    """The DecodeShape of a shape key (its spec names it in the tables, its id in decode.json's streams)."""
+    from lab.kernels.decode import DecodeShape
+
     B, H, H_kv, D, n, q_len, mixed, page, dtype = key
-    words = [f"{B},{H},{H_kv},{D},{n}"] + ([f"q{q_len}"] if q_len > 1 else []) + (["mixed"] if mixed else []) \
-        + ([f"page{page}"] if page else []) + [dtype]
-    return ",".join(words)
+    return DecodeShape(B, H, H_kv, D, n, q_len, mixed, page or None, dtype)
 
 
 def medians(rows: list[dict], mode: str) -> dict:
@@ -57,7 +58,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
         if end not in impls:
             continue
         frac = impls[end]["gbps"] / copy
-        if d.get("streams", {}).get(_shape_id(key)) and key[0] >= 8:
+        if d.get("streams", {}).get(shape_of(key).id) and key[0] >= 8:
             streaming += 1
             t1_met += frac >= COPY_FRACTION_BAR
         timed = [impls[p] for p in peers if p in impls]
@@ -65,7 +66,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
             best = min(timed, key=lambda r: r["median_us"])
             _, lo, _ = speed_interval(impls[end], best)
             if lo <= 0.99:
-                t2_missed.append(f"{shape_label(key)} (lower end {lo:.3f} against {best['impl']})")
+                t2_missed.append(f"{shape_of(key).spec} (lower end {lo:.3f} against {best['impl']})")
         if key[0] == 1:
             t3.append((key, frac))
     verdict = ("not judged: no shape of the set streams at batch >= 8" if not streaming else
@@ -75,20 +76,13 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     lines.append("- Target 2 (at least the fastest peer, the interval's lower end above 0.99): "
                  + ("met at every shape a peer takes." if not t2_missed else
                     f"missed at {len(t2_missed)}: " + "; ".join(t2_missed) + "."))
-    lines += [f"- Target 3 (batch 1: at least {BATCH_ONE_BAR:.0%} of the copy): {shape_label(k)} at {f:.2f} "
+    lines += [f"- Target 3 (batch 1: at least {BATCH_ONE_BAR:.0%} of the copy): {shape_of(k).spec} at {f:.2f} "
               f"({'met' if f >= BATCH_ONE_BAR else 'missed'})." for k, f in t3]
     total = d.get("seconds", {}).get("total")
     if total is not None:
         lines.append(f"- Target 4 (the decode set adds at most {SECONDS_BAR:.0f} s to a run, on an H100): "
                      f"{total:.1f} s on this GPU ({'within' if total <= SECONDS_BAR else 'over'}).")
     return lines
-
-
-def _shape_id(key: tuple) -> str:
-    from lab.kernels.decode import DecodeShape
-
-    B, H, H_kv, D, n, q_len, mixed, page, dtype = key
-    return DecodeShape(B, H, H_kv, D, n, q_len, mixed, page or None, dtype).id
 
 
 def section_decode(ctx: Context) -> list[str]:
@@ -131,7 +125,7 @@ def section_decode(ctx: Context) -> list[str]:
             row = here.get(end)
             timed = [here[p] for p in peers if p in here]
             best = min(timed, key=lambda r: r["median_us"]) if timed else None
-            cells = [shape_label(key), "yes" if d.get("streams", {}).get(_shape_id(key)) else "no"]
+            cells = [shape_of(key).spec, "yes" if d.get("streams", {}).get(shape_of(key).id) else "no"]
             if row is None:
                 cells += [MISSING] * 3
             else:
