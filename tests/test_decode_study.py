@@ -51,7 +51,7 @@ def test_decode_defaults_to_the_set_and_old_runs_had_none():
 def test_the_decode_rule_caps_a_row_and_keeps_the_rest_of_the_runs():
     p = RunParams.from_text(cap_s="3", rel_ci="0.01")
     rule = decode_rule(p)
-    assert rule.cap_s == 0.5 and rule.rel_ci == 0.01 and rule.min_samples == p.min_samples
+    assert rule.cap_s == 0.25 and rule.rel_ci == 0.01 and rule.min_samples == p.min_samples
     assert decode_rule(RunParams.from_text(cap_s="0.2")).cap_s == 0.2
 
 
@@ -127,7 +127,7 @@ def test_the_decode_set_records_every_shape_and_leaves_out_what_failed(tmp_path)
     timed = sorted(steps[2:])
     assert [m[1] for m in measured] == [timed] * 4  # the steps that built and passed, at every shape
     assert {tuple(m[2]) for m in measured} == {("hot", "cold")}  # sustained is not a decode mode
-    assert [m[3] for m in measured] == [0.5] * 4 and [m[4] for m in measured] == [3008, 3009, 3010, 3011]
+    assert [m[3] for m in measured] == [0.25] * 4 and [m[4] for m in measured] == [3008, 3009, 3010, 3011]
     # 8 x 8192 x 8 heads x 128 x 2 bytes x K and V = 268 MB against 4 x 60 MB of L2: streams; Falcon's 16 MB not
     assert list(d["streams"].values()) == [True, True, False, True]
     assert len(d["rows"]) == 4 * 2 * (len(timed) + 1) and d["copy"]["gbps"] == 5368.7

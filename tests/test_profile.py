@@ -284,7 +284,7 @@ def test_success_path_parses_and_saves_csv(monkeypatch, tmp_path):
 def test_timeout_is_a_reason(monkeypatch, tmp_path):
     _fake_ncu(monkeypatch, tmp_path, rc=0, out="", err="")
 
-    def too_slow(cmd, timeout):
+    def too_slow(cmd, timeout, gpu=None):
         raise subprocess.TimeoutExpired(cmd, timeout)
 
     monkeypatch.setattr(profile, "run_in_group", too_slow)
@@ -501,12 +501,12 @@ def test_a_run_profiles_its_peers_in_one_process_a_shape_and_falls_back_one_by_o
     def result(impl, shape, causal, *_a, **_k):
         return profile._result(impl, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True)
 
-    monkeypatch.setattr(profile, "profile_variants", lambda names, shape, causal, out: [
+    monkeypatch.setattr(profile, "profile_variants", lambda names, shape, causal, out, gpu=None: [
         result(n, shape, causal) for n in names])
-    monkeypatch.setattr(profile, "profile_impl", lambda impl, shape, causal, out: calls.append(impl) or result(
+    monkeypatch.setattr(profile, "profile_impl", lambda impl, shape, causal, out, gpu=None: calls.append(impl) or result(
         impl, shape, causal))
     batches = iter([[result(n, Shape(1, 2, 128, 64, False), False) for n in ("sdpa_flash", "flash_attn3")], None])
-    monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out: next(batches))
+    monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out, gpu=None: next(batches))
     rec = records.RunRecord(run_id="20990103T000000Z-test", root=tmp_path)
     shapes = [Shape(1, 2, 128, 64, False), Shape(1, 2, 256, 64, False)]
     profiling.profile_run(rec, ["wmma"], shapes, ["sdpa_flash", "flash_attn3"], progress=lambda *_: None)

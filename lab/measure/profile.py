@@ -154,10 +154,12 @@ def failure_reason(returncode: int, out: str, err: str) -> str | None:
     return None
 
 
-def run_in_group(cmd: list[str], timeout: float) -> tuple[int, str, str]:
-    """Run cmd in its own process group (ncu's target included), killed whole on timeout."""
+def run_in_group(cmd: list[str], timeout: float, gpu: str | None = None) -> tuple[int, str, str]:
+    """Run cmd in its own process group (ncu's target included), killed whole on timeout; `gpu`: the
+    CUDA_VISIBLE_DEVICES entry it is given (None: this process's GPUs)."""
+    env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_repo(),
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -197,8 +199,9 @@ def _prebuild(impl: str) -> str | None:
 
 
 def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S,
-                 prebuild: bool = True) -> ProfileResult:
-    """ncu over one launch of impl on shape; returns ok=False with a reason where it cannot.
+                 prebuild: bool = True, gpu: str | None = None) -> ProfileResult:
+    """ncu over one launch of impl on shape (on `gpu`: run_in_group's); returns ok=False with a reason
+    where it cannot.
 
     Never raises for a missing ncu, a refusal (no counter permission, non-zero exit), a timeout,
     a failed build or an empty capture. The raw CSV goes to out_dir/ncu_<impl>_<shapeid>.csv and
@@ -221,7 +224,7 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     csv_path = out_dir / f"{stem}.csv"
     cmd = ncu_command(ncu, impl, shape, causal)
     try:
-        rc, out, err = run_in_group(cmd, timeout)
+        rc, out, err = run_in_group(cmd, timeout, gpu)
     except subprocess.TimeoutExpired:
         result.reason = f"ncu timed out after {timeout:g} s"
         return result
@@ -255,7 +258,7 @@ SEPARATOR_CYCLES = 1000
 
 
 def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: str, split,
-                   timeout: float) -> list[ProfileResult] | None:
+                   timeout: float, gpu: str | None = None) -> list[ProfileResult] | None:
     """One ncu process over one launch of each of `names`, in order; `split(kernels)` gives each name's
     kernels (a list per name) or None where the capture does not map. None where ncu fails as a whole
     or the capture does not map: the caller then profiles them one by one (profile_impl), which
@@ -268,7 +271,7 @@ def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: 
     csv_path = out_dir / f"{stem}.csv"
     cmd = ncu_command(ncu, ",".join(names), shape, causal)
     try:
-        rc, out, err = run_in_group(cmd, timeout)
+        rc, out, err = run_in_group(cmd, timeout, gpu)
     except (subprocess.TimeoutExpired, OSError):
         return None
     csv_path.write_text(out)
@@ -282,8 +285,8 @@ def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: 
             for name, ks in zip(names, parts)]
 
 
-def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
-                     ) -> list[ProfileResult] | None:
+def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S,
+                     gpu: str | None = None) -> list[ProfileResult] | None:
     """One ncu process over one launch of each variant in `names`, in order: most of a profile's
     time is process start-up (Python, torch, CUDA context, ncu), not the 7 replay passes.
 
@@ -311,7 +314,7 @@ def profile_variants(names: list[str], shape, causal: bool, out_dir, timeout: fl
 
     if batch:
         together = _profile_batch(batch, shape, causal, out_dir, f"ncu_variants_{shape_id(shape, causal)}", one_each,
-                                  timeout)
+                                  timeout, gpu)
         if together is None:
             return None
         results.update({r.impl: r for r in together})
@@ -331,8 +334,8 @@ def split_at_separators(kernels: list[dict]) -> list[list[dict]] | None:
     return None if current else parts
 
 
-def profile_peers(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S
-                  ) -> list[ProfileResult] | None:
+def profile_peers(names: list[str], shape, causal: bool, out_dir, timeout: float = DEFAULT_TIMEOUT_S,
+                  gpu: str | None = None) -> list[ProfileResult] | None:
     """One ncu process over one launch of each peer in `names`, in order (profile_variants' reason: a
     process a peer and shape, 12 of them at a run's three shapes, made the profile stage 42.6 s longer:
     data/checks/2026-11-27-h100-run-within-cost).
@@ -341,7 +344,7 @@ def profile_peers(names: list[str], shape, causal: bool, out_dir, timeout: float
     then profiles them one by one)."""
     shape = _inputs(shape, causal)
     return _profile_batch(list(names), shape, causal, out_dir, f"ncu_peers_{shape_id(shape, causal)}",
-                          split_at_separators, timeout)
+                          split_at_separators, timeout, gpu)
 
 
 def profile_all(impls, shapes, out_dir, causal_flags=(False,), progress=print, **kwargs) -> list[ProfileResult]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-DECODE_CAP_S = 0.5  # a (implementation, shape, mode) row's time cap: decode launches take 10 us to 1 ms
+DECODE_CAP_S = 0.25  # a (implementation, shape, mode) row's time cap: decode launches take 10 us to 1 ms
 DECODE_MODES = ("hot", "cold")  # of the run's modes, those the decode set takes (sustained: not yet)
 CHECK_MAX_CACHE_BYTES = 1_200_000_000  # a set shape is checked against its fp32 reference up to this cache
 

@@ -54,18 +54,32 @@ def check_alike(gpus: list[dict]) -> None:
                          "replicates over GPUs of one model and power limit only; name them with CUDA_VISIBLE_DEVICES")
 
 
+def gpu_ids(gpus=1, found: list[dict] | None = None) -> list[str]:
+    """The CUDA_VISIBLE_DEVICES entries of the GPUs a stage shares its pieces over (lab.studies.gpu_share):
+    one a GPU, in order, where the run uses two or more (alike: check_alike); [] where it uses one.
+    `found`: visible_gpus()'s list (the tests give one; where NVML is absent it is empty, and GPUS is
+    taken at its word)."""
+    found = visible_gpus() if found is None else found
+    n = resolve_count(gpus, len(found))
+    if n == 1:
+        return []
+    check_alike(found[:n])
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return visible.split(",")[:n] if visible else [str(i) for i in range(n)]
+
+
 @contextlib.contextmanager
 def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
     """An Executor with one worker a GPU (the module's docstring), or None where the run uses one GPU and
     no cluster address is given. Closed on exit."""
     address = address or os.environ.get(SCHEDULER_ENV)
+    ids = []
     if not fake and not address:
-        found = visible_gpus()
-        n = resolve_count(gpus, len(found))
-        if n == 1:
+        ids = gpu_ids(gpus)
+        if not ids:
             yield None
             return
-        check_alike(found[:n])
+        n = len(ids)
     else:
         n = resolve_count(gpus, 0)
     from distributed import Client
@@ -85,8 +99,6 @@ def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
     else:
         from dask_cuda import LocalCUDACluster
 
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = visible.split(",")[:n] if visible else [str(i) for i in range(n)]
         cluster = LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(ids), threads_per_worker=1, dashboard_address=":0")
         client = Client(cluster)
     try:

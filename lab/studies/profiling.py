@@ -61,12 +61,21 @@ def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
-                where=None, not_taken=None, tick=None) -> None:
+                where=None, not_taken=None, tick=None, gpus: list[str] | None = None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
     `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
     `where(impl, shape)`: whether to profile a kernel there (default: everywhere). `not_taken(impl,
     shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
-    kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape."""
+    kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape.
+    `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) over which the shapes are shared,
+    a shape's ncu processes on one of them, as many shapes at a time as GPUs (issue 49: most of a
+    shape's time is the processes' start, which overlaps; Nsight Compute serializes the replays
+    themselves); none or one: one shape after another on this process's GPU. profile.csv keeps the
+    shapes' order either way."""
+    import queue
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
     import pandas as pd
 
     try:
@@ -76,8 +85,13 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
         return
     out = rec.path("ncu")
     out.mkdir(exist_ok=True)
-    rows, all_names = [], list(names)
-    for shape in shapes:
+    all_names = list(names)
+    done: dict[int, list[dict]] = {}  # shape index -> its rows
+    fatal: list[str] = []  # ncu missing or refused: no later shape is profiled
+    lock = threading.Lock()
+
+    def one_shape(shape, gpu) -> list[dict]:
+        rows = []
         here = [n for n in all_names if where is None or where(n, shape)]
         refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
         for n, why in refused.items():
@@ -85,10 +99,10 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
                                            H_kv=shape.H_kv, dtype=shape.dtype).to_record())
         here = [n for n in here if n not in refused]
         # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
-        together = prof.profile_variants(list(here), shape, shape.causal, out)
+        together = prof.profile_variants(list(here), shape, shape.causal, out, gpu=gpu)
         if together is None and here:
             progress(f"  profile {shape}: the variants did not profile together; one by one instead")
-        peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out) if peer_names else []
+        peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out, gpu=gpu) if peer_names else []
         if peers_together is None:
             progress(f"  profile {shape}: the peers did not profile together; one by one instead")
         for res in [*(together or []), *(peers_together or [])]:
@@ -96,18 +110,50 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
             if not res.ok:
                 progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
         for impl in [*([] if together is not None else here), *([] if peers_together is not None else peer_names)]:
-            res = prof.profile_impl(impl, shape, shape.causal, out)
+            res = prof.profile_impl(impl, shape, shape.causal, out, gpu=gpu)
             rows.append(res.to_record())
             if not res.ok:
                 progress(f"  profile {impl} {shape}: skipped ({res.reason})")
                 if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
-                    rec.write_json("profile_status.json", {"ok": False, "reason": res.reason,
-                                                           "not_profiled": not_profiled or {}})
-                    rec.write_table("profile.csv", pd.DataFrame(rows))
-                    return
-        rec.write_table("profile.csv", pd.DataFrame(rows))
-        progress(f"  profiled {shape}")
+                    fatal.append(res.reason)
+                    return rows
+        return rows
+
+    def write() -> None:  # the rows so far, in the shapes' order (under the lock)
+        rec.write_table("profile.csv", pd.DataFrame([r for i in sorted(done) for r in done[i]]))
+
+    free = queue.Queue()
+    for gpu in (gpus if gpus and len(gpus) > 1 else [None]):
+        free.put(gpu)
+
+    def task(i: int, shape) -> None:
+        if fatal:
+            return
+        gpu = free.get()
+        try:
+            rows = one_shape(shape, gpu)
+        finally:
+            free.put(gpu)
+        with lock:
+            done[i] = rows
+            write()
+        if fatal:
+            return
+        progress(f"  profiled {shape}" + (f" (GPU {gpu})" if gpu is not None else ""))
         if tick is not None:
             tick(str(shape))
+
+    if free.qsize() == 1:
+        for i, shape in enumerate(shapes):
+            task(i, shape)
+    else:
+        progress(f"  {free.qsize()} shapes at a time, one a GPU")
+        with ThreadPoolExecutor(max_workers=free.qsize()) as pool:
+            list(pool.map(task, range(len(shapes)), shapes))  # list(): a task's exception is raised here
+    if fatal:
+        with lock:
+            write()
+        rec.write_json("profile_status.json", {"ok": False, "reason": fatal[0], "not_profiled": not_profiled or {}})
+        return
     rec.write_json("profile_status.json", {"ok": True, "not_profiled": not_profiled or {}})
 

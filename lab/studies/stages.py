@@ -148,7 +148,7 @@ def _not_taken(build, shape: Shape) -> str:
     return ask(shape) if ask is not None else ""
 
 
-def _kernels(rec):
+def loaded_kernels(rec):
     """The variants and knock-outs that built and passed correctness, loaded from their cached builds."""
     return {n: r.load() for n, r in _built(rec).items()}
 
@@ -217,6 +217,7 @@ def stage_build(rec, progress=print) -> dict:
 
 def stage_correctness(rec, progress=print) -> list:
     from lab.measure import check as checks
+    from lab.studies import gpu_pool, gpu_share
 
     def body():
         mode = RunParams.read(rec).check
@@ -226,12 +227,16 @@ def stage_correctness(rec, progress=print) -> list:
                 rec.write_json("peers.json", {n: {**st, "correctness": "not checked (check=none)"}
                                               for n, st in rec.read_json("peers.json").items()})
             return []
-        kernels = _kernels(rec)
         cases = checks.grid() if mode == "full" else checks.small_grid()
         count = Counter(rec.run_id, "correctness", len(cases))
-        results = list(checks.run_grid(kernels, cases, progress=progress, tick=count.tick))
+        gpus = gpu_pool.gpu_ids(RunParams.read(rec).gpus)
+        if gpus:  # one child process a GPU, each every n-th case (issue 49)
+            here = lambda part: checks.run_grid(loaded_kernels(rec), part, progress=progress, tick=count.tick)  # noqa: E731
+            results = gpu_share.check_shared(rec, cases, gpus, here, progress, count.tick)
+        else:
+            results = list(checks.run_grid(loaded_kernels(rec), cases, progress=progress, tick=count.tick))
         rec.write_json("correctness.json", checks.as_records(results))
-        for n in kernels:
+        for n in _built(rec):
             failed = [r for r in results if r.variant == n and r.failed]  # a case not taken is no failure
             if failed:
                 excluded[n] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
@@ -389,6 +394,8 @@ def factorial_stage(rec, progress=print, spawn=None) -> None:
 
 
 def stage_profile(rec, progress=print) -> None:
+    from lab.studies import gpu_pool
+
     def body():
         p = RunParams.read(rec)
         if not p.profile:
@@ -409,10 +416,11 @@ def stage_profile(rec, progress=print) -> None:
         def where(impl: str, shape: Shape) -> bool:
             return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
 
-        kernels = _kernels(rec)
+        kernels = loaded_kernels(rec)
         count = Counter(rec.run_id, "profile", len(shapes))
         profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
-                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick)
+                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick,
+                    gpus=gpu_pool.gpu_ids(p.gpus))
         with _part(rec, "profile", "ncu_xval"):
             rec.write_json("ncu_xval.json", ncu_crosscheck(rec, timed, progress))
         with _part(rec, "profile", "sass_mix"):

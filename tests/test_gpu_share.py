@@ -1,0 +1,148 @@
+"""The correctness grid and the profile's shapes shared over a run's GPUs (issue 49), on the CPU: the children
+are Python processes that stand in for a GPU's checks (they write what the real child writes), and the
+profile's Nsight Compute calls are stand-ins that record the GPU they were given."""
+
+import json
+import sys
+import threading
+import time
+
+import pytest
+
+from lab.kernels.shape import Shape
+from lab.measure import check as checks
+from lab.measure import records
+from lab.studies import correctness_child, gpu_pool, gpu_share, profiling
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "power_limit_w": 700}
+
+
+def test_shares_deal_the_items_round_and_merge_puts_them_back_in_order():
+    items = list(range(11))
+    assert gpu_share.shares(items, 3) == [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8]]
+    for n in (1, 2, 3, 4, 11, 12):
+        assert gpu_share.merge(gpu_share.shares(items, n)) == items
+    assert gpu_share.merge([[], []]) == []
+    with pytest.raises(ValueError, match="parts=0"):
+        gpu_share.shares(items, 0)
+
+
+def test_gpu_ids_one_a_gpu_where_a_run_uses_several(monkeypatch):
+    two = [dict(H100, index=0), dict(H100, index=1)]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert gpu_pool.gpu_ids(2, two) == ["0", "1"] and gpu_pool.gpu_ids("all", two) == ["0", "1"]
+    assert gpu_pool.gpu_ids(1, two) == [] and gpu_pool.gpu_ids("all", two[:1]) == []
+    assert gpu_pool.gpu_ids("all", []) == []  # no GPU found: the stage's own process
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert gpu_pool.gpu_ids(2, two) == ["3", "5"]  # the entries the run was given, not NVML's numbers
+    with pytest.raises(ValueError, match="only 2 GPU"):
+        gpu_pool.gpu_ids(3, two)
+    with pytest.raises(ValueError, match="the GPUs differ"):
+        gpu_pool.gpu_ids(2, [two[0], dict(two[1], power_limit_w=350)])
+
+
+# A stand-in child: the real child's output file for the cases it is given on its command line (two kernels
+# a case, the GPU it saw in each result's `error`), a tick line a case; `fail` exits 3 without results.
+CHILD = r"""
+import json, os, sys
+ids, out, fail = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+gpu = os.environ["CUDA_VISIBLE_DEVICES"]
+print("starting on", gpu, flush=True)
+if fail:
+    sys.exit(3)
+res = []
+for cid in ids:
+    for v in ("a", "b"):
+        res.append(dict(variant=v, case=cid, B=1, H=1, S=1, D=64, causal=False, scale=None, max_abs_err=0.0,
+                        sdpa_max_abs_err=0.0, tolerance=1.0, finite=True, inputs_unchanged=True, deterministic=True,
+                        passed=True, error=gpu))
+    print("case done: " + cid, flush=True)
+json.dump({"cases": ids, "results": res}, open(out, "w"))
+"""
+
+
+def _stand_in(cases, parts, fail=()):
+    def command(run_dir, k, n, out):
+        assert n == parts
+        ids = [c.id for c in gpu_share.shares(cases, n)[k]]
+        return [sys.executable, "-c", CHILD, json.dumps(ids), str(out), "1" if k in fail else "0"]
+    return command
+
+
+def test_every_case_is_checked_once_on_its_gpu_and_the_results_keep_the_grids_order(tmp_path):
+    cases = checks.small_grid()
+    rec = records.RunRecord(run_id="20990105T000000Z-a", root=tmp_path)
+    lines, ticks = [], []
+    out = gpu_share.check_shared(rec, cases, ["4", "7"], lambda part: pytest.fail("no part fails"), lines.append,
+                                 ticks.append, command=_stand_in(cases, 2))
+    assert [(r.case, r.variant) for r in out] == [(c.id, v) for c in cases for v in ("a", "b")]
+    assert [r.error for r in out[::2]] == [("4", "7")[i % 2] for i in range(len(cases))]  # case i on GPU i % 2
+    assert sorted(ticks) == sorted(c.id for c in cases)
+    assert "  [GPU 4] starting on 4" in lines and "  [GPU 7] starting on 7" in lines
+
+
+def test_a_part_whose_child_fails_is_checked_here(tmp_path):
+    cases = checks.small_grid()
+    rec = records.RunRecord(run_id="20990105T000000Z-b", root=tmp_path)
+    asked, lines = [], []
+
+    def check_here(part):
+        asked.append([c.id for c in part])
+        return [checks.CaseResult(v, c.id, 1, 1, 1, 64, False, None, 0.0, 0.0, 1.0, True, True, True, True, "here")
+                for c in part for v in ("a", "b")]
+
+    out = gpu_share.check_shared(rec, cases, ["0", "1", "2"], check_here, lines.append,
+                                 command=_stand_in(cases, 3, fail={1}))
+    assert asked == [[c.id for c in cases[1::3]]]
+    assert [(r.case, r.variant) for r in out] == [(c.id, v) for c in cases for v in ("a", "b")]
+    assert {r.error for r in out[2::6]} == {"here"} and {r.error for r in out[::6]} == {"0"}
+    assert any("GPU 1 exited with code 3" in ln for ln in lines)
+
+
+def test_a_child_that_checked_other_cases_is_not_trusted(tmp_path):
+    cases = checks.small_grid()
+    rec = records.RunRecord(run_id="20990105T000000Z-c", root=tmp_path)
+    wrong = _stand_in(cases[::-1], 2)  # each child checks the cases of the reversed grid
+    asked = []
+    gpu_share.check_shared(rec, cases, ["0", "1"], lambda part: asked.append(part) or [
+        checks.CaseResult(v, c.id, 1, 1, 1, 64, False, None, 0.0, 0.0, 1.0, True, True, True, True)
+        for c in part for v in ("a", "b")], lambda s: None, command=wrong)
+    assert len(asked) == 2
+
+
+def test_the_child_refuses_a_part_outside_its_parts(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        correctness_child.main([str(tmp_path), "--part", "2", "--parts", "2", "--out", str(tmp_path / "x.json")])
+    assert exc.value.code == 2 and "--part 2" in capsys.readouterr().err
+
+
+def test_profile_shapes_go_to_the_gpus_side_by_side_and_the_table_keeps_their_order(monkeypatch, tmp_path):
+    from lab.measure import profile
+
+    seen, active, peak, lock = [], [0], [0], threading.Lock()
+
+    def variants(names, shape, causal, out, gpu=None):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            seen.append((shape.S, gpu))
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return [profile._result(n, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True) for n in names]
+
+    monkeypatch.setattr(profile, "profile_variants", variants)
+    monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out, gpu=None: [])
+    rec = records.RunRecord(run_id="20990105T000000Z-d", root=tmp_path)
+    shapes = [Shape(1, 2, s, 64, False) for s in (128, 256, 384, 512, 640)]
+    ticks = []
+    profiling.profile_run(rec, ["wmma"], shapes, [], progress=lambda *_: None, tick=ticks.append, gpus=["0", "1"])
+    import pandas as pd
+
+    table = pd.read_csv(rec.path("profile.csv"))
+    assert list(table.S) == [128, 256, 384, 512, 640] and len(ticks) == 5
+    assert {g for _, g in seen} == {"0", "1"} and peak[0] == 2
+    assert rec.read_json("profile_status.json")["ok"] is True
+    seen.clear()
+    profiling.profile_run(rec, ["wmma"], shapes[:2], [], progress=lambda *_: None, gpus=["0"])  # one GPU: as before
+    assert seen == [(128, None), (256, None)]
