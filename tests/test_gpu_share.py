@@ -146,3 +146,26 @@ def test_profile_shapes_go_to_the_gpus_side_by_side_and_the_table_keeps_their_or
     seen.clear()
     profiling.profile_run(rec, ["wmma"], shapes[:2], [], progress=lambda *_: None, gpus=["0"])  # one GPU: as before
     assert seen == [(128, None), (256, None)]
+
+
+def test_a_run_records_the_gpus_it_will_use(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv(gpu_pool.SCHEDULER_ENV, raising=False)
+    two = [dict(H100, index=0), dict(H100, index=1)]
+    lines = []
+    assert gpu_pool.for_run("all", lines.append, two, has_dask_cuda=True) == "2"
+    assert gpu_pool.for_run("2", lines.append, two, has_dask_cuda=True) == "2"
+    assert gpu_pool.for_run("all", lines.append, two[:1], has_dask_cuda=False) == "1"
+    assert gpu_pool.for_run("1", lines.append, two, has_dask_cuda=False) == "1" and lines == []
+    # the default falls back to one GPU and says why; a number asked for by name is refused
+    assert gpu_pool.for_run("all", lines.append, two, has_dask_cuda=False) == "1"
+    assert len(lines) == 1 and "dask-cuda is not installed" in lines[0]
+    with pytest.raises(ValueError, match="GPUS=2: a run on several GPUs needs dask-cuda"):
+        gpu_pool.for_run("2", lines.append, two, has_dask_cuda=False)
+    mixed = [two[0], dict(two[1], name="NVIDIA RTX A2000")]
+    assert gpu_pool.for_run("all", lines.append, mixed, has_dask_cuda=True) == "1"
+    assert "the GPUs differ" in lines[-1]
+    with pytest.raises(ValueError, match="the GPUs differ"):
+        gpu_pool.for_run("2", lines.append, mixed, has_dask_cuda=True)
+    monkeypatch.setenv(gpu_pool.SCHEDULER_ENV, "tcp://10.0.0.1:8786")  # a cluster: taken as given
+    assert gpu_pool.for_run("4", lines.append, [], has_dask_cuda=False) == "4"

@@ -10,7 +10,7 @@ import pytest
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
 from lab.report import tables
-from lab.report.committed import default_run
+from lab.report.committed import committed, default_run
 from lab.report.load import RunData
 from lab.report.sections.method import _where_replicates_ran
 
@@ -68,9 +68,11 @@ def test_the_report_table_splits_each_shape_and_counts_rows_where_gpus_dominate(
 
 
 def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_path):
-    """The committed run (its replicates one after another on one GPU) says nothing; the same run as
-    recorded before replicates named their GPU says nothing and names none; spread over two GPUs it says so."""
-    run = default_run()
+    """The committed report's base (its replicates one after another on one GPU) says nothing; the same run
+    as recorded before replicates named their GPU says nothing and names none; spread over two GPUs it says
+    so, as the committed run (two H200s) does."""
+    assert _where_replicates_ran(RunData(records.RunRecord.open(default_run()))).startswith("side by side on 2 GPUs")
+    run = committed().base
     assert _where_replicates_ran(RunData(records.RunRecord.open(run))) == ""  # one GPU: nothing to say
     copy = tmp_path / run
     shutil.copytree(records.RunRecord.open(run).dir, copy)

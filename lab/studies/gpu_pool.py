@@ -68,6 +68,36 @@ def gpu_ids(gpus=1, found: list[dict] | None = None) -> list[str]:
     return visible.split(",")[:n] if visible else [str(i) for i in range(n)]
 
 
+def for_run(gpus="all", progress=print, found: list[dict] | None = None, has_dask_cuda=None) -> str:
+    """What a run records as its GPUS, settled when it starts: where it would use several GPUs of this
+    host, they must be alike (check_alike) and dask-cuda importable (it is not in requirements.txt: GPU
+    hosts only). The default, "all", records the count it found, or falls back to one GPU with a line
+    saying why; a number asked for by name is refused instead (ValueError naming the fix). A cluster
+    address (DASK_SCHEDULER) is taken as given."""
+    if os.environ.get(SCHEDULER_ENV):
+        return str(gpus)
+    try:
+        ids = gpu_ids(gpus, found)
+    except ValueError as exc:  # GPUs of different models: refused where asked for by number
+        if str(gpus) != "all":
+            raise
+        progress(f"  GPUS=all: {exc}; this run uses one GPU")
+        return "1"
+    if len(ids) < 2:
+        return str(gpus) if str(gpus) != "all" else "1"
+    if has_dask_cuda is None:
+        import importlib.util
+
+        has_dask_cuda = importlib.util.find_spec("dask_cuda") is not None
+    if has_dask_cuda:
+        return str(len(ids)) if str(gpus) == "all" else str(gpus)
+    if str(gpus) == "all":
+        progress(f"  GPUS=all: {len(ids)} GPUs visible, but dask-cuda is not installed (pip install dask-cuda): "
+                 "this run uses one GPU")
+        return "1"
+    raise ValueError(f"GPUS={gpus}: a run on several GPUs needs dask-cuda (pip install dask-cuda), or GPUS=1")
+
+
 @contextlib.contextmanager
 def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
     """An Executor with one worker a GPU (the module's docstring), or None where the run uses one GPU and

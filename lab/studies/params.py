@@ -99,8 +99,9 @@ RUN_OPTIONS = (
            "(fresh inputs, allocations and interleaving order); CAP, MIN_SAMPLES and the CI target are shared out "
            "among them", int),
     Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
-    Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs measure the replicates side by side, one a GPU "
-           "at a time (lab.studies.gpu_pool: dask-cuda; all: every visible GPU); 1: one after another on one GPU"),
+    Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs the run uses (all: every visible one): the "
+           "replicates side by side, one a GPU at a time (lab.studies.gpu_pool: dask-cuda), the correctness grid "
+           "and the profile's shapes shared out; 1: everything on one GPU"),
     Option("decode", "--decode", "DECODE", "the decode shapes timed after the prefill ones (lab.studies.decode_study: "
            "every decode step against SDPA, beside the copy bandwidth): decode (the set), or "
            "B,H,H_kv,D,cache_len[,qN][,mixed][,pageN] joined by ';'; empty: none"),
@@ -166,8 +167,9 @@ class RunParams:
     replicates: int = 3  # runs recorded before replicates existed: 1
     seed: int = 0
     stop_guard: tuple = (StopRule.guard_confidence, StopRule.guard_factor)  # (None, f): no guard
-    # GPUs side by side (issue 49): 1 until a recorded run on a host of several has measured the pool
-    gpus: str = "1"
+    # GPUs side by side (issue 49): every visible one (data/checks/2026-11-28-h200x2-gpus-ablation measured
+    # two against one); lab.studies.gpu_pool.for_run settles what a run records
+    gpus: str = "all"
     # The decode shapes (issue 50), lab.studies.shapes.decode_shapes_from's spec; runs before it: ""
     decode: str = "decode"
 

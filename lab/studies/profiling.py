@@ -60,6 +60,39 @@ def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
+def profile_shape(prof, shape, names, peer_names, out, progress=print, where=None, not_taken=None, gpu=None
+                  ) -> tuple[list[dict], str | None]:
+    """profile_run's work at one shape (its arguments; `prof`: lab.measure.profile, `gpu`: the ncu
+    processes' CUDA_VISIBLE_DEVICES entry): the shape's profile.csv rows, and the reason Nsight Compute
+    cannot run at all (missing, no counter permission) where a launch found one, else None."""
+    rows = []
+    here = [n for n in names if where is None or where(n, shape)]
+    refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
+    for n, why in refused.items():
+        rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
+                                       H_kv=shape.H_kv, dtype=shape.dtype).to_record())
+    here = [n for n in here if n not in refused]
+    # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
+    together = prof.profile_variants(list(here), shape, shape.causal, out, gpu=gpu)
+    if together is None and here:
+        progress(f"  profile {shape}: the variants did not profile together; one by one instead")
+    peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out, gpu=gpu) if peer_names else []
+    if peers_together is None:
+        progress(f"  profile {shape}: the peers did not profile together; one by one instead")
+    for res in [*(together or []), *(peers_together or [])]:
+        rows.append(res.to_record())
+        if not res.ok:
+            progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
+    for impl in [*([] if together is not None else here), *([] if peers_together is not None else peer_names)]:
+        res = prof.profile_impl(impl, shape, shape.causal, out, gpu=gpu)
+        rows.append(res.to_record())
+        if not res.ok:
+            progress(f"  profile {impl} {shape}: skipped ({res.reason})")
+            if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
+                return rows, res.reason
+    return rows, None
+
+
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
                 where=None, not_taken=None, tick=None, gpus: list[str] | None = None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
@@ -90,35 +123,6 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     fatal: list[str] = []  # ncu missing or refused: no later shape is profiled
     lock = threading.Lock()
 
-    def one_shape(shape, gpu) -> list[dict]:
-        rows = []
-        here = [n for n in all_names if where is None or where(n, shape)]
-        refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
-        for n, why in refused.items():
-            rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
-                                           H_kv=shape.H_kv, dtype=shape.dtype).to_record())
-        here = [n for n in here if n not in refused]
-        # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
-        together = prof.profile_variants(list(here), shape, shape.causal, out, gpu=gpu)
-        if together is None and here:
-            progress(f"  profile {shape}: the variants did not profile together; one by one instead")
-        peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out, gpu=gpu) if peer_names else []
-        if peers_together is None:
-            progress(f"  profile {shape}: the peers did not profile together; one by one instead")
-        for res in [*(together or []), *(peers_together or [])]:
-            rows.append(res.to_record())
-            if not res.ok:
-                progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
-        for impl in [*([] if together is not None else here), *([] if peers_together is not None else peer_names)]:
-            res = prof.profile_impl(impl, shape, shape.causal, out, gpu=gpu)
-            rows.append(res.to_record())
-            if not res.ok:
-                progress(f"  profile {impl} {shape}: skipped ({res.reason})")
-                if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
-                    fatal.append(res.reason)
-                    return rows
-        return rows
-
     def write() -> None:  # the rows so far, in the shapes' order (under the lock)
         rec.write_table("profile.csv", pd.DataFrame([r for i in sorted(done) for r in done[i]]))
 
@@ -131,9 +135,11 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
             return
         gpu = free.get()
         try:
-            rows = one_shape(shape, gpu)
+            rows, why = profile_shape(prof, shape, all_names, peer_names, out, progress, where, not_taken, gpu)
         finally:
             free.put(gpu)
+        if why:
+            fatal.append(why)
         with lock:
             done[i] = rows
             write()

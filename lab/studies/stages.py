@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
+from dataclasses import replace
 
 from lab.kernels.shape import Shape
 from lab.progress import Counter
@@ -67,10 +68,13 @@ def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
 
     from lab.measure import peers as peer_mod
 
+    from lab.studies import gpu_pool
+
     params = (params or RunParams()).resolved()
     params.validate()
     if not torch.cuda.is_available():
         raise RuntimeError("a run needs a CUDA GPU (torch.cuda.is_available() is False)")
+    params = replace(params, gpus=gpu_pool.for_run(params.gpus, progress))  # the count it ran on, recorded
     rec = records.RunRecord()
     progress(f"run {rec.run_id} -> {rec.dir}")
     rec.write_json("env.json", records.environment())
