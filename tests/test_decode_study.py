@@ -286,3 +286,21 @@ def test_a_speed_interval_and_the_geometric_mean():
     assert speed_interval(a, b) == (2.0, 90.0 / 80.0, 3.0)
     assert geomean([2.0, 8.0]) == pytest.approx(4.0) and geomean([5.0]) == pytest.approx(5.0)
     assert geomean([]) != geomean([])  # nan: no shape
+
+
+def test_a_tie_between_peers_names_the_same_peer_every_time():
+    """sdpa_default runs cuDNN's kernel: their medians can tie, and the peer named must not depend on the
+    order the peers come in (a set's order changes from one process to the next)."""
+    shape = decode_shapes_from("8,32,8,128,8192")[0]
+    from lab.report.sections.decode import targets
+
+    def row(impl, median):
+        return dict(impl=impl, median_us=median, ci_lo_us=median + 1, ci_hi_us=median + 2, gbps=1.0)
+
+    by_shape = {(shape.B, shape.H, shape.H_kv, shape.D, shape.cache_len, shape.q_len, shape.mixed, shape.page_size or 0,
+                 shape.dtype): {"end": row("end", 100.0), "sdpa_default": row("sdpa_default", 80.0),
+                                "sdpa_cudnn": row("sdpa_cudnn", 80.0)}}
+    d = {"copy": {"gbps": 1000.0}, "streams": {}}
+    for order in (["sdpa_default", "sdpa_cudnn"], ["sdpa_cudnn", "sdpa_default"]):
+        lines = targets(d, by_shape, "end", order)
+        assert "against sdpa_cudnn)" in lines[1], lines[1]

@@ -47,19 +47,71 @@ def test_replicates_side_by_side_measure_what_one_after_another_measures(tmp_pat
     assert any("side by side" in ln for ln in lines) and any(ln.startswith("  [replicate 3] ") for ln in lines)
 
 
-def test_a_failed_replicate_side_by_side_is_recorded_and_raises_after_the_others(tmp_path, monkeypatch):
+def test_a_replicate_that_fails_everywhere_is_recorded_and_raises_after_the_others(tmp_path, monkeypatch):
     rec = _plan(tmp_path, "20990104T000000Z-c")
     real = gpu_pool.spawn_captured
+    tries = []
 
-    def second_fails(run_dir, plan, i, fake=False):
-        return {"code": 5, "output": "boom", "seconds": 0.1} if i == 1 else real(run_dir, plan, i, fake)
+    def second_fails(run_dir, plan, i, fake=False, avoid=()):
+        if i == 1:
+            tries.append(avoid)
+            return {"code": 5, "output": "boom", "seconds": 0.1, "gpu": str(len(tries))}  # a GPU each attempt
+        return real(run_dir, plan, i, fake)
 
     monkeypatch.setattr(gpu_pool, "spawn_captured", second_fails)
+    lines = []
     with ThreadPoolExecutor(max_workers=3) as executor:
         with pytest.raises(RuntimeError, match=r"replicate\(s\) 1 of plan timing exited with code\(s\) 5"):
-            replicates.run(rec, "timing", progress=lambda s: None, fake=True, executor=executor)
-    runs = rec.read_json("replicates.json")["timing"]["runs"]
-    assert [(r["replicate"], r["exit_code"]) for r in runs] == [(0, 0), (1, 5), (2, 0)]  # the others kept
+            replicates.run(rec, "timing", progress=lines.append, fake=True, executor=executor)
+    log = rec.read_json("replicates.json")["timing"]
+    assert [(r["replicate"], r["exit_code"]) for r in log["runs"]] == [(0, 0), (1, 5), (2, 0)]  # the others kept
+    assert tries == [(), ("1",)]  # run once more, not on the GPU it failed on; then given up
+    assert [(m["replicate"], m["gpu"], m["exit_code"]) for m in log["moved"]] == [(1, "1", 5)]
+    assert any("replicate 2 failed on GPU 1 (exit code 5): handed to the pool again" in ln for ln in lines)
+
+
+def test_a_gpu_lost_mid_run_leaves_its_replicate_to_the_others(tmp_path, monkeypatch):
+    """Two stand-in GPUs (threads named for them); GPU 1 fails every replicate it starts. Each failed replicate
+    runs again on GPU 0, none is lost, and what GPU 1 half measured is set aside, not merged."""
+    import threading
+
+    rec = _plan(tmp_path, "20990104T000000Z-d")
+    real = gpu_pool.spawn_captured
+    ran = []
+
+    def two_gpus(run_dir, plan, i, fake=False, avoid=()):
+        gpu = threading.current_thread().name.rsplit("_", 1)[-1]  # ThreadPoolExecutor names: <prefix>_<n>
+        if gpu in avoid:
+            return {"code": None, "output": "", "seconds": 0.0, "gpu": gpu, "elsewhere": True}
+        ran.append((i, gpu))
+        if gpu == "1":
+            (replicates.plan_dir(run_dir, plan) / f"r{i}.json").write_text("{}")  # a half-written record
+            return {"code": 3, "output": "CUDA error: unspecified launch failure", "seconds": 1.0, "gpu": gpu}
+        return {**real(run_dir, plan, i, fake), "gpu": gpu}
+
+    monkeypatch.setattr(gpu_pool, "spawn_captured", two_gpus)
+    lines = []
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        samples, _, _ = replicates.run(rec, "timing", progress=lines.append, fake=True, executor=executor)
+    log = rec.read_json("replicates.json")["timing"]
+    assert [(r["replicate"], r["exit_code"]) for r in log["runs"]] == [(0, 0), (1, 0), (2, 0)]
+    failed_on_1 = {i for i, g in ran if g == "1"}
+    assert failed_on_1 and {m["replicate"] for m in log["moved"]} == failed_on_1
+    assert all(m["gpu"] == "1" and m["exit_code"] == 3 for m in log["moved"])
+    assert sorted(i for i, g in ran if g == "0") == [0, 1, 2]  # every replicate ended on GPU 0
+    assert sorted(samples.replicate.unique()) == [0, 1, 2]
+    aside = replicates.plan_dir(rec.dir, "timing") / "interrupted"
+    assert {f.name.split("-", 1)[1].removesuffix(".gz") for f in aside.iterdir()} == {f"r{i}.json" for i in failed_on_1}
+
+
+def test_the_report_says_which_replicates_moved():
+    from lab.report.sections.method import _moved
+
+    assert _moved({}) == "" and _moved({"moved": []}) == ""
+    one = _moved({"moved": [{"replicate": 1, "gpu": "3", "exit_code": 5}]})
+    assert one.startswith(" replicate 2 failed on GPU 3 (exit code 5): it ran again on another GPU")
+    two = _moved({"moved": [{"replicate": 0, "gpu": "1", "exit_code": 5}, {"replicate": 2, "gpu": "", "exit_code": None}]})
+    assert "replicate 1 failed on GPU 1 (exit code 5); replicate 3 failed on GPU ? (exit code None): each ran" in two
 
 
 @pytest.mark.parametrize("gpus, available, want", [("all", 4, 4), ("all", 0, 1), (2, 4, 2), ("1", 8, 1)])

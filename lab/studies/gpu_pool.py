@@ -139,14 +139,25 @@ def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
             cluster.close()
 
 
-def spawn_captured(run_dir, plan: str, i: int, fake: bool = False) -> dict:
+def worker_gpu() -> str:
+    """The GPU this worker's children see first: dask-cuda puts each worker's own GPU first in its
+    CUDA_VISIBLE_DEVICES ("" where the variable is not set)."""
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+
+
+def spawn_captured(run_dir, plan: str, i: int, fake: bool = False, avoid: tuple = ()) -> dict:
     """Replicate i as a child process whose output is kept, not passed on (it runs in a worker of the
-    pool, beside the other GPUs' replicates): {"code", "output", "seconds"}. The child sees the worker's
-    GPU (dask-cuda sets each worker's CUDA_VISIBLE_DEVICES)."""
+    pool, beside the other GPUs' replicates): {"code", "output", "seconds", "gpu"}. The child sees the
+    worker's GPU (dask-cuda sets each worker's CUDA_VISIBLE_DEVICES). A worker whose GPU is in `avoid`
+    (a GPU a replicate failed on) runs nothing and says so: {"elsewhere": True, ...}, and the replicate
+    is handed to the pool again (lab.studies.replicates)."""
     from lab.kernels.manifest import REPO
     from lab.studies.replicate_plan import child_command
 
+    gpu = worker_gpu()
+    if gpu and gpu in avoid:
+        return {"code": None, "output": "", "seconds": 0.0, "gpu": gpu, "elsewhere": True}
     t0 = time.perf_counter()
     proc = subprocess.run(child_command(run_dir, plan, i, fake), cwd=REPO, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
-    return {"code": proc.returncode, "output": proc.stdout, "seconds": round(time.perf_counter() - t0, 1)}
+    return {"code": proc.returncode, "output": proc.stdout, "seconds": round(time.perf_counter() - t0, 1), "gpu": gpu}

@@ -71,7 +71,8 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
 
     `executor` (a concurrent.futures.Executor whose every worker owns one GPU: lab.studies.gpu_pool) runs
     the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); each is
-    merged as it ends, and a failed one raises once the others have ended (what they measured is kept).
+    merged as it ends; a failed one is run once more on another GPU, and raises if it fails again, once the
+    others have ended (what they measured is kept).
     Without it, `spawn` runs them one after another in this GPU's process, as before."""
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     if log.get(plan, {}).get("consolidated"):
@@ -117,29 +118,58 @@ def _run_one_after_another(rec, plan: str, p: dict, pending: list[int], log: dic
     return merged
 
 
+MOVES_AFTER_OTHERS = 20  # a moved replicate's hand-backs once no other replicate runs (a pool of one GPU)
+
+
 def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, executor, progress, fake: bool,
                       after_each):
     """The pending replicates through `executor` (run's: one a GPU, lab.studies.gpu_pool), each merged as
-    it ends; a failed one raises once the others have ended. Returns the last merge."""
-    from concurrent.futures import as_completed
+    it ends. A replicate that fails, or whose worker is lost, is handed to the pool once more, to another
+    GPU than the one it failed on (a GPU lost mid-run leaves its replicate to the others); its first
+    attempt is kept in replicates.json (the plan's `moved`) and the report says so. One that fails again
+    raises once the others have ended. Returns the last merge."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    from lab.studies.gpu_pool import spawn_captured
+    from lab.studies import gpu_pool
 
     for i in pending:
         set_aside(rec.dir, plan, i)
-    futures = {executor.submit(spawn_captured, rec.dir, plan, i, fake): i for i in pending}
+    attempts = {i: 0 for i in pending}  # how many times each replicate was run to its end (or its loss)
+    futures = {executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake): (i, ()) for i in pending}
     progress(f"  [{plan}] replicates {', '.join(str(i + 1) for i in pending)} of {p['replicates']} side by side")
-    merged, failed = None, []
-    for future in as_completed(futures):
-        i = futures[future]
-        try:
-            got = future.result()
-        except Exception as exc:  # noqa: BLE001 - a worker lost: the replicate is recorded as failed
-            got = {"code": None, "output": f"{type(exc).__name__}: {exc}", "seconds": None}
-        for line in got["output"].splitlines():
-            progress(f"  [replicate {i + 1}] {line}")
-        merged = _record(rec, plan, log, i, got["code"], got["seconds"], after_each)
-        failed += [(i, got["code"])] if got["code"] != 0 else []
+    merged, failed, bounced = None, [], 0
+    while futures:
+        done, _ = wait(futures, return_when=FIRST_COMPLETED)
+        for future in done:
+            i, avoid = futures.pop(future)
+            try:
+                got = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker lost: its replicate goes to the others
+                got = {"code": None, "output": f"{type(exc).__name__}: {exc}", "seconds": None, "gpu": ""}
+            if got.get("elsewhere"):  # landed on the GPU it failed on: back to the pool, to another worker
+                bounced += not futures
+                if bounced <= MOVES_AFTER_OTHERS:
+                    time.sleep(0.5 if futures else 0.05)
+                    futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
+                    continue
+                got = {"code": None, "output": f"no other GPU took replicate {i + 1} after it failed on GPU "
+                                                f"{', '.join(avoid)}", "seconds": None, "gpu": ""}
+            attempts[i] += 1
+            for line in got["output"].splitlines():
+                progress(f"  [replicate {i + 1}] {line}")
+            if got["code"] != 0 and attempts[i] == 1:
+                gpu = got.get("gpu") or (read_child(rec.dir, plan, i).get("gpu") or {}).get("gpu_index")
+                log[plan].setdefault("moved", []).append(
+                    {"replicate": i, "gpu": "" if gpu is None else str(gpu), "exit_code": got["code"],
+                     "output_tail": got["output"][-2000:]})
+                progress(f"  [{plan}] replicate {i + 1} failed on GPU {gpu or '?'} (exit code {got['code']}): "
+                         "handed to the pool again, for another GPU")
+                set_aside(rec.dir, plan, i)
+                avoid = (str(gpu),) if gpu not in (None, "") else ()
+                futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
+                continue
+            merged = _record(rec, plan, log, i, got["code"], got["seconds"], after_each)
+            failed += [(i, got["code"])] if got["code"] != 0 else []
     if failed:
         raise RuntimeError(f"replicate(s) {', '.join(str(i) for i, _ in failed)} of plan {plan} exited with code(s) "
                            f"{', '.join(str(c) for _, c in failed)} (their output is above; what they measured is in "

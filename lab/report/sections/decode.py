@@ -62,7 +62,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
             streaming += 1
             if frac < COPY_FRACTION_BAR:
                 t1_missed.append(f"{shape_of(key).spec} ({frac:.3f} of the copy)")
-        timed = [impls[p] for p in peers if p in impls]
+        timed = [impls[p] for p in sorted(peers) if p in impls]  # sorted: a tie goes the same way each time
         if timed:
             best = min(timed, key=lambda r: r["median_us"])
             _, lo, _ = speed_interval(impls[end], best)
@@ -125,7 +125,7 @@ def section_decode(ctx: Context) -> list[str]:
         table = []
         for key, here in by_shape.items():
             row = here.get(end)
-            timed = [here[p] for p in peers if p in here]
+            timed = [here[p] for p in sorted(peers) if p in here]
             best = min(timed, key=lambda r: r["median_us"]) if timed else None
             cells = [shape_of(key).spec, "yes" if d.get("streams", {}).get(shape_of(key).id) else "no"]
             if row is None:

@@ -115,13 +115,14 @@ def _replicates(ctx: Context) -> list[str]:
     rule = p.replicate_rule()
     log = (data.replicate_log or {}).get("timing", {})
     runs = log.get("runs", [])
-    took = "; ".join(f"replicate {r['replicate']}: {fmt(r.get('seconds'), 0)} s (start-up "
+    took = "; ".join(f"replicate {r['replicate'] + 1}: {fmt(r.get('seconds'), 0)} s (start-up "
                      f"{fmt(r.get('startup_s'), 1)} s)" for r in runs)
     L = [f"**Replicates.** The timing was measured in {R} replicates, each a separate process "
          + (_where_replicates_ran(data) or "run after the previous one on this GPU")
          + ": a fresh CUDA context, allocations and inputs (torch seeded with the run's seed + "
          "100000 × replicate), its own interleaving order, the cached kernel builds loaded, never rebuilt"
-         + (f" ({took})" if took else "") + ". The run's sample budget was shared out, not multiplied: each "
+         + (f" ({took})" if took else "") + "." + _moved(log) + " The run's sample budget was shared out, not "
+         "multiplied: each "
          f"replicate stopped a row at ±{fmt(rule.rel_ci * 100, 2)} % (±{fmt(p.rel_ci * 100, 1)} % × √{R}, so "
          f"that the mean of {R} replicates has about the run's ±{fmt(p.rel_ci * 100, 1)} % of sampling error), "
          f"after at least {rule.min_samples} samples (⌈{p.min_samples} / {R}⌉) in blocks of {block_sizes(rule)}, or after "
@@ -162,6 +163,18 @@ def _replicates(ctx: Context) -> list[str]:
               md_table(["shape", "rows", "between GPUs SD % (median)", "between processes SD % (median)",
                         "rows where GPUs > processes"], by_gpu, "lrrrr"), ""]
     return L + _calibration(ctx)
+
+
+def _moved(log: dict) -> str:
+    """' Replicate 2 failed on GPU 1 (exit code 1) and ran again on another GPU ...' for the replicates a
+    run side by side handed to another GPU (lab.studies.replicates: the plan's `moved`); "" where none."""
+    moved = log.get("moved") or []
+    if not moved:
+        return ""
+    each = "; ".join(f"replicate {m['replicate'] + 1} failed on GPU {m.get('gpu') or '?'} (exit code "
+                     f"{m.get('exit_code')})" for m in moved)
+    return (f" {each}: {'it' if len(moved) == 1 else 'each'} ran again on another GPU of the pool, and the samples "
+            "of the failed attempt are kept aside, not merged (the plan's interrupted/ folder).")
 
 
 def _where_replicates_ran(data) -> str:
