@@ -304,3 +304,15 @@ def test_a_tie_between_peers_names_the_same_peer_every_time():
     for order in (["sdpa_default", "sdpa_cudnn"], ["sdpa_cudnn", "sdpa_default"]):
         lines = targets(d, by_shape, "end", order)
         assert "against sdpa_cudnn)" in lines[1], lines[1]
+
+
+def test_a_kernel_that_outruns_the_copy_is_said():
+    from lab.report.sections.decode import copy_exceeded
+
+    def row(impl, gbps, mode="hot"):
+        return dict(impl=impl, B=8, H=32, H_kv=8, D=128, cache_len=8192, q_len=1, mixed=False, page_size=0,
+                    dtype="bf16", mode=mode, gbps=gbps)
+
+    assert copy_exceeded([row("a", 999.0), row("b", 1000.0)], 1000.0) is None  # at the copy: no news
+    frac, impl, spec, mode = copy_exceeded([row("a", 1100.0), row("b", 1190.0, "cold"), row("c", 900.0)], 1000.0)
+    assert (round(frac, 3), impl, spec, mode) == (1.19, "b", "8,32,8,128,8192,bf16", "cold")

@@ -49,6 +49,16 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def copy_exceeded(rows: list[dict], copy_gbps: float) -> tuple | None:
+    """(fraction, impl, shape spec, mode) of the row that reads most over the copy's bandwidth, where one
+    reads more than the copy (it then is no ceiling for this GPU); None where none does."""
+    over = [(r["gbps"] / copy_gbps, r) for r in rows if r.get("gbps") and r["gbps"] > copy_gbps]
+    if not over:
+        return None
+    frac, r = max(over, key=lambda x: (x[0], x[1]["impl"]))
+    return frac, r["impl"], shape_of(shape_key(r)).spec, r["mode"]
+
+
 def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much."""
     copy = d["copy"]["gbps"]
@@ -116,6 +126,12 @@ def section_decode(ctx: Context) -> list[str]:
         f"{copy:.0f} GB/s (read plus write of {d['copy']['bytes'] >> 20} MB, the median of "
         f"{d['copy'].get('samples', MISSING)} hot samples). A call's bandwidth is the bytes it must move (the "
         "valid K/V once, Q read, O written) over its median.")
+    above = copy_exceeded(d["rows"], copy)
+    if above:
+        add("")
+        add(f"**On this GPU the copy is no ceiling**: {above[1]} reads {above[0]:.2f} of it ({above[2]}, "
+            f"{above[3]}), so the \"of copy\" column and target 1 read high here. Issue 50's bar assumes a copy "
+            "that no kernel outruns; the report does not correct for it.")
     for step, why in sorted(d.get("excluded", {}).items()):
         add(f"- `{step}` left out: {why}")
     add("")
