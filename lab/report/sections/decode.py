@@ -97,6 +97,24 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     return lines
 
 
+def end_row(key: tuple, here: dict, end: str, peers, copy: float, streams: dict) -> list[str]:
+    """A shape's row of the end's table: its time, bandwidth and share of the copy, the fastest peer
+    (in a fixed order where two tie) and the end's speed against it."""
+    row = here.get(end)
+    timed = [here[p] for p in sorted(peers) if p in here]
+    best = min(timed, key=lambda r: r["median_us"]) if timed else None
+    cells = [shape_of(key).spec, "yes" if streams.get(shape_of(key).id) else "no"]
+    if row is None:
+        cells += [MISSING] * 3
+    else:
+        cells += [f"{row['median_us']:.1f} [{row['ci_lo_us']:.1f}, {row['ci_hi_us']:.1f}]",
+                  f"{row['gbps']:.0f}", f"{row['gbps'] / copy:.2f}"]
+    if best is None or row is None:
+        return cells + [best["impl"] if best else "none takes it", MISSING]
+    r, lo, hi = speed_interval(row, best)
+    return cells + [f"{best['impl']} {best['median_us']:.1f}", f"{r:.3f} [{lo:.3f}, {hi:.3f}]"]
+
+
 def section_decode(ctx: Context) -> list[str]:
     rec = ctx.data.rec
     if not rec.has("decode.json"):
@@ -138,23 +156,7 @@ def section_decode(ctx: Context) -> list[str]:
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
         by_shape = medians(d["rows"], mode)
-        table = []
-        for key, here in by_shape.items():
-            row = here.get(end)
-            timed = [here[p] for p in sorted(peers) if p in here]
-            best = min(timed, key=lambda r: r["median_us"]) if timed else None
-            cells = [shape_of(key).spec, "yes" if d.get("streams", {}).get(shape_of(key).id) else "no"]
-            if row is None:
-                cells += [MISSING] * 3
-            else:
-                cells += [f"{row['median_us']:.1f} [{row['ci_lo_us']:.1f}, {row['ci_hi_us']:.1f}]",
-                          f"{row['gbps']:.0f}", f"{row['gbps'] / copy:.2f}"]
-            if best is None or row is None:
-                cells += [best["impl"] if best else "none takes it", MISSING]
-            else:
-                r, lo, hi = speed_interval(row, best)
-                cells += [f"{best['impl']} {best['median_us']:.1f}", f"{r:.3f} [{lo:.3f}, {hi:.3f}]"]
-            table.append(cells)
+        table = [end_row(key, here, end, peers, copy, d.get("streams", {})) for key, here in by_shape.items()]
         add(f"**The decode branch's end, `{end}`, {mode}** (µs: median [95 % CI]; of copy: its GB/s over the "
             "copy's; speed: the fastest peer's time over the end's, > 1 the end faster):")
         add("")
