@@ -114,3 +114,17 @@ def test_without_a_gpu_and_without_parameters_the_committed_report_is_rebuilt(ca
         cuda=argparse.Namespace(is_available=lambda: False)))
     assert pipeline.main(["--reports-dir", str(tmp_path)]) == 0
     assert ran == [(pipeline.REPORT, {"run_id": committed.committed().run, "reports_dir": str(tmp_path)})]
+
+
+def test_the_committed_reports_label_says_how_many_gpus_ran_it():
+    """Issue 49: the committed run's replicates ran on two H200s, its base's on one; the label says so and
+    still reads back."""
+    from lab.report.context import Context
+    from lab.report.load import RunData
+    from lab.measure import records
+
+    c = committed.committed()
+    run, base = (RunData(records.RunRecord.open(r)) for r in (c.run, c.base))
+    assert Context(data=run, figdir=None, base=base).gpus == "2 × NVIDIA H200"
+    assert Context(data=base, figdir=None, base=None).gpus == "NVIDIA H200"
+    assert f"**{Context(data=run, figdir=None, base=base).label}**" in committed.REPORT.read_text()

@@ -41,6 +41,12 @@ class Context:
         return self.data.env.get("gpu", "unknown GPU")
 
     @property
+    def gpus(self) -> str:
+        """The GPU model, preceded by how many of them ran the replicates where more than one did (issue 49)."""
+        n = len({str(g.get("gpu_uuid") or g.get("gpu_index")) for g in self.data.replicate_gpus.values()})
+        return f"{n} × {self.gpu}" if n >= 2 else self.gpu
+
+    @property
     def date(self) -> str:
         return self.data.env.get("utc", "unknown date")
 
@@ -48,7 +54,7 @@ class Context:
     def label(self) -> str:
         # lab.report.committed reads the run and the base back from this line: keep the two in step
         base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
-        return f"Run {self.data.run_id} · {self.gpu} · {self.date} · state: {self.state}{base}"
+        return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}"
 
     def add_figure(self, add, key: str, caption: str) -> None:
         """The figure `key` as a Markdown image line (recorded in `figs`), or why it was not drawn."""
