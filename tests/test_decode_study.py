@@ -269,6 +269,12 @@ def test_the_targets_at_their_edges():
     assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (lower end 0.980 against peer); "
                              "16,32,8,128,8192,bf16 (lower end 0.490 against peer).")
     assert len(lines) == 3 and "Target 4" not in "".join(lines)
+    # target 1 missed at two shapes: both named, joined
+    by_shape[key(8)]["end"]["gbps"] = 940.0
+    by_shape[key(16)]["end"]["gbps"] = 949.0
+    lines = targets(d, by_shape, "end", {"peer"})
+    assert lines[0].endswith("batch >= 8): missed at 2 of 2 shapes: 8,32,8,128,8192,bf16 (0.940 of the copy); "
+                             "16,32,8,128,8192,bf16 (0.949 of the copy).")
 
 
 def test_a_cache_of_exactly_the_check_s_limit_is_checked():
@@ -316,3 +322,6 @@ def test_a_kernel_that_outruns_the_copy_is_said():
     assert copy_exceeded([row("a", 999.0), row("b", 1000.0)], 1000.0) is None  # at the copy: no news
     frac, impl, spec, mode = copy_exceeded([row("a", 1100.0), row("b", 1190.0, "cold"), row("c", 900.0)], 1000.0)
     assert (round(frac, 3), impl, spec, mode) == (1.19, "b", "8,32,8,128,8192,bf16", "cold")
+    # a tie: the name decides, the same way whatever the rows' order
+    for rows in ([row("a", 1100.0), row("b", 1100.0)], [row("b", 1100.0), row("a", 1100.0)]):
+        assert copy_exceeded(rows, 1000.0)[1] == "b"
