@@ -177,3 +177,14 @@ def test_the_default_pool_spawns_processes_that_take_the_shapes_and_the_warm_fun
                                                                      synchronize=tuple))
     assert [r["shape"] for r in record["shapes"]] == [s.id for s in shapes]
     assert record["failed"] == 0 and record["workers"] == 2, record
+
+
+def test_the_warm_up_widens_with_the_gpus_a_run_shares_its_correctness_over():
+    from lab.studies.params import RunParams
+
+    assert warm.workers_for(RunParams.from_text(gpus="1"), cpus=16) == 2  # one H100 host: as before
+    assert warm.workers_for(RunParams.from_text(gpus="2"), cpus=32) == 4
+    assert warm.workers_for(RunParams.from_text(gpus="4"), cpus=64) == 8
+    assert warm.workers_for(RunParams.from_text(gpus="4"), cpus=10) == 5  # at most half the cores ...
+    assert warm.workers_for(RunParams.from_text(gpus="2"), cpus=2) == 2  # ... and never fewer than WORKERS
+    assert warm.workers_for(RunParams.from_text(gpus="all"), cpus=32) == 2  # a count not settled: one GPU's

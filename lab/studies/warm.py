@@ -30,6 +30,22 @@ RECORD = "flex_warmup.json"
 WORKERS = 2
 
 
+def workers_for(p: RunParams, cpus: int | None = None) -> int:
+    """WORKERS a GPU of the run (its recorded GPUS: lab.studies.gpu_pool.for_run), at most half the CPU
+    cores and never fewer than WORKERS: with its correctness grid shared over N GPUs the correctness stage
+    takes about 1/N of its time, and the warm-up beside it must shrink too, or the timing stage waits for
+    it (data/checks/2026-11-28-h200x2-gpus-ablation: a cold warm-up of 60.6 s beside a shared correctness
+    stage of 22.1 s)."""
+    import os
+
+    try:
+        gpus = max(1, int(p.gpus))
+    except (TypeError, ValueError):  # "all" in a run started before for_run recorded the count
+        gpus = 1
+    cpus = cpus if cpus is not None else (os.cpu_count() or 2)
+    return max(WORKERS, min(WORKERS * gpus, cpus // 2))
+
+
 def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> dict:
     """One compiled call of flex_attention per shape, exactly as a replicate binds it (the shape's own
     inputs, causal, scale None), so that the caches it fills are the ones the timing looks up.
@@ -113,12 +129,14 @@ def shapes_to_warm(p: RunParams) -> list:
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m lab.studies.warm", description=__doc__.splitlines()[0])
     ap.add_argument("run_id")
-    ap.add_argument("--workers", type=int, default=WORKERS, help="processes compiling side by side")
+    ap.add_argument("--workers", type=int, default=None,
+                    help=f"processes compiling side by side (default: {WORKERS} a GPU of the run, workers_for)")
     args = ap.parse_args(argv)
     from lab.measure.records import RunRecord
 
     rec = RunRecord.open(args.run_id)
-    record = warm_in_parallel(shapes_to_warm(RunParams.read(rec)), args.workers)
+    p = RunParams.read(rec)
+    record = warm_in_parallel(shapes_to_warm(p), args.workers or workers_for(p))
     rec.write_json(RECORD, record)
     print(f"flex_attention warmed for {len(record['shapes'])} shapes in {record['seconds']:.0f} s"
           f" ({record['workers']} processes)"
