@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report.common import FIGURES
 from lab.report.load import RunData
-from lab.report.tables import ablation_frame
+from lab.report.tables import ablation_frame, gpu_of_replicates
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Context:
     @property
     def gpus(self) -> str:
         """The GPU model, preceded by how many of them ran the replicates where more than one did (issue 49)."""
-        n = len({str(g.get("gpu_uuid") or g.get("gpu_index")) for g in self.data.replicate_gpus.values()})
+        n = len(set(gpu_of_replicates(self.data).values()))  # 0 where one GPU ran them all
         return f"{n} × {self.gpu}" if n >= 2 else self.gpu
 
     @property

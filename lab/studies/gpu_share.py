@@ -48,7 +48,7 @@ def check_shared(rec, cases: list, gpus: list[str], check_here, progress=print, 
     """Every case of `cases` checked by one child a GPU of `gpus` (CUDA_VISIBLE_DEVICES entries), as
     lab.measure.check.run_grid's CaseResults in run_grid's order (case-major). A child's lines are passed
     on (prefixed with its GPU) and its finished cases ticked; a part whose child exits non-zero or leaves no
-    results is checked in this process (`check_here(cases)`, default: run_grid over the run's kernels)."""
+    results is checked in this process (`check_here(cases)`: the stage's run_grid over the run's kernels)."""
     from lab.kernels.manifest import REPO
     from lab.measure import check as checks
 

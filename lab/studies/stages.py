@@ -234,11 +234,12 @@ def stage_correctness(rec, progress=print) -> list:
         cases = checks.grid() if mode == "full" else checks.small_grid()
         count = Counter(rec.run_id, "correctness", len(cases))
         gpus = gpu_pool.gpu_ids(RunParams.read(rec).gpus)
-        if gpus:  # one child process a GPU, each every n-th case (issue 49)
-            here = lambda part: checks.run_grid(loaded_kernels(rec), part, progress=progress, tick=count.tick)  # noqa: E731
-            results = gpu_share.check_shared(rec, cases, gpus, here, progress, count.tick)
-        else:
-            results = list(checks.run_grid(loaded_kernels(rec), cases, progress=progress, tick=count.tick))
+
+        def here(part):  # in this process, on its GPU
+            return list(checks.run_grid(loaded_kernels(rec), part, progress=progress, tick=count.tick))
+
+        # several GPUs: one child process a GPU, each every n-th case (issue 49)
+        results = gpu_share.check_shared(rec, cases, gpus, here, progress, count.tick) if gpus else here(cases)
         rec.write_json("correctness.json", checks.as_records(results))
         for n in _built(rec):
             failed = [r for r in results if r.variant == n and r.failed]  # a case not taken is no failure

@@ -16,6 +16,7 @@ than that run's correctness stage (64.6 s), so the timing stage waited for it.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -36,8 +37,6 @@ def workers_for(p: RunParams, cpus: int | None = None) -> int:
     takes about 1/N of its time, and the warm-up beside it must shrink too, or the timing stage waits for
     it (data/checks/2026-11-28-h200x2-gpus-ablation: a cold warm-up of 60.6 s beside a shared correctness
     stage of 22.1 s)."""
-    import os
-
     try:
         gpus = max(1, int(p.gpus))
     except (TypeError, ValueError):  # "all" in a run started before for_run recorded the count
