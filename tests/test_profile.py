@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from lab.measure import ncu_metrics, profile, roofline
+from lab.measure import ncu_metrics, ncu_process, profile, roofline
 from lab.measure.ncu_metrics import METRICS, parse_ncu_csv
 from lab.measure.profile import ProfileResult
 
@@ -207,7 +207,7 @@ def test_unit_scale():
 def test_ncu_missing_returns_not_ok(monkeypatch, tmp_path):
     import lab.kernels.build
 
-    monkeypatch.setattr(profile.shutil, "which", lambda name: None)
+    monkeypatch.setattr(ncu_process.shutil, "which", lambda name: None)
     monkeypatch.setattr(lab.kernels.build, "cuda_home", lambda: None)
 
     def no_run(*a, **k):
@@ -241,7 +241,7 @@ def _fake_ncu(monkeypatch, tmp_path, rc, out, err):
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\nexit 99\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(profile.shutil, "which", lambda name: str(fake) if name == "ncu" else None)
+    monkeypatch.setattr(ncu_process.shutil, "which", lambda name: str(fake) if name == "ncu" else None)
     FakePopen.calls = []
     monkeypatch.setattr(FakePopen, "rc", rc, raising=False)
     monkeypatch.setattr(FakePopen, "out", out, raising=False)
@@ -297,7 +297,7 @@ def test_run_kills_on_timeout():
 
     t0 = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
-        profile.run_in_group(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
+        ncu_process.run_in_group(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
     assert time.monotonic() - t0 < 10
 
 

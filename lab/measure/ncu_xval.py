@@ -127,15 +127,16 @@ def pair(plan: list[dict], kernels: list[dict], replays: int = REPLAYS) -> list[
 # ---------------------------------------------------------------------------------------------
 
 
-def crosscheck(impl: str, shapes: dict, out_dir: Path, timeout: float = TIMEOUT_S) -> dict:
+def crosscheck(impl: str, shapes: dict, out_dir: Path, timeout: float = TIMEOUT_S, gpu: str | None = None) -> dict:
     """ncu's time per launch of `impl` at `shapes` ({lab.kernels.shape.Shape: the input sets its hot mode
     rotates through, lab.studies.measure_shape.input_sets}), one ncu process a mode, its CSV kept (gzipped)
     in out_dir. {"impl", "replays", "rows": [pair()'s rows], "errors": {mode: why}}; never raises where
-    ncu cannot run (the errors say why)."""
-    from lab.measure import ncu_metrics, profile
+    ncu cannot run (the errors say why). `gpu`: the CUDA_VISIBLE_DEVICES entry its ncu runs on
+    (lab.measure.ncu_process.run_in_group's)."""
+    from lab.measure import ncu_metrics, ncu_process
 
     out = {"impl": impl, "replays": REPLAYS, "rows": [], "errors": {}}
-    ncu = profile.find_ncu()
+    ncu = ncu_process.find_ncu()
     if ncu is None:
         out["errors"] = {m: "ncu not found (PATH or the CUDA home's bin/)" for m in MODES}
         return out
@@ -147,13 +148,13 @@ def crosscheck(impl: str, shapes: dict, out_dir: Path, timeout: float = TIMEOUT_
     for mode in MODES:
         todo = rest_path(shapes_file) if mode == "lone" and rest_path(shapes_file).exists() else shapes_file
         try:
-            rc, text, err = profile.run_in_group(ncu_command(ncu, impl, todo, mode), timeout)
+            rc, text, err = ncu_process.run_in_group(ncu_command(ncu, impl, todo, mode), timeout, gpu)
         except Exception as exc:  # noqa: BLE001 - a timeout or a failed start: recorded, the run goes on
             out["errors"][mode] = f"{type(exc).__name__}: {exc}"
             continue
         # gzip: each row repeats the device's attributes (1.7 MB plain for 16 shapes' graphs)
         (out_dir / f"ncu_xval_{impl}_{mode}.csv.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
-        why = profile.failure_reason(rc, text, err)
+        why = ncu_process.failure_reason(rc, text, err)
         if why:
             out["errors"][mode] = why
             continue

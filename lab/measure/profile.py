@@ -28,15 +28,13 @@ lab.measure.roofline.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.cli import OneLineParser
+from lab.measure.ncu_process import failure_reason, find_ncu, first_line, run_in_group
 from lab.kernels.shape import DTYPES, Shape, dtype_name
 from lab.measure.ncu_metrics import (DERIVED, HYPOTHESIS_ALIASES, METRICS, OPTIONAL_METRICS, main_kernel, parse_ncu_csv,
                                       plain_number)
@@ -104,21 +102,6 @@ def shape_id(shape, causal: bool) -> str:
     return "_".join([f"B{s.B}_H{s.H}_S{s.S}_D{s.D}_{'causal' if s.causal else 'full'}", *s.input_words])
 
 
-def find_ncu() -> str | None:
-    """ncu on PATH, else <cuda_home>/bin/ncu, else None."""
-    found = shutil.which("ncu")
-    if found:
-        return found
-    from lab.kernels.build import cuda_home
-
-    home = cuda_home()
-    if home:
-        cand = Path(home, "bin", "ncu")
-        if cand.is_file() and os.access(cand, os.X_OK):
-            return str(cand)
-    return None
-
-
 def ncu_command(ncu: str, impl: str, shape, causal: bool, metrics: dict[str, str] | None = None) -> list[str]:
     s = _inputs(shape, causal)
     metric_names = ",".join(dict.fromkeys((metrics or METRICS).values()))
@@ -129,53 +112,6 @@ def ncu_command(ncu: str, impl: str, shape, causal: bool, metrics: dict[str, str
     if causal:
         cmd.append("--causal")
     return cmd
-
-
-def _first_line(text: str, needle: str) -> str | None:
-    return next((ln.strip() for ln in text.splitlines() if needle in ln), None)
-
-
-def failure_reason(returncode: int, out: str, err: str) -> str | None:
-    both = out + "\n" + err
-    if "ERR_NVGPUCTRPERM" in both:
-        return ("no permission to read GPU performance counters (ERR_NVGPUCTRPERM): run as root or set "
-                "NVreg_RestrictProfilingToAdminUsers=0")
-    if returncode != 0:
-        details = []
-        ncu_error = _first_line(both, "==ERROR==")
-        if ncu_error:
-            details.append(ncu_error)
-        # the target's own last words (a Python exception's message), where it printed any
-        tail = [ln.strip() for ln in err.splitlines() if ln.strip() and not ln.lstrip().startswith("==")]
-        if tail:
-            details.append(tail[-1])
-        detail = " | ".join(details)
-        return f"ncu exited with code {returncode}" + (f": {detail[:400]}" if detail else "")
-    return None
-
-
-def run_in_group(cmd: list[str], timeout: float, gpu: str | None = None) -> tuple[int, str, str]:
-    """Run cmd in its own process group (ncu's target included), killed whole on timeout; `gpu`: the
-    CUDA_VISIBLE_DEVICES entry it is given (None: this process's GPUs)."""
-    env = None if gpu is None else {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=_repo(),
-                            start_new_session=True, env=env)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
-        proc.communicate()
-        raise
-    return proc.returncode, out, err
-
-
-def _repo() -> Path:
-    from lab.kernels.variants import REPO
-
-    return REPO
 
 
 def _prebuild(impl: str) -> str | None:
@@ -242,7 +178,7 @@ def profile_impl(impl: str, shape, causal: bool, out_dir, timeout: float = DEFAU
     if not result.kernels:
         both = out + "\n" + err
         warnings = [ln.strip() for ln in both.splitlines() if "==WARNING==" in ln and "GPU clocks" not in ln]
-        detail = _first_line(both, "==ERROR==") or (warnings[0] if warnings else None)
+        detail = first_line(both, "==ERROR==") or (warnings[0] if warnings else None)
         result.reason = f"ncu captured no kernel in the NVTX range '{PROFILE_RANGE}'" + (f" ({detail})" if detail else "")
         return result
     result.main = main_kernel(result.kernels)

@@ -101,10 +101,10 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
     kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape.
     `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) over which the shapes are shared,
-    a shape's ncu processes on one of them, as many shapes at a time as GPUs (issue 49: most of a
-    shape's time is the processes' start, which overlaps; Nsight Compute serializes the replays
-    themselves); none or one: one shape after another on this process's GPU. profile.csv keeps the
-    shapes' order either way."""
+    a shape's ncu processes on one of them, as many shapes at a time as GPUs (issue 49), each GPU's
+    with its own Nsight Compute lock (lab.measure.ncu_process.ncu_tmpdir: with one lock for the host, the
+    2-GPU run of 53b8db1 overlapped only the processes' start, 116 s against 137); none or one: one
+    shape after another on this process's GPU. profile.csv keeps the shapes' order either way."""
     import queue
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -163,3 +163,33 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
         return
     rec.write_json("profile_status.json", {"ok": True, "not_profiled": not_profiled or {}})
 
+
+def ncu_crosscheck(rec, timed: list[str], progress=print, gpu: str | None = None) -> dict:
+    """Nsight Compute's time per launch of the run's cross-checked peer (lab.studies.profiling.xval_plan) at
+    every shape where its hot median is lab.measure.ncu_xval.MIN_US or more (ncu_xval.json); `gpu`: the
+    CUDA_VISIBLE_DEVICES entry its ncu runs on (None: this process's GPU)."""
+    from lab.measure import ncu_xval
+    from lab.studies import derived
+
+    impl, shapes = xval_plan(derived.summary(rec), timed)
+    if not shapes:
+        why = (f"the run times none of {', '.join(XVAL_PEERS)}" if impl is None
+               else f"no hot median of {impl} is {ncu_xval.MIN_US:g} us or more")
+        progress(f"  ncu cross-check: none ({why})")
+        return {"impl": impl, "rows": [], "errors": {"all": why}}
+    progress(f"  ncu cross-check: {impl} at {len(shapes)} shapes")
+    return ncu_xval.crosscheck(impl, shapes, rec.path("ncu"), gpu=gpu)
+
+
+def side_by_side(parts: list, together: bool) -> None:
+    """Call each of `parts` (no arguments), all at once in threads where `together`, else one after another in
+    order; a part's exception is raised here either way."""
+    if not together:
+        for part in parts:
+            part()
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        for done in [pool.submit(part) for part in parts]:
+            done.result()

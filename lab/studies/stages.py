@@ -11,6 +11,7 @@ measured (its status stays "running"/"incomplete").
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import traceback
 from dataclasses import replace
@@ -20,8 +21,8 @@ from lab.progress import Counter
 from lab.measure import records
 from lab.measure.crossval import cross_validate
 from lab.studies.params import RunParams
-from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, XVAL_PEERS, one_per_s_and_d, profile_run,
-                                   select_profile_shapes, xval_plan)
+from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, ncu_crosscheck, one_per_s_and_d, profile_run,
+                                   select_profile_shapes, side_by_side)
 
 STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
 
@@ -113,9 +114,13 @@ def _part(rec, stage: str, part: str):
     stage's time can be taken apart from the run folder alone."""
     t0 = time.perf_counter()
     yield
-    stages = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    stages.setdefault("parts", {}).setdefault(stage, {})[f"{part}_s"] = round(time.perf_counter() - t0, 1)
-    rec.write_json("stages.json", stages)
+    with _PARTS_LOCK:  # parts run side by side on several GPUs (stage_profile)
+        stages = rec.read_json("stages.json") if rec.has("stages.json") else {}
+        stages.setdefault("parts", {}).setdefault(stage, {})[f"{part}_s"] = round(time.perf_counter() - t0, 1)
+        rec.write_json("stages.json", stages)
+
+
+_PARTS_LOCK = threading.Lock()
 
 
 def knockout_configs(p: RunParams) -> dict[str, tuple[str, dict, str]]:
@@ -423,31 +428,23 @@ def stage_profile(rec, progress=print) -> None:
 
         kernels = loaded_kernels(rec)
         count = Counter(rec.run_id, "profile", len(shapes))
-        profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
-                    not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick,
-                    gpus=gpu_pool.gpu_ids(p.gpus))
-        with _part(rec, "profile", "ncu_xval"):
-            rec.write_json("ncu_xval.json", ncu_crosscheck(rec, timed, progress))
-        with _part(rec, "profile", "sass_mix"):
-            rec.write_json("sass_mix.json", sass_mix_of_run(rec, timed, progress))
+        gpus = gpu_pool.gpu_ids(p.gpus)
+
+        def xval() -> None:  # on the last GPU where there are several: beside the shapes, under its lock
+            with _part(rec, "profile", "ncu_xval"):
+                rec.write_json("ncu_xval.json", ncu_crosscheck(rec, timed, progress, gpus[-1] if gpus else None))
+
+        def sass_mix() -> None:  # the CPU's work (cuobjdump)
+            with _part(rec, "profile", "sass_mix"):
+                rec.write_json("sass_mix.json", sass_mix_of_run(rec, timed, progress))
+
+        def shapes_run() -> None:
+            profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
+                        not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick, gpus=gpus)
+
+        side_by_side([shapes_run, xval, sass_mix], together=bool(gpus))  # several GPUs: together (issue 49)
 
     return _timed_stage(rec, "profile", body, progress)
-
-
-def ncu_crosscheck(rec, timed: list[str], progress=print) -> dict:
-    """Nsight Compute's time per launch of the run's cross-checked peer (lab.studies.profiling.xval_plan) at
-    every shape where its hot median is lab.measure.ncu_xval.MIN_US or more (ncu_xval.json)."""
-    from lab.measure import ncu_xval
-    from lab.studies import derived
-
-    impl, shapes = xval_plan(derived.summary(rec), timed)
-    if not shapes:
-        why = (f"the run times none of {', '.join(XVAL_PEERS)}" if impl is None
-               else f"no hot median of {impl} is {ncu_xval.MIN_US:g} us or more")
-        progress(f"  ncu cross-check: none ({why})")
-        return {"impl": impl, "rows": [], "errors": {"all": why}}
-    progress(f"  ncu cross-check: {impl} at {len(shapes)} shapes")
-    return ncu_xval.crosscheck(impl, shapes, rec.path("ncu"))
 
 
 def sass_mix_of_run(rec, timed: list[str], progress=print) -> dict:
