@@ -15,6 +15,8 @@ from lab.studies.decode_study import check_cases, decode_rule
 from lab.studies.params import RunParams
 from lab.studies.shapes import decode_shapes, decode_shapes_from
 
+import decode_fakes
+
 SMALL = "8,32,8,128,8192;1,32,8,128,131072;64,71,1,64,1024;16,32,8,128,32768,q4,page64"
 
 
@@ -93,31 +95,22 @@ def _run(tmp_path, **params):
 
 def _stand_ins(broken_build="", failing_check=""):
     steps = manifest.names(problem=manifest.DECODE)
-    fake_fn = object()
 
     def build(names, progress):
-        return {n: (None, {"error": "nvcc: no"}) if n == broken_build else (fake_fn, {"ok": True}) for n in names}
+        return decode_fakes.build(names, progress, broken_build)
 
     def check(step, fn, shape, index):
-        assert fn is fake_fn
+        assert fn == decode_fakes.FAKE_FN
         return {"impl": step, "case": shape.id, "passed": step != failing_check, "max_abs_err": 0.5, "error": ""}
 
     measured = []
 
     def measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress):
         measured.append((shape.id, sorted(kernels), modes, rule.cap_s, seed))
-        rows = [dict(impl=n, B=shape.B, H=shape.H, H_kv=shape.H_kv, D=shape.D, cache_len=shape.cache_len,
-                     q_len=shape.q_len, mixed=shape.mixed, page_size=shape.page_size or 0, dtype=shape.dtype,
-                     mode=m, median_us=10.0 + i, ci_lo_us=9.5 + i, ci_hi_us=10.5 + i,
-                     gbps=shape.bytes_moved() / ((10.0 + i) * 1e3))
-                for m in modes for i, n in enumerate([*kernels, "sdpa_cudnn"])]
-        samples = [dict(impl=r["impl"], mode=r["mode"], latency_us=r["median_us"], B=shape.B) for r in rows]
-        return samples, rows, {"shape": shape.id, "unsupported": {}, "errors": {}}
+        return decode_fakes.measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress)
 
-    def copy():
-        return {"bytes": 2 * (256 << 20), "median_us": 100.0, "gbps": 5368.7, "samples": 15}
-
-    return steps, dict(build=build, check=check, measure=measure, copy=copy, peers=[], l2_bytes=60 << 20), measured
+    return steps, dict(build=build, check=check, measure=measure, copy=decode_fakes.copy, peers=[], l2_bytes=60 << 20,
+                       gpus=[]), measured
 
 
 def test_the_decode_set_records_every_shape_and_leaves_out_what_failed(tmp_path):
@@ -156,6 +149,75 @@ def test_no_decode_shapes_no_decode_set(tmp_path):
     rec = _run(tmp_path, decode="")
     d = stages.decode_stage(rec, progress=lambda *_: None, **_stand_ins()[1])
     assert d["shapes"] == [] and d["reason"].startswith("no decode shapes")
+
+
+def _logged(path) -> list[dict]:
+    import json
+
+    return [json.loads(ln) for ln in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_the_shapes_timing_shared_over_gpus_gives_the_one_process_records(tmp_path, monkeypatch):
+    steps, stand_ins, measured = _stand_ins(failing_check=manifest.names(problem=manifest.DECODE)[1])
+    params = dict(decode=SMALL + ";2,32,8,128,4096", modes="hot,cold", check="quick", seed="7")
+    one = stages.decode_stage(_run(tmp_path / "one", **params), progress=lambda *_: None, **stand_ins)
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("DECODE_FAKE_LOG", str(log))
+    rec = _run(tmp_path / "two", **params)
+    lines = []
+    shared = stages.decode_stage(rec, progress=lines.append,
+                                 **{**stand_ins, "gpus": ["4", "7"], "command": decode_fakes.child_command})
+    assert "error" not in shared and shared["rows"] == one["rows"]  # the same rows, in the shapes' order
+    assert [n["shape"] for n in shared["notes"]] == [n["shape"] for n in one["notes"]]
+    # shape i on GPU ["4", "7"][(i - 1) % 2], each timed once, with the seed the one process gives it
+    timed = _logged(log)
+    ids = [s.id for s in decode_shapes_from(params["decode"])]
+    assert sorted((t["shape"], t["gpu"], t["seed"]) for t in timed) == \
+        sorted((sid, "47"[i % 2], 3008 + i) for i, sid in enumerate(ids))
+    assert [n["gpu"] for n in shared["notes"]] == ["4", "7", "4", "7", "4"]
+    assert {tuple(t["kernels"]) for t in timed} == {tuple(s for s in steps if s != steps[1])}  # failed: not timed
+    assert {t["cap_s"] for t in timed} == {0.25} and {tuple(t["modes"]) for t in timed} == {("hot", "cold")}
+    assert shared["copies"] == {"4": {**decode_fakes.copy(), "gbps": 5368.7 + 4},
+                                "7": {**decode_fakes.copy(), "gbps": 5368.7 + 7}}
+    assert rec.read_table("decode_samples.parquet").equals(
+        records.RunRecord.open(str(tmp_path / "one" / one_run(tmp_path / "one"))).read_table("decode_samples.parquet"))
+    assert not rec.path("decode_parts").exists()  # the children's files, once in decode.json
+    assert any(ln.startswith("  [GPU 7] decode shape 2 of 5") for ln in lines)
+    assert len(measured) == 5  # the one-process run's five shapes; the shared run timed none in this process
+
+
+def one_run(root):
+    import os
+
+    return next(iter(os.listdir(root)))
+
+
+def test_a_shape_no_child_finished_is_timed_here_and_nothing_measured_is_lost(tmp_path, monkeypatch):
+    _, stand_ins, measured = _stand_ins()
+    ids = [s.id for s in decode_shapes_from(SMALL)]
+    monkeypatch.setenv("DECODE_FAKE_DIE_AT", f"1:{ids[3]}")  # GPU 1's child: shape 2 timed, then lost at shape 4
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("DECODE_FAKE_LOG", str(log))
+    lines = []
+    rec = _run(tmp_path, decode=SMALL, modes="hot", check="quick", seed="7")
+    d = stages.decode_stage(rec, progress=lines.append,
+                            **{**stand_ins, "gpus": ["0", "1"], "command": decode_fakes.child_command})
+    assert [n["shape"] for n in d["notes"]] == ids and "error" not in d
+    assert [n.get("gpu") for n in d["notes"]] == ["0", "1", "0", None]  # shape 4: here, in this process
+    assert [m[0] for m in measured] == [ids[3]] and measured[0][4] == 3011  # its own seed, wherever it runs
+    assert [(t["shape"], t["gpu"]) for t in _logged(log) if t["gpu"] == "1"] == [(ids[1], "1"), (ids[3], "1")]
+    assert any("GPU 1 exited with code 3 after 1 of its 2 shapes" in ln for ln in lines)
+
+
+def test_the_decode_child_refuses_shapes_outside_the_set(tmp_path, capsys):
+    from lab.studies import decode_child
+
+    rec = _run(tmp_path, decode=SMALL)
+    for bad, needle in (("0,2", "--shapes [0]"), ("5", "--shapes [5]: the run's DECODE has shapes 1 to 4"),
+                        ("1,x", "comma-separated shape numbers")):
+        with pytest.raises(SystemExit) as exc:
+            decode_child.main([str(rec.dir), "--shapes", bad, "--steps", "a", "--out", str(tmp_path / "o.json")])
+        assert exc.value.code == 2 and needle in capsys.readouterr().err
 
 
 # --- the report's section -----------------------------------------------------------------------

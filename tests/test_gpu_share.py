@@ -3,6 +3,7 @@ are Python processes that stand in for a GPU's checks (they write what the real 
 profile's Nsight Compute calls are stand-ins that record the GPU they were given."""
 
 import json
+import os
 import sys
 import threading
 import time
@@ -169,3 +170,60 @@ def test_a_run_records_the_gpus_it_will_use(monkeypatch):
         gpu_pool.for_run("2", lines.append, mixed, has_dask_cuda=True)
     monkeypatch.setenv(gpu_pool.SCHEDULER_ENV, "tcp://10.0.0.1:8786")  # a cluster: taken as given
     assert gpu_pool.for_run("4", lines.append, [], has_dask_cuda=False) == "4"
+
+
+def test_ncu_of_each_gpu_runs_with_its_own_lock_folder(monkeypatch, tmp_path):
+    """Nsight Compute's lock is $TMPDIR/nsight-compute-lock: each GPU its own, one GPU's always the same."""
+    from lab.measure import ncu_process
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    env = [sys.executable, "-c", "import os; print(os.environ['TMPDIR'], os.environ.get('CUDA_VISIBLE_DEVICES'))"]
+    seen = {gpu: ncu_process.run_in_group(env, 30, gpu)[1].split() for gpu in ("0", "1", "GPU-1a/2b")}
+    assert seen["0"] == [str(tmp_path / "lab-ncu-gpu-0"), "0"] and seen["1"] == [str(tmp_path / "lab-ncu-gpu-1"), "1"]
+    assert seen["GPU-1a/2b"] == [str(tmp_path / "lab-ncu-gpu-GPU-1a_2b"), "GPU-1a/2b"]  # a UUID entry: one folder
+    assert all(os.path.isdir(d) for d, _ in seen.values())
+    assert ncu_process.run_in_group(env, 30, "0")[1].split()[0] == seen["0"][0]
+    monkeypatch.setenv("TMPDIR", "/somewhere")
+    assert ncu_process.run_in_group(env, 30, None)[1].split()[0] == "/somewhere"  # no GPU named: the process's own
+
+
+@pytest.mark.parametrize("gpus", [["3", "5"], []])
+def test_the_profile_stage_runs_its_parts_side_by_side_on_several_gpus_and_in_turn_on_one(monkeypatch, tmp_path, gpus):
+    """With several GPUs the shapes, the ncu cross-check (on the last GPU) and the SASS mix overlap; with one,
+    they run one after another as before. Each part's seconds are recorded either way."""
+    from types import SimpleNamespace
+
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+
+    rec = records.RunRecord(run_id="20990105T000000Z-e", root=tmp_path)
+    rec.write_json("params.json", RunParams.from_text(shapes="canonical", variants="tma").resolved().to_json())
+    rec.write_json("stages.json", {})
+    spans, lock = {}, threading.Lock()
+
+    def part(name, seconds, result=None):
+        def run(*args, **kwargs):
+            t0 = time.perf_counter()
+            time.sleep(seconds)
+            with lock:
+                spans[name] = (t0, time.perf_counter(), args, kwargs)
+            return result
+        return run
+
+    monkeypatch.setattr(gpu_pool, "gpu_ids", lambda n: list(gpus))
+    monkeypatch.setattr(stages, "loaded_kernels", lambda rec: {"tma": object()})
+    monkeypatch.setattr(stages, "_built", lambda rec: {"tma": None})
+    monkeypatch.setattr(stages, "_peers", lambda rec: [SimpleNamespace(name="sdpa_flash")])
+    monkeypatch.setattr(stages, "profile_run", part("shapes", 0.3))
+    monkeypatch.setattr(stages, "ncu_crosscheck", part("xval", 0.2, {"rows": []}))
+    monkeypatch.setattr(stages, "sass_mix_of_run", part("sass", 0.2, {"rows": []}))
+    stages.stage_profile(rec, progress=lambda *_: None)
+    (s0, s1, _, shape_kw), (x0, x1, x_args, _), (m0, m1, _, _) = spans["shapes"], spans["xval"], spans["sass"]
+    assert shape_kw["gpus"] == gpus
+    assert x_args[-1] == (gpus[-1] if gpus else None)  # the cross-check's GPU: the last, or the process's own
+    overlap = x0 < s1 and m0 < s1  # both started before the shapes were done
+    assert overlap == bool(gpus)
+    if not gpus:
+        assert s1 <= x0 and x1 <= m0  # one after another, in the stage's order
+    parts = rec.read_json("stages.json")["parts"]["profile"]
+    assert set(parts) == {"ncu_xval_s", "sass_mix_s"} and rec.has("ncu_xval.json") and rec.has("sass_mix.json")

@@ -54,14 +54,15 @@ def check_cases(p, steps: list[str], end: str | None) -> list[tuple[str, object,
     return cases
 
 
-def run(rec, progress=print, build=None, check=None, measure=None, copy=None, peers=None, l2_bytes=None) -> dict:
+def run(rec, progress=print, build=None, check=None, measure=None, copy=None, peers=None, l2_bytes=None,
+        gpus: list[str] | None = None, command=None) -> dict:
     """The decode part of a run, its records written as it goes (decode.json after each shape). The
     defaults build, check and measure on the GPU; the tests inject stand-ins: `build(steps) -> {step:
     (callable or None, summary dict)}`, `check(step, fn, shape, index) -> dict` (check_decode_case's),
     `measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress)` (measure_decode_shape's),
-    `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2."""
-    import pandas as pd
-
+    `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2, `gpus`: the
+    CUDA_VISIBLE_DEVICES entries the shapes' timing is shared over (default: the run's GPUS, by
+    lab.studies.gpu_pool.gpu_ids; one or none: this process), `command`: time_shared's."""
     from lab.kernels import manifest
     from lab.studies.params import RunParams
 
@@ -80,7 +81,7 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     t0 = time.perf_counter()
 
     fns = {}
-    for name, (fn, summary) in (build or _build)(steps, progress).items():
+    for name, (fn, summary) in (build or gpu_build)(steps, progress).items():
         out["builds"][name] = summary
         if fn is None:
             out["excluded"][name] = f"not built: {summary.get('error', '')[:500]}"
@@ -89,7 +90,7 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     out["seconds"]["build"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()
-    check = check or _check
+    check = check or gpu_check
     for step, shape, index in check_cases(p, [s for s in steps if s in fns], end):
         result = check(step, fns[step], shape, index)
         out["checks"].append(result)
@@ -102,21 +103,41 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     out["seconds"]["correctness"] = round(time.perf_counter() - t1, 2)
 
     t2 = time.perf_counter()
-    out["copy"] = (copy or _copy)()
+    time_set(rec, p, out, kernels, progress, copy, measure, peers, l2_bytes, gpus, command)
+    out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
+    out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
+    rec.write_json("decode.json", out)
+    return out
+
+
+def time_set(rec, p, out: dict, kernels: dict, progress=print, copy=None, measure=None, peers=None, l2_bytes=None,
+             gpus: list[str] | None = None, command=None) -> None:
+    """run()'s timing: the copy, then every shape of the run's DECODE with `kernels` (the steps that built and
+    passed) and the peers, in this process or shared over `gpus` (time_shared); `out` (decode.json) and
+    decode_samples.parquet rewritten after each shape. The stand-ins are run()'s."""
+    import pandas as pd
+
+    shapes = p.decode_shapes
+    t2 = time.perf_counter()
+    out["copy"] = (copy or gpu_copy)()
     out["l2_bytes"] = _l2_bytes() if l2_bytes is None else l2_bytes
-    modes = [m for m in p.modes if m in DECODE_MODES] or ["hot"]
-    measure = measure or _measure
-    peers = _peers(p) if peers is None else peers
-    clocks = _clocks() if measure is _measure else None
+    measure = measure or gpu_measure
+    peers = gpu_peers(p) if peers is None else peers
+    clocks = gpu_clocks() if measure is gpu_measure else None
+    gpus = _gpus(p) if gpus is None else gpus
+    if len(gpus) > 1 and measure is gpu_measure:
+        _release_cached_memory()  # this process's checks held their inputs; the children need the GPUs' memory
+    shared = time_shared(rec, len(shapes), list(kernels), gpus, progress, command) if len(gpus) > 1 else {}
+    if shared:
+        out["copies"] = {gpu: got["copy"] for gpu, got in shared.pop("parts").items()}
     frames = []
     for i, shape in enumerate(shapes, 1):
-        progress(f"  decode shape {i} of {len(shapes)}: {shape}")
         out["streams"][shape.id] = _streams(shape, out["l2_bytes"])
-        try:
-            samples, rows, notes = measure(shape, kernels, peers, modes, decode_rule(p), clocks, rec.run_id,
-                                           p.seed + 3000 + i, progress)
-        except Exception as exc:  # noqa: BLE001 - one failing shape never takes the set down
-            samples, rows, notes = [], [], {"shape": shape.id, "errors": {"shape": f"{type(exc).__name__}: {exc}"}}
+        if i in shared:
+            samples, rows, notes = shared[i]
+        else:
+            progress(f"  decode shape {i} of {len(shapes)}: {shape}")
+            samples, rows, notes = measure_one(measure, shape, kernels, peers, p, clocks, rec.run_id, i, progress)
         out["rows"] += rows
         out["notes"].append(notes)
         if samples:
@@ -124,16 +145,74 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
             rec.write_table("decode_samples.parquet", pd.concat(frames, ignore_index=True))
         out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
         rec.write_json("decode.json", out)  # what was measured so far is never lost
-    out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
-    out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
-    rec.write_json("decode.json", out)
-    return out
+    if shared:
+        import shutil
+
+        shutil.rmtree(rec.path(PARTS_DIR), ignore_errors=True)  # all of it is in decode.json now
+
+
+def measure_one(measure, shape, kernels, peers, p, clocks, run_id: str, i: int, progress) -> tuple:
+    """Shape `i` (1-based) of the run's DECODE timed, its seed the run's + 3000 + i wherever it runs; a shape
+    that raises is a note, never the set's end (one failing shape never takes the set down)."""
+    try:
+        return measure(shape, kernels, peers, _modes(p), decode_rule(p), clocks, run_id, p.seed + 3000 + i, progress)
+    except Exception as exc:  # noqa: BLE001 - recorded, the others go on
+        return [], [], {"shape": shape.id, "errors": {"shape": f"{type(exc).__name__}: {exc}"}}
+
+
+def _modes(p) -> list[str]:
+    return [m for m in p.modes if m in DECODE_MODES] or ["hot"]
+
+
+PARTS_DIR = "decode_parts"  # the children's files, under the run's folder until their shapes are in decode.json
+
+
+def child_command(run_dir, indices: list[int], steps: list[str], out) -> list[str]:
+    """One GPU's child (lab.studies.decode_child): the run's decode shapes `indices` with `steps`, written to `out`."""
+    import sys
+
+    return [sys.executable, "-m", "lab.studies.decode_child", str(run_dir), "--shapes", ",".join(map(str, indices)),
+            "--steps", ",".join(steps), "--out", str(out)]
+
+
+def time_shared(rec, n_shapes: int, steps: list[str], gpus: list[str], progress=print, command=None) -> dict:
+    """The run's decode shapes 1..n_shapes timed by one child a GPU of `gpus` (every len(gpus)-th shape each,
+    lab.studies.gpu_share.shares), side by side: {index: (samples, rows, notes)} of the shapes a child finished,
+    and "parts": {gpu: the child's file}. A shape no child finished is left to the caller (timed in its process).
+    Each shape's comparisons stay within one process on one GPU, as in the one-process set."""
+    import json
+
+    from lab.studies.gpu_share import run_children, shares
+
+    command = command or child_command
+    parts = shares(list(range(1, n_shapes + 1)), len(gpus))
+    where = rec.path(PARTS_DIR)
+    where.mkdir(exist_ok=True)
+    outs = [where / f"part{k}.json" for k in range(len(gpus))]
+    progress(f"  decode: {n_shapes} shapes over {len(gpus)} GPUs, one process a GPU")
+    codes = run_children([command(rec.dir, part, steps, o) for part, o in zip(parts, outs)], gpus, progress)
+    got, files = {}, {}
+    for gpu, part, o, code in zip(gpus, parts, outs, codes):
+        try:
+            child = json.loads(o.read_text())
+        except (OSError, ValueError):
+            child = {}
+        done = [i for i in child.get("shapes", []) if i in part]
+        if child.get("copy") is not None:
+            files[gpu] = child
+        for i in done:
+            r = child["results"][str(i)]
+            got[i] = (r["samples"], r["rows"], r["notes"])
+        if len(done) < len(part):
+            progress(f"  decode: the part on GPU {gpu} exited with code {code} after {len(done)} of its {len(part)} "
+                     "shapes: the others are timed here")
+    return {**got, "parts": files} if got or files else {}
 
 
 # --- the defaults: on the GPU -------------------------------------------------------------------
 
 
-def _build(steps: list[str], progress) -> dict:
+def gpu_build(steps: list[str], progress) -> dict:
     from lab.kernels import build as build_mod
 
     results = build_mod.build_all(steps, progress=progress)
@@ -150,31 +229,31 @@ def _build(steps: list[str], progress) -> dict:
     return loaded
 
 
-def _check(step, fn, shape, index) -> dict:
+def gpu_check(step, fn, shape, index) -> dict:
     from lab.measure.decode_check import check_decode_case
 
     return check_decode_case(step, lambda q, k, v, lens, table, o: fn(q, k, v, lens, table, out=o), shape, index)
 
 
-def _copy() -> dict:
+def gpu_copy() -> dict:
     from lab.studies.measure_decode import copy_bandwidth
 
     return copy_bandwidth()
 
 
-def _measure(*args, **kwargs):
+def gpu_measure(*args, **kwargs):
     from lab.studies.measure_decode import measure_decode_shape
 
     return measure_decode_shape(*args, **kwargs)
 
 
-def _peers(p) -> list:
+def gpu_peers(p) -> list:
     from lab.measure.decode_peers import DecodeSdpaPeer
 
     return [DecodeSdpaPeer(b) for b in p.backends]
 
 
-def _clocks():
+def gpu_clocks():
     from lab.measure.clocks import Clocks
 
     return Clocks()
@@ -190,3 +269,15 @@ def _streams(shape, l2_bytes: int) -> bool:
     from lab.studies.shapes import streams_from_hbm
 
     return bool(l2_bytes) and streams_from_hbm(shape, l2_bytes)
+
+
+def _gpus(p) -> list[str]:
+    from lab.studies import gpu_pool
+
+    return gpu_pool.gpu_ids(p.gpus)
+
+
+def _release_cached_memory() -> None:
+    import torch
+
+    torch.cuda.empty_cache()

@@ -43,40 +43,47 @@ def child_command(run_dir, part: int, parts: int, out) -> list[str]:
             str(parts), "--out", str(out)]
 
 
+def run_children(commands: list[list[str]], gpus: list[str], progress=print, tick=None) -> list[int]:
+    """Run commands[k] with CUDA_VISIBLE_DEVICES gpus[k], all side by side, from the repository; pass their
+    lines on (prefixed with the GPU) and their TICK lines to `tick`. The exit codes, in order."""
+    from lab.kernels.manifest import REPO
+
+    procs = [subprocess.Popen(cmd, cwd=REPO, text=True, bufsize=1, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env={**os.environ, "CUDA_VISIBLE_DEVICES": gpu})
+             for cmd, gpu in zip(commands, gpus)]
+
+    def relay(proc, gpu) -> None:
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            if line.startswith(TICK):
+                if tick is not None:
+                    tick(line[len(TICK):])
+            elif line.strip():
+                progress(f"  [GPU {gpu}] {line.strip()}")
+
+    readers = [threading.Thread(target=relay, args=(proc, gpu), daemon=True) for proc, gpu in zip(procs, gpus)]
+    for t in readers:
+        t.start()
+    codes = [proc.wait() for proc in procs]
+    for t in readers:
+        t.join()
+    return codes
+
+
 def check_shared(rec, cases: list, gpus: list[str], check_here, progress=print, tick=None,
                  command=child_command) -> list:
     """Every case of `cases` checked by one child a GPU of `gpus` (CUDA_VISIBLE_DEVICES entries), as
     lab.measure.check.run_grid's CaseResults in run_grid's order (case-major). A child's lines are passed
     on (prefixed with its GPU) and its finished cases ticked; a part whose child exits non-zero or leaves no
     results is checked in this process (`check_here(cases)`: the stage's run_grid over the run's kernels)."""
-    from lab.kernels.manifest import REPO
     from lab.measure import check as checks
 
     parts = shares(list(cases), len(gpus))
     results: list[list | None] = [None] * len(gpus)
     with tempfile.TemporaryDirectory(prefix="gpu-share-") as tmp:
         outs = [Path(tmp) / f"part{k}.json" for k in range(len(gpus))]
-        procs = [subprocess.Popen(command(rec.dir, k, len(gpus), outs[k]), cwd=REPO, text=True, bufsize=1,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  env={**os.environ, "CUDA_VISIBLE_DEVICES": gpu})
-                 for k, gpu in enumerate(gpus)]
         progress(f"  {len(cases)} cases over {len(gpus)} GPUs, one process a GPU")
-
-        def relay(proc, gpu) -> None:
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                if line.startswith(TICK):
-                    if tick is not None:
-                        tick(line[len(TICK):])
-                elif line.strip():
-                    progress(f"  [GPU {gpu}] {line.strip()}")
-
-        readers = [threading.Thread(target=relay, args=(proc, gpu), daemon=True) for proc, gpu in zip(procs, gpus)]
-        for t in readers:
-            t.start()
-        codes = [proc.wait() for proc in procs]
-        for t in readers:
-            t.join()
+        codes = run_children([command(rec.dir, k, len(gpus), outs[k]) for k in range(len(gpus))], gpus, progress, tick)
         for k, (code, out) in enumerate(zip(codes, outs)):
             got = json.loads(out.read_text()) if code == 0 and out.exists() else {}
             if got.get("cases") == [c.id for c in parts[k]]:  # the child checked the cases asked of it
