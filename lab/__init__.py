@@ -6,9 +6,9 @@ The package in layers, each importing only those below it (tests/test_layers.py 
                    exit code 2 (`OneLineParser`, `refuse`, argparse types with ranges);
    `lab.progress`  where a long stage is (a file a progress bar reads) and its ETA;
 1. `lab.kernels`   the kernel side: the manifest (the ladder as a tree, switches, tunables), the
-                   problem shape, builds, the callable, knock-out switches, the sanitizer;
-2. `lab.measure`   the measuring side: correctness, timing, clocks, peers, statistics, the
-                   profiler, run records;
+                   problem shape, builds, the callable, knock-out switches;
+2. `lab.measure`   the measuring side: correctness, the sanitizer, timing, clocks, peers,
+                   statistics, the profiler, run records;
 3. `lab.studies`   what is measured: a run's parameters, shape sets and stages, one shape
                    measured, its replicates (fresh processes) and their calibration, knock-outs'
                    factorial, the regression gate, tuning (`lab.studies.tuning`);

@@ -156,13 +156,16 @@ def cmd_bench(args) -> int:
 
 
 def cmd_sanitize(args) -> int:
-    from lab.kernels import sanitize
+    from lab.measure import sanitize
+
+    from lab.kernels import manifest
 
     _require_gpu()
-    names = _names(args.variants)
+    names = _names(args.variants) if args.variants else manifest.names(problem=None)  # the decode steps too
     _load_built(names)  # build outside the sanitizer
     print(f"compute-sanitizer over {len(names)} variants, shapes {sanitize.SHAPES} and, for the variants that take "
-          f"them, {', '.join(s.spec for s in sanitize.MODEL_SHAPES)}", flush=True)
+          f"them, {', '.join(s.spec for s in sanitize.MODEL_SHAPES)}; the decode steps on their correctness grid",
+          flush=True)
     results = sanitize.run(names, tools=args.tools.split(","))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
@@ -257,7 +260,8 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("sanitize", help="compute-sanitizer over every variant on a few small shapes "
-                       "(bf16 and grouped-query ones for the variants that take them)")
+                       "(bf16 and grouped-query ones for the variants that take them), the decode steps on "
+                       "their correctness grid")
     p.add_argument("--variants")
     p.add_argument("--tools", default=",".join(("memcheck", "racecheck", "synccheck", "initcheck")))
     p.add_argument("--out", help="write the sanitizer logs as JSON here")
@@ -290,7 +294,7 @@ def parser() -> argparse.ArgumentParser:
 
 def bad_input(args) -> str | None:
     """What in `args` a command cannot take, named with the constraint, before anything runs; or None."""
-    from lab.kernels import sanitize
+    from lab.measure import sanitize
     from lab.measure import records
 
     if getattr(args, "variants", None):

@@ -154,7 +154,7 @@ def test_the_grid_crosses_every_tile_rule_of_the_long_sequences():
     assert {c.causal for c in long64} == {False, True} and {c.dtype for c in long64} == {"fp16", "bf16"}
     assert any(c.S == threshold for c in long64) and any(c.H_kv < c.H for c in long64)
     assert all(c.S % bc_long and c.S % 128 for c in long64 if c.S != threshold) and threshold % bc_long
-    from lab.kernels import sanitize
+    from lab.measure import sanitize
     assert {s.causal for s in sanitize.MODEL_SHAPES if s.D == 64 and s.S >= threshold} == {False, True}
 
 
@@ -166,7 +166,8 @@ def test_the_grid_and_the_sanitizer_reach_the_three_cta_tile():
     192-key tile's threshold; the sanitizer, one for fp16 multi-head variants and one for bf16."""
     import re
 
-    from lab.kernels import sanitize, variants
+    from lab.kernels import variants
+    from lab.measure import sanitize
     header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
     s_max = int(re.search(r"#define FA_TILE_THREE_S_MAX_D64 (\d+)", header).group(1))
     per_sm = int(re.search(r"#define FA_TILE_THREE_TILES_PER_SM_D64 (\d+)", header).group(1))

@@ -309,7 +309,7 @@ def test_a_build_whose_library_contradicts_the_manifest_fails_naming_both(monkey
 
 
 def test_the_sanitizer_runs_the_model_shapes_only_for_variants_that_take_them():
-    from lab.kernels import sanitize
+    from lab.measure import sanitize
 
     fp16_mha = KernelAttention("tma", _Lib(), "0" * 64)
     model = KernelAttention("m", _Lib(ex=True, mask=3, grouped=1), "0" * 64)
@@ -319,3 +319,33 @@ def test_the_sanitizer_runs_the_model_shapes_only_for_variants_that_take_them():
     shapes = sanitize.MODEL_SHAPES
     assert {s.dtype for s in shapes} == {"fp16", "bf16"} and {s.D for s in shapes} == {64, 128}
     assert {s.H // s.H_kv for s in shapes} >= {2, 4} and any(s.H_kv == 1 for s in shapes)
+
+
+def test_the_sanitizer_runs_each_problem_under_its_own_kernel_filter_and_needs_every_ran_line():
+    """One sanitizer process a problem: the prefill kernels under attention_fwd, the decode steps (their
+    decode_fwd and merge kernels) under decode_; a tool is clean only where each process exits 0 and says
+    it ran each of its variants (a decode step with a failing grid case withholds its line)."""
+    from types import SimpleNamespace
+
+    from lab.measure import sanitize
+
+    calls = []
+
+    def runner(cmd, **kw):
+        names = cmd[cmd.index("--target") + 1].split(",")
+        calls.append((cmd[cmd.index("--tool") + 1], cmd[cmd.index("--kernel-name") + 1] if "--kernel-name" in cmd
+                      else None, names))
+        ran = [n for n in names if n != "no_l2_promotion" or cmd[2] != "racecheck"]  # a failing case there
+        return SimpleNamespace(returncode=0, stdout="".join(f"ran {n}\n" for n in ran),
+                               stderr="========= ERROR SUMMARY: 0 errors\n")
+
+    out = sanitize.run(["tma", "tma~no_swizzle", "no_l2_promotion", "split_kv"], tools=("memcheck", "racecheck",
+                       "initcheck"), progress=lambda *_: None, runner=runner)
+    assert calls == [("memcheck", "kns=attention_fwd", ["tma", "tma~no_swizzle"]),
+                     ("memcheck", "kns=decode_", ["no_l2_promotion", "split_kv"]),
+                     ("racecheck", "kns=attention_fwd", ["tma", "tma~no_swizzle"]),
+                     ("racecheck", "kns=decode_", ["no_l2_promotion", "split_kv"]),
+                     ("initcheck", None, ["tma", "tma~no_swizzle"]), ("initcheck", None, ["no_l2_promotion", "split_kv"])]
+    assert {t: r["clean"] for t, r in out.items()} == {"memcheck": True, "racecheck": False, "initcheck": True}
+    assert out["memcheck"]["summary"] == "; ".join(["========= ERROR SUMMARY: 0 errors"] * 2)  # one a process
+    assert sanitize.groups(["split_kv"]) == [(["split_kv"], "kns=decode_")]

@@ -1,4 +1,4 @@
-"""Layer 2, the measuring side: correctness (`check`), device timing and the stopping rule
-(`timing`), NVML clocks (`clocks`), the harness checked against triton's (`crossval`), the peers
+"""Layer 2, the measuring side: correctness (`check`, `decode_check`; compute-sanitizer over the steps:
+`sanitize`), device timing and the stopping rule (`timing`), NVML clocks (`clocks`), the harness checked against triton's (`crossval`), the peers
 (`peers`), statistics (`stats`, numpy/scipy only; `parallel` spreads its per-row bootstraps over
 the cores), Nsight Compute (`profile`) and run records (`records`). Imports `lab.kernels` only."""

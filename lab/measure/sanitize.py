@@ -1,8 +1,9 @@
-"""compute-sanitizer over every variant on a few small shapes (and the model-input ones it takes).
+"""compute-sanitizer over every variant on a few small shapes (and the model-input ones it takes), and
+over every step of the decode branch on its correctness grid (lab.measure.decode_check.decode_grid).
 
 `python -m lab sanitize` runs this module once per tool (memcheck, racecheck, synccheck,
-initcheck) under compute-sanitizer, filtered to the variants' kernels, and reports each tool's
-verdict. The target side (`--target`) builds nothing new: it loads the cached builds.
+initcheck) and problem under compute-sanitizer, filtered to that problem's kernels, and reports each
+tool's verdict. The target side (`--target`) builds nothing new: it loads the cached builds.
 """
 
 from __future__ import annotations
@@ -35,15 +36,19 @@ MODEL_SHAPES = (Shape(1, 4, 129, 64, True, 2, "bf16"), Shape(2, 8, 77, 128, Fals
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"
+DECODE_KERNEL_FILTER = "kns=decode_"  # the decode steps' decode_fwd and their split merge, decode_combine_splits
 UNFILTERED_TOOLS = ("initcheck",)
 
 
 def target(names: list[str]) -> None:
     import torch
 
-    from lab.kernels import switches, variants
+    from lab.kernels import manifest, switches, variants
 
     for name in names:  # a variant, or a knock-out configuration of one (kernel~no_switch)
+        if not switches.parse_impl(name) and manifest.get(name).problem == manifest.DECODE:
+            decode_target(name)
+            continue
         attn = switches.build_impl(name).load() if switches.parse_impl(name) else variants.load(name)
         for shape in shapes_for(attn):
             q, k, v = shape.random_inputs()
@@ -52,6 +57,26 @@ def target(names: list[str]) -> None:
             if why := attn.not_taken(shape):  # said in the tool's log, which the run's results keep
                 print(f"not taken by {name}: {shape.spec} ({why})", flush=True)
         torch.cuda.synchronize()
+        print(f"ran {name}", flush=True)
+
+
+def decode_target(name: str) -> None:
+    """A decode step over its correctness grid, every case checked (a failing case is printed: the tool's
+    log keeps it, and the step's "ran" line is then withheld, so the tool's verdict is not clean)."""
+    import torch
+
+    from lab.kernels import variants
+    from lab.measure.decode_check import check_decode_case, decode_grid
+
+    fn = variants.load(name)
+    failed = 0
+    for i, shape in enumerate(decode_grid()):
+        r = check_decode_case(name, lambda q, k, v, lens, table, o: fn(q, k, v, lens, table, out=o), shape, i)
+        if not r["passed"]:
+            failed += 1
+            print(f"FAILED {name} {shape.id}: {r.get('error') or r.get('max_abs_err')}", flush=True)
+    torch.cuda.synchronize()
+    if not failed:
         print(f"ran {name}", flush=True)
 
 
@@ -66,23 +91,38 @@ def sanitizer() -> str:
     return f"{home}/bin/compute-sanitizer" if home else "compute-sanitizer"
 
 
-def run(names: list[str], tools=TOOLS, progress=print) -> dict[str, dict]:
-    """Returns {tool: {"clean": bool, "seconds": float, "summary": str, "log": str}}."""
+def groups(names: list[str]) -> list[tuple[list[str], str]]:
+    """(names, kernel filter) a sanitizer process: the prefill variants and knock-outs under
+    KERNEL_FILTER, the decode steps under DECODE_KERNEL_FILTER; an empty group is left out."""
+    from lab.kernels import manifest, switches
+
+    decode = [n for n in names if not switches.parse_impl(n) and manifest.get(n).problem == manifest.DECODE]
+    prefill = [n for n in names if n not in decode]
+    return [(g, f) for g, f in ((prefill, KERNEL_FILTER), (decode, DECODE_KERNEL_FILTER)) if g]
+
+
+def run(names: list[str], tools=TOOLS, progress=print, runner=subprocess.run) -> dict[str, dict]:
+    """Returns {tool: {"clean": bool, "seconds": float, "summary": str, "log": str}}: a tool is clean where
+    each of its processes (one a problem: groups) exits 0 and says it ran every variant given."""
     results = {}
     for tool in tools:
         t0 = time.perf_counter()
-        kernel_filter = [] if tool in UNFILTERED_TOOLS else ["--kernel-name", KERNEL_FILTER]
-        cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", *kernel_filter,
-               sys.executable, "-m", "lab.kernels.sanitize", "--target", ",".join(names)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        log = proc.stdout + proc.stderr
-        summary = next((ln for ln in reversed(log.splitlines()) if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln),
-                       f"exit code {proc.returncode}")
-        ran = all(f"ran {n}" in log for n in names)
-        clean = proc.returncode == 0 and ran
-        results[tool] = {"clean": clean, "seconds": round(time.perf_counter() - t0, 1), "summary": summary.strip(),
+        clean, summaries, log = True, [], ""
+        for group, name_filter in groups(names):
+            kernel_filter = [] if tool in UNFILTERED_TOOLS else ["--kernel-name", name_filter]
+            cmd = [sanitizer(), "--tool", tool, "--error-exitcode", "3", *kernel_filter,
+                   sys.executable, "-m", "lab.measure.sanitize", "--target", ",".join(group)]
+            proc = runner(cmd, capture_output=True, text=True)
+            out = proc.stdout + proc.stderr
+            summaries.append(next((ln.strip() for ln in reversed(out.splitlines())
+                                   if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln),
+                                  f"exit code {proc.returncode}"))
+            clean = clean and proc.returncode == 0 and all(f"ran {n}" in out.splitlines() for n in group)
+            log += out
+        summary = "; ".join(summaries)
+        results[tool] = {"clean": clean, "seconds": round(time.perf_counter() - t0, 1), "summary": summary,
                          "log": log[-20000:]}
-        progress(f"  {tool:<10} {'clean' if clean else 'NOT CLEAN'}  ({summary.strip()}, {results[tool]['seconds']} s)")
+        progress(f"  {tool:<10} {'clean' if clean else 'NOT CLEAN'}  ({summary}, {results[tool]['seconds']} s)")
     return results
 
 
