@@ -425,7 +425,14 @@ def test_a_large_space_starts_from_a_seeded_sample_of_legal_configurations():
 
     assert tuning.starting_configs(SHORT, [64, 128], 150, 0) == {}  # 26 legal: prebuilt whole
     start = tuning.starting_configs(SP, [64, 128], 150, 0)
-    assert {d: len(cs) for d, cs in start.items()} == {64: 37, 128: 6}  # 150 // 2 // 2; D = 128 has 6 besides the default
+    # half the 150 trials, 75: D = 128 has 6 besides its default, and leaves the other 69 to D = 64
+    assert {d: len(cs) for d, cs in start.items()} == {64: 69, 128: 6}
+    # the random sampler: every trial but the two defaults, 148, the same way: 142 and 6
+    everything = tuning.starting_configs(SP, [64, 128], 150, 0, "random")
+    assert {d: len(cs) for d, cs in everything.items()} == {64: 142, 128: 6}
+    assert all(not SP.violations(c) and c != SP.default(d) for d, cs in everything.items() for c in cs)
+    assert len(set(everything[64])) == 142
+    assert {d: len(cs) for d, cs in tuning.starting_configs(SP, [64], 20, 0, "random").items()} == {64: 19}
     for d, cs in start.items():
         assert len(set(cs)) == len(cs) and SP.default(d) not in cs and all(not SP.violations(c) for c in cs)
     assert tuning.starting_configs(SP, [64, 128], 150, 0) == start  # seeded

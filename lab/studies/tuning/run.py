@@ -158,22 +158,30 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
     return out
 
 
-def starting_configs(sp, head_dims, trials: int, seed: int) -> dict[int, list]:
+def starting_configs(sp, head_dims, trials: int, seed: int, sampler: str = "tpe") -> dict[int, list]:
     """The configurations a search proposes first, per head dim: none where the searched head dims' legal
     configurations are at most PREBUILD_MAX (all of them are prebuilt; the sampler finds them); else a
-    seeded sample of legal ones, half the trials shared out among the head dims (the sampler proposes
-    the other half, learning from these), so that most of a large space's trials are legal and prebuilt."""
+    seeded sample of legal ones (besides each head dim's default, which is proposed first), so that most
+    of a large space's trials are legal and prebuilt: half the trials shared out among the head dims
+    (the sampler proposes the other half, learning from these), or, for the random sampler, every trial
+    (a random search over the legal configurations alone, all of them compiled at once on the host's
+    cores before the GPUs start). A head dim with fewer legal configurations than its share leaves the
+    rest to the others."""
     import random
 
     if sum(len(sp.legal(d)) for d in head_dims) <= PREBUILD_MAX:
         return {}
-    per_dim = max(1, trials // 2 // len(head_dims))
-    out = {}
+    share = trials - len(head_dims) if sampler == "random" else trials // 2
+    pools = {}
     for d in head_dims:
         default = sp.default(d)
-        pool = [c for c in sp.legal(d) if c != default]
-        out[d] = random.Random(seed * 1000 + d).sample(pool, min(per_dim, len(pool)))
-    return out
+        pools[d] = [c for c in sp.legal(d) if c != default]
+    out, left = {}, max(share, len(head_dims))
+    for k, d in enumerate(sorted(head_dims, key=lambda d: (len(pools[d]), d))):  # the smallest pools first
+        take = min(len(pools[d]), max(1, left // (len(head_dims) - k)))
+        out[d] = random.Random(seed * 1000 + d).sample(pools[d], take)
+        left -= take
+    return {d: out[d] for d in head_dims}
 
 
 def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress, starting=None) -> float:
@@ -315,7 +323,7 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     rec.write_json("env.json", {"client": _client_env(), "workers": workers})
     n = len(client.scheduler_info()["workers"])
     progress(f"tuning run {rec.run_id}: {n} worker(s), shapes {p.shapes}, {p.trials} trials, sampler {p.sampler}")
-    starting = starting_configs(sp, sorted({s[3] for s in shapes}), p.trials, p.seed)
+    starting = starting_configs(sp, sorted({s[3] for s in shapes}), p.trials, p.seed, p.sampler)
     prebuild_s = run_prebuild(client, p, sp, shapes, rec, backend, progress, starting) if p.prebuild else 0.0
     t0 = time.perf_counter()
     run_aa(client, p, shapes, rec.run_id, recorder, backend)
