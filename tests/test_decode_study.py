@@ -387,3 +387,30 @@ def test_a_kernel_that_outruns_the_copy_is_said():
     # a tie: the name decides, the same way whatever the rows' order
     for rows in ([row("a", 1100.0), row("b", 1100.0)], [row("b", 1100.0), row("a", 1100.0)]):
         assert copy_exceeded(rows, 1000.0)[1] == "b"
+
+
+def test_a_shape_timed_on_another_gpu_is_held_to_that_processs_copy(tmp_path):
+    """Shared over GPUs, each shape's share of the copy is against the copy its own process measured (the
+    GPU its note names), not the stage's: 950 GB/s is 0.95 of GPU 1's 1000 and 0.95 of GPU 0's 1000 and
+    would be 1.19 of the stage's 800; a shape whose note names no GPU is held to the stage's."""
+    from lab.report.sections.decode import copy_exceeded, copy_of, targets
+
+    ids = {B: decode_shapes_from(f"{B},32,8,128,8192")[0].id for B in (8, 16, 32)}
+    d = {"copy": {"gbps": 800.0}, "copies": {"0": {"gbps": 1000.0}, "1": {"gbps": 1250.0}},
+         "notes": [{"shape": ids[8], "gpu": "0"}, {"shape": ids[16], "gpu": "1"}, {"shape": ids[32]}],
+         "streams": {ids[B]: True for B in (8, 16, 32)}}
+    assert (copy_of(d, ids[8]), copy_of(d, ids[16]), copy_of(d, ids[32])) == (1000.0, 1250.0, 800.0)
+    assert copy_of({"copy": {"gbps": 800.0}}, ids[8]) == 800.0  # one process: the set's copy
+
+    def row(B, gbps):
+        return dict(impl="end", median_us=100.0, ci_lo_us=99.0, ci_hi_us=100.0, gbps=gbps, B=B, H=32, H_kv=8,
+                    D=128, cache_len=8192, q_len=1, mixed=False, page_size=0, dtype="bf16", mode="hot")
+
+    by_shape = {(B, 32, 8, 128, 8192, 1, False, 0, "bf16"): {"end": row(B, g)}
+                for B, g in ((8, 950.0), (16, 1187.0), (32, 760.0))}
+    # 950 / 1000 = 0.95 met; 1187 / 1250 = 0.9496 missed; 760 / 800 = 0.95 met
+    assert targets(d, by_shape, "end", set())[0].endswith("missed at 1 of 3 shapes: 16,32,8,128,8192,bf16 "
+                                                          "(0.950 of the copy).")
+    rows = [r["end"] for r in by_shape.values()]
+    assert copy_exceeded(rows, lambda sid: copy_of(d, sid)) is None  # each under its own process's copy
+    assert copy_exceeded(rows, 800.0)[:2] == (1187.0 / 800.0, "end")  # one number for all: the most over it
