@@ -474,3 +474,33 @@ def test_the_docs_name_the_make_line_a_tuning_run_was_made_by():
     assert tune_command({"variant": END, "trials": 16, "cap_s": 1.0, "prune": True, "fake": False}) == "make tune"
     assert tune_command({"variant": END, "knobs": "bc64", "cap_s": 0.5, "prune": False, "heldout": False}) == (
         "make tune CAP=0.5 KNOBS=bc64 TUNE_FLAGS='--no-prune --no-heldout'")
+
+
+def test_the_section_names_later_searches_of_the_same_step_and_what_their_held_out_checks_kept(tmp_path):
+    """A later real run of the same variant is listed with what its held-out check kept; an earlier run, a
+    run of another variant, a --fake run and a run without wall.json are not."""
+    import json
+
+    def run(name, variant, fake=False, wall=True, table=None):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "params.json").write_text(json.dumps({"variant": variant, "sampler": "random", "fake": fake}))
+        if wall:
+            (d / "wall.json").write_text(json.dumps({"submitted": 150, "workers": 4, "total_s": 198.4}))
+        if table is not None:
+            (d / "dispatch_committed.json").write_text(json.dumps(table))
+        return d
+
+    table = {"classes": {"D64-full-short": {"impl": "v@st64=2", "ratio": 1.0086, "ci_lo": 1.0061, "ci_hi": 1.0111}},
+             "considered": {"D64-full-short": "ignored: it is kept", "D128-full-long": "best v x0.994 over 1 shape(s)"}}
+    run("20990101T000000Z-a", "v")
+    mine = run("20990102T000000Z-b", "v")
+    run("20990103T000000Z-c", "v", table=table)
+    run("20990104T000000Z-d", "w", table=table)
+    run("20990105T000000Z-e", "v", fake=True, table=table)
+    run("20990106T000000Z-f", "v", wall=False, table=table)
+    lines = tuning_report.later_runs(mine)
+    assert lines == ["- Run `20990103T000000Z-c`: 150 configurations (random sampler) on 4 GPU(s) in 198 s. "
+                     "D64-full-short: `v@st64=2` kept, 1.009 [1.006, 1.011] on its tuning shapes; "
+                     "D128-full-long: the default, best v x0.994 over 1 shape(s)."]
+    assert tuning_report.later_runs(tmp_path / "20990103T000000Z-c") == []

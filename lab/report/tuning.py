@@ -8,7 +8,8 @@ leaderboard (top configurations per shape class: geometric-mean speedup over the
 95 % interval), the dispatch table that was chosen, the held-out table (speedup of the tuned
 dispatch over the default with 95 % intervals; a class whose configuration wins on its tuning
 shapes but on none of its held-out shapes is flagged as overfitted), and the A/A spread within
-and across GPUs. `figure(run_dir, path)` plots every trial's speedup against its trial number,
+and across GPUs; then any later search of the same step whose table was not committed, with what its
+held-out check kept. `figure(run_dir, path)` plots every trial's speedup against its trial number,
 one panel per head dim, coloured by the GPU that measured it.
 """
 
@@ -147,7 +148,34 @@ def section(run_dir: Path) -> str:
     out += ["", "### Held-out shapes", ""]
     out += held_out_part(run_dir, heldout, dispatch)
     out += ["", "### A/A: the default against itself within and across GPUs", "", aa_table(aa), ""]
+    if later := later_runs(run_dir):
+        out += ["### Later searches of the same step", "",
+                "Tuning runs recorded after this one whose tables were not committed, with what their held-out "
+                "checks kept (`dispatch_committed.json` in each run folder):", "", *later, ""]
     return "\n".join(out)
+
+
+def later_runs(run_dir: Path) -> list[str]:
+    """One line a tuning run of the same variant recorded after `run_dir` (a later run id, not a --fake run):
+    its search (configurations, sampler, GPUs, seconds) and, per shape class, what its held-out check kept:
+    its tuned configuration with the tuning shapes' speedup, or the default and why."""
+    run_dir = Path(run_dir)
+    variant = read_run_file(run_dir, "params.json").get("variant")
+    lines = []
+    for other in sorted(p for p in run_dir.parent.iterdir() if p.name > run_dir.name):
+        params, wall = read_run_file(other, "params.json"), read_run_file(other, "wall.json")
+        if not isinstance(params, dict) or params.get("variant") != variant or params.get("fake") \
+                or not isinstance(wall, dict):
+            continue
+        table = read_run_file(other, "dispatch_committed.json")
+        table = table if isinstance(table, dict) else {}
+        kept = [f"{cls}: `{e['impl']}` kept, {_ci(e['ratio'], e['ci_lo'], e['ci_hi'])} on its tuning shapes"
+                for cls, e in table.get("classes", {}).items()]
+        kept += [f"{cls}: the default, {why}" for cls, why in table.get("considered", {}).items()
+                 if cls not in table.get("classes", {})]
+        lines.append(f"- Run `{other.name}`: {wall['submitted']} configurations ({params.get('sampler')} sampler) on "
+                     f"{wall['workers']} GPU(s) in {wall['total_s']:.0f} s. " + ("; ".join(kept) or "No class.") + ".")
+    return lines
 
 
 def held_out_part(run_dir: Path, heldout, dispatch: dict) -> list[str]:
