@@ -227,3 +227,38 @@ def test_the_profile_stage_runs_its_parts_side_by_side_on_several_gpus_and_in_tu
         assert s1 <= x0 and x1 <= m0  # one after another, in the stage's order
     parts = rec.read_json("stages.json")["parts"]["profile"]
     assert set(parts) == {"ncu_xval_s", "sass_mix_s"} and rec.has("ncu_xval.json") and rec.has("sass_mix.json")
+
+
+def test_a_shapes_variants_and_peers_are_tasks_of_their_own_on_several_gpus(monkeypatch, tmp_path):
+    """On several GPUs a shape's variants and its peers go to the GPUs as two tasks (the variants' first),
+    so that 3 shapes keep 4 GPUs busy; profile.csv keeps the shapes' order, each shape's variants' rows
+    before its peers'; a shape is ticked once, when both its parts are done. On one GPU: one task a shape."""
+    from lab.measure import profile
+
+    calls, lock = [], threading.Lock()
+
+    def together(kind):
+        def run(names, shape, causal, out, gpu=None):
+            with lock:
+                calls.append((kind, shape.S, gpu))
+            time.sleep(0.05 if kind == "variants" else 0.01)
+            return [profile._result(n, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True) for n in names]
+        return run
+
+    monkeypatch.setattr(profile, "profile_variants", together("variants"))
+    monkeypatch.setattr(profile, "profile_peers", together("peers"))
+    rec = records.RunRecord(run_id="20990105T000000Z-f", root=tmp_path)
+    shapes = [Shape(1, 2, s, 64, False) for s in (128, 256, 384)]
+    ticks = []
+    profiling.profile_run(rec, ["wmma", "tma"], shapes, ["sdpa_flash"], progress=lambda *_: None, tick=ticks.append,
+                          gpus=["0", "1", "2", "3"])
+    import pandas as pd
+
+    table = pd.read_csv(rec.path("profile.csv"))
+    assert list(zip(table.S, table.impl)) == [(s, n) for s in (128, 256, 384) for n in ("wmma", "tma", "sdpa_flash")]
+    assert sorted(ticks) == sorted(str(s) for s in shapes) and len(ticks) == 3
+    assert [k for k, _, _ in calls[:3]] == ["variants"] * 3  # the longer parts start first
+    assert {g for _, _, g in calls} == {"0", "1", "2", "3"}  # the fourth GPU takes a peers part
+    calls.clear()
+    profiling.profile_run(rec, ["wmma"], shapes[:2], ["sdpa_flash"], progress=lambda *_: None, gpus=["0"])
+    assert calls == [("variants", 128, None), ("peers", 128, None), ("variants", 256, None), ("peers", 256, None)]

@@ -60,36 +60,41 @@ def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
-def profile_shape(prof, shape, names, peer_names, out, progress=print, where=None, not_taken=None, gpu=None
-                  ) -> tuple[list[dict], str | None]:
+PARTS = ("variants", "peers")  # a shape's two Nsight Compute processes (each with its one-by-one fallback)
+
+
+def profile_shape(prof, shape, names, peer_names, out, progress=print, where=None, not_taken=None, gpu=None,
+                  parts=PARTS) -> tuple[list[dict], str | None]:
     """profile_run's work at one shape (its arguments; `prof`: lab.measure.profile, `gpu`: the ncu
-    processes' CUDA_VISIBLE_DEVICES entry): the shape's profile.csv rows, and the reason Nsight Compute
-    cannot run at all (missing, no counter permission) where a launch found one, else None."""
-    rows = []
-    here = [n for n in names if where is None or where(n, shape)]
-    refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
-    for n, why in refused.items():
-        rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
-                                       H_kv=shape.H_kv, dtype=shape.dtype).to_record())
-    here = [n for n in here if n not in refused]
-    # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
-    together = prof.profile_variants(list(here), shape, shape.causal, out, gpu=gpu)
-    if together is None and here:
-        progress(f"  profile {shape}: the variants did not profile together; one by one instead")
-    peers_together = prof.profile_peers(list(peer_names), shape, shape.causal, out, gpu=gpu) if peer_names else []
-    if peers_together is None:
-        progress(f"  profile {shape}: the peers did not profile together; one by one instead")
-    for res in [*(together or []), *(peers_together or [])]:
-        rows.append(res.to_record())
-        if not res.ok:
-            progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
-    for impl in [*([] if together is not None else here), *([] if peers_together is not None else peer_names)]:
-        res = prof.profile_impl(impl, shape, shape.causal, out, gpu=gpu)
-        rows.append(res.to_record())
-        if not res.ok:
-            progress(f"  profile {impl} {shape}: skipped ({res.reason})")
-            if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
-                return rows, res.reason
+    processes' CUDA_VISIBLE_DEVICES entry), for `parts` of it ("variants": the steps and knock-outs, with
+    the rows of those not taken; "peers"): the rows for profile.csv, and the reason Nsight Compute cannot run
+    at all (missing, no counter permission) where a launch found one, else None."""
+    rows, groups = [], []
+    if "variants" in parts:
+        here = [n for n in names if where is None or where(n, shape)]
+        refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
+        for n, why in refused.items():
+            rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
+                                           H_kv=shape.H_kv, dtype=shape.dtype).to_record())
+        groups.append(("variants", [n for n in here if n not in refused], prof.profile_variants))
+    if "peers" in parts and peer_names:
+        groups.append(("peers", list(peer_names), prof.profile_peers))
+    for label, impls, together_fn in groups:
+        # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
+        together = together_fn(list(impls), shape, shape.causal, out, gpu=gpu)
+        if together is None and impls:
+            progress(f"  profile {shape}: the {label} did not profile together; one by one instead")
+        for res in together or []:
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {res.impl} {shape}: skipped ({res.reason})")
+        for impl in [] if together is not None else impls:
+            res = prof.profile_impl(impl, shape, shape.causal, out, gpu=gpu)
+            rows.append(res.to_record())
+            if not res.ok:
+                progress(f"  profile {impl} {shape}: skipped ({res.reason})")
+                if "ncu" in (res.reason or "") and ("not found" in res.reason or "permission" in res.reason.lower()):
+                    return rows, res.reason
     return rows, None
 
 
@@ -100,11 +105,13 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     `where(impl, shape)`: whether to profile a kernel there (default: everywhere). `not_taken(impl,
     shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
     kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape.
-    `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) over which the shapes are shared,
-    a shape's ncu processes on one of them, as many shapes at a time as GPUs (issue 49), each GPU's
-    with its own Nsight Compute lock (lab.measure.ncu_process.ncu_tmpdir: with one lock for the host, the
-    2-GPU run of 53b8db1 overlapped only the processes' start, 116 s against 137); none or one: one
-    shape after another on this process's GPU. profile.csv keeps the shapes' order either way."""
+    `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) over which the work is shared
+    (issue 49): a shape's variants and its peers each a task on one GPU, as many at a time as GPUs, each
+    GPU's ncu with its own Nsight Compute lock (lab.measure.ncu_process.ncu_tmpdir: with one lock for the
+    host, the 2-GPU run of 53b8db1 overlapped only the processes' start, 116 s against 137; with a shape a
+    GPU, the 4-GPU run of 4d2adc9 took 68 s, each GPU its shape's variants for 52-55 s, then its peers for
+    about 12 s, while the fourth GPU had none); none or one: one shape after another on this process's
+    GPU. profile.csv keeps the shapes' order (and within a shape, the variants' rows first) either way."""
     import queue
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -119,7 +126,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     out = rec.path("ncu")
     out.mkdir(exist_ok=True)
     all_names = list(names)
-    done: dict[int, list[dict]] = {}  # shape index -> its rows
+    done: dict[tuple, list[dict]] = {}  # (shape index, part index) -> its rows
     fatal: list[str] = []  # ncu missing or refused: no later shape is profiled
     lock = threading.Lock()
 
@@ -129,33 +136,42 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     free = queue.Queue()
     for gpu in (gpus if gpus and len(gpus) > 1 else [None]):
         free.put(gpu)
+    side_by_side_gpus = free.qsize() > 1
+    # several GPUs: a shape's two parts are tasks of their own, the variants' (the longer) first, so that the
+    # GPUs stay busy; one GPU: a shape's parts together, one shape after another
+    tasks = ([(i, (part,)) for part in PARTS for i in range(len(shapes))] if side_by_side_gpus
+             else [(i, PARTS) for i in range(len(shapes))])
+    left = {i: sum(1 for j, _ in tasks if j == i) for i in range(len(shapes))}
 
-    def task(i: int, shape) -> None:
+    def task(i: int, parts: tuple) -> None:
         if fatal:
             return
+        shape = shapes[i]
         gpu = free.get()
         try:
-            rows, why = profile_shape(prof, shape, all_names, peer_names, out, progress, where, not_taken, gpu)
+            rows, why = profile_shape(prof, shape, all_names, peer_names, out, progress, where, not_taken, gpu, parts)
         finally:
             free.put(gpu)
         if why:
             fatal.append(why)
         with lock:
-            done[i] = rows
+            done[(i, PARTS.index(parts[0]))] = rows
             write()
-        if fatal:
+            left[i] -= 1
+            finished = left[i] == 0
+        if fatal or not finished:
             return
         progress(f"  profiled {shape}" + (f" (GPU {gpu})" if gpu is not None else ""))
         if tick is not None:
             tick(str(shape))
 
-    if free.qsize() == 1:
-        for i, shape in enumerate(shapes):
-            task(i, shape)
+    if not side_by_side_gpus:
+        for i, parts in tasks:
+            task(i, parts)
     else:
-        progress(f"  {free.qsize()} shapes at a time, one a GPU")
+        progress(f"  {free.qsize()} GPUs side by side, a shape's variants and its peers each a task on one of them")
         with ThreadPoolExecutor(max_workers=free.qsize()) as pool:
-            list(pool.map(task, range(len(shapes)), shapes))  # list(): a task's exception is raised here
+            list(pool.map(task, *zip(*tasks)))  # list(): a task's exception is raised here
     if fatal:
         with lock:
             write()
