@@ -1,6 +1,7 @@
 """flex_attention's compiles made beside the correctness stage (lab.studies.warm, lab.pipeline's
 FlexWarmup): started before correctness, waited for before timing, never able to fail a run."""
 import dataclasses
+import os
 import subprocess
 
 import pytest
@@ -188,3 +189,29 @@ def test_the_warm_up_widens_with_the_gpus_a_run_shares_its_correctness_over():
     assert warm.workers_for(RunParams.from_text(gpus="4"), cpus=10) == 5  # at most half the cores ...
     assert warm.workers_for(RunParams.from_text(gpus="2"), cpus=2) == 2  # ... and never fewer than WORKERS
     assert warm.workers_for(RunParams.from_text(gpus="all"), cpus=32) == 2  # a count not settled: one GPU's
+
+
+def test_the_warm_up_processes_share_half_the_cores_for_their_compiles(monkeypatch, tmp_path):
+    """Each warm-up process compiles with half the cores over the processes (at least one thread); the
+    command sets it for the processes it spawns, unless the environment already says."""
+    assert warm.compile_threads(8, cpus=64) == 4 and warm.compile_threads(2, cpus=64) == 16
+    assert warm.compile_threads(4, cpus=32) == 4 and warm.compile_threads(5, cpus=10) == 1
+    assert warm.compile_threads(2, cpus=2) == 1  # never none
+    from lab.measure import records
+    from lab.studies.params import RunParams
+
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("params.json", RunParams.from_text(peers="sdpa_flash").resolved().to_json())  # nothing to warm
+    seen = {}
+    monkeypatch.setattr(warm, "warm_in_parallel", lambda shapes, workers: seen.update(
+        workers=workers, threads=os.environ.get(warm.COMPILE_THREADS_ENV)) or {"shapes": [], "seconds": 0.0,
+                                                                              "failed": 0, "workers": 0})
+    monkeypatch.setattr(records.RunRecord, "open", staticmethod(lambda run_id: rec))
+    monkeypatch.setenv(warm.COMPILE_THREADS_ENV, "")  # recorded, so that what main sets is undone after the test
+    monkeypatch.delenv(warm.COMPILE_THREADS_ENV)
+    monkeypatch.setattr(warm.os, "cpu_count", lambda: 48)
+    warm.main([rec.run_id, "--workers", "6"])
+    assert seen == {"workers": 6, "threads": "4"}  # 48 / 2 / 6
+    monkeypatch.setenv(warm.COMPILE_THREADS_ENV, "7")
+    warm.main([rec.run_id, "--workers", "6"])
+    assert seen["threads"] == "7"  # the user's word stands

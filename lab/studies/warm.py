@@ -45,6 +45,20 @@ def workers_for(p: RunParams, cpus: int | None = None) -> int:
     return max(WORKERS, min(WORKERS * gpus, cpus // 2))
 
 
+COMPILE_THREADS_ENV = "TORCHINDUCTOR_COMPILE_THREADS"  # inductor's compile pool of each process (torch's default: the cores, up to 32)
+
+
+def compile_threads(workers: int, cpus: int | None = None) -> int:
+    """Inductor's compile threads for each of `workers` warm-up processes: half the CPU cores shared among them
+    (at least one each), the other half left to the correctness stage beside them. Untuned, each process
+    would start up to 32 (the 4-GPU run of 4d2adc9: 8 processes, 64 cores), and its correctness stage, four
+    children beside the warm-up, took 48.6 s for a quarter of the grid each, where one process had taken
+    65.3 s for all of it (data/checks/2026-11-28-h200x4-gpus-ablation; how much of that was this contention
+    was not measured)."""
+    cpus = cpus if cpus is not None else (os.cpu_count() or 2)
+    return max(1, cpus // 2 // max(1, workers))
+
+
 def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> dict:
     """One compiled call of flex_attention per shape, exactly as a replicate binds it (the shape's own
     inputs, causal, scale None), so that the caches it fills are the ones the timing looks up.
@@ -135,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rec = RunRecord.open(args.run_id)
     p = RunParams.read(rec)
-    record = warm_in_parallel(shapes_to_warm(p), args.workers or workers_for(p))
+    workers = args.workers or workers_for(p)
+    os.environ.setdefault(COMPILE_THREADS_ENV, str(compile_threads(workers)))  # the spawned processes inherit it
+    record = warm_in_parallel(shapes_to_warm(p), workers)
     rec.write_json(RECORD, record)
     print(f"flex_attention warmed for {len(record['shapes'])} shapes in {record['seconds']:.0f} s"
           f" ({record['workers']} processes)"
