@@ -469,3 +469,26 @@ def test_a_knockout_counts_where_its_switch_changes_the_kernel_the_run_measured(
     assert tab.at[("wgmma_overlap", "headline"), "cost"] == pytest.approx(0.94, rel=0.01)
     # a switch the old run did not time at a shape does not apply there (ping_pong_d128: D = 128 only)
     assert not tab.at[("ping_pong_d128", "headline"), "applies"]
+
+
+def test_the_build_stage_builds_the_decode_steps_beside_and_records_only_the_runs_kernels(tmp_path, monkeypatch):
+    """With a decode set the build stage compiles the decode steps in the same pool (the decode set then
+    loads cached builds), but build.json and excluded.json name the run's prefill kernels only; without one,
+    no decode step is built."""
+    from lab.kernels import build, manifest
+
+    asked = []
+
+    def fake_build_all(names, progress=print, configs=None, **kw):
+        asked.append(list(names))
+        return {n: build.BuildResult(name=n, ok=n != "split_kv", log="boom") for n in [*names, *(configs or {})]}
+
+    monkeypatch.setattr(build, "build_all", fake_build_all)
+    decode = manifest.names(problem=manifest.DECODE)
+    rec = _open_run(tmp_path, knockouts=False, decode="8,32,8,128,8192")
+    stages.stage_build(rec, progress=lambda s: None)
+    assert asked == [["wmma", END, *decode]]
+    assert list(rec.read_json("build.json")) == ["wmma", END] and rec.read_json("excluded.json") == {}
+    asked.clear()
+    stages.stage_build(_open_run(tmp_path / "none", knockouts=False, decode=""), progress=lambda s: None)
+    assert asked == [["wmma", END]]

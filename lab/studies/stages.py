@@ -204,14 +204,18 @@ def check_peers(rec, progress=print) -> list:
 
 
 def stage_build(rec, progress=print) -> dict:
-    from lab.kernels import build
+    from lab.kernels import build, manifest
     from lab.measure import hold
 
     def body():
         p = RunParams.read(rec)
         configs = {i: (k, d) for i, (k, d, _) in knockout_configs(p).items()}
-        count = Counter(rec.run_id, "build", len(p.variants) + len(configs))
-        built = build.build_all(list(p.variants), progress=progress, configs=configs, tick=count.tick)
+        # the decode steps too, on the same cores at once: the decode set then finds them built (it records them)
+        decode = [n for n in manifest.names(problem=manifest.DECODE) if n not in p.variants] if p.decode_shapes else []
+        count = Counter(rec.run_id, "build", len(p.variants) + len(configs) + len(decode))
+        built = build.build_all(list(p.variants) + decode, progress=progress, configs=configs, tick=count.tick)
+        for name in decode:
+            built.pop(name, None)
         rec.write_json("build.json", {n: {**r.summary(), "error": r.log if not r.ok else ""} for n, r in built.items()})
         rec.write_json("excluded.json", {n: r.log if r.log.startswith("not built") else "build failed: " + r.log[:2000]
                                         for n, r in built.items() if not r.ok})
