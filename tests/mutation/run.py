@@ -79,8 +79,8 @@ FULL = {
     # issues 49 and 50: the split of replicates between GPUs; the decode reference and its check
     "lab/measure/decode_check.py": ["valid_kv", "bottom_right_mask", "reference", "check_decode_case"],
     # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
-    "lab/studies/decode_study.py": ["decode_rule", "check_cases"],
-    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets", "copy_exceeded"],
+    "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
+    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets", "copy_of", "copy_exceeded"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
