@@ -31,6 +31,20 @@ def measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress):
     return samples, rows, {"shape": shape.id, "unsupported": {}, "errors": {}}
 
 
+def check(step, fn, shape, index):
+    """Passes, except `step` DECODE_FAKE_FAIL names ("step" everywhere, "GPU:step" in that GPU's child only);
+    each call logged to DECODE_FAKE_CHECKS where set (the GPU and the case)."""
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    if os.environ.get("DECODE_FAKE_CHECKS"):
+        with open(os.environ["DECODE_FAKE_CHECKS"], "a") as f:
+            f.write(json.dumps({"gpu": gpu, "case": f"{step}/{shape.id}/{index}"}) + "\n")
+    if os.environ.get("DECODE_FAKE_DIE_IN_CHECK") == gpu:
+        raise SystemExit(4)  # a child lost before it wrote any result
+    fail = os.environ.get("DECODE_FAKE_FAIL", "")
+    failed = fail in (step, f"{gpu}:{step}")
+    return {"impl": step, "case": shape.id, "passed": not failed, "max_abs_err": 0.5, "error": ""}
+
+
 def copy():
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     return {"bytes": 2 * (256 << 20), "median_us": 100.0, "gbps": 5368.7 + (int(gpu) if gpu.isdigit() else 0),
@@ -48,12 +62,13 @@ from lab.studies import decode_child
 rec = records.RunRecord.open(sys.argv[1])
 decode_child.time_part(rec, [int(i) for i in sys.argv[2].split(",") if i], sys.argv[3].split(","), Path(sys.argv[4]),
                        lambda s: print(s, flush=True), build=decode_fakes.build, measure=decode_fakes.measure,
-                       copy=decode_fakes.copy, peers=[])
+                       copy=decode_fakes.copy, peers=[], check=decode_fakes.check,
+                       checks=[int(k) for k in sys.argv[6].split(",") if k])
 """
 
 
-def child_command(run_dir, indices, steps, out):
+def child_command(run_dir, indices, steps, out, checks=()):
     import sys
 
     return [sys.executable, "-c", CHILD, str(run_dir), ",".join(map(str, indices)), ",".join(steps), str(out),
-            os.path.dirname(os.path.abspath(__file__))]
+            os.path.dirname(os.path.abspath(__file__)), ",".join(map(str, checks))]

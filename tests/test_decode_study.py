@@ -157,18 +157,28 @@ def _logged(path) -> list[dict]:
     return [json.loads(ln) for ln in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_the_shapes_timing_shared_over_gpus_gives_the_one_process_records(tmp_path, monkeypatch):
+def test_the_sets_checks_and_timing_shared_over_gpus_give_the_one_process_records(tmp_path, monkeypatch):
     steps, stand_ins, measured = _stand_ins(failing_check=manifest.names(problem=manifest.DECODE)[1])
     params = dict(decode=SMALL + ";2,32,8,128,4096", modes="hot,cold", check="quick", seed="7")
     one = stages.decode_stage(_run(tmp_path / "one", **params), progress=lambda *_: None, **stand_ins)
-    log = tmp_path / "log.jsonl"
+    log, checked = tmp_path / "log.jsonl", tmp_path / "checks.jsonl"
     monkeypatch.setenv("DECODE_FAKE_LOG", str(log))
+    monkeypatch.setenv("DECODE_FAKE_CHECKS", str(checked))
+    monkeypatch.setenv("DECODE_FAKE_FAIL", steps[1])  # the children's checks fail the step the one process's did
     rec = _run(tmp_path / "two", **params)
     lines = []
-    shared = stages.decode_stage(rec, progress=lines.append,
-                                 **{**stand_ins, "gpus": ["4", "7"], "command": decode_fakes.child_command})
+    shared = stages.decode_stage(rec, progress=lines.append, **{**stand_ins, "gpus": ["4", "7"],
+                                                                "command": decode_fakes.child_command,
+                                                                "check": lambda *a: pytest.fail("checked here")})
     assert "error" not in shared and shared["rows"] == one["rows"]  # the same rows, in the shapes' order
+    assert shared["checks"] == one["checks"] and shared["excluded"] == one["excluded"]
     assert [n["shape"] for n in shared["notes"]] == [n["shape"] for n in one["notes"]]
+    # check case k on GPU ["4", "7"][k % 2], each once (the cases in the one process's order)
+    order = [f"{step}/{shape.id}/{index}" for step, shape, index in
+             check_cases(RunParams.read(rec), [s for s in steps], steps[-1])]
+    by_case = {c["case"]: c["gpu"] for c in _logged(checked)}
+    assert len(_logged(checked)) == len(by_case) == len(order) == len(one["checks"])
+    assert [by_case[c] for c in order] == ["47"[k % 2] for k in range(len(order))]
     # shape i on GPU ["4", "7"][(i - 1) % 2], each timed once, with the seed the one process gives it
     timed = _logged(log)
     ids = [s.id for s in decode_shapes_from(params["decode"])]
@@ -179,11 +189,24 @@ def test_the_shapes_timing_shared_over_gpus_gives_the_one_process_records(tmp_pa
     assert {t["cap_s"] for t in timed} == {0.25} and {tuple(t["modes"]) for t in timed} == {("hot", "cold")}
     assert shared["copies"] == {"4": {**decode_fakes.copy(), "gbps": 5368.7 + 4},
                                 "7": {**decode_fakes.copy(), "gbps": 5368.7 + 7}}
+    assert set(shared["seconds"]["children"]) == {"4", "7"}
     assert rec.read_table("decode_samples.parquet").equals(
         records.RunRecord.open(str(tmp_path / "one" / one_run(tmp_path / "one"))).read_table("decode_samples.parquet"))
     assert not rec.path("decode_parts").exists()  # the children's files, once in decode.json
     assert any(ln.startswith("  [GPU 7] decode shape 2 of 5") for ln in lines)
     assert len(measured) == 5  # the one-process run's five shapes; the shared run timed none in this process
+
+
+def test_a_step_that_fails_a_check_in_one_child_is_left_out_of_every_childs_rows(tmp_path, monkeypatch):
+    steps, stand_ins, _ = _stand_ins()
+    monkeypatch.setenv("DECODE_FAKE_FAIL", f"7:{steps[2]}")  # only GPU 7's child sees it fail
+    rec = _run(tmp_path, decode=SMALL, modes="hot", check="quick", seed="7")
+    d = stages.decode_stage(rec, progress=lambda *_: None, **{**stand_ins, "gpus": ["4", "7"],
+                                                              "command": decode_fakes.child_command})
+    assert d["excluded"][steps[2]].startswith("failed the decode check at")
+    assert steps[2] not in {r["impl"] for r in d["rows"]}  # GPU 4 timed it; its rows are dropped
+    assert steps[2] not in set(rec.read_table("decode_samples.parquet")["impl"])
+    assert {r["impl"] for r in d["rows"]} == {*(s for s in steps if s != steps[2]), "sdpa_cudnn"}
 
 
 def one_run(root):
@@ -192,8 +215,8 @@ def one_run(root):
     return next(iter(os.listdir(root)))
 
 
-def test_a_shape_no_child_finished_is_timed_here_and_nothing_measured_is_lost(tmp_path, monkeypatch):
-    _, stand_ins, measured = _stand_ins()
+def test_a_case_or_shape_no_child_finished_is_done_here_and_nothing_measured_is_lost(tmp_path, monkeypatch):
+    steps, stand_ins, measured = _stand_ins()
     ids = [s.id for s in decode_shapes_from(SMALL)]
     monkeypatch.setenv("DECODE_FAKE_DIE_AT", f"1:{ids[3]}")  # GPU 1's child: shape 2 timed, then lost at shape 4
     log = tmp_path / "log.jsonl"
@@ -201,22 +224,38 @@ def test_a_shape_no_child_finished_is_timed_here_and_nothing_measured_is_lost(tm
     lines = []
     rec = _run(tmp_path, decode=SMALL, modes="hot", check="quick", seed="7")
     d = stages.decode_stage(rec, progress=lines.append,
-                            **{**stand_ins, "gpus": ["0", "1"], "command": decode_fakes.child_command})
+                            **{**stand_ins, "gpus": ["0", "1"], "command": decode_fakes.child_command,
+                               "check": lambda *a: pytest.fail("its checks were written before it was lost")})
     assert [n["shape"] for n in d["notes"]] == ids and "error" not in d
     assert [n.get("gpu") for n in d["notes"]] == ["0", "1", "0", None]  # shape 4: here, in this process
     assert [m[0] for m in measured] == [ids[3]] and measured[0][4] == 3011  # its own seed, wherever it runs
     assert [(t["shape"], t["gpu"]) for t in _logged(log) if t["gpu"] == "1"] == [(ids[1], "1"), (ids[3], "1")]
     assert any("GPU 1 exited with code 3 after 1 of its 2 shapes" in ln for ln in lines)
+    # a child lost in its checks: its cases are checked here, its shapes timed here
+    asked = []
+    monkeypatch.delenv("DECODE_FAKE_DIE_AT")
+    monkeypatch.setenv("DECODE_FAKE_DIE_IN_CHECK", "1")
+    rec = _run(tmp_path / "b", decode=SMALL, modes="hot", check="quick", seed="7")
+    d = stages.decode_stage(rec, progress=lambda *_: None, **{
+        **stand_ins, "gpus": ["0", "1"], "command": decode_fakes.child_command,
+        "check": lambda step, fn, shape, index: asked.append(index) or decode_fakes.check(step, fn, shape, index)})
+    n_cases = len(check_cases(RunParams.read(rec), steps, steps[-1]))
+    assert len(d["checks"]) == n_cases and len(asked) == n_cases // 2  # the odd cases, GPU 1's
+    assert [n.get("gpu") for n in d["notes"]] == ["0", None, "0", None]
 
 
-def test_the_decode_child_refuses_shapes_outside_the_set(tmp_path, capsys):
+def test_the_decode_child_refuses_shapes_and_checks_outside_the_set(tmp_path, capsys):
     from lab.studies import decode_child
 
-    rec = _run(tmp_path, decode=SMALL)
-    for bad, needle in (("0,2", "--shapes [0]"), ("5", "--shapes [5]: the run's DECODE has shapes 1 to 4"),
-                        ("1,x", "comma-separated shape numbers")):
+    rec = _run(tmp_path, decode=SMALL, check="quick")
+    n_cases = len(check_cases(RunParams.read(rec), ["split_kv"], manifest.names(problem=manifest.DECODE)[-1]))
+    for shapes, checks, needle in (
+            ("0,2", "", "--shapes [0]"), ("5", "", "--shapes [5]: the run's DECODE has shapes 1 to 4"),
+            ("1,x", "", "--shapes '1,x' / --checks '': comma-separated numbers"),
+            ("1", f"0,{n_cases}", f"--checks [{n_cases}]: the run has check cases 0 to {n_cases - 1} for these steps")):
         with pytest.raises(SystemExit) as exc:
-            decode_child.main([str(rec.dir), "--shapes", bad, "--steps", "a", "--out", str(tmp_path / "o.json")])
+            decode_child.main([str(rec.dir), "--shapes", shapes, "--checks", checks, "--steps", "split_kv",
+                               "--out", str(tmp_path / "o.json")])
         assert exc.value.code == 2 and needle in capsys.readouterr().err
 
 

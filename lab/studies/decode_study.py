@@ -62,7 +62,8 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     `measure(shape, kernels, peers, modes, rule, clocks, run_id, seed, progress)` (measure_decode_shape's),
     `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2, `gpus`: the
     CUDA_VISIBLE_DEVICES entries the shapes' timing is shared over (default: the run's GPUS, by
-    lab.studies.gpu_pool.gpu_ids; one or none: this process), `command`: time_shared's."""
+    lab.studies.gpu_pool.gpu_ids; one or none: this process), the decode checks shared out too, `command`:
+    time_shared's."""
     from lab.kernels import manifest
     from lab.studies.params import RunParams
 
@@ -90,9 +91,16 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     out["seconds"]["build"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()
+    cases = check_cases(p, [s for s in steps if s in fns], end)
+    gpus = _gpus(p) if gpus is None else gpus
+    shared = {}
+    if len(gpus) > 1:  # the children check their share of the cases, then time their share of the shapes
+        if measure in (None, gpu_measure):
+            _release_cached_memory()  # this process's build loaded the steps; the children need the GPUs
+        shared = time_shared(rec, len(shapes), list(fns), gpus, progress, command, cases)
     check = check or gpu_check
-    for step, shape, index in check_cases(p, [s for s in steps if s in fns], end):
-        result = check(step, fns[step], shape, index)
+    for k, (step, shape, index) in enumerate(cases):
+        result = shared.get("checks", {}).get(k) or check(step, fns[step], shape, index)  # none: checked here
         out["checks"].append(result)
         if not result.get("passed") and step not in out["excluded"]:
             out["excluded"][step] = f"failed the decode check at {result.get('case', shape.id)}: " \
@@ -100,10 +108,10 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     kernels = {n: fn for n, fn in fns.items() if n not in out["excluded"]}
     passed = sum(bool(r.get("passed")) for r in out["checks"])
     progress(f"  decode: {len(out['checks'])} checks, {passed} passed; {len(kernels)} of {len(steps)} steps timed")
-    out["seconds"]["correctness"] = round(time.perf_counter() - t1, 2)
+    out["seconds"]["correctness"] = round(time.perf_counter() - t1, 2)  # shared: the children's timing too
 
     t2 = time.perf_counter()
-    time_set(rec, p, out, kernels, progress, copy, measure, peers, l2_bytes, gpus, command)
+    time_set(rec, p, out, kernels, progress, copy, measure, peers, l2_bytes, shared)
     out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
     out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
     rec.write_json("decode.json", out)
@@ -111,30 +119,32 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
 
 
 def time_set(rec, p, out: dict, kernels: dict, progress=print, copy=None, measure=None, peers=None, l2_bytes=None,
-             gpus: list[str] | None = None, command=None) -> None:
+             shared: dict | None = None) -> None:
     """run()'s timing: the copy, then every shape of the run's DECODE with `kernels` (the steps that built and
-    passed) and the peers, in this process or shared over `gpus` (time_shared); `out` (decode.json) and
+    passed) and the peers, in this process, or, for the shapes in `shared` (time_shared's), the rows its
+    children measured, less those of a step the checks left out; `out` (decode.json) and
     decode_samples.parquet rewritten after each shape. The stand-ins are run()'s."""
     import pandas as pd
 
     shapes = p.decode_shapes
+    shared = shared or {}
     t2 = time.perf_counter()
     out["copy"] = (copy or gpu_copy)()
     out["l2_bytes"] = _l2_bytes() if l2_bytes is None else l2_bytes
     measure = measure or gpu_measure
     peers = gpu_peers(p) if peers is None else peers
     clocks = gpu_clocks() if measure is gpu_measure else None
-    gpus = _gpus(p) if gpus is None else gpus
-    if len(gpus) > 1 and measure is gpu_measure:
-        _release_cached_memory()  # this process's checks held their inputs; the children need the GPUs' memory
-    shared = time_shared(rec, len(shapes), list(kernels), gpus, progress, command) if len(gpus) > 1 else {}
-    if shared:
-        out["copies"] = {gpu: got["copy"] for gpu, got in shared.pop("parts").items()}
+    if shared.get("parts"):
+        out["copies"] = {gpu: got["copy"] for gpu, got in shared["parts"].items()}
+        out["seconds"]["children"] = {gpu: got.get("seconds", {}) for gpu, got in shared["parts"].items()}
+    left_out = set(out["excluded"])
     frames = []
     for i, shape in enumerate(shapes, 1):
         out["streams"][shape.id] = _streams(shape, out["l2_bytes"])
-        if i in shared:
-            samples, rows, notes = shared[i]
+        if i in shared.get("shapes", {}):  # a child's, less any step a check elsewhere failed
+            samples, rows, notes = shared["shapes"][i]
+            samples = [r for r in samples if r.get("impl") not in left_out]
+            rows = [r for r in rows if r.get("impl") not in left_out]
         else:
             progress(f"  decode shape {i} of {len(shapes)}: {shape}")
             samples, rows, notes = measure_one(measure, shape, kernels, peers, p, clocks, rec.run_id, i, progress)
@@ -145,7 +155,7 @@ def time_set(rec, p, out: dict, kernels: dict, progress=print, copy=None, measur
             rec.write_table("decode_samples.parquet", pd.concat(frames, ignore_index=True))
         out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
         rec.write_json("decode.json", out)  # what was measured so far is never lost
-    if shared:
+    if shared.get("parts"):
         import shutil
 
         shutil.rmtree(rec.path(PARTS_DIR), ignore_errors=True)  # all of it is in decode.json now
@@ -167,46 +177,62 @@ def _modes(p) -> list[str]:
 PARTS_DIR = "decode_parts"  # the children's files, under the run's folder until their shapes are in decode.json
 
 
-def child_command(run_dir, indices: list[int], steps: list[str], out) -> list[str]:
-    """One GPU's child (lab.studies.decode_child): the run's decode shapes `indices` with `steps`, written to `out`."""
+def child_command(run_dir, indices: list[int], steps: list[str], out, checks: list[int] = ()) -> list[str]:
+    """One GPU's child (lab.studies.decode_child): the check cases `checks` (indices into check_cases), then
+    the run's decode shapes `indices`, with `steps`, written to `out`."""
     import sys
 
     return [sys.executable, "-m", "lab.studies.decode_child", str(run_dir), "--shapes", ",".join(map(str, indices)),
-            "--steps", ",".join(steps), "--out", str(out)]
+            "--steps", ",".join(steps), "--checks", ",".join(map(str, checks)), "--out", str(out)]
 
 
-def time_shared(rec, n_shapes: int, steps: list[str], gpus: list[str], progress=print, command=None) -> dict:
-    """The run's decode shapes 1..n_shapes timed by one child a GPU of `gpus` (every len(gpus)-th shape each,
-    lab.studies.gpu_share.shares), side by side: {index: (samples, rows, notes)} of the shapes a child finished,
-    and "parts": {gpu: the child's file}. A shape no child finished is left to the caller (timed in its process).
-    Each shape's comparisons stay within one process on one GPU, as in the one-process set."""
+def case_id(case) -> str:
+    """A check case's name, the same in the stage and in a child: step/shape/seed index."""
+    step, shape, index = case
+    return f"{step}/{shape.id}/{index}"
+
+
+def time_shared(rec, n_shapes: int, steps: list[str], gpus: list[str], progress=print, command=None,
+                cases: list = ()) -> dict:
+    """One child a GPU of `gpus`, side by side: each checks every len(gpus)-th of `cases` (check_cases's), then
+    times every len(gpus)-th of the run's decode shapes 1..n_shapes with `steps` less those its own checks
+    failed (lab.studies.gpu_share.shares). {"checks": {case index: result}, "shapes": {shape index: (samples,
+    rows, notes)}, "parts": {gpu: the child's file}} of what the children finished; a case or shape no child
+    finished is left to the caller (done in its process), and so is leaving out the rows of a step that
+    failed a check in another child. Each shape's comparisons stay within one process on one GPU, as in
+    the one-process set."""
     import json
 
     from lab.studies.gpu_share import run_children, shares
 
     command = command or child_command
     parts = shares(list(range(1, n_shapes + 1)), len(gpus))
+    case_parts = shares(list(range(len(cases))), len(gpus))
     where = rec.path(PARTS_DIR)
     where.mkdir(exist_ok=True)
     outs = [where / f"part{k}.json" for k in range(len(gpus))]
-    progress(f"  decode: {n_shapes} shapes over {len(gpus)} GPUs, one process a GPU")
-    codes = run_children([command(rec.dir, part, steps, o) for part, o in zip(parts, outs)], gpus, progress)
-    got, files = {}, {}
+    progress(f"  decode: {len(cases)} checks and {n_shapes} shapes over {len(gpus)} GPUs, one process a GPU")
+    codes = run_children([command(rec.dir, part, steps, o, c) for part, c, o in zip(parts, case_parts, outs)],
+                         gpus, progress)
+    got = {"checks": {}, "shapes": {}, "parts": {}}
     for gpu, part, o, code in zip(gpus, parts, outs, codes):
         try:
             child = json.loads(o.read_text())
         except (OSError, ValueError):
             child = {}
-        done = [i for i in child.get("shapes", []) if i in part]
         if child.get("copy") is not None:
-            files[gpu] = child
+            got["parts"][gpu] = child
+        for k, result in child.get("checks", {}).items():
+            if child.get("check_ids", {}).get(k) == case_id(cases[int(k)]):  # the case asked of it
+                got["checks"][int(k)] = result
+        done = [i for i in child.get("shapes", []) if i in part]
         for i in done:
             r = child["results"][str(i)]
-            got[i] = (r["samples"], r["rows"], r["notes"])
+            got["shapes"][i] = (r["samples"], r["rows"], r["notes"])
         if len(done) < len(part):
             progress(f"  decode: the part on GPU {gpu} exited with code {code} after {len(done)} of its {len(part)} "
                      "shapes: the others are timed here")
-    return {**got, "parts": files} if got or files else {}
+    return got
 
 
 # --- the defaults: on the GPU -------------------------------------------------------------------
