@@ -91,13 +91,14 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     out["seconds"]["build"] = round(time.perf_counter() - t0, 2)
 
     t1 = time.perf_counter()
-    cases = check_cases(p, [s for s in steps if s in fns], end)
+    built = [s for s in steps if s in fns]  # the manifest's order: a child computes the same cases from it
+    cases = check_cases(p, built, end)
     gpus = _gpus(p) if gpus is None else gpus
     shared = {}
     if len(gpus) > 1:  # the children check their share of the cases, then time their share of the shapes
         if measure in (None, gpu_measure):
             _release_cached_memory()  # this process's build loaded the steps; the children need the GPUs
-        shared = time_shared(rec, len(shapes), list(fns), gpus, progress, command, cases)
+        shared = time_shared(rec, len(shapes), built, gpus, progress, command, cases)
     check = check or gpu_check
     for k, (step, shape, index) in enumerate(cases):
         result = shared.get("checks", {}).get(k) or check(step, fns[step], shape, index)  # none: checked here
