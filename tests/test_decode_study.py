@@ -453,3 +453,49 @@ def test_a_shape_timed_on_another_gpu_is_held_to_that_processs_copy(tmp_path):
     rows = [r["end"] for r in by_shape.values()]
     assert copy_exceeded(rows, lambda sid: copy_of(d, sid)) is None  # each under its own process's copy
     assert copy_exceeded(rows, 800.0)[:2] == (1187.0 / 800.0, "end")  # one number for all: the most over it
+
+
+def test_a_shape_is_measured_with_the_calls_own_arguments_and_one_that_raises_is_a_note():
+    """measure_one passes the shape, the kernels, the peers, the set's modes and rule, the clocks, the run id,
+    the shape's own seed (the run's + 3000 + i) and the progress through; a shape whose measure raises is an
+    empty row set and a note naming the shape and the error."""
+    from lab.studies.decode_study import measure_one
+
+    p = RunParams.from_text(decode=SMALL, seed="7", modes="hot,cold,sustained").resolved()
+    shape = p.decode_shapes[1]
+    seen = {}
+    peers, clocks, kernels = ["a peer"], object(), {"step": object()}
+
+    def progress(line):
+        return None
+
+    def measure(*args):
+        seen["args"] = args
+        return "samples", "rows", "notes"
+
+    assert measure_one(measure, shape, kernels, peers, p, clocks, "RUN-1", 2, progress) == ("samples", "rows", "notes")
+    got = seen["args"]
+    assert got[0] is shape and got[1] is kernels and got[2] is peers and got[5] is clocks and got[8] is progress
+    assert list(got[3]) == ["hot", "cold"] and got[4] == decode_rule(p) and got[6] == "RUN-1" and got[7] == 3009
+
+    def broken(*args):
+        raise RuntimeError("no GPU here")
+
+    assert measure_one(broken, shape, kernels, peers, p, clocks, "RUN-1", 2, progress) == \
+        ([], [], {"shape": shape.id, "errors": {"shape": "RuntimeError: no GPU here"}})
+
+
+def test_a_row_over_its_own_processs_copy_is_measured_against_that_copy():
+    from lab.report.sections.decode import copy_exceeded, copy_of
+
+    ids = {B: decode_shapes_from(f"{B},32,8,128,8192")[0].id for B in (8, 16)}
+    d = {"copy": {"gbps": 800.0}, "copies": {"0": {"gbps": 1000.0}, "1": {"gbps": 1250.0}},
+         "notes": [{"shape": ids[8], "gpu": "0"}, {"shape": ids[16], "gpu": "1"}]}
+
+    def row(B, gbps):
+        return dict(impl=f"k{B}", gbps=gbps, B=B, H=32, H_kv=8, D=128, cache_len=8192, q_len=1, mixed=False,
+                    page_size=0, dtype="bf16", mode="hot")
+
+    # 1300 over GPU 1's 1250 = 1.04 (over GPU 0's copy it would be 1.3, over the stage's 1.625); 990 is under 1000
+    assert copy_exceeded([row(8, 990.0), row(16, 1300.0)], lambda sid: copy_of(d, sid)) == \
+        (1300.0 / 1250.0, "k16", "16,32,8,128,8192,bf16", "hot")
