@@ -504,3 +504,24 @@ def test_the_section_names_later_searches_of_the_same_step_and_what_their_held_o
                      "D64-full-short: `v@st64=2` kept, 1.009 [1.006, 1.011] on its tuning shapes; "
                      "D128-full-long: the default, best v x0.994 over 1 shape(s)."]
     assert tuning_report.later_runs(tmp_path / "20990103T000000Z-c") == []
+
+
+def test_a_search_proposes_the_committed_tables_configurations_first():
+    """A later search of a large space measures the committed table's configurations again (first among its
+    starting ones, so its held-out check judges them beside its own); a table of another step, or an empty
+    one, adds nothing; a committed configuration that is not legal in the space is not proposed."""
+    from lab.studies.tuning import dispatch
+    from lab.studies.tuning import run as tuning
+
+    st2 = SP.parse_impl(f"{END}@st64=2", 64)
+    table = {"variant": END, "classes": {"D64-full-short": {"impl": f"{END}@st64=2"},
+                                         "D64-causal-long": {"impl": f"{END}@st64=2"}}}
+    first = tuning.committed_configs(SP, table)
+    assert first == {64: [st2]}  # two classes, one configuration
+    assert tuning.committed_configs(SP, {**table, "variant": "another_step"}) == {}
+    assert tuning.committed_configs(SP, {"variant": END, "classes": {}}) == {}
+    start = tuning.starting_configs(SP, [64, 128], 150, 0, "random", first)
+    assert start[64][0] == st2 and len(start[64]) == len(set(start[64])) == 142 and len(start[128]) == 6
+    assert tuning.starting_configs(SP, [64, 128], 150, 0, "random", {64: [SP.default(64)]})[64][0] != SP.default(64)
+    # the committed table of the repository names st64=2 at D64-full-short (data/tuning/20261128T083709Z-2c86c27)
+    assert tuning.committed_configs(SP, dispatch.read_table(variant=END)) == {64: [st2]}

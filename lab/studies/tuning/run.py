@@ -158,15 +158,17 @@ def _gather(client, futures: dict, recorder: Recorder) -> list:
     return out
 
 
-def starting_configs(sp, head_dims, trials: int, seed: int, sampler: str = "tpe") -> dict[int, list]:
+def starting_configs(sp, head_dims, trials: int, seed: int, sampler: str = "tpe", first: dict | None = None
+                     ) -> dict[int, list]:
     """The configurations a search proposes first, per head dim: none where the searched head dims' legal
-    configurations are at most PREBUILD_MAX (all of them are prebuilt; the sampler finds them); else a
-    seeded sample of legal ones (besides each head dim's default, which is proposed first), so that most
-    of a large space's trials are legal and prebuilt: half the trials shared out among the head dims
-    (the sampler proposes the other half, learning from these), or, for the random sampler, every trial
-    (a random search over the legal configurations alone, all of them compiled at once on the host's
-    cores before the GPUs start). A head dim with fewer legal configurations than its share leaves the
-    rest to the others."""
+    configurations are at most PREBUILD_MAX (all of them are prebuilt; the sampler finds them); else `first`
+    ({head dim: configurations}, committed_configs': the committed table's, so that a later search measures
+    them again and its held-out check judges them beside its own), then a seeded sample of legal ones
+    (besides each head dim's default, which is proposed first), so that most of a large space's trials are
+    legal and prebuilt: half the trials shared out among the head dims (the sampler proposes the other half,
+    learning from these), or, for the random sampler, every trial (a random search over the legal
+    configurations alone, all of them compiled at once on the host's cores before the GPUs start). A head
+    dim with fewer legal configurations than its share leaves the rest to the others."""
     import random
 
     if sum(len(sp.legal(d)) for d in head_dims) <= PREBUILD_MAX:
@@ -179,9 +181,25 @@ def starting_configs(sp, head_dims, trials: int, seed: int, sampler: str = "tpe"
     out, left = {}, max(share, len(head_dims))
     for k, d in enumerate(sorted(head_dims, key=lambda d: (len(pools[d]), d))):  # the smallest pools first
         take = min(len(pools[d]), max(1, left // (len(head_dims) - k)))
-        out[d] = random.Random(seed * 1000 + d).sample(pools[d], take)
+        given = [c for c in (first or {}).get(d, []) if c in pools[d]][:take]
+        rest = [c for c in pools[d] if c not in given]
+        out[d] = given + random.Random(seed * 1000 + d).sample(rest, take - len(given))
         left -= take
     return {d: out[d] for d in head_dims}
+
+
+def committed_configs(sp, table: dict) -> dict[int, list]:
+    """The configurations of a committed dispatch table (lab.studies.tuning.dispatch.read_table) that belong to
+    space `sp`, per head dim: {} for a table of another step or an empty one."""
+    out: dict[int, list] = {}
+    if table.get("variant") != sp.variant:
+        return out
+    for cls, entry in sorted(table.get("classes", {}).items()):
+        d = int(cls.split("-")[0][1:])  # "D64-full-short" -> 64 (lab.studies.tuning.dispatch.shape_class)
+        cfg = sp.parse_impl(entry["impl"], d)
+        if cfg not in out.setdefault(d, []):
+            out[d].append(cfg)
+    return out
 
 
 def run_prebuild(client, p: TuneParams, sp, shapes: list, rec, backend, progress, starting=None) -> float:
@@ -323,7 +341,8 @@ def _phases(p, sp, shapes, rec, recorder, client, backend, progress, td, Search,
     rec.write_json("env.json", {"client": _client_env(), "workers": workers})
     n = len(client.scheduler_info()["workers"])
     progress(f"tuning run {rec.run_id}: {n} worker(s), shapes {p.shapes}, {p.trials} trials, sampler {p.sampler}")
-    starting = starting_configs(sp, sorted({s[3] for s in shapes}), p.trials, p.seed, p.sampler)
+    first = committed_configs(sp, td.read_table(variant=p.variant)) if not p.fake else {}
+    starting = starting_configs(sp, sorted({s[3] for s in shapes}), p.trials, p.seed, p.sampler, first)
     prebuild_s = run_prebuild(client, p, sp, shapes, rec, backend, progress, starting) if p.prebuild else 0.0
     t0 = time.perf_counter()
     run_aa(client, p, shapes, rec.run_id, recorder, backend)
