@@ -156,9 +156,8 @@ def cmd_bench(args) -> int:
 
 
 def cmd_sanitize(args) -> int:
-    from lab.measure import sanitize
-
     from lab.kernels import manifest
+    from lab.measure import sanitize
 
     _require_gpu()
     names = _names(args.variants) if args.variants else manifest.names(problem=None)  # the decode steps too

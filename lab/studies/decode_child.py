@@ -27,10 +27,9 @@ def time_part(rec, indices: list[int], steps: list[str], out: Path, say=print, b
     its decode shapes `indices` (1-based) with those of `steps` that passed here and the run's peers; write
     {"gpu", "copy", "checks": {k: result}, "check_ids": {k: case id}, "shapes": [index, ...] finished,
     "results": {index: {"samples", "rows", "notes"}}, "errors": {step: why not loaded}, "seconds"} to `out`
-    after each case's batch and each shape. The number of shapes timed. The stand-ins are decode_study.run's."""
+    after its checks and after each shape. The number of shapes timed. The stand-ins are decode_study.run's."""
     import time
 
-    from lab.kernels import manifest
     from lab.studies import decode_study
     from lab.studies.params import RunParams
 
@@ -39,8 +38,7 @@ def time_part(rec, indices: list[int], steps: list[str], out: Path, say=print, b
     bad = [i for i in indices if not 1 <= i <= len(shapes)]
     if bad:
         raise ValueError(f"--shapes {bad}: the run's DECODE has shapes 1 to {len(shapes)}")
-    ends = manifest.branch_ends(manifest.names(problem=manifest.DECODE))
-    cases = decode_study.check_cases(p, steps, ends[-1] if ends else None)
+    cases = decode_study.check_cases(p, steps, decode_study.branch_end())
     if bad := [k for k in checks if not 0 <= k < len(cases)]:
         raise ValueError(f"--checks {bad}: the run has check cases 0 to {len(cases) - 1} for these steps")
     kernels, errors = {}, {}

@@ -2,12 +2,13 @@
 branch built and checked on the decode grid (with CHECK=full the branch's end also on the set's shapes whose
 fp32 reference fits a check), then every shape of the run's DECODE timed with every step that passed and the
 decode peers (SDPA's backends of the run) in one process (lab.studies.measure_decode), beside the GPU's copy
-bandwidth measured in the same process.
+bandwidth measured in the same process; on several GPUs the checks and the shapes are shared out, one child
+process a GPU (time_shared, lab.studies.decode_child), each shape still timed whole in one process.
 
 Writes decode.json (the shapes, builds, checks, the copy, each shape's notes and whether its cache streams from
 HBM, the summary rows, the seconds each part took) and decode_samples.parquet (every sample). A step that fails
 to build or to pass its checks is recorded and left out of the timing; a shape that fails is recorded and the
-others go on. One process and no replicates: a decode shape's row takes a fraction of a second
+others go on. No replicates: a decode shape's row takes a fraction of a second
 (DECODE_CAP_S), and the set must cost a run at most a minute (issue 50's target 4).
 
     >>> decode_study.run(rec)   # what stage_timing calls where the run's DECODE names shapes
@@ -36,6 +37,14 @@ def decode_rule(p):
     hot_turn = min(rule.hot_turn_us, DECODE_HOT_TURN_US) if rule.hot_turn_us else DECODE_HOT_TURN_US
     return replace(rule, cap_s=min(rule.cap_s, DECODE_CAP_S), min_samples=min(rule.min_samples, DECODE_MIN_SAMPLES),
                    hot_turn_us=hot_turn)
+
+
+def branch_end() -> str | None:
+    """The decode branch's end (the step its check cases hold to the set's shapes), None without the branch."""
+    from lab.kernels import manifest
+
+    ends = manifest.branch_ends(manifest.names(problem=manifest.DECODE))
+    return ends[-1] if ends else None
 
 
 def check_cases(p, steps: list[str], end: str | None) -> list[tuple[str, object, int]]:
@@ -76,8 +85,7 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
         rec.write_json("decode.json", out)
         return out
     steps = manifest.names(problem=manifest.DECODE)
-    ends = manifest.branch_ends(steps)
-    end = ends[-1] if ends else None
+    end = branch_end()
     out.update(steps=steps, end=end)
     t0 = time.perf_counter()
 

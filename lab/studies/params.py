@@ -100,8 +100,8 @@ RUN_OPTIONS = (
            "among them", int),
     Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
     Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs the run uses (all: every visible one): the "
-           "replicates side by side, one a GPU at a time (lab.studies.gpu_pool: dask-cuda), the correctness grid "
-           "and the profile's shapes shared out; 1: everything on one GPU"),
+           "replicates side by side, one a GPU at a time (lab.studies.gpu_pool: dask-cuda), the correctness grid, "
+           "the decode set and the profile shared out; 1: everything on one GPU"),
     Option("decode", "--decode", "DECODE", "the decode shapes timed after the prefill ones (lab.studies.decode_study: "
            "every decode step against SDPA, beside the copy bandwidth): decode (the set), or "
            "B,H,H_kv,D,cache_len[,qN][,mixed][,pageN] joined by ';'; empty: none"),

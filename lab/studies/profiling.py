@@ -110,7 +110,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     GPU's ncu with its own Nsight Compute lock (lab.measure.ncu_process.ncu_tmpdir: with one lock for the
     host, the 2-GPU run of 53b8db1 overlapped only the processes' start, 116 s against 137; with a shape a
     GPU, the 4-GPU run of 4d2adc9 took 68 s, each GPU its shape's variants for 52-55 s, then its peers for
-    about 12 s, while the fourth GPU had none); none or one: one shape after another on this process's
+    about 12 s, while the fourth GPU had none: data/checks/2026-11-28-h200x4-gpus-ablation); none or one: one shape after another on this process's
     GPU. profile.csv keeps the shapes' order (and within a shape, the variants' rows first) either way."""
     import queue
     import threading
@@ -141,7 +141,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     # GPUs stay busy; one GPU: a shape's parts together, one shape after another
     tasks = ([(i, (part,)) for part in PARTS for i in range(len(shapes))] if side_by_side_gpus
              else [(i, PARTS) for i in range(len(shapes))])
-    left = {i: sum(1 for j, _ in tasks if j == i) for i in range(len(shapes))}
+    left = {i: len(PARTS) if side_by_side_gpus else 1 for i in range(len(shapes))}  # a shape's tasks not yet done
 
     def task(i: int, parts: tuple) -> None:
         if fatal:

@@ -45,7 +45,8 @@ def workers_for(p: RunParams, cpus: int | None = None) -> int:
     return max(WORKERS, min(WORKERS * gpus, cpus // 2))
 
 
-COMPILE_THREADS_ENV = "TORCHINDUCTOR_COMPILE_THREADS"  # inductor's compile pool of each process (torch's default: the cores, up to 32)
+# inductor's compile pool of each process (torch's default: the cores, up to 32)
+COMPILE_THREADS_ENV = "TORCHINDUCTOR_COMPILE_THREADS"
 
 
 def compile_threads(workers: int, cpus: int | None = None) -> int:
