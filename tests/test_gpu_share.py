@@ -28,6 +28,23 @@ def test_shares_deal_the_items_round_and_merge_puts_them_back_in_order():
         gpu_share.shares(items, 0)
 
 
+def test_balanced_deals_the_costliest_items_first_to_the_least_loaded_part():
+    # by hand: a (10) to part 0, e (10) to part 1, then the ones in order, each to the lighter part, part 0 on a
+    # tie: b 0, c 1, d 0, f 1, g 0, h 1; each part keeps the given order
+    assert gpu_share.balanced(list("abcdefgh"), [10, 1, 1, 1, 10, 1, 1, 1], 2) == [list("abdg"), list("cefh")]
+    assert gpu_share.balanced(list("abcde"), [1, 1, 1, 9, 1], 2) == [["d"], list("abce")]
+    # round robin (shares) would put 9 and 8 together: 17 against 3; the balanced parts 9 + 1 and 8 + 1 + 1
+    items, costs = list(range(6)), [9, 1, 8, 1, 1, 0]
+    assert max(sum(costs[i] for i in p) for p in gpu_share.shares(items, 2)) == 18
+    parts = gpu_share.balanced(items, costs, 2)
+    assert sorted(i for p in parts for i in p) == items and max(sum(costs[i] for i in p) for p in parts) == 10
+    assert gpu_share.balanced([], [], 3) == [[], [], []]
+    with pytest.raises(ValueError, match="2 costs for 3 items"):
+        gpu_share.balanced([1, 2, 3], [1, 2], 2)
+    with pytest.raises(ValueError, match="parts=0"):
+        gpu_share.balanced([1], [1], 0)
+
+
 def test_gpu_ids_one_a_gpu_where_a_run_uses_several(monkeypatch):
     two = [dict(H100, index=0), dict(H100, index=1)]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -213,10 +230,15 @@ def test_the_profile_stage_runs_its_parts_side_by_side_on_several_gpus_and_in_tu
     monkeypatch.setattr(gpu_pool, "gpu_ids", lambda n: list(gpus))
     monkeypatch.setattr(stages, "loaded_kernels", lambda rec: {"tma": object()})
     monkeypatch.setattr(stages, "_built", lambda rec: {"tma": None})
-    monkeypatch.setattr(stages, "_peers", lambda rec: [SimpleNamespace(name="sdpa_flash")])
+    monkeypatch.setattr(stages, "run_peers", lambda rec: [SimpleNamespace(name="sdpa_flash")])
     monkeypatch.setattr(stages, "profile_run", part("shapes", 0.3))
     monkeypatch.setattr(stages, "ncu_crosscheck", part("xval", 0.2, {"rows": []}))
     monkeypatch.setattr(stages, "sass_mix_of_run", part("sass", 0.2, {"rows": []}))
+    from lab.studies import ahead
+
+    background = SimpleNamespace(wait=lambda: spans.setdefault("ahead waited", time.perf_counter()) and 0)
+    monkeypatch.setattr(ahead, "start", lambda r: spans.setdefault("ahead started", time.perf_counter())
+                        and background)
     stages.stage_profile(rec, progress=lambda *_: None)
     (s0, s1, _, shape_kw), (x0, x1, x_args, _), (m0, m1, _, _) = spans["shapes"], spans["xval"], spans["sass"]
     assert shape_kw["gpus"] == gpus
@@ -226,7 +248,10 @@ def test_the_profile_stage_runs_its_parts_side_by_side_on_several_gpus_and_in_tu
     if not gpus:
         assert s1 <= x0 and x1 <= m0  # one after another, in the stage's order
     parts = rec.read_json("stages.json")["parts"]["profile"]
-    assert set(parts) == {"ncu_xval_s", "sass_mix_s"} and rec.has("ncu_xval.json") and rec.has("sass_mix.json")
+    assert set(parts) == {"ncu_xval_s", "sass_mix_s", "derived_ahead_s"}
+    assert rec.has("ncu_xval.json") and rec.has("sass_mix.json")
+    # the report's statistics computed beside the whole profile: started before it, waited for after it
+    assert spans["ahead started"] <= min(s0, x0, m0) and spans["ahead waited"] >= max(s1, x1, m1)
 
 
 def test_a_shapes_variants_and_peers_are_tasks_of_their_own_on_several_gpus(monkeypatch, tmp_path):
@@ -262,3 +287,39 @@ def test_a_shapes_variants_and_peers_are_tasks_of_their_own_on_several_gpus(monk
     calls.clear()
     profiling.profile_run(rec, ["wmma"], shapes[:2], ["sdpa_flash"], progress=lambda *_: None, gpus=["0"])
     assert calls == [("variants", 128, None), ("peers", 128, None), ("variants", 256, None), ("peers", 256, None)]
+
+
+@pytest.mark.parametrize("gpus", [["3", "5"], []])
+def test_the_correctness_stage_starts_the_peers_check_before_its_grid_and_collects_it_after(monkeypatch, tmp_path,
+                                                                                           gpus):
+    """The peers' check (compiles, mostly) runs beside the grid: started first, on the run's GPUs or the stage's
+    own, collected once the grid is done; the stage returns the grid's results, then the peers'."""
+    from lab.studies import peer_check, stages
+    from lab.studies.params import RunParams
+
+    rec = records.RunRecord(run_id="20990105T000000Z-g", root=tmp_path)
+    rec.write_json("params.json", RunParams.from_text(shapes="canonical", variants="tma", check="quick")
+                   .resolved().to_json())
+    rec.write_json("stages.json", {})
+    rec.write_json("excluded.json", {})
+    events = []
+    result = checks.CaseResult("tma", "c", 1, 1, 1, 64, False, None, 0.0, 0.0, 1.0, True, True, True, True)
+    monkeypatch.setattr(gpu_pool, "gpu_ids", lambda n: list(gpus))
+    monkeypatch.setattr(stages, "_built", lambda rec: {"tma": None})
+    monkeypatch.setattr(stages, "loaded_kernels", lambda rec: {"tma": object()})
+    monkeypatch.setattr(peer_check, "start", lambda rec, g, progress: events.append(("start", list(g))) or "pending")
+    monkeypatch.setattr(peer_check, "finish", lambda rec, pending, progress: events.append(("finish", pending))
+                        or ["peer result"])
+
+    def grid(*args, **kwargs):
+        events.append(("grid", gpus))
+        time.sleep(0.05)
+        return [result]
+
+    monkeypatch.setattr(gpu_share, "check_shared", grid)
+    monkeypatch.setattr(checks, "run_grid", lambda kernels, part, progress=None, tick=None: iter(grid()))
+    out = stages.stage_correctness(rec, progress=lambda *_: None)
+    assert events == [("start", gpus), ("grid", gpus), ("finish", "pending")]
+    assert out == [result, "peer result"]
+    parts = rec.read_json("stages.json")["parts"]["correctness"]
+    assert set(parts) == {"grid_s", "peers_s"} and parts["peers_s"] >= parts["grid_s"] >= 0.05

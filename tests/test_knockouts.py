@@ -386,6 +386,59 @@ def test_timing_times_a_knockout_only_where_its_switch_applies(tmp_path, monkeyp
     assert factorial_runs == [rec.run_id] and "factorial_s" in rec.read_json("stages.json")
 
 
+@pytest.mark.parametrize("decode", ["8,32,8,128,8192", ""])
+def test_the_factorials_builds_go_on_beside_the_decode_set_and_are_waited_for(tmp_path, monkeypatch, decode):
+    """Once the timing is recorded: with a decode set the factorial's configurations are built in a background
+    process started before it, the decode set runs, then the factorial, which waits for that process first;
+    without one, the factorial builds them itself (no process)."""
+    from lab.studies import factorial
+
+    rec = _open_run(tmp_path, decode=decode)
+    rec.write_json("stages.json", {"timing_s": 1.0})
+    events = []
+
+    class Prebuild:
+        def wait(self):
+            events.append("prebuild waited")
+            return 0
+
+    monkeypatch.setattr(factorial, "start_prebuild", lambda r: events.append("prebuild started") or Prebuild())
+    monkeypatch.setattr(stages, "decode_stage", lambda r, progress: events.append("decode"))
+    monkeypatch.setattr(factorial, "kernel_of", lambda r: END)
+    monkeypatch.setattr(factorial, "run", lambda r, kernel, progress, spawn: events.append(f"factorial {kernel}"))
+    stages.stage_timing(rec, progress=lambda s: None)
+    if decode:
+        assert events == ["prebuild started", "decode", "prebuild waited", f"factorial {END}"]
+        assert "prebuild_wait_s" in rec.read_json("stages.json")["parts"]["factorial"]
+    else:
+        assert events == [f"factorial {END}"]
+    done = rec.read_json("stages.json")
+    assert "factorial_s" in done and ("decode_s" in done) == bool(decode)
+
+
+def test_the_factorial_prebuild_builds_the_configurations_the_stage_builds(tmp_path, monkeypatch):
+    """prebuild (the background process's work) asks for the same configurations as the factorial's own
+    build, from the same plan; a run without switches builds nothing."""
+    from lab.studies import factorial
+
+    rec = _open_run(tmp_path)
+    cells = [{"impl": f"{END}@{i}", "defines": {"FA_X": i}} for i in range(3)]
+    monkeypatch.setattr(factorial, "plan", lambda r, kernel: (None, ["x"], cells, [], []))
+    asked = []
+    monkeypatch.setattr(factorial, "build_cells", lambda kernel, cs, progress=print, arch=None: asked.append(
+        (kernel, cs, arch)) or {c["impl"]: type("R", (), {"ok": c["defines"]["FA_X"] != 1})() for c in cs})
+    rec.write_json("env.json", {"compute_capability": "9.0"})
+    assert factorial.kernel_of(rec) == END
+    assert factorial.prebuild(rec) == 2 and asked == [(END, cells, "9.0")]  # the run's GPU's, not this machine's
+    assert factorial.kernel_of(_open_run(tmp_path / "off", knockouts=False)) is None
+    assert factorial.prebuild(_open_run(tmp_path / "off2", knockouts=False)) == 0
+    started = []
+    factorial.start_prebuild(rec, popen=lambda cmd, **kw: started.append((cmd, kw["env"])))
+    assert started[0][0][1:] == ["-m", "lab.studies.factorial", str(rec.dir), "--prebuild", "--nice",
+                                 str(factorial.PREBUILD_NICE)]
+    assert started[0][1]["CUDA_VISIBLE_DEVICES"] == ""  # no GPU: the decode set times beside it
+
+
 def test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not():
     """Three replicates whose effects each carry a replicate-level error (SD tau, as between
     processes): the null factor d (true effect 0) is inside the replicated interval in most simulated

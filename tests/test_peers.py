@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from lab.measure import check, peers, records
 from lab.kernels.shape import Shape
-from lab.studies import profiling, stages
+from lab.studies import peer_check, profiling
 from lab.studies.measure_shape import measure_shape
 
 
@@ -206,7 +206,7 @@ def test_peers_failing_correctness_are_excluded_from_timing(tmp_path, monkeypatc
     real_run_grid = check.run_grid
     monkeypatch.setattr(check, "run_grid", lambda *a, **kw: real_run_grid(*a, device="cpu", **kw))
     monkeypatch.setattr(check, "peer_grid", lambda: [check.Case(2, 3, 17, 64, c) for c in (False, True)])
-    results = stages.check_peers(rec, progress=lambda s: None)
+    results = peer_check.check_peers(rec, progress=lambda s: None)
     assert {r.variant for r in results} == {"fake_good", "fake_wrong", "fake_raises"}  # SDPA is the reference
     status = rec.read_json("peers.json")
     assert "excluded" not in status["fake_good"] and status["fake_good"]["correctness"] == "2/2 passed, 0 unsupported"
@@ -215,13 +215,73 @@ def test_peers_failing_correctness_are_excluded_from_timing(tmp_path, monkeypatc
     assert status["fake_raises"]["excluded"].startswith("no correctness case could run")
     assert status["fake_absent"] == {"available": False, "reason": status["fake_absent"]["reason"]}
     assert len(rec.read_json("peer_correctness.json")) == 6
-    assert [p.name for p in stages._peers(rec)] == ["sdpa_flash", "fake_good"]
+    assert [p.name for p in peer_check.run_peers(rec)] == ["sdpa_flash", "fake_good"]
+
+
+def _peer_run(root, names):
+    rec = records.RunRecord(root=root)
+    rec.write_json("params.json", {"variants": [], "shapes": [], "backends": ["flash"], "peers": names})
+    rec.write_json("peers.json", peers.resolve(names)[1])
+    return rec
+
+
+def test_the_peers_check_shared_over_children_records_what_one_process_does(tmp_path, monkeypatch, fake_externals):
+    """Two parts of the peers' grid checked by correctness_child --peers, collected by peer_check.finish, give the
+    one-process check's results in its order and the same verdicts; a part whose child fails is checked here."""
+    from lab.studies import correctness_child, gpu_share
+
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    names = ["sdpa_flash", "fake_good", "fake_wrong", "fake_raises"]
+    real_run_grid = check.run_grid
+    monkeypatch.setattr(check, "run_grid", lambda *a, **kw: real_run_grid(*a, device="cpu", **kw))
+    monkeypatch.setattr(check, "peer_grid", lambda: [check.Case(2, 3, 17 + i, 64, c) for i in range(3)
+                                                      for c in (False, True)])
+    alone = _peer_run(tmp_path / "alone", names)
+    one = peer_check.check_peers(alone, progress=lambda s: None)
+    shared = _peer_run(tmp_path / "shared", names)
+    made = [tmp_path / f"made{k}.json" for k in range(2)]
+    for k in range(2):  # the child's work, here (the fakes are this process's), copied out by the stand-in child
+        correctness_child.check_part(shared, k, 2, made[k], say=lambda s: None, peers=True)
+    from lab.studies import warm
+
+    monkeypatch.delenv(warm.COMPILE_THREADS_ENV, raising=False)
+    # the stand-in child fails unless it was given its GPU and its share of inductor's compile threads
+    copy = ("import os, shutil, sys; assert os.environ['CUDA_VISIBLE_DEVICES'] in '01'; "
+            f"assert os.environ['{warm.COMPILE_THREADS_ENV}'] == '{warm.compile_threads(2)}'; "
+            "shutil.copy(sys.argv[1], sys.argv[2])")
+    lines = []
+    pending = peer_check.start(shared, ["0", "1"], lines.append,
+                               command=lambda run_dir, k, n, out: [sys.executable, "-c", copy, str(made[k]), str(out)])
+    assert isinstance(pending, gpu_share.SharedCheck)
+    got = peer_check.finish(shared, pending, lines.append)
+    assert not any("exited" in ln for ln in lines), lines
+    assert [(r.variant, r.case, r.passed) for r in got] == [(r.variant, r.case, r.passed) for r in one]
+    assert shared.read_json("peers.json") == alone.read_json("peers.json")
+    assert shared.read_json("peer_correctness.json") == alone.read_json("peer_correctness.json")
+    assert "excluded" in shared.read_json("peers.json")["fake_wrong"]
+
+    failing = _peer_run(tmp_path / "failing", names)
+    lines.clear()
+    pending = peer_check.start(failing, ["0", "1"], lines.append,
+                               command=lambda run_dir, k, n, out: [sys.executable, "-c", "raise SystemExit(3)"])
+    got = peer_check.finish(failing, pending, lines.append)
+    assert [(r.variant, r.case) for r in got] == [(r.variant, r.case) for r in one]
+    assert failing.read_json("peers.json") == alone.read_json("peers.json")
+    assert sum("exited with code 3" in ln and "checked here" in ln for ln in lines) == 2
+
+
+def test_no_peer_to_check_starts_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    rec = _peer_run(tmp_path, ["sdpa_flash"])
+    assert peer_check.start(rec, ["0"], lambda s: None,
+                            command=lambda *a: pytest.fail("no child for SDPA alone")) is None
+    assert peer_check.finish(rec, None) == [] and not rec.has("peer_correctness.json")
 
 
 def test_runs_recorded_before_peers_json_time_their_sdpa_backends(tmp_path):
     rec = records.RunRecord(root=tmp_path)
     rec.write_json("params.json", {"variants": [], "shapes": [], "backends": ["flash", "cudnn"]})
-    assert [p.name for p in stages._peers(rec)] == ["sdpa_flash", "sdpa_cudnn"]
+    assert [p.name for p in peer_check.run_peers(rec)] == ["sdpa_flash", "sdpa_cudnn"]
 
 
 def test_profiling_takes_flex_attention_and_names_the_peers_it_leaves_out():

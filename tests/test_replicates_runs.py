@@ -13,7 +13,7 @@ import pytest
 
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.studies import derived, replicate_child, replicates, stages
+from lab.studies import ahead, derived, replicate_child, replicates, stages
 from lab.studies.params import REPLICATE_SEED_STRIDE, RunParams
 
 SHAPES = [[4, 16, 512, 64, False], [1, 8, 512, 64, True]]
@@ -39,7 +39,7 @@ def gpu_free_stage(monkeypatch):
             return {}
 
     monkeypatch.setattr(stages, "_built", lambda rec: {n: Built() for n in RunParams.read(rec).variants})
-    monkeypatch.setattr(stages, "_peers", lambda rec: [type("P", (), {"name": "sdpa_flash"})()])
+    monkeypatch.setattr(stages, "run_peers", lambda rec: [type("P", (), {"name": "sdpa_flash"})()])
     monkeypatch.setattr(profile, "measure_ceilings", lambda: {})
     monkeypatch.setattr(stages, "cross_validate", lambda shape, peer: {})
     monkeypatch.setattr(peers, "SdpaPeer", lambda b: None)
@@ -250,7 +250,7 @@ def test_a_stage_resumed_after_its_timing_runs_only_the_factorial(tmp_path, gpu_
     rec = _run(tmp_path, replicates=3, knockouts=True)
     rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 1.0, "timing_s": 42.0})
     ran = []
-    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress, spawn: ran.append("factorial"))
+    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress, spawn, prebuild=None: ran.append("factorial"))
     # the factorial's replicates kept from the stopped attempt count toward its stage, as the timing's do
     monkeypatch.setattr(replicates, "seconds_measured", lambda rec, plan: {"factorial": 12.5}.get(plan, 0.0))
     stages.stage_timing(rec, progress=lambda s: None, spawn=lambda *a, **k: pytest.fail("timing measured again"))
@@ -299,3 +299,38 @@ def test_a_bad_replicate_count_is_named():
         RunParams.from_text(replicates="0")
     rule = RunParams.from_text(replicates="5", min_blocks="2").replicate_rule()
     assert (rule.min_samples, rule.block) == (10, 5) and rule.cap_s == pytest.approx(0.6)
+
+
+def test_the_kept_results_computed_ahead_are_what_the_report_reads(tmp_path, gpu_free_stage, monkeypatch):
+    """ahead.warm (the profile stage's background process) keeps the summary and both calibrations: read
+    later, they are the same values without being computed again."""
+    monkeypatch.setattr(derived, "CACHE", tmp_path / "derived")
+    rec = _run(tmp_path, replicates=2)
+    stages.stage_timing(rec, progress=lambda s: None, spawn=replicate_child.in_process(replicate_child.fake_measure))
+    assert ahead.warm(rec) == ["summary", "calibration", "sustained-calibration"]
+    assert len(list((tmp_path / "derived").iterdir())) == 3
+    want = derived.summary(rec), derived.calibration(rec), derived.sustained_calibration(rec)
+
+    def computed(*args, **kwargs):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(derived, "summarize", computed)
+    from lab.studies import calibration as cal
+
+    monkeypatch.setattr(cal, "leave_one_out_run", computed)
+    monkeypatch.setattr(cal, "leave_one_out_sustained", computed)
+    got = derived.summary(rec), derived.calibration(rec), derived.sustained_calibration(rec)
+    assert got[0].equals(want[0]) and got[1:] == want[1:]
+
+
+def test_the_kept_results_are_started_ahead_at_a_lower_priority_unless_keeping_is_off(tmp_path, monkeypatch):
+    rec = records.RunRecord(run_id="20990105T000000Z-k", root=tmp_path)
+    started = []
+    monkeypatch.delenv("LAB_WORKERS", raising=False)
+    proc = ahead.start(rec, popen=lambda cmd, **kw: started.append((cmd, kw)) or "proc")
+    assert proc == "proc"
+    cmd, kw = started[0]
+    assert cmd[1:4] == ["-m", "lab.studies.ahead", str(rec.dir)] and cmd[4:] == ["--nice", str(ahead.NICE)]
+    assert int(kw["env"]["LAB_WORKERS"]) >= 1
+    monkeypatch.setenv("LAB_DERIVED_CACHE", "0")
+    assert ahead.start(rec, popen=lambda *a, **kw: pytest.fail("nothing to keep")) is None

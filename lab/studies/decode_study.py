@@ -106,7 +106,7 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     if len(gpus) > 1:  # the children check their share of the cases, then time their share of the shapes
         if measure in (None, gpu_measure):
             _release_cached_memory()  # this process's build loaded the steps; the children need the GPUs
-        shared = time_shared(rec, len(shapes), built, gpus, progress, command, cases)
+        shared = time_shared(rec, len(shapes), built, gpus, progress, command, cases, [timing_cost(s) for s in shapes])
     check = check or gpu_check
     for k, (step, shape, index) in enumerate(cases):
         result = shared.get("checks", {}).get(k) or check(step, fns[step], shape, index)  # none: checked here
@@ -201,21 +201,35 @@ def case_id(case) -> str:
     return f"{step}/{shape.id}/{index}"
 
 
+# A decode shape's timing (its steps and peers together) costs about 1.14 s plus 4.16 s a GB of K/V cache: fit to
+# two of run 20261128T201125Z-0131c0e's four children on H200s (decode.json's seconds: 7.4 s for 0.69 GB in 4
+# shapes, 27.4 s for 5.50 GB in 4); the other two took 11.0 and 28.8 s, within 0.6 s of the fit
+# (data/checks/2026-11-28-h200x4-gpus-ablation-2/runs_taken_apart.json). The cost a shape is dealt by, in bytes:
+SHAPE_FIXED_COST_BYTES = 0.27e9
+
+
+def timing_cost(shape) -> float:
+    """A decode shape's estimated timing cost, in bytes of K/V cache (what time_shared deals shapes by)."""
+    return SHAPE_FIXED_COST_BYTES + shape.cache_bytes
+
+
 def time_shared(rec, n_shapes: int, steps: list[str], gpus: list[str], progress=print, command=None,
-                cases: list = ()) -> dict:
+                cases: list = (), costs: list[float] | None = None) -> dict:
     """One child a GPU of `gpus`, side by side: each checks every len(gpus)-th of `cases` (check_cases's), then
-    times every len(gpus)-th of the run's decode shapes 1..n_shapes with `steps` less those its own checks
-    failed (lab.studies.gpu_share.shares). {"checks": {case index: result}, "shapes": {shape index: (samples,
+    times its part of the run's decode shapes 1..n_shapes with `steps` less those its own checks failed: the
+    parts balanced by the shapes' `costs` (timing_cost's, in the shapes' order; without them every
+    len(gpus)-th shape, lab.studies.gpu_share.shares). {"checks": {case index: result}, "shapes": {shape index: (samples,
     rows, notes)}, "parts": {gpu: the child's file}} of what the children finished; a case or shape no child
     finished is left to the caller (done in its process), and so is leaving out the rows of a step that
     failed a check in another child. Each shape's comparisons stay within one process on one GPU, as in
     the one-process set."""
     import json
 
-    from lab.studies.gpu_share import run_children, shares
+    from lab.studies.gpu_share import balanced, run_children, shares
 
     command = command or child_command
-    parts = shares(list(range(1, n_shapes + 1)), len(gpus))
+    indices = list(range(1, n_shapes + 1))
+    parts = balanced(indices, costs, len(gpus)) if costs is not None else shares(indices, len(gpus))
     case_parts = shares(list(range(len(cases))), len(gpus))
     where = rec.path(PARTS_DIR)
     where.mkdir(exist_ok=True)

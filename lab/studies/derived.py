@@ -12,7 +12,8 @@ The two that take seconds (thousands of bootstraps) are kept under build/derived
 the factorial's effects, lab.studies.factorial.run_effects), each file named by a hash of what it is
 computed from: the run's files it reads and the source of the code that computes it. A changed
 sample or a changed estimator is a new name, so a kept result is never stale; `make clean` removes
-them.
+them. The profile stage computes them ahead (lab.studies.ahead), so that the report that follows finds
+them kept.
 """
 
 from __future__ import annotations

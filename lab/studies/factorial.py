@@ -18,6 +18,12 @@ within-replicate variance), as the speedups have.
 Files in the run folder: `factorial.parquet` (every sample, throttled ones flagged) and
 `factorial.json` (the design: the factors, each cell's levels, what was skipped or excluded). The
 effects with their intervals (`effects`) are computed from the two when read (lab.studies.derived).
+
+The 16 configurations are known once the timing's knock-outs are, and their builds need only the CPU
+(with the quick checks, 19.4 s of the stage's 37.5 outside its replicates in the one-GPU run of
+data/checks/2026-11-28-h200x4-gpus-ablation-2): the timing stage starts them in a background process
+(`start_prebuild`: `python -m lab.studies.factorial RUN --prebuild`) while the decode set holds the GPUs,
+and the factorial, after it, finds them built.
 """
 
 from __future__ import annotations
@@ -164,20 +170,47 @@ def run(rec, kernel: str, progress=print, spawn=None) -> None:
         progress(f"  factorial skipped: {exc}")
 
 
-def _run(rec, kernel: str, progress, spawn=None) -> None:
-    from lab.kernels import build
-    from lab.measure import check
-    from lab.studies import derived, gpu_pool, replicates
+def kernel_of(rec) -> str | None:
+    """The kernel the run's factorial is over: the headline branch's end among its variants that declare
+    switches (the sm_90a end on Hopper, else the portable end); None where none does."""
+    from lab.kernels.manifest import headline_end
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
+    with_switches = {k for k, _, _ in sw.run_configs(list(p.variants)).values()} if p.knockouts else set()
+    kernels = [v for v in p.variants if v in with_switches]
+    return headline_end(kernels) if kernels else None
+
+
+def plan(rec, kernel: str):
+    """(costs, factors, cells, skipped, aliased terms) of the run's factorial over `kernel`: from its timing's
+    knock-outs, the same wherever computed (the summary is kept: lab.studies.derived)."""
+    from lab.studies import derived
+
     switches = sw.load()[0]
     costs = knockout_costs(derived.summary(rec), kernel, switches)
     factors = choose(costs)
     cells, skipped = design(kernel, factors, switches)
-    drop = aliased_terms(factors, switches)
+    return costs, factors, cells, skipped, aliased_terms(factors, switches)
+
+
+def build_cells(kernel: str, cells: list[dict], progress=print, arch: str | None = None) -> dict:
+    """The configurations built (or found built) for `arch` (default: this process's GPU's)."""
+    from lab.kernels import build
+
+    return build.build_all([], arch=arch, progress=progress,
+                           configs={c["impl"]: (kernel, c["defines"]) for c in cells})
+
+
+def _run(rec, kernel: str, progress, spawn=None) -> None:
+    from lab.measure import check
+    from lab.studies import gpu_pool, replicates
+    from lab.studies.params import RunParams
+
+    p = RunParams.read(rec)
+    costs, factors, cells, skipped, drop = plan(rec, kernel)
     progress(f"  factorial over {factors}: {len(cells)} configurations, {len(skipped)} skipped (depends_on)")
-    built = build.build_all([], progress=progress, configs={c["impl"]: (kernel, c["defines"]) for c in cells})
+    built = build_cells(kernel, cells, progress)
     kernels = {n: r.load() for n, r in built.items() if r.ok}
     excluded = {n: "build failed: " + r.log[:500] for n, r in built.items() if not r.ok}
     results = list(check.run_grid(kernels, check.small_grid()))
@@ -236,3 +269,62 @@ def effects(samples: pd.DataFrame, meta: dict, seed: int = 0) -> pd.DataFrame:
         est["applies"] = [all(applies[t] for t in term.split(":")) for term in est.term]
         out.append(est.assign(B=B, H=H, S=S, D=D, causal=causal))
     return pd.concat(out, ignore_index=True)
+
+
+# --- built ahead ---------------------------------------------------------------------------------
+
+PREBUILD_NICE = 10  # below the decode set's processes, which time beside it
+
+
+def prebuild(rec) -> int:
+    """Build the run's factorial configurations (what `_run` builds first) for the run's GPU (its recorded
+    compute capability: this process never touches a GPU); the number built or found."""
+    kernel = kernel_of(rec)
+    if kernel is None:
+        return 0
+    cells = plan(rec, kernel)[2]
+    arch = rec.read_json("env.json")["compute_capability"]
+    return sum(r.ok for r in build_cells(kernel, cells, lambda s: None, arch).values())
+
+
+def start_prebuild(rec, popen=None):
+    """prebuild in a background process at a lower priority (the timing stage starts it before the decode
+    set), with no GPU visible to it; None where it could not start (the factorial then builds its
+    configurations itself)."""
+    import os
+    import subprocess
+    import sys
+
+    from lab.kernels.manifest import REPO
+
+    try:
+        return (popen or subprocess.Popen)(
+            [sys.executable, "-m", "lab.studies.factorial", str(rec.dir), "--prebuild", "--nice", str(PREBUILD_NICE)],
+            cwd=REPO, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from lab.cli import OneLineParser
+    from lab.measure import records
+
+    ap = OneLineParser(prog="python -m lab.studies.factorial",
+                       description="build a run's factorial configurations ahead (the timing stage runs this)")
+    ap.add_argument("run_id", help="a run id under data/runs, or a run folder's path")
+    ap.add_argument("--prebuild", action="store_true", required=True, help="build the configurations (the only job)")
+    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by so much (os.nice)")
+    args = ap.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
+    print(f"factorial configurations built: {prebuild(records.RunRecord.open(args.run_id))}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,5 +1,5 @@
-"""A measurement run: its stages in order (build, correctness, timing with the factorial after it,
-profile), each reading the run's parameters back from its record and writing into it.
+"""A measurement run: its stages in order (build, correctness, timing with the decode set and the
+factorial after it, profile), each reading the run's parameters back from its record and writing into it.
 
     python -m lab run --shapes canonical,large --modes hot --profile 0   # options: lab.studies.params
 
@@ -21,6 +21,7 @@ from lab.progress import Counter
 from lab.measure import records
 from lab.measure.crossval import cross_validate
 from lab.studies.params import RunParams
+from lab.studies.peer_check import run_peers
 from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, ncu_crosscheck, one_per_s_and_d, profile_run,
                                    select_profile_shapes, side_by_side)
 
@@ -29,7 +30,7 @@ STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_
 
 def stage_done(name: str, done: dict, knockouts: bool, decode: bool = False) -> bool:
     """Whether stages.json (`done`) holds the whole of stage `name`: the timing stage ends with the
-    factorial where the run has knock-outs, then the decode set where it has decode shapes (a run
+    decode set where the run has decode shapes, then the factorial where it has knock-outs (a run
     stopped between them resumes with what is left)."""
     if name == "timing" and knockouts and "factorial_s" not in done:
         return False
@@ -114,9 +115,13 @@ def _part(rec, stage: str, part: str):
     stage's time can be taken apart from the run folder alone."""
     t0 = time.perf_counter()
     yield
+    _record_part(rec, stage, part, time.perf_counter() - t0)
+
+
+def _record_part(rec, stage: str, part: str, seconds: float) -> None:
     with _PARTS_LOCK:  # parts run side by side on several GPUs (stage_profile)
         stages = rec.read_json("stages.json") if rec.has("stages.json") else {}
-        stages.setdefault("parts", {}).setdefault(stage, {})[f"{part}_s"] = round(time.perf_counter() - t0, 1)
+        stages.setdefault("parts", {}).setdefault(stage, {})[f"{part}_s"] = round(seconds, 1)
         rec.write_json("stages.json", stages)
 
 
@@ -162,47 +167,6 @@ def loaded_kernels(rec):
     return {n: r.load() for n, r in _built(rec).items()}
 
 
-def _peers(rec) -> list:
-    """The run's peers that are importable and were not excluded by the correctness stage. Runs
-    recorded before peers.json timed SDPA under their `backends` only."""
-    from lab.measure import peers as peer_mod
-
-    p = RunParams.read(rec)
-    if p.peers is None:
-        return peer_mod.peers(p.backends)
-    status = rec.read_json("peers.json") if rec.has("peers.json") else {}
-    found, _ = peer_mod.resolve(list(p.peers))
-    return [peer for peer in found if not status.get(peer.name, {}).get("excluded")]
-
-
-def check_peers(rec, progress=print) -> list:
-    """The non-SDPA peers on lab.measure.check.peer_grid(), by the variants' rule; a peer that fails a case
-    (or that no case could run) is excluded from timing, with the reason in peers.json."""
-    from lab.measure import check as checks
-
-    peers = [peer for peer in _peers(rec) if not peer.name.startswith("sdpa_")]
-    if not peers:
-        return []
-    results = list(checks.run_grid({peer.name: checks.peer_as_attn(peer) for peer in peers}, checks.peer_grid(),
-                                   progress=progress))
-    rec.write_json("peer_correctness.json", checks.as_records(results))
-    status = rec.read_json("peers.json")
-    for peer in peers:
-        mine = [r for r in results if r.variant == peer.name]
-        failed = [r for r in mine if r.failed]
-        ran = [r for r in mine if not r.unsupported]
-        if failed:
-            status[peer.name]["excluded"] = f"failed {len(failed)} correctness cases, e.g. {failed[0].explain()}"
-        elif not ran:
-            status[peer.name]["excluded"] = f"no correctness case could run, e.g. {mine[0].explain()}"
-        status[peer.name]["correctness"] = f"{sum(r.passed for r in mine)}/{len(ran)} passed, " \
-                                           f"{len(mine) - len(ran)} unsupported"
-        progress(f"  peer {peer.name}: {status[peer.name]['correctness']}"
-                 + (f"; excluded: {status[peer.name]['excluded']}" if "excluded" in status[peer.name] else ""))
-    rec.write_json("peers.json", status)
-    return results
-
-
 def stage_build(rec, progress=print) -> dict:
     from lab.kernels import build, manifest
     from lab.measure import hold
@@ -230,7 +194,7 @@ def stage_build(rec, progress=print) -> dict:
 
 def stage_correctness(rec, progress=print) -> list:
     from lab.measure import check as checks
-    from lab.studies import gpu_pool, gpu_share
+    from lab.studies import gpu_pool, gpu_share, peer_check
 
     def body():
         mode = RunParams.read(rec).check
@@ -247,8 +211,10 @@ def stage_correctness(rec, progress=print) -> list:
         def here(part):  # in this process, on its GPU
             return list(checks.run_grid(loaded_kernels(rec), part, progress=progress, tick=count.tick))
 
-        # several GPUs: one child process a GPU, each every n-th case (issue 49)
-        results = gpu_share.check_shared(rec, cases, gpus, here, progress, count.tick) if gpus else here(cases)
+        t0 = time.perf_counter()
+        pending_peers = peer_check.start(rec, gpus, progress)  # in children beside the grid: compiles, mostly
+        with _part(rec, "correctness", "grid"):  # several GPUs: one child a GPU, each every n-th case (issue 49)
+            results = gpu_share.check_shared(rec, cases, gpus, here, progress, count.tick) if gpus else here(cases)
         rec.write_json("correctness.json", checks.as_records(results))
         for n in _built(rec):
             failed = [r for r in results if r.variant == n and r.failed]  # a case not taken is no failure
@@ -258,7 +224,9 @@ def stage_correctness(rec, progress=print) -> list:
         skipped = sum(bool(r.unsupported) for r in results)
         progress(f"  {len(results) - skipped} checks, {sum(r.passed for r in results)} passed; {skipped} not taken "
                  "(a step asked for a dtype or K/V heads it does not take)")
-        return results + check_peers(rec, progress)
+        peer_results = peer_check.finish(rec, pending_peers, progress)
+        _record_part(rec, "correctness", "peers", time.perf_counter() - t0)  # from their start, beside the grid
+        return results + peer_results
 
     return _timed_stage(rec, "correctness", body, progress)
 
@@ -336,14 +304,15 @@ def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
 def stage_timing(rec, progress=print, spawn=None) -> None:
     """Ceilings, then the run's R replicates of every shape with every implementation (each a
     fresh process: lab.studies.replicates, which writes samples.parquet, stops.parquet and
-    replicates.json), then the cross-validation; then the factorial. `spawn`: how a replicate is run
+    replicates.json), then the cross-validation; then the decode set, with the factorial's builds beside it
+    (lab.studies.factorial.start_prebuild); then the factorial. `spawn`: how a replicate is run
     (default: a child process on this GPU). The summary and the calibration are computed from these
     records when read (lab.studies.derived). A run resumed after it was stopped here keeps the
     replicates it measured in full (lab.studies.replicates.run) and, once the timing is recorded,
-    runs only the factorial."""
+    runs only what is left of the decode set and the factorial."""
 
     from lab.measure import peers as peer_mod
-    from lab.studies import gpu_pool, replicates
+    from lab.studies import factorial, gpu_pool, replicates
 
     def body():
         p = RunParams.read(rec)
@@ -355,7 +324,7 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
             except Exception as exc:  # noqa: BLE001 - recorded; the report says the ceiling is missing
                 rec.write_json("ceilings.json", {"error": f"{type(exc).__name__}: {exc}"})
         built = _built(rec)
-        peers = [peer.name for peer in _peers(rec)]
+        peers = [peer.name for peer in run_peers(rec)]
         progress(f"  {len(p.shapes)} shapes x {len(built)} variants + peers {peers}, modes {p.modes}, "
                  f"{p.replicates} replicate(s)")
         jobs = timing_jobs(p, list(built), not_taken=lambda n, shape: _not_taken(built[n], shape))
@@ -370,11 +339,16 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
     if "timing_s" not in done:
         _timed_stage(rec, "timing", body, progress, earlier_s=replicates.seconds_measured(rec, "timing"))
-    if RunParams.read(rec).knockouts and "factorial_s" not in done:
-        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn), progress,
-                     earlier_s=replicates.seconds_measured(rec, "factorial"))
-    if RunParams.read(rec).decode_shapes and "decode_s" not in done:
+    p = RunParams.read(rec)
+    factorial_left = bool(p.knockouts) and "factorial_s" not in done
+    decode_left = bool(p.decode_shapes) and "decode_s" not in done
+    # the factorial's builds need the CPU only: they go on beside the decode set, which holds the GPUs
+    prebuild = factorial.start_prebuild(rec) if factorial_left and decode_left else None
+    if decode_left:
         _timed_stage(rec, "decode", lambda: decode_stage(rec, progress), progress)
+    if factorial_left:
+        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn, prebuild), progress,
+                     earlier_s=replicates.seconds_measured(rec, "factorial"))
 
 
 def decode_stage(rec, progress=print, **stand_ins) -> dict:
@@ -392,23 +366,23 @@ def decode_stage(rec, progress=print, **stand_ins) -> dict:
         return {**kept, "error": error}
 
 
-def factorial_stage(rec, progress=print, spawn=None) -> None:
-    """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches."""
+def factorial_stage(rec, progress=print, spawn=None, prebuild=None) -> None:
+    """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches;
+    `prebuild`: the process building its configurations ahead (factorial.start_prebuild), waited for first."""
     from lab.studies import factorial
 
-    p = RunParams.read(rec)
-    with_switches = {k for k, _, _ in knockout_configs(p).values()}
-    kernels = [v for v in p.variants if v in with_switches]
-    if not kernels:
+    if prebuild is not None:
+        with _part(rec, "factorial", "prebuild_wait"):
+            prebuild.wait()
+    kernel = factorial.kernel_of(rec)
+    if kernel is None:
         rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
         return
-    from lab.kernels.manifest import headline_end
-
-    factorial.run(rec, headline_end(kernels), progress, spawn)  # the sm_90a end on Hopper, else the portable end
+    factorial.run(rec, kernel, progress, spawn)
 
 
 def stage_profile(rec, progress=print) -> None:
-    from lab.studies import gpu_pool
+    from lab.studies import ahead, gpu_pool
 
     def body():
         p = RunParams.read(rec)
@@ -419,7 +393,7 @@ def stage_profile(rec, progress=print) -> None:
         # the ladder's shapes: the long and sweep shapes are timed for the bar and the figure only
         ladder = [s for s, scope in p.scopes.items() if scope == "ladder"]
         shapes = select_profile_shapes(ladder, p.profile_shapes)
-        timed = [peer.name for peer in _peers(rec)]
+        timed = [peer.name for peer in run_peers(rec)]
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
         progress(f"  {len(shapes)} shapes x {len(_built(rec)) + len(peers)} implementations")
@@ -446,7 +420,12 @@ def stage_profile(rec, progress=print) -> None:
             profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
                         not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick, gpus=gpus)
 
+        t0, background = time.perf_counter(), ahead.start(rec)  # the report's statistics, on the idle cores
         side_by_side([shapes_run, xval, sass_mix], together=bool(gpus))  # several GPUs: together (issue 49)
+        if background is not None:
+            if code := background.wait():
+                progress(f"  the report's kept results not computed ahead (exit {code}): the report computes them")
+            _record_part(rec, "profile", "derived_ahead", time.perf_counter() - t0)
 
     return _timed_stage(rec, "profile", body, progress)
 

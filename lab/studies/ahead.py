@@ -1,0 +1,70 @@
+"""A run's kept results (lab.studies.derived.kept: the summary's and the calibrations' bootstraps, the factorial's
+effects) computed ahead of its report: their inputs are final once the timing stage is done, and the profile
+stage, whose Nsight Compute processes hold the GPUs and leave most cores idle, starts this module in a
+background process at a lower priority (`start`) and waits for it at its end, so that the report finds them
+kept (12.9 s of the report's 35.5 s for run 20261128T201125Z-0131c0e on the 2-core machine:
+data/checks/2026-11-28-h200x4-gpus-ablation-2/report_profile.txt).
+
+    python -m lab.studies.ahead RUN_ID [--nice N]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from lab.kernels.manifest import REPO
+from lab.measure import records
+
+NICE = 10  # below Nsight Compute's processes, beside which it runs
+
+
+def warm(rec) -> list[str]:
+    """Compute and keep every kept result of the run that its records allow; the names computed. Reads only
+    what the timing stage wrote (samples, stops, the factorial), never what the profile writes."""
+    from lab.studies import derived, factorial
+
+    done = []
+    if rec.has("samples.parquet"):
+        derived.summary(rec)
+        derived.calibration(rec)
+        derived.sustained_calibration(rec)
+        done += ["summary", "calibration", "sustained-calibration"]
+    if factorial.run_effects(rec) is not None:
+        done.append("factorial")
+    return done
+
+
+def start(rec, popen=None):
+    """warm in a background process at a lower priority, on half the cores unless LAB_WORKERS says otherwise;
+    None where nothing is kept (LAB_DERIVED_CACHE=0) or it could not start (the report then computes them)."""
+    import subprocess
+
+    if os.environ.get("LAB_DERIVED_CACHE", "1") in ("0", "", "false"):
+        return None
+    env = dict(os.environ)
+    env.setdefault("LAB_WORKERS", str(max(1, (os.cpu_count() or 2) // 2)))
+    try:
+        return (popen or subprocess.Popen)([sys.executable, "-m", "lab.studies.ahead", str(rec.dir), "--nice", str(NICE)],
+                                           cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lab.cli import OneLineParser
+
+    ap = OneLineParser(prog="python -m lab.studies.ahead",
+                       description="compute a run's kept results ahead of its report (the profile stage runs this)")
+    ap.add_argument("run_id", help="a run id under data/runs, or a run folder's path")
+    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by so much (os.nice)")
+    args = ap.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
+    names = warm(records.RunRecord.open(args.run_id))
+    print("kept: " + (", ".join(names) or "nothing to keep"), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
