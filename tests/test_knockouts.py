@@ -434,8 +434,7 @@ def test_the_factorial_prebuild_builds_the_configurations_the_stage_builds(tmp_p
     assert factorial.prebuild(_open_run(tmp_path / "off2", knockouts=False)) == 0
     started = []
     factorial.start_prebuild(rec, popen=lambda cmd, **kw: started.append((cmd, kw["env"])))
-    assert started[0][0][1:] == ["-m", "lab.studies.factorial", str(rec.dir), "--prebuild", "--nice",
-                                 str(factorial.PREBUILD_NICE)]
+    assert started[0][0][1:] == ["-m", "lab.studies.factorial", str(rec.dir), "--nice", str(factorial.PREBUILD_NICE)]
     assert started[0][1]["CUDA_VISIBLE_DEVICES"] == ""  # no GPU: the decode set times beside it
 
 

@@ -334,3 +334,12 @@ def test_the_kept_results_are_started_ahead_at_a_lower_priority_unless_keeping_i
     assert int(kw["env"]["LAB_WORKERS"]) >= 1
     monkeypatch.setenv("LAB_DERIVED_CACHE", "0")
     assert ahead.start(rec, popen=lambda *a, **kw: pytest.fail("nothing to keep")) is None
+
+
+def test_a_background_module_names_a_run_it_cannot_find(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(records, "RUNS_DIR", tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        ahead.main(["20990105T000000Z-none"])
+    assert exc.value.code == 2 and "no run '20990105T000000Z-none'" in capsys.readouterr().err
+    rec = records.RunRecord(run_id="20990105T000000Z-empty", root=tmp_path)
+    assert ahead.main([str(rec.dir)]) == 0 and capsys.readouterr().out == "kept: nothing to keep\n"

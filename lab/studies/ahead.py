@@ -13,9 +13,6 @@ from __future__ import annotations
 import os
 import sys
 
-from lab.kernels.manifest import REPO
-from lab.measure import records
-
 NICE = 10  # below Nsight Compute's processes, beside which it runs
 
 
@@ -38,32 +35,19 @@ def warm(rec) -> list[str]:
 def start(rec, popen=None):
     """warm in a background process at a lower priority, on half the cores unless LAB_WORKERS says otherwise;
     None where nothing is kept (LAB_DERIVED_CACHE=0) or it could not start (the report then computes them)."""
-    import subprocess
+    from lab.studies import background
 
     if os.environ.get("LAB_DERIVED_CACHE", "1") in ("0", "", "false"):
         return None
-    env = dict(os.environ)
-    env.setdefault("LAB_WORKERS", str(max(1, (os.cpu_count() or 2) // 2)))
-    try:
-        return (popen or subprocess.Popen)([sys.executable, "-m", "lab.studies.ahead", str(rec.dir), "--nice", str(NICE)],
-                                           cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
+    workers = {} if "LAB_WORKERS" in os.environ else {"LAB_WORKERS": str(max(1, (os.cpu_count() or 2) // 2))}
+    return background.start("lab.studies.ahead", rec, NICE, workers, popen)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lab.cli import OneLineParser
+    from lab.studies import background
 
-    ap = OneLineParser(prog="python -m lab.studies.ahead",
-                       description="compute a run's kept results ahead of its report (the profile stage runs this)")
-    ap.add_argument("run_id", help="a run id under data/runs, or a run folder's path")
-    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by so much (os.nice)")
-    args = ap.parse_args(argv)
-    if args.nice:
-        os.nice(args.nice)
-    names = warm(records.RunRecord.open(args.run_id))
-    print("kept: " + (", ".join(names) or "nothing to keep"), flush=True)
-    return 0
+    return background.main("lab.studies.ahead", "compute a run's kept results ahead of its report (the profile "
+                           "stage runs this)", lambda rec: "kept: " + (", ".join(warm(rec)) or "nothing to keep"), argv)
 
 
 if __name__ == "__main__":

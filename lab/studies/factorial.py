@@ -22,7 +22,7 @@ effects with their intervals (`effects`) are computed from the two when read (la
 The 16 configurations are known once the timing's knock-outs are, and their builds need only the CPU
 (with the quick checks, 19.4 s of the stage's 37.5 outside its replicates in the one-GPU run of
 data/checks/2026-11-28-h200x4-gpus-ablation-2): the timing stage starts them in a background process
-(`start_prebuild`: `python -m lab.studies.factorial RUN --prebuild`) while the decode set holds the GPUs,
+(`start_prebuild`: `python -m lab.studies.factorial RUN`) while the decode set holds the GPUs,
 and the factorial, after it, finds them built.
 """
 
@@ -291,37 +291,17 @@ def start_prebuild(rec, popen=None):
     """prebuild in a background process at a lower priority (the timing stage starts it before the decode
     set), with no GPU visible to it; None where it could not start (the factorial then builds its
     configurations itself)."""
-    import os
-    import subprocess
-    import sys
+    from lab.studies import background
 
-    from lab.kernels.manifest import REPO
-
-    try:
-        return (popen or subprocess.Popen)(
-            [sys.executable, "-m", "lab.studies.factorial", str(rec.dir), "--prebuild", "--nice", str(PREBUILD_NICE)],
-            cwd=REPO, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
+    return background.start("lab.studies.factorial", rec, PREBUILD_NICE, {"CUDA_VISIBLE_DEVICES": ""}, popen)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
+    from lab.studies import background
 
-    from lab.cli import OneLineParser
-    from lab.measure import records
-
-    ap = OneLineParser(prog="python -m lab.studies.factorial",
-                       description="build a run's factorial configurations ahead (the timing stage runs this)")
-    ap.add_argument("run_id", help="a run id under data/runs, or a run folder's path")
-    ap.add_argument("--prebuild", action="store_true", required=True, help="build the configurations (the only job)")
-    ap.add_argument("--nice", type=int, default=0, help="lower this process's priority by so much (os.nice)")
-    args = ap.parse_args(argv)
-    if args.nice:
-        os.nice(args.nice)
-    print(f"factorial configurations built: {prebuild(records.RunRecord.open(args.run_id))}", flush=True)
-    return 0
+    return background.main("lab.studies.factorial", "build a run's factorial configurations ahead of its "
+                           "factorial (the timing stage runs this)",
+                           lambda rec: f"factorial configurations built: {prebuild(rec)}", argv)
 
 
 if __name__ == "__main__":
