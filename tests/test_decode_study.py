@@ -121,6 +121,9 @@ def test_the_decode_set_records_every_shape_and_leaves_out_what_failed(tmp_path)
     d = rec.read_json("decode.json")
     assert d == {**out} and "error" not in d
     assert d["steps"] == steps and d["end"] == steps[-1]
+    from lab.measure.decode_peers import NOT_WIRED
+
+    assert d["peers_not_measured"] == NOT_WIRED  # the record the report's decode section reads
     assert d["excluded"][steps[0]].startswith("not built: nvcc: no")
     assert d["excluded"][steps[1]].startswith("failed the decode check at")
     timed = sorted(steps[2:])
@@ -317,6 +320,16 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
     assert f"- Target 3 (batch 1: at least 80% of the copy): 1,32,8,128,131072,bf16 at {frac_one:.2f} (" \
            + ("met" if frac_one >= 0.8 else "missed") + ")." in md
     assert "41.5 s on this GPU (within)" in md
+    # the peers the issue names and the run did not measure: a run recorded before the record gets today's code's,
+    # said as such; a run's own record is taken as it is
+    from lab.measure.decode_peers import NOT_WIRED
+
+    assert "Not measured: **flex_attention**: not wired for decode" in md and "predates the record" in md
+    assert all(f"**{name}**" in md for name in NOT_WIRED)
+    md = "\n".join(_section(tmp_path / "d", {**decode, "peers_not_measured": {"flashinfer": "not importable"}}))
+    assert "Not measured: **flashinfer**: not importable." in md and "flex_attention**" not in md
+    md = "\n".join(_section(tmp_path / "e", {**decode, "peers_not_measured": {}}))
+    assert "Every decode peer issue 50 names was measured." in md
     decode["streams"] = {}
     md = "\n".join(_section(tmp_path / "c", decode))
     assert "batch >= 8): not judged: no shape of the set streams at batch >= 8." in md

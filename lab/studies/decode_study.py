@@ -78,8 +78,10 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
 
     p = RunParams.read(rec)
     shapes = p.decode_shapes
+    from lab.measure.decode_peers import NOT_WIRED
+
     out = {"shapes": [s.spec for s in shapes], "steps": [], "builds": {}, "checks": [], "excluded": {},
-           "rows": [], "notes": [], "streams": {}, "seconds": {}}
+           "rows": [], "notes": [], "streams": {}, "seconds": {}, "peers_not_measured": dict(NOT_WIRED)}
     if not shapes:
         out["reason"] = "no decode shapes (DECODE is empty)"
         rec.write_json("decode.json", out)

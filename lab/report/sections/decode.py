@@ -126,6 +126,20 @@ def end_row(key: tuple, here: dict, end: str, peers, copy: float, streams: dict)
     return cells + [f"{best['impl']} {best['median_us']:.1f}", f"{r:.3f} [{lo:.3f}, {hi:.3f}]"]
 
 
+def not_measured(d: dict) -> str:
+    """The decode peers issue 50 names that the run did not measure, with why: decode.json's record, or, for a
+    run recorded before it, this code's (lab.measure.decode_peers.NOT_WIRED, said as such)."""
+    from lab.measure.decode_peers import NOT_WIRED
+
+    recorded = d.get("peers_not_measured")
+    absent = recorded if recorded is not None else NOT_WIRED
+    if not absent:
+        return "Every decode peer issue 50 names was measured."
+    said = "; ".join(f"**{name}**: {why}" for name, why in absent.items())
+    return ("Not measured: " + said + "." + ("" if recorded is not None else
+            " (This run predates the record; the reasons are today's code's.)"))
+
+
 def section_decode(ctx: Context) -> list[str]:
     rec = ctx.data.rec
     if not rec.has("decode.json"):
@@ -168,6 +182,8 @@ def section_decode(ctx: Context) -> list[str]:
             "that no kernel outruns; the report does not correct for it.")
     for step, why in sorted(d.get("excluded", {}).items()):
         add(f"- `{step}` left out: {why}")
+    add("")
+    add(not_measured(d))
     add("")
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
