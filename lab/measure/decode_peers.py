@@ -21,11 +21,11 @@ NOT_WIRED = {
     "flex_attention": "not wired for decode: a call needs a mask of each sequence's length, the bottom-right "
                       "causal mask for several queries and, for a paged cache, the block table read in the mask "
                       "(torch's paged attention for flex is experimental), each shape a compilation",
-    "FlashAttention-3 (flash_attn_with_kvcache)": "the pinned wheel (lab.measure.fa3) exposes FA3's forward as XLA "
-                      "FFI handlers; the one wired, dew_flash3_mha_fwd, takes q, k and v of one length, with no "
-                      "cache lengths or block table; the library holds FA3's cache-length and page-table paths "
-                      "(seqused_k, page_table, num_splits), but the handler that reaches them is not documented "
-                      "and not wired",
+    "FlashAttention-3 (flash_attn_with_kvcache)": "the pinned wheel (lab.measure.fa3) reaches FA3 through two "
+                      "forward handlers, of q, k, v and of packed sequences (cu_seqlens), neither with cache lengths "
+                      "or a block table, though the library holds those paths "
+                      "(data/explorations/2026-11-28-fa3-ffi-handlers); a one-length unpaged call through the first "
+                      "is not wired",
     "FlashInfer (decode)": "flashinfer-python is not importable on the GPU hosts used so far (the prefill peer "
                            "flashinfer is recorded absent for the same reason), and its decode wrappers are not wired",
 }
