@@ -370,14 +370,13 @@ def _ncu_and_profiling(ctx: Context) -> list[str]:
         add("")
         add(md_table(["shape", "impl", "harness hot median µs", "ncu duration µs", "ratio"], nrows, "llrrr"))
         add("")
-    if ctx.data.run_params.profile_shapes == "all":
-        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-            "per implementation at every timed shape; each table says which shape its profile columns come from.")
-    else:
-        add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
-            "per implementation for each distinct (S, D), non-causal where there is one (`lab.studies.profiling.one_per_s_and_d`). "
-            "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
-            "different B and H than the timed shape; each table says which.")
+    which = ("at every timed shape; each table says which shape its profile columns come from."
+             if ctx.data.run_params.profile_shapes == "all" else
+             "for each distinct (S, D), non-causal where there is one (`lab.studies.profiling.one_per_s_and_d`). "
+             "Profile columns therefore come from the profiled shape with the ablation's S and D, which may have "
+             "different B and H than the timed shape; each table says which.")
+    add("**Profiling.** Nsight Compute (`ncu --page raw`, caches flushed between replay passes) over one launch "
+        "per implementation " + which)
     add("")
     return L
 
