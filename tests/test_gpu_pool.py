@@ -145,3 +145,23 @@ def test_one_gpu_is_no_pool(monkeypatch):
 def test_a_process_names_the_gpu_its_device_list_starts_with(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,0,1,2")  # dask-cuda's rotation for its fourth worker
     assert clocks.gpu_identity()["gpu_index"] == 3
+
+
+def test_replicates_that_end_together_are_merged_once(tmp_path, monkeypatch):
+    """An executor whose replicates have all ended by the time the stage looks (four GPUs ending together):
+    one merge for the three, which holds every sample; the two recorded first carry no merge seconds."""
+    from concurrent.futures import Future
+
+    class Ended:  # runs each replicate at submit: every future is done when the stage waits
+        def submit(self, fn, *args):
+            future = Future()
+            future.set_result(fn(*args))
+            return future
+
+    rec = _plan(tmp_path, "20990104T000000Z-m")
+    real, merges = replicates.merge_into, []
+    monkeypatch.setattr(replicates, "merge_into", lambda *a, **k: merges.append(1) or real(*a, **k))
+    samples, stops, _ = replicates.run(rec, "timing", progress=lambda s: None, fake=True, executor=Ended())
+    assert len(merges) == 1 and sorted(samples["replicate"].unique()) == [0, 1, 2] and len(stops) == 3 * 2
+    runs = rec.read_json("replicates.json")["timing"]["runs"]
+    assert [r["replicate"] for r in runs] == [0, 1, 2] and sorted(r["merge_s"] for r in runs)[:2] == [0.0, 0.0]

@@ -279,6 +279,8 @@ PREBUILD_NICE = 10  # below the decode set's processes, which time beside it
 def prebuild(rec) -> int:
     """Build the run's factorial configurations (what `_run` builds first) for the run's GPU (its recorded
     compute capability: this process never touches a GPU); the number built or found."""
+    import torch  # noqa: F401 - loaded first, as in every process that builds: a built library links against it
+
     kernel = kernel_of(rec)
     if kernel is None:
         return 0

@@ -70,8 +70,8 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
     same seeds. A plan already folded into the records is returned as recorded.
 
     `executor` (a concurrent.futures.Executor whose every worker owns one GPU: lab.studies.gpu_pool) runs
-    the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); each is
-    merged as it ends; a failed one is run once more on another GPU, and raises if it fails again, once the
+    the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); they are
+    merged as they end (those that end together, once); a failed one is run once more on another GPU, and raises if it fails again, once the
     others have ended (what they measured is kept).
     Without it, `spawn` runs them one after another in this GPU's process, as before."""
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
@@ -123,8 +123,9 @@ MOVES_AFTER_OTHERS = 20  # a moved replicate's hand-backs once no other replicat
 
 def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, executor, progress, fake: bool,
                       after_each):
-    """The pending replicates through `executor` (run's: one a GPU, lab.studies.gpu_pool), each merged as
-    it ends. A replicate that fails, or whose worker is lost, is handed to the pool once more, to another
+    """The pending replicates through `executor` (run's: one a GPU, lab.studies.gpu_pool), merged as they
+    end (one merge for those that end together: four at once on four GPUs took 4 x 1.1-1.3 s one after
+    another in data/checks/2026-11-28-h200x4-gpus-ablation-2). A replicate that fails, or whose worker is lost, is handed to the pool once more, to another
     GPU than the one it failed on (a GPU lost mid-run leaves its replicate to the others); its first
     attempt is kept in replicates.json (the plan's `moved`) and the report says so. One that fails again
     raises once the others have ended. Returns the last merge."""
@@ -140,6 +141,7 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
     merged, failed, bounced = None, [], 0
     while futures:
         done, _ = wait(futures, return_when=FIRST_COMPLETED)
+        ended = []  # the replicates of this batch to record: one merge for all of them (each rewrites the table)
         for future in done:
             i, avoid = futures.pop(future)
             try:
@@ -168,8 +170,10 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
                 avoid = (str(gpu),) if gpu not in (None, "") else ()
                 futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
                 continue
-            merged = _record(rec, plan, log, i, got["code"], got["seconds"], after_each)
+            ended.append((i, got["code"], got["seconds"]))
             failed += [(i, got["code"])] if got["code"] != 0 else []
+        for k, (i, code, seconds) in enumerate(ended):
+            merged = _record(rec, plan, log, i, code, seconds, after_each, merge=k == len(ended) - 1) or merged
     if failed:
         raise RuntimeError(f"replicate(s) {', '.join(str(i) for i, _ in failed)} of plan {plan} exited with code(s) "
                            f"{', '.join(str(c) for _, c in failed)} (their output is above; what they measured is in "
@@ -177,15 +181,16 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
     return merged
 
 
-def _record(rec, plan: str, log: dict, i: int, code, seconds, after_each):
-    """Replicate i's entry in replicates.json (its exit code, seconds and child's record), then the plan's
-    merge, whose seconds (the parent's own, after the replicate: stage time that no replicate's "seconds"
-    holds) go to the entry too; returns the merge."""
+def _record(rec, plan: str, log: dict, i: int, code, seconds, after_each, merge: bool = True):
+    """Replicate i's entry in replicates.json (its exit code, seconds and child's record), then, with `merge`,
+    the plan's merge, whose seconds (the parent's own, after the replicate: stage time that no replicate's
+    "seconds" holds) go to the entry too (0.0 without: replicates that end together are merged once, by the
+    last recorded); returns the merge (None without)."""
     log[plan]["runs"].append(log_entry(i, code, seconds, read_child(rec.dir, plan, i)))
     log[plan]["runs"].sort(key=lambda r: r["replicate"])
     rec.write_json("replicates.json", log)
     t0 = time.perf_counter()
-    merged = merge_into(rec, plan, after_each)
+    merged = merge_into(rec, plan, after_each) if merge else None
     next(r for r in log[plan]["runs"] if r["replicate"] == i)["merge_s"] = round(time.perf_counter() - t0, 1)
     rec.write_json("replicates.json", log)
     return merged
