@@ -82,9 +82,12 @@ def start_children(commands: list[list[str]], gpus: list, progress=print, tick=N
     from lab.kernels.manifest import REPO
 
     labels = labels or [f"GPU {gpu}" for gpu in gpus]
+
+    def environment(gpu) -> dict:
+        return {**os.environ, **(env or {}), **({} if gpu is None else {"CUDA_VISIBLE_DEVICES": gpu})}
+
     procs = [subprocess.Popen(cmd, cwd=REPO, text=True, bufsize=1, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              env={**os.environ, **(env or {}), **({} if gpu is None else {"CUDA_VISIBLE_DEVICES": gpu})})
-             for cmd, gpu in zip(commands, gpus)]
+                              env=environment(gpu)) for cmd, gpu in zip(commands, gpus)]
 
     def relay(proc, label) -> None:
         for line in proc.stdout:

@@ -3,10 +3,11 @@ the reference) on lab.measure.check.peer_grid(), judged by the variants' rule. A
 that no case could run, is excluded from the timing, with the reason in peers.json.
 
 Its cases cost flex_attention a compilation each (about 58 s for the 20 cases in a fresh process with cold
-inductor and Triton caches on an H200 host of 16 cores, 13 s warm: data/checks/2026-11-28-h200x4-gpus-
-ablation-2/peercheck.txt), work for the CPU that the grid's checks do not wait for, so the correctness stage starts it in
-child processes before its grid (start) and collects it after (finish): one child a GPU where the run has
-several, one beside the stage's own process where it has one.
+inductor and Triton caches on an H200 host of 16 cores, 13 s warm:
+data/checks/2026-11-28-h200x4-gpus-ablation-2/peercheck.txt), work for the CPU that the grid's checks do
+not wait for, so the correctness stage starts it in child processes before its grid (start) and collects
+it after (finish): one child a GPU where the run has several, one beside the stage's own process where it
+has one.
 
     pending = peer_check.start(rec, gpus)          # gpus: the run's CUDA_VISIBLE_DEVICES entries, [] for one
     ...the grid...
