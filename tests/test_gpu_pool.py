@@ -165,3 +165,26 @@ def test_replicates_that_end_together_are_merged_once(tmp_path, monkeypatch):
     assert len(merges) == 1 and sorted(samples["replicate"].unique()) == [0, 1, 2] and len(stops) == 3 * 2
     runs = rec.read_json("replicates.json")["timing"]["runs"]
     assert [r["replicate"] for r in runs] == [0, 1, 2] and sorted(r["merge_s"] for r in runs)[:2] == [0.0, 0.0]
+
+
+def test_the_timing_and_the_factorial_share_one_pool_opened_when_first_asked_for():
+    """SharedPool opens its pool at the first executor() (a stage that measures nothing opens none), hands the
+    same executor to every later plan, and closes it once, on exit."""
+    import contextlib
+
+    events = []
+
+    @contextlib.contextmanager
+    def opener(gpus):
+        events.append(("open", gpus))
+        yield f"executor of {gpus}"
+        events.append("close")
+
+    with gpu_pool.SharedPool(4, opener) as pool:
+        assert events == []
+        assert pool.executor() == pool.executor() == "executor of 4"
+        assert events == [("open", 4)]
+    assert events == [("open", 4), "close"]
+    with gpu_pool.SharedPool(4, opener):
+        pass
+    assert events == [("open", 4), "close"]  # never asked for: never opened

@@ -405,7 +405,8 @@ def test_the_factorials_builds_go_on_beside_the_decode_set_and_are_waited_for(tm
     monkeypatch.setattr(factorial, "start_prebuild", lambda r: events.append("prebuild started") or Prebuild())
     monkeypatch.setattr(stages, "decode_stage", lambda r, progress: events.append("decode"))
     monkeypatch.setattr(factorial, "kernel_of", lambda r: END)
-    monkeypatch.setattr(factorial, "run", lambda r, kernel, progress, spawn: events.append(f"factorial {kernel}"))
+    monkeypatch.setattr(factorial, "run", lambda r, kernel, progress, spawn, pool=None: events.append(
+                        f"factorial {kernel}"))
     stages.stage_timing(rec, progress=lambda s: None)
     if decode:
         assert events == ["prebuild started", "decode", "prebuild waited", f"factorial {END}"]

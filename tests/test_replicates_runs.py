@@ -250,7 +250,8 @@ def test_a_stage_resumed_after_its_timing_runs_only_the_factorial(tmp_path, gpu_
     rec = _run(tmp_path, replicates=3, knockouts=True)
     rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 1.0, "timing_s": 42.0})
     ran = []
-    monkeypatch.setattr(stages, "factorial_stage", lambda rec, progress, spawn, prebuild=None: ran.append("factorial"))
+    monkeypatch.setattr(stages, "factorial_stage",
+                        lambda rec, progress, spawn, prebuild=None, pool=None: ran.append("factorial"))
     # the factorial's replicates kept from the stopped attempt count toward its stage, as the timing's do
     monkeypatch.setattr(replicates, "seconds_measured", lambda rec, plan: {"factorial": 12.5}.get(plan, 0.0))
     stages.stage_timing(rec, progress=lambda s: None, spawn=lambda *a, **k: pytest.fail("timing measured again"))

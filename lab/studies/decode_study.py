@@ -221,10 +221,10 @@ def time_shared(rec, n_shapes: int, steps: list[str], gpus: list[str], progress=
     times its part of the run's decode shapes 1..n_shapes with `steps` less those its own checks failed: the
     parts balanced by the shapes' `costs` (timing_cost's, in the shapes' order; without them every
     len(gpus)-th shape, lab.studies.gpu_share.shares). {"checks": {case index: result}, "shapes": {shape
-    index: (samples, rows, notes)}, "parts": {gpu: the child's file}} of what the children finished; a case or shape no child
-    finished is left to the caller (done in its process), and so is leaving out the rows of a step that
-    failed a check in another child. Each shape's comparisons stay within one process on one GPU, as in
-    the one-process set."""
+    index: (samples, rows, notes)}, "parts": {gpu: the child's file}} of what the children finished; a case
+    or shape no child finished is left to the caller (done in its process), and so is leaving out the rows
+    of a step that failed a check in another child. Each shape's comparisons stay within one process on one
+    GPU, as in the one-process set."""
     import json
 
     from lab.studies.gpu_share import balanced, run_children, shares

@@ -28,6 +28,7 @@ and the factorial, after it, finds them built.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -159,12 +160,13 @@ def _fit(y: np.ndarray, X: np.ndarray, cell: np.ndarray, n_boot: int, seed: int)
     return np.asarray(coef), boot
 
 
-def run(rec, kernel: str, progress=print, spawn=None) -> None:
+def run(rec, kernel: str, progress=print, spawn=None, pool=None) -> None:
     """The factorial stage of a run: choose, build, check, time (the run's replicates), estimate,
     write. Records why where it cannot run (too few knock-outs timed, builds or checks failed),
-    never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's)."""
+    never raises. `spawn`: how a replicate runs (lab.studies.replicates.run's); `pool`: the stage's
+    lab.studies.gpu_pool.SharedPool (default: a pool of its own)."""
     try:
-        _run(rec, kernel, progress, spawn)
+        _run(rec, kernel, progress, spawn, pool)
     except Exception as exc:  # noqa: BLE001 - a failed factorial never takes the run down
         rec.write_json("factorial.json", {"ok": False, "reason": f"{type(exc).__name__}: {exc}"})
         progress(f"  factorial skipped: {exc}")
@@ -202,7 +204,7 @@ def build_cells(kernel: str, cells: list[dict], progress=print, arch: str | None
                            configs={c["impl"]: (kernel, c["defines"]) for c in cells})
 
 
-def _run(rec, kernel: str, progress, spawn=None) -> None:
+def _run(rec, kernel: str, progress, spawn=None, pool=None) -> None:
     from lab.measure import check
     from lab.studies import gpu_pool, replicates
     from lab.studies.params import RunParams
@@ -222,8 +224,9 @@ def _run(rec, kernel: str, progress, spawn=None) -> None:
             for i, shape in enumerate(SHAPES)]
     replicates.write_plan(rec, "factorial", jobs, {n: built[n].summary() for n in kernels}, [], p.replicate_rule(),
                           p.replicates, p.seed)
-    with gpu_pool.replicate_pool(p.gpus) as executor:  # -> factorial.parquet
-        replicates.run(rec, "factorial", progress, executor=executor, **({"spawn": spawn} if spawn else {}))
+    with gpu_pool.SharedPool(p.gpus) if pool is None else contextlib.nullcontext(pool) as shared:
+        replicates.run(rec, "factorial", progress, executor=shared.executor(),  # -> factorial.parquet
+                       **({"spawn": spawn} if spawn else {}))
     rec.write_json("factorial.json", {"ok": True, "kernel": kernel, "factors": factors, "formula": formula(factors, drop),
                                       "not_estimable": drop,
                                       "costs": costs.assign(shape=costs["shape"].map(list)).to_dict("records"),

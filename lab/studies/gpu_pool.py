@@ -139,10 +139,44 @@ def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
             cluster.close()
 
 
+class SharedPool:
+    """One replicate pool for the plans of a stage that follow each other (the timing's, then the
+    factorial's, with the decode set between them), opened when a plan first asks for it and closed on
+    exit: a pool's start and close are a cluster's (the four-GPU factorial of
+    data/checks/2026-11-28-h200x4-gpus-ablation-2 spent about 4.5 s of its 30 outside its builds, checks and
+    replicates). `executor()`: replicate_pool's executor, or None where the run uses one GPU."""
+
+    def __init__(self, gpus=1, opener=None):
+        self.gpus, self.opener = gpus, opener or replicate_pool
+        self._stack, self._opened, self._executor = contextlib.ExitStack(), False, None
+
+    def __enter__(self) -> "SharedPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def executor(self):
+        if not self._opened:
+            self._executor = self._stack.enter_context(self.opener(self.gpus))
+            self._opened = True
+        return self._executor
+
+
 def worker_gpu() -> str:
     """The GPU this worker's children see first: dask-cuda puts each worker's own GPU first in its
     CUDA_VISIBLE_DEVICES ("" where the variable is not set)."""
     return os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+
+
+MOVE_HOLD_S = 0.5
+
+
+def hold(seconds: float = MOVE_HOLD_S) -> None:
+    """Keep a worker busy a moment (lab.studies.replicates submits this just before a replicate that must move
+    to another GPU: the pool gives it the worker it would pick first, often the one the replicate failed on,
+    which has just gone idle, and the replicate goes to another)."""
+    time.sleep(seconds)
 
 
 def spawn_captured(run_dir, plan: str, i: int, fake: bool = False, avoid: tuple = ()) -> dict:

@@ -71,8 +71,8 @@ def run(rec, plan: str, progress=print, spawn=spawn, fake: bool = False, after_e
 
     `executor` (a concurrent.futures.Executor whose every worker owns one GPU: lab.studies.gpu_pool) runs
     the replicates side by side, one a worker at a time (gpu_pool.spawn_captured's children); they are
-    merged as they end (those that end together, once); a failed one is run once more on another GPU, and raises if it fails again, once the
-    others have ended (what they measured is kept).
+    merged as they end (those that end together, once); a failed one is run once more on another GPU, and
+    raises if it fails again, once the others have ended (what they measured is kept).
     Without it, `spawn` runs them one after another in this GPU's process, as before."""
     log = rec.read_json("replicates.json") if rec.has("replicates.json") else {}
     if log.get(plan, {}).get("consolidated"):
@@ -125,10 +125,11 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
                       after_each):
     """The pending replicates through `executor` (run's: one a GPU, lab.studies.gpu_pool), merged as they
     end (one merge for those that end together: four at once on four GPUs took 4 x 1.1-1.3 s one after
-    another in data/checks/2026-11-28-h200x4-gpus-ablation-2). A replicate that fails, or whose worker is lost, is handed to the pool once more, to another
-    GPU than the one it failed on (a GPU lost mid-run leaves its replicate to the others); its first
-    attempt is kept in replicates.json (the plan's `moved`) and the report says so. One that fails again
-    raises once the others have ended. Returns the last merge."""
+    another in data/checks/2026-11-28-h200x4-gpus-ablation-2). A replicate that fails, or whose worker is
+    lost, is handed to the pool once more, to another GPU than the one it failed on (a GPU lost mid-run
+    leaves its replicate to the others: _hand_on); its first attempt is kept in replicates.json (the plan's
+    `moved`) and the report says so. One that fails again raises once the others have ended. Returns the
+    last merge."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from lab.studies import gpu_pool
@@ -152,7 +153,7 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
                 bounced += not futures
                 if bounced <= MOVES_AFTER_OTHERS:
                     time.sleep(0.5 if futures else 0.05)
-                    futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
+                    _hand_on(executor, futures, rec, plan, i, fake, avoid)
                     continue
                 got = {"code": None, "output": f"no other GPU took replicate {i + 1} after it failed on GPU "
                                                 f"{', '.join(avoid)}", "seconds": None, "gpu": ""}
@@ -168,7 +169,7 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
                          "handed to the pool again, for another GPU")
                 set_aside(rec.dir, plan, i)
                 avoid = (str(gpu),) if gpu not in (None, "") else ()
-                futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
+                _hand_on(executor, futures, rec, plan, i, fake, avoid)
                 continue
             ended.append((i, got["code"], got["seconds"]))
             failed += [(i, got["code"])] if got["code"] != 0 else []
@@ -179,6 +180,17 @@ def _run_side_by_side(rec, plan: str, p: dict, pending: list[int], log: dict, ex
                            f"{', '.join(str(c) for _, c in failed)} (their output is above; what they measured is in "
                            f"{plan_dir(rec.dir, plan)})")
     return merged
+
+
+def _hand_on(executor, futures: dict, rec, plan: str, i: int, fake: bool, avoid: tuple) -> None:
+    """Replicate i back to the pool, for another GPU than `avoid`: a hold first (gpu_pool.hold), which goes
+    to the worker the pool would pick first, often the one the replicate just failed on, then the replicate.
+    Without it a thread pool handed the replicate straight back to the idle failing worker time after time
+    (tests/test_gpu_pool.py's lost GPU, failing in most runs of that file alone)."""
+    from lab.studies import gpu_pool
+
+    executor.submit(gpu_pool.hold)
+    futures[executor.submit(gpu_pool.spawn_captured, rec.dir, plan, i, fake, avoid)] = (i, avoid)
 
 
 def _record(rec, plan: str, log: dict, i: int, code, seconds, after_each, merge: bool = True):

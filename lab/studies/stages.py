@@ -330,25 +330,25 @@ def stage_timing(rec, progress=print, spawn=None) -> None:
         jobs = timing_jobs(p, list(built), not_taken=lambda n, shape: _not_taken(built[n], shape))
         replicates.write_plan(rec, "timing", jobs, {n: r.summary() for n, r in built.items()},
                               peers, p.replicate_rule(), p.replicates, p.seed)
-        with gpu_pool.replicate_pool(p.gpus) as executor:
-            replicates.run(rec, "timing", progress, executor=executor, **({"spawn": spawn} if spawn else {}))
+        replicates.run(rec, "timing", progress, executor=pool.executor(), **({"spawn": spawn} if spawn else {}))
         with _part(rec, "timing", "crossval"):
             rec.write_json("crossval.json", [cross_validate(shape, peer_mod.SdpaPeer("flash")) for shape in p.shapes
                                               if p.scopes[shape] == "ladder"])
 
     done = rec.read_json("stages.json") if rec.has("stages.json") else {}
-    if "timing_s" not in done:
-        _timed_stage(rec, "timing", body, progress, earlier_s=replicates.seconds_measured(rec, "timing"))
     p = RunParams.read(rec)
-    factorial_left = bool(p.knockouts) and "factorial_s" not in done
-    decode_left = bool(p.decode_shapes) and "decode_s" not in done
-    # the factorial's builds need the CPU only: they go on beside the decode set, which holds the GPUs
-    prebuild = factorial.start_prebuild(rec) if factorial_left and decode_left else None
-    if decode_left:
-        _timed_stage(rec, "decode", lambda: decode_stage(rec, progress), progress)
-    if factorial_left:
-        _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn, prebuild), progress,
-                     earlier_s=replicates.seconds_measured(rec, "factorial"))
+    with gpu_pool.SharedPool(p.gpus) as pool:  # one for the timing's and the factorial's replicates
+        if "timing_s" not in done:
+            _timed_stage(rec, "timing", body, progress, earlier_s=replicates.seconds_measured(rec, "timing"))
+        factorial_left = bool(p.knockouts) and "factorial_s" not in done
+        decode_left = bool(p.decode_shapes) and "decode_s" not in done
+        # the factorial's builds need the CPU only: they go on beside the decode set, which holds the GPUs
+        prebuild = factorial.start_prebuild(rec) if factorial_left and decode_left else None
+        if decode_left:
+            _timed_stage(rec, "decode", lambda: decode_stage(rec, progress), progress)
+        if factorial_left:
+            _timed_stage(rec, "factorial", lambda: factorial_stage(rec, progress, spawn, prebuild, pool), progress,
+                         earlier_s=replicates.seconds_measured(rec, "factorial"))
 
 
 def decode_stage(rec, progress=print, **stand_ins) -> dict:
@@ -366,9 +366,10 @@ def decode_stage(rec, progress=print, **stand_ins) -> dict:
         return {**kept, "error": error}
 
 
-def factorial_stage(rec, progress=print, spawn=None, prebuild=None) -> None:
+def factorial_stage(rec, progress=print, spawn=None, prebuild=None, pool=None) -> None:
     """The 2^4 factorial of lab.studies.factorial for the kernel of the run that declares switches;
-    `prebuild`: the process building its configurations ahead (factorial.start_prebuild), waited for first."""
+    `prebuild`: the process building its configurations ahead (factorial.start_prebuild), waited for first;
+    `pool`: the timing's replicate pool (lab.studies.gpu_pool.SharedPool)."""
     from lab.studies import factorial
 
     if prebuild is not None:
@@ -378,7 +379,7 @@ def factorial_stage(rec, progress=print, spawn=None, prebuild=None) -> None:
     if kernel is None:
         rec.write_json("factorial.json", {"ok": False, "reason": "no variant of this run declares switches"})
         return
-    factorial.run(rec, kernel, progress, spawn)
+    factorial.run(rec, kernel, progress, spawn, pool)
 
 
 def stage_profile(rec, progress=print) -> None:
