@@ -332,7 +332,9 @@ def test_the_kept_results_are_started_ahead_at_a_lower_priority_unless_keeping_i
     assert proc == "proc"
     cmd, kw = started[0]
     assert cmd[1:4] == ["-m", "lab.studies.ahead", str(rec.dir)] and cmd[4:] == ["--nice", str(ahead.NICE)]
-    assert int(kw["env"]["LAB_WORKERS"]) >= 1
+    from lab.measure import parallel
+
+    assert 1 <= int(kw["env"]["LAB_WORKERS"]) <= parallel.MAX_WORKERS  # half the cores, at most the pool's cap
     monkeypatch.setenv("LAB_DERIVED_CACHE", "0")
     assert ahead.start(rec, popen=lambda *a, **kw: pytest.fail("nothing to keep")) is None
 

@@ -35,11 +35,13 @@ def warm(rec) -> list[str]:
 def start(rec, popen=None):
     """warm in a background process at a lower priority, on half the cores unless LAB_WORKERS says otherwise;
     None where nothing is kept (LAB_DERIVED_CACHE=0) or it could not start (the report then computes them)."""
+    from lab.measure import parallel
     from lab.studies import background
 
     if os.environ.get("LAB_DERIVED_CACHE", "1") in ("0", "", "false"):
         return None
-    workers = {} if "LAB_WORKERS" in os.environ else {"LAB_WORKERS": str(max(1, (os.cpu_count() or 2) // 2))}
+    half = max(1, min(parallel.MAX_WORKERS, (os.cpu_count() or 2) // 2))
+    workers = {} if "LAB_WORKERS" in os.environ else {"LAB_WORKERS": str(half)}
     return background.start("lab.studies.ahead", rec, NICE, workers, popen)
 
 
