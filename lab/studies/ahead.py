@@ -36,9 +36,9 @@ def start(rec, popen=None):
     """warm in a background process at a lower priority, on half the cores unless LAB_WORKERS says otherwise;
     None where nothing is kept (LAB_DERIVED_CACHE=0) or it could not start (the report then computes them)."""
     from lab.measure import parallel
-    from lab.studies import background
+    from lab.studies import background, derived
 
-    if os.environ.get("LAB_DERIVED_CACHE", "1") in ("0", "", "false"):
+    if not derived.keeping():
         return None
     half = max(1, min(parallel.MAX_WORKERS, (os.cpu_count() or 2) // 2))
     workers = {} if "LAB_WORKERS" in os.environ else {"LAB_WORKERS": str(half)}

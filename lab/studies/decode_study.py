@@ -74,12 +74,11 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     lab.studies.gpu_pool.gpu_ids; one or none: this process), the decode checks shared out too, `command`:
     time_shared's."""
     from lab.kernels import manifest
+    from lab.measure.decode_peers import NOT_WIRED
     from lab.studies.params import RunParams
 
     p = RunParams.read(rec)
     shapes = p.decode_shapes
-    from lab.measure.decode_peers import NOT_WIRED
-
     out = {"shapes": [s.spec for s in shapes], "steps": [], "builds": {}, "checks": [], "excluded": {},
            "rows": [], "notes": [], "streams": {}, "seconds": {}, "peers_not_measured": dict(NOT_WIRED)}
     if not shapes:

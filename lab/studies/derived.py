@@ -128,6 +128,11 @@ def key(rec, name: str, inputs: list[str], modules: list) -> str:
     return h.hexdigest()[:24]
 
 
+def keeping() -> bool:
+    """Whether results are kept under CACHE (LAB_DERIVED_CACHE=0: none is kept or read)."""
+    return os.environ.get("LAB_DERIVED_CACHE", "1") not in ("0", "", "false")
+
+
 def kept(rec, name, inputs, modules, compute, table=False):
     """compute(), or its result kept under CACHE by an earlier call with the same key. A result is
     always returned as read back from its bytes (parquet or JSON), so that the first call and every
@@ -140,7 +145,7 @@ def kept(rec, name, inputs, modules, compute, table=False):
         return pd.read_parquet(io.BytesIO(data)) if table else json.loads(data)
 
     path = CACHE / f"{rec.run_id}-{name}-{key(rec, name, inputs, modules)}.{'parquet' if table else 'json'}"
-    use = os.environ.get("LAB_DERIVED_CACHE", "1") not in ("0", "", "false")
+    use = keeping()
     if use and path.exists():
         try:
             return decode(path.read_bytes())

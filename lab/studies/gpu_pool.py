@@ -142,9 +142,10 @@ def replicate_pool(gpus=1, fake: bool = False, address: str | None = None):
 class SharedPool:
     """One replicate pool for the plans of a stage that follow each other (the timing's, then the
     factorial's, with the decode set between them), opened when a plan first asks for it and closed on
-    exit: a pool's start and close are a cluster's (the four-GPU factorial of
-    data/checks/2026-11-28-h200x4-gpus-ablation-2 spent about 4.5 s of its 30 outside its builds, checks and
-    replicates). `executor()`: replicate_pool's executor, or None where the run uses one GPU."""
+    exit: a pool's start and close are a cluster's. In data/checks/2026-11-28-h200x4-gpus-ablation-2 the
+    four-GPU factorial took 30.0 s, its replicates at most 6.1 s, and the one-GPU run's factorial 19.4 s
+    outside its replicates (builds and checks, no pool): about 4.5 s left for the pool, by subtraction, not
+    measured apart. `executor()`: replicate_pool's executor, or None where the run uses one GPU."""
 
     def __init__(self, gpus=1, opener=None):
         self.gpus, self.opener = gpus, opener or replicate_pool
