@@ -219,6 +219,8 @@ def test_the_decode_grid_covers_what_a_kernel_must_get_right():
     # 256 keys at the least), paged and mixed among them
     assert any(s.cache_len >= 3000 and s.mixed and s.page_size for s in grid)
     assert any(s.cache_len >= 3000 and not s.page_size for s in grid)
+    # more packed query rows (new queries x group) than a row-warp CTA holds (step 46: 96), unpaged
+    assert any(s.q_len * s.group > 96 and not s.page_size for s in grid)
     assert len({s.id for s in grid}) == len(grid)
 
 

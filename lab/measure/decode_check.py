@@ -64,7 +64,8 @@ def decode_grid() -> list:
     length and mixed ones (odd among them); the minimum cache (as many tokens as new queries); 16- and
     64-token pages, with a length one past a page; multi-head, grouped (2, 4, 8 heads a K/V head) and
     multi-query K/V; D = 64 and 128; bf16 and fp16; caches of thousands of tokens (a kernel that splits
-    the keys across CTAs splits them). Each case is its own seed (the grid's position)."""
+    the keys across CTAs splits them); more packed query rows than one CTA holds (128: Falcon-like
+    heads with 2 new queries). Each case is its own seed (the grid's position)."""
     from lab.kernels.decode import DecodeShape
 
     specs = ["2,4,4,64,1,fp16", "3,8,2,128,37", "2,8,1,64,129,q2", "4,32,8,128,300,q4,mixed",
@@ -72,7 +73,8 @@ def decode_grid() -> list:
              "1,71,1,64,513,page16", "2,16,2,128,8,q8", "5,12,12,64,97,mixed,fp16",
              # Long enough that a kernel splitting the keys across CTAs (step 38) splits them, the
              # shorter sequence of the mixed pair ending inside a later chunk:
-             "2,8,2,128,3000,q4,mixed,page16", "1,32,8,64,5000,q2"]
+             "2,8,2,128,3000,q4,mixed,page16", "1,32,8,64,5000,q2",
+             "2,64,1,64,700,q2,mixed"]
     return [DecodeShape.parse(s) for s in specs]
 
 

@@ -135,6 +135,7 @@ struct PaddedRows {
 };
 template <class T>
 struct Swizzled128 {
+  static constexpr int ROW = 64;  // elements from a row to the next (rows 8 apart share a swizzle)
   __device__ static int at(int row, int col) {
     return (col / 64) * (T::BC * 64) + row * 64 + ((((col % 64) / 8) ^ (row % 8)) * 8);
   }
@@ -222,6 +223,84 @@ __device__ __forceinline__ void decode_warp_keys(float (&o)[T::RT][T::D / 8][4],
       mma_16816<Elem>(o[mt][2 * dn + 1], pa[mt], bv[2], bv[3]);
     }
   }
+}
+
+// One warp's 16 packed query rows against all BC keys of a stage (the row-warp tile of a wide group,
+// step 46 on: each warp owns an m-tile, so no warp repeats another's K/V reads from L2 and no merge of
+// warps follows): S = Q K^T from the warp's 16 rows of Q in shared memory (sq_w, T::LD a row), the online
+// softmax (keys at or past limit[h] masked, h = rows g and g + 8), O = alpha O + P V. sk_t and sv_t point
+// at the stage's first row (Layout as decode_warp_keys', with ROW: its row stride in a swizzle block).
+template <class T, class Layout>
+__device__ __forceinline__ void decode_row_warp_keys(float (&o)[T::D / 8][4], RowState (&rows)[2],
+                                                     const typename T::Elem* sq_w, const typename T::Elem* sk_t, const typename T::Elem* sv_t,
+                                                     int key0, const int (&limit)[2], float scale_log2, int lane) {
+  using Elem = typename T::Elem;
+  constexpr int NT = T::BC / 8;  // 8-key n-tiles of S
+  float s[NT][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < T::D / 16; kk += 2) {
+    unsigned qa[2][4];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) ldmatrix_x4(qa[j], sq_w + (lane % 16) * T::LD + (kk + j) * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      unsigned bk[4];
+      ldmatrix_x4(bk, sk_t + nt * 8 * Layout::ROW + Layout::at(lane % 8, kk * 16 + (lane / 8) * 8));
+      mma_16816<Elem>(s[nt], qa[0], bk[0], bk[1]);
+      mma_16816<Elem>(s[nt], qa[1], bk[2], bk[3]);
+    }
+  }
+  const int tq = lane % 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = kNegInf;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int key = key0 + nt * 8 + 2 * tq + c;
+        const float x = key < limit[h] ? s[nt][2 * h + c] * scale_log2 : kNegInf;
+        s[nt][2 * h + c] = x;
+        mx = fmaxf(mx, x);
+      }
+    RowState& row = rows[h];
+    const float m_new = fmaxf(row.m, group_max<4>(mx));
+    const float base = m_new == kNegInf ? 0.0f : m_new;  // as decode_warp_keys: no NaN before a visible key
+    const float alpha = softmax_exp2<true>(row.m - base);
+    float sum = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const float p = softmax_exp2<true>(s[nt][2 * h + c] - base);
+        s[nt][2 * h + c] = p;
+        sum += p;
+      }
+    row.l = row.l * alpha + sum;
+    row.m = m_new;
+#pragma unroll
+    for (int n = 0; n < T::D / 8; ++n) {
+      o[n][2 * h] *= alpha;
+      o[n][2 * h + 1] *= alpha;
+    }
+  }
+  unsigned pa[T::BC / 16][4];  // P as the A fragments of the P V mma, one a 16-key step
+#pragma unroll
+  for (int kt = 0; kt < T::BC / 16; ++kt) {
+    pa[kt][0] = pack2<Elem>(s[2 * kt][0], s[2 * kt][1]);
+    pa[kt][1] = pack2<Elem>(s[2 * kt][2], s[2 * kt][3]);
+    pa[kt][2] = pack2<Elem>(s[2 * kt + 1][0], s[2 * kt + 1][1]);
+    pa[kt][3] = pack2<Elem>(s[2 * kt + 1][2], s[2 * kt + 1][3]);
+  }
+#pragma unroll
+  for (int dn = 0; dn < T::D / 16; ++dn)
+#pragma unroll
+    for (int kt = 0; kt < T::BC / 16; ++kt) {
+      unsigned bv[4];
+      ldmatrix_x4_trans(bv, sv_t + kt * 16 * Layout::ROW + Layout::at(lane % 16, dn * 16 + (lane / 16) * 8));
+      mma_16816<Elem>(o[2 * dn], pa[kt], bv[0], bv[1]);
+      mma_16816<Elem>(o[2 * dn + 1], pa[kt], bv[2], bv[3]);
+    }
 }
 
 // The key limit (one past the last visible key) of each row a thread holds, for keys up to key_end:
