@@ -650,6 +650,73 @@ int launch_combine_early(const DecodeArgs& a, const SplitPartials& p, cudaStream
   return static_cast<int>(cudaLaunchKernelEx(&config, decode_combine_splits<Elem, D, true>, a, p));
 }
 
+// The merge with the splits read side by side (step 47 on): one CTA of MERGE_THREADS an output row, D / 4
+// threads on a split's row (4 floats each), so the CTA holds MERGE_THREADS / (D / 4) "slots", slot j
+// taking splits j, j + slots, ... with its loads in flight together; every warp finds the splits' max
+// log-sum-exp and their weights' sum itself (lane-parallel reads of the log-sum-exps), and the slots'
+// sums meet in shared memory in a fixed order (the same bits every call). Launched early, as
+// launch_combine_early's, it first waits for the main kernel.
+constexpr int kMergeThreads = 128;
+template <class Elem, int D>
+__global__ void __launch_bounds__(kMergeThreads) decode_merge_splits_side_by_side(const DecodeArgs a,
+                                                                                  const SplitPartials p) {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  constexpr int LANES = D / 4, SLOTS = kMergeThreads / LANES;
+  __shared__ float4 slot_sum[SLOTS][LANES];
+  const int row = blockIdx.x;  // (b, i, h) of the output
+  const int h = row % a.H, i = (row / a.H) % a.q_len, b = row / (a.H * a.q_len);
+  const int kv = h / a.group, r = i * a.group + h % a.group;
+  const int active = min(p.splits, ceil_div(a.cache_lens[b], p.chunk));
+  const int lane = threadIdx.x % 32, slot = threadIdx.x / LANES, col = (threadIdx.x % LANES) * 4;
+  float m = kNegInf;
+  for (int s = lane; s < active; s += 32) m = fmaxf(m, p.lse[split_row(a, s, b, kv, r)]);
+  m = group_max<32>(m);
+  float sum = 0.0f;
+  for (int s = lane; s < active; s += 32) {
+    const float lse = p.lse[split_row(a, s, b, kv, r)];
+    sum += lse == kNegInf ? 0.0f : exp2f(lse - m);
+  }
+  sum = group_sum<32>(sum);
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+  for (int s = slot; s < active; s += SLOTS) {
+    const size_t at = split_row(a, s, b, kv, r);
+    const float lse = p.lse[at];
+    const float w = lse == kNegInf ? 0.0f : exp2f(lse - m);
+    const float4 x = *reinterpret_cast<const float4*>(p.o + at * D + col);
+    acc.x += w * x.x, acc.y += w * x.y, acc.z += w * x.z, acc.w += w * x.w;
+  }
+  slot_sum[slot][threadIdx.x % LANES] = acc;
+  __syncthreads();
+  if (slot != 0) return;
+  float4 total = slot_sum[0][threadIdx.x];
+  for (int j = 1; j < SLOTS; ++j) {
+    const float4 x = slot_sum[j][threadIdx.x];
+    total.x += x.x, total.y += x.y, total.z += x.z, total.w += x.w;
+  }
+  const float inv = 1.0f / sum;
+  Elem* dst = static_cast<Elem*>(a.o) + ((static_cast<size_t>(b) * a.q_len + i) * a.H + h) * D + col;
+  *reinterpret_cast<uint2*>(dst) = make_uint2(pack2<Elem>(total.x * inv, total.y * inv),
+                                              pack2<Elem>(total.z * inv, total.w * inv));
+}
+
+// decode_merge_splits_side_by_side launched as the main kernel's programmatic dependent (as
+// launch_combine_early), one CTA an output row. Returns a cudaError_t value.
+template <class Elem, int D>
+int launch_merge_side_by_side(const DecodeArgs& a, const SplitPartials& p, cudaStream_t stream) {
+  if (p.splits == 1) return 0;
+  cudaLaunchAttribute early{};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(a.B * a.q_len * a.H);
+  config.blockDim = dim3(kMergeThreads);
+  config.stream = stream;
+  config.attrs = &early;
+  config.numAttrs = 1;
+  return static_cast<int>(cudaLaunchKernelEx(&config, decode_merge_splits_side_by_side<Elem, D>, a, p));
+}
+
 // The host side of a decode call: its arguments checked and packed, or a cudaError_t value.
 inline int decode_args(DecodeArgs& a, const void* q, const void* k, const void* v, void* o, const int* cache_lens,
                        const int* block_table, int B, int q_len, int H, int H_kv, int cache_dim0, int cache_dim1,
