@@ -1,12 +1,14 @@
-// Step 47 - +splits merged side by side: the merge of a split call reads a row's splits in parallel (one
-// CTA an output row, its slots of D / 4 threads each taking every slots-th split, their loads in flight
-// together; fa::decode_merge_splits_side_by_side) instead of one thread walking all splits for 8 columns.
+// Step 47 - +splits merged side by side: where a call splits its keys into more than 8 chunks, the merge
+// reads a row's splits in parallel (one CTA an output row, its slots of D / 4 threads each taking every
+// slots-th split, their loads in flight together; fa::decode_merge_splits_side_by_side) instead of one
+// thread walking all splits for 8 columns.
 // Hypothesis: step 46's merge is a latency chain of one L2 round trip a split: Nsight Compute (H200) has
-// it at 14.4 us for the 29 splits of batch 1 at 128k tokens (4 CTAs), where cuDNN's reduction takes 4.0,
-// and at 7.6 us for the 7 splits of Qwen2.5-7B's heads at batch 8 of 8192 tokens (cuDNN's: 3.7); the
-// early launch hides only the part that overlaps the main kernel's last wave.
-// Predicted: 1.03-1.08x over step 46 at the shapes that split into many chunks (batch 1 and 8 at 8192
-// tokens and more), unchanged where one chunk a sequence fills the GPU.
+// it at 14.4 us for the 29 splits of batch 1 at 128k tokens (4 CTAs), where cuDNN's reduction takes 4.0;
+// the early launch hides only the part that overlaps the main kernel's last wave. With few splits the
+// walk is short and one CTA a row costs more than it saves (exploration 2026-11-28-decode-row-warps,
+// call 2: 13.9 -> 19.3 us at Falcon-7B's 2 splits a sequence), so those calls keep step 46's merge.
+// Predicted: 1.03-1.08x over step 46 at the shapes that split into more than 8 chunks (batch 1 at 128k
+// tokens, batch 8 of Falcon-7B's heads), unchanged elsewhere.
 #include "fa/decode.cuh"
 #include "fa/decode_tma.cuh"
 #include "fa/wgmma_attention.cuh"  // fa::wgmma::fence_proxy_async
@@ -241,7 +243,7 @@ struct LaunchDecode {
     const dim3 grid(fa::ceil_div(a.rows, T::BR) * p.splits, a.H_kv, a.B);
     decode_fwd<Elem, D, RT><<<grid, T::THREADS + 32, T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
     if (int err = static_cast<int>(cudaGetLastError())) return err;
-    return fa::launch_merge_side_by_side<Elem, D>(a, p, stream);
+    return merge(a, p, stream);
   }
   static int launch_row_warps(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
     using T = RowWarpTile<Elem, D>;
@@ -256,7 +258,14 @@ struct LaunchDecode {
     decode_fwd_row_warps<Elem, D>
         <<<grid, 32 * (row_warps(a.rows) + 1), T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
     if (int err = static_cast<int>(cudaGetLastError())) return err;
-    return fa::launch_merge_side_by_side<Elem, D>(a, p, stream);
+    return merge(a, p, stream);
+  }
+  // The merge of a split call: its splits side by side where there are more than kSideBySideFrom, else
+  // step 46's walk (fewer round trips than one CTA a row costs).
+  static constexpr int kSideBySideFrom = 8;
+  static int merge(const fa::DecodeArgs& a, const fa::SplitPartials& p, cudaStream_t stream) {
+    return p.splits > kSideBySideFrom ? fa::launch_merge_side_by_side<Elem, D>(a, p, stream)
+                                      : fa::launch_combine_early<Elem, D>(a, p, stream);
   }
   static int run(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
     if (a.rows > 32) return launch_row_warps(a, workspace, bytes, stream);
