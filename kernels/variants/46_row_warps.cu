@@ -2,9 +2,9 @@
 // (Falcon-7B's 71 query heads on one K/V head), each consumer warp owns 16 of them against every key of a
 // tile, up to 6 warps (96 rows) a CTA, instead of 4 warps each taking 16 keys for 32 rows.
 // Hypothesis: at 71 rows step 45 runs 3 CTAs of 32 rows a (sequence, K/V head), each reading the whole
-// head from L2, then merging its 4 warps' partial softmaxes: 25.3 us at batch 64 of 1024 tokens (hot, recorded run 20261128T180707Z-4d2adc9) where SDPA
-// takes 15.1 and the 16.8 MB it must move take 4 at the copy's bandwidth. One CTA of 5 warps (80 rows)
-// reads the head once and needs no merge of warps.
+// head from L2, then merging its 4 warps' partial softmaxes: 25.3 us at batch 64 of 1024 tokens (hot,
+// recorded run 20261128T180707Z-4d2adc9) where SDPA takes 15.1 and the 16.8 MB it must move take 4 at
+// the copy's bandwidth. One CTA of 5 warps (80 rows) reads the head once and needs no merge of warps.
 // Predicted: 1.4-1.8x over step 45 at the wide-group shapes (Falcon-7B), unchanged elsewhere (the other
 // shapes keep step 45's tile).
 #include "fa/decode.cuh"
