@@ -123,13 +123,7 @@ __global__ void __launch_bounds__(32 * (RowWarpTile<Elem, D>::MAX_WARPS + 1), 1)
   // The warp's 16 rows of Q into its own slice of shared memory.
   const int wrow0 = row0 + 16 * warp;
   Elem* sq_w = sq + warp * 16 * T::LD;
-  const auto* q = static_cast<const Elem*>(a.q);
-  for (int c = lane; c < 16 * (D / 8); c += 32) {
-    const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-    uint4 x = make_uint4(0, 0, 0, 0);
-    if (wrow0 + r < a.rows) x = *reinterpret_cast<const uint4*>(q + fa::query_offset<D>(a, b, kv, wrow0 + r) + col);
-    *reinterpret_cast<uint4*>(sq_w + r * T::LD + col) = x;
-  }
+  fa::decode_load_q<T, /*ROWS=*/16, /*THREADS=*/32>(sq_w, a, b, kv, wrow0, lane);
   __syncwarp();
   int limit[1][2];
   fa::decode_row_limits<T>(limit, a, n, wrow0, key_end, lane);
@@ -207,7 +201,7 @@ struct LaunchDecode {
     const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
     return plan_for<T>(decode_fwd<half, D, RT>, T::THREADS + 32, pairs, capacity, p);
   }
-  // The row-warp call (rows > 32): as few CTAs a (sequence, K/V head) as hold its rows, up to MAX_WARPS
+  // The row-warp call (rows > kRowWarpsAbove): as few CTAs a (sequence, K/V head) as hold its rows, up to MAX_WARPS
   // consumer warps each, the rows dealt evenly among them (71 rows: one CTA of 5 warps; 284: three of 6).
   static int row_blocks(int rows) { return fa::ceil_div(rows, RowWarpTile<Elem, D>::MAX_ROWS); }
   static int row_warps(int rows) { return fa::ceil_div(fa::ceil_div(rows, row_blocks(rows)), 16); }
@@ -216,8 +210,9 @@ struct LaunchDecode {
     const long long pairs = static_cast<long long>(row_blocks(rows)) * H_kv * B;
     return plan_for<T>(decode_fwd_row_warps<half, D>, 32 * (row_warps(rows) + 1), pairs, capacity, p);
   }
+  static constexpr int kRowWarpsAbove = 32;  // packed rows step 45's widest tile holds (RT = 2)
   static int plan_any(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
-    if (rows > 32) return plan_row_warps(B, H_kv, rows, capacity, p);
+    if (rows > kRowWarpsAbove) return plan_row_warps(B, H_kv, rows, capacity, p);
     return rows <= 16 ? plan<1>(B, H_kv, rows, capacity, p) : plan<2>(B, H_kv, rows, capacity, p);
   }
   // The cache as (tokens, H_kv, D): B rows of S_max tokens, or the pages' tokens; a box of 64 keys, or of
@@ -268,7 +263,7 @@ struct LaunchDecode {
                                       : fa::launch_combine_early<Elem, D>(a, p, stream);
   }
   static int run(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
-    if (a.rows > 32) return launch_row_warps(a, workspace, bytes, stream);
+    if (a.rows > kRowWarpsAbove) return launch_row_warps(a, workspace, bytes, stream);
     return a.rows <= 16 ? launch<1>(a, workspace, bytes, stream) : launch<2>(a, workspace, bytes, stream);
   }
   static long long workspace_bytes(int B, int q_len, int H, int H_kv, int capacity) {

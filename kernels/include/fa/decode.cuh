@@ -110,13 +110,14 @@ __device__ __forceinline__ void decode_issue_kv_tile(typename T::Elem* sk, typen
   }
 }
 
-// The CTA's BR packed query rows into shared memory (rows past a.rows zero).
-template <class T>
+// The CTA's BR packed query rows into shared memory (rows past a.rows zero), by its THREADS threads; or
+// ROWS rows from row0 by THREADS threads (a row-warp's 16 rows by its 32 lanes: ROWS = 16, THREADS = 32).
+template <class T, int ROWS = T::BR, int THREADS = T::THREADS>
 __device__ __forceinline__ void decode_load_q(typename T::Elem* sq, const DecodeArgs& a, int b, int kv, int row0,
                                               int tid) {
   constexpr int CHUNKS = T::D / 8;
   const auto* q = static_cast<const typename T::Elem*>(a.q);
-  for (int c = tid; c < T::BR * CHUNKS; c += T::THREADS) {
+  for (int c = tid; c < ROWS * CHUNKS; c += THREADS) {
     const int r = c / CHUNKS, col = (c % CHUNKS) * 8;
     uint4 x = make_uint4(0, 0, 0, 0);
     if (row0 + r < a.rows) x = *reinterpret_cast<const uint4*>(q + query_offset<T::D>(a, b, kv, row0 + r) + col);
@@ -232,8 +233,9 @@ __device__ __forceinline__ void decode_warp_keys(float (&o)[T::RT][T::D / 8][4],
 // at the stage's first row (Layout as decode_warp_keys', with ROW: its row stride in a swizzle block).
 template <class T, class Layout>
 __device__ __forceinline__ void decode_row_warp_keys(float (&o)[T::D / 8][4], RowState (&rows)[2],
-                                                     const typename T::Elem* sq_w, const typename T::Elem* sk_t, const typename T::Elem* sv_t,
-                                                     int key0, const int (&limit)[2], float scale_log2, int lane) {
+                                                     const typename T::Elem* sq_w, const typename T::Elem* sk_t,
+                                                     const typename T::Elem* sv_t, int key0, const int (&limit)[2],
+                                                     float scale_log2, int lane) {
   using Elem = typename T::Elem;
   constexpr int NT = T::BC / 8;  // 8-key n-tiles of S
   float s[NT][4] = {};
@@ -630,28 +632,35 @@ void launch_combine(const DecodeArgs& a, const SplitPartials& p, cudaStream_t st
   decode_combine_splits<Elem, D><<<ceil_div(out_rows, per_block), 128, 0, stream>>>(a, p);
 }
 
-// The second kernel of a split call launched as the first one's programmatic dependent (sm_90): its CTAs
-// may be scheduled once every CTA of the first has signalled (griddepcontrol.launch_dependents), and wait
-// on the device for it to complete, so the launch's latency hides behind the first kernel's last wave.
+// A merge kernel of a split call launched as the main kernel's programmatic dependent (sm_90): its CTAs
+// may be scheduled once every CTA of the main kernel has signalled (griddepcontrol.launch_dependents), and
+// wait on the device for it to complete, so the launch's latency hides behind the main kernel's last wave.
 // Returns a cudaError_t value.
-template <class Elem, int D>
-int launch_combine_early(const DecodeArgs& a, const SplitPartials& p, cudaStream_t stream) {
-  if (p.splits == 1) return 0;
-  const int out_rows = a.B * a.q_len * a.H, per_block = 128 / (D / 8);
+template <class Merge>
+int launch_after_main(Merge merge, unsigned blocks, unsigned threads, const DecodeArgs& a, const SplitPartials& p,
+                      cudaStream_t stream) {
   cudaLaunchAttribute early{};
   early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   early.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(ceil_div(out_rows, per_block));
-  config.blockDim = dim3(128);
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
   config.stream = stream;
   config.attrs = &early;
   config.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&config, decode_combine_splits<Elem, D, true>, a, p));
+  return static_cast<int>(cudaLaunchKernelEx(&config, merge, a, p));
 }
 
-// The merge with the splits read side by side (step 47 on): one CTA of MERGE_THREADS an output row, D / 4
-// threads on a split's row (4 floats each), so the CTA holds MERGE_THREADS / (D / 4) "slots", slot j
+// The second kernel of a split call (decode_combine_splits) launched early (launch_after_main).
+template <class Elem, int D>
+int launch_combine_early(const DecodeArgs& a, const SplitPartials& p, cudaStream_t stream) {
+  if (p.splits == 1) return 0;
+  const int out_rows = a.B * a.q_len * a.H, per_block = 128 / (D / 8);
+  return launch_after_main(decode_combine_splits<Elem, D, true>, ceil_div(out_rows, per_block), 128, a, p, stream);
+}
+
+// The merge with the splits read side by side (step 47 on): one CTA of kMergeThreads an output row, D / 4
+// threads on a split's row (4 floats each), so the CTA holds kMergeThreads / (D / 4) "slots", slot j
 // taking splits j, j + slots, ... with its loads in flight together; every warp finds the splits' max
 // log-sum-exp and their weights' sum itself (lane-parallel reads of the log-sum-exps), and the slots'
 // sums meet in shared memory in a fixed order (the same bits every call). Launched early, as
@@ -700,21 +709,12 @@ __global__ void __launch_bounds__(kMergeThreads) decode_merge_splits_side_by_sid
                                               pack2<Elem>(total.z * inv, total.w * inv));
 }
 
-// decode_merge_splits_side_by_side launched as the main kernel's programmatic dependent (as
-// launch_combine_early), one CTA an output row. Returns a cudaError_t value.
+// decode_merge_splits_side_by_side launched early (launch_after_main), one CTA an output row.
 template <class Elem, int D>
 int launch_merge_side_by_side(const DecodeArgs& a, const SplitPartials& p, cudaStream_t stream) {
   if (p.splits == 1) return 0;
-  cudaLaunchAttribute early{};
-  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  early.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(a.B * a.q_len * a.H);
-  config.blockDim = dim3(kMergeThreads);
-  config.stream = stream;
-  config.attrs = &early;
-  config.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&config, decode_merge_splits_side_by_side<Elem, D>, a, p));
+  return launch_after_main(decode_merge_splits_side_by_side<Elem, D>, a.B * a.q_len * a.H, kMergeThreads, a, p,
+                           stream);
 }
 
 // The host side of a decode call: its arguments checked and packed, or a cudaError_t value.
