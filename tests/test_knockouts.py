@@ -15,7 +15,7 @@ from lab.report import knockouts
 from lab.measure import records
 from lab.kernels import switches as sw, variants
 
-END = "uniform_descriptors"  # the sm_90a branch's last step: a new step renames it here
+END = "unmasked_loop"  # the sm_90a branch's last step: a new step renames it here
 
 
 def _switch(**kw):
@@ -27,7 +27,7 @@ def _switch(**kw):
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
     kos = {k.impl: k for k in sw.knockouts(END, switches)}
-    assert len(kos) == 17 and all(i.startswith(f"{END}~no_") for i in kos)
+    assert len(kos) == 18 and all(i.startswith(f"{END}~no_") for i in kos)
     overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
@@ -49,6 +49,8 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert kos[f"{END}~no_warp_release_d64"].defines == {"FA_WARP_RELEASE_D64": 0}
     assert kos[f"{END}~no_longest_first_queue"].applies_to == "causal"
     assert kos[f"{END}~no_longest_first_queue"].defines == {"FA_LONGEST_FIRST_QUEUE": 0}
+    assert kos[f"{END}~no_unmasked_loop"].applies_to == "all"
+    assert kos[f"{END}~no_unmasked_interior"].defines == {"FA_UNMASKED_INTERIOR": 0, "FA_UNMASKED_LOOP": 0}
     assert overlap.applies_to == "D=128"  # D = 64 runs in series already (step 30)
     assert not sw.knockouts("ftz_exp2", switches)  # the switches moved to the branch's end (step 30)
     assert not sw.knockouts("model_inputs", switches)
@@ -75,7 +77,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/36_uniform_descriptors.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/48_unmasked_loop.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -108,13 +110,13 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    assert all(differs.values()) and len(differs) == 17
+    assert all(differs.values()) and len(differs) == 18
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
                 "FA_PERSISTENT": 1, "FA_BALANCED_CAUSAL": 1, "FA_SERIAL_D64": 1, "FA_WIDE_KV_TILES_LONG_D64": 1,
                 "FA_THREE_CTAS_D64": 1, "FA_WARP_RELEASE_D64": 1, "FA_LONGEST_FIRST_QUEUE": 1,
-                "FA_UNIFORM_DESCRIPTORS": 1}
+                "FA_UNIFORM_DESCRIPTORS": 1, "FA_UNMASKED_LOOP": 1}
     assert sw.sass(END, "sm_90a", defaults | fp16) == sw.sass(END, "sm_90a", fp16, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
@@ -285,6 +287,7 @@ def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
     cells, _ = factorial.design(END, factors, switches)
     carried = knockouts.carried_dependencies({"factors": factors, "cells": cells})
     assert carried == {"tma": ["longest_first_queue", "three_ctas_d64"],
+                       "unmasked_interior": ["unmasked_loop"],  # step 48's loop is made of the interior tiles
                        "serial_d64": ["three_ctas_d64", "wide_kv_tiles_long_d64"]}
     hand = [{"a": 1, "b": 1, "also_off": []}, {"a": -1, "b": 1, "also_off": ["x"]},
             {"a": 1, "b": -1, "also_off": []}, {"a": -1, "b": -1, "also_off": ["x"]}]

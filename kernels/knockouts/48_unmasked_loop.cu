@@ -1,5 +1,5 @@
-// The switchable twin of step 36 (uniform_descriptors, the sm_90a branch's end):
-// kernels/variants/36_uniform_descriptors.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 48 (unmasked_loop, the sm_90a branch's end):
+// kernels/variants/48_unmasked_loop.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -34,6 +34,14 @@
 // in vector registers and moved it to uniform ones, 107 of its 142 extra instructions a warp per 128
 // keys against FA3 at D = 128. Predicted: 1.01x-1.05x over +work tiles from a queue at the long D = 128
 // shapes, 1.00x-1.03x at D = 64.
+//
+// Step 48 - +unmasked tiles in a loop of their own: the K/V tiles that need no mask for any row of a
+// warpgroup run in a loop whose softmax has no visibility test, the tiles crossing the end or the
+// diagonal in a second loop after it, instead of one loop body holding both softmaxes and choosing per
+// tile (the three-CTA tile keeps one loop). Hypothesis: the choice costs every tile its branch and the
+// masked path's registers; split, step 36's D = 128 loop is one path of 476 instructions a warp per 128
+// keys instead of three (493-767). Predicted: 1.01x-1.05x over +wgmma descriptors in uniform registers at
+// the long D = 128 shapes, 1.00x-1.02x at D = 64.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -49,6 +57,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_UNMASKED_LOOP  // step 48: 0 -> one loop body holds both softmaxes and chooses per tile
+#define FA_UNMASKED_LOOP 1
+#endif
 #ifndef FA_UNIFORM_DESCRIPTORS  // step 36: 0 -> every k-step's descriptor built from its address, as step 35
 #define FA_UNIFORM_DESCRIPTORS 1
 #endif
@@ -112,6 +123,8 @@ constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OV
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS;
+// Without step 15 every tile runs the visibility test, so there is no unmasked loop to split off.
+constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
 // takes the tiles and hands them on (with cp.async every producer thread copies K/V).
 constexpr bool kQueue = FA_LONGEST_FIRST_QUEUE && kPersistent && kTmaKv;
@@ -304,6 +317,14 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0, lane,
                                                                        scale_log2);
     };
+    // The same with the choice made by the caller (std::true_type: masked), for a loop of one kind.
+    auto softmax_tile_as = [&](int kv0, auto masked) {
+      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0,
+                                                                               lane, scale_log2);
+    };
+    // Tiles 0 .. n_unmasked - 1 need no mask for any row of the warpgroup: wholly inside the sequence and
+    // (causal) at or below the diagonal of its first row. Warpgroup-uniform, as wgmma needs.
+    const int n_unmasked = min(n_mine, min(shape.S, shape.causal ? q0 + wg_row0 + 1 : shape.S) / T::BC);
     if constexpr (kTmaQ) {
       fa::mbarrier_wait(&q_full, q_phase);
     } else {
@@ -320,7 +341,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     if constexpr (NEXT_EARLY) next = handoff.get(entry, lane);
 
     if constexpr (IN_SERIES) {  // S_j, its softmax, then P_j V_j, each waited on
-      for (int tile = 0; tile < n_mine; ++tile) {
+      // masked: std::true_type / std::false_type, or a bool (the softmax decides per warp, as before)
+      auto serial_step = [&](int tile, auto masked) {
         const int st = acquire(ring_slots + tile);
         wg::fence_registers(o_acc);
         wg::fence();
@@ -329,7 +351,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence_registers(s);
         if (TMA_STORE && tile == 0) settle_store();
         if (tile == n_mine - 1) q_read();
-        softmax_tile(tile * T::BC);
+        if constexpr (std::is_same_v<decltype(masked), bool>) softmax_tile(tile * T::BC);  // decided per warp
+        else softmax_tile_as(tile * T::BC, masked);
         fa::rescale_rows(o_acc, alpha);
         fa::pack_p_fragments<T>(p, s);
         wg::fence_registers(o_acc);
@@ -339,6 +362,14 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
         release(ring_slots + tile, n_tiles);
+      };
+      int tile = 0;
+      // The three-CTA tile keeps one loop: its 80 registers a thread do not hold two bodies without spilling.
+      if constexpr (kUnmaskedLoop && KIND != TileKind::kThreeCtas) {
+        for (; tile < n_unmasked; ++tile) serial_step(tile, std::false_type{});
+        for (; tile < n_mine; ++tile) serial_step(tile, std::true_type{});
+      } else {
+        for (; tile < n_mine; ++tile) serial_step(tile, true);
       }
       for (int tile = n_mine; tile < n_tiles; ++tile) {
         acquire(ring_slots + tile);
@@ -358,7 +389,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       softmax_tile(0);
       fa::pack_p_fragments<T>(p, s);
 
-      for (int tile = 1; tile < n_mine; ++tile) {
+      auto overlapped_step = [&](int tile, auto masked) {
         const int prev_stage = stage;
         stage = acquire(ring_slots + tile);
         wg::fence_registers(o_acc);
@@ -370,13 +401,21 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::wait<1>();                                       // S_j has landed
         wg::fence_registers(s);
         if (tile == n_mine - 1) q_read();
-        softmax_tile(tile * T::BC);
+        if constexpr (std::is_same_v<decltype(masked), bool>) softmax_tile(tile * T::BC);  // decided per warp
+        else softmax_tile_as(tile * T::BC, masked);
         wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
         release(ring_slots + tile - 1, n_tiles);
         fa::rescale_rows(o_acc, alpha);
         fa::pack_p_fragments<T>(p, s);
+      };
+      int tile = 1;
+      if constexpr (kUnmaskedLoop) {
+        for (; tile < n_unmasked; ++tile) overlapped_step(tile, std::false_type{});
+        for (; tile < n_mine; ++tile) overlapped_step(tile, std::true_type{});
+      } else {
+        for (; tile < n_mine; ++tile) overlapped_step(tile, true);
       }
       const bool last_work = NEXT_EARLY ? next.q0 < 0 : !scheduler.valid(scheduler.next(cursor));
       wg::fence_registers(o_acc);
