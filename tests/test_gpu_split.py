@@ -68,14 +68,18 @@ def test_the_report_table_splits_each_shape_and_counts_rows_where_gpus_dominate(
 
 
 def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_path):
-    """The committed report's base (its replicates one after another on one GPU) says nothing; the same run
-    as recorded before replicates named their GPU says nothing and names none; spread over two GPUs it says
-    so, as the committed run (as many H200s as its replicates.json names GPU UUIDs) does."""
-    committed_log = json.loads((records.RunRecord.open(default_run()).dir / "replicates.json").read_text())
-    n = len({r["gpu"]["gpu_uuid"] for r in committed_log["timing"]["runs"] if r.get("gpu")})
+    """Of the committed report's two runs, the one whose replicates ran one after another on one GPU says
+    nothing; the same run as recorded before replicates named their GPU says nothing and names none; spread
+    over two GPUs it says so, as the other committed run (as many H200s as its replicates.json names GPU
+    UUIDs) does."""
+    def uuids(run_id):
+        log = json.loads((records.RunRecord.open(run_id).dir / "replicates.json").read_text())
+        return {r["gpu"]["gpu_uuid"] for r in log["timing"]["runs"] if r.get("gpu")}
+
+    several, run = sorted((default_run(), committed().base), key=lambda r: -len(uuids(r)))
+    n = len(uuids(several))
     assert n >= 2
-    assert _where_replicates_ran(RunData(records.RunRecord.open(default_run()))).startswith(f"side by side on {n} GPUs")
-    run = committed().base
+    assert _where_replicates_ran(RunData(records.RunRecord.open(several))).startswith(f"side by side on {n} GPUs")
     assert _where_replicates_ran(RunData(records.RunRecord.open(run))) == ""  # one GPU: nothing to say
     copy = tmp_path / run
     shutil.copytree(records.RunRecord.open(run).dir, copy)
