@@ -1,4 +1,4 @@
-"""The draft's header change (tile_size.patch applied to the tree at /work/main) against the committed tree (a git
+"""The draft's header change (step49.patch's fa/tile_size.cuh hunk applied to the tree at /work/main) against the committed tree (a git
 worktree at /tmp/main_ref): each step's SASS, with the anonymous namespace's hash (it follows the file's path)
 normalised; "code (the function names aside)" drops the `Function :` lines, whose mangled names spell out the
 HopperTileOf alias, which the patch nests one level deeper.
