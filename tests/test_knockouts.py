@@ -15,7 +15,7 @@ from lab.report import knockouts
 from lab.measure import records
 from lab.kernels import switches as sw, variants
 
-END = "unmasked_loop"  # the sm_90a branch's last step: a new step renames it here
+END = "three_warpgroups_d64"  # the sm_90a branch's last step: a new step renames it here
 
 
 def _switch(**kw):
@@ -27,7 +27,7 @@ def _switch(**kw):
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
     kos = {k.impl: k for k in sw.knockouts(END, switches)}
-    assert len(kos) == 18 and all(i.startswith(f"{END}~no_") for i in kos)
+    assert len(kos) == 19 and all(i.startswith(f"{END}~no_") for i in kos)
     overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
@@ -38,11 +38,15 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert kos[f"{END}~no_tma_store_d128"].applies_to == "D=128"
     assert kos[f"{END}~no_tma_store_d128"].defines == {"FA_TMA_STORE_D128": 0}
     assert kos[f"{END}~no_serial_d64"].applies_to == "D=64" and kos[f"{END}~no_serial_d64"].defines == {
-        "FA_SERIAL_D64": 0, "FA_WIDE_KV_TILES_LONG_D64": 0, "FA_THREE_CTAS_D64": 0}  # the overlap spills in both tiles
+        "FA_SERIAL_D64": 0, "FA_WIDE_KV_TILES_LONG_D64": 0, "FA_THREE_CTAS_D64": 0,
+        "FA_THREE_WGS_D64": 0}  # the overlap spills in all three tiles
     assert kos[f"{END}~no_three_ctas_d64"].applies_to == "D=64"
     assert kos[f"{END}~no_three_ctas_d64"].defines == {"FA_THREE_CTAS_D64": 0}
     assert kos[f"{END}~no_tma"].defines == {"FA_TMA_KV": 0, "FA_THREE_CTAS_D64": 0,  # 120 registers: spills
-                                            "FA_LONGEST_FIRST_QUEUE": 0}  # the counter's taker is the TMA thread
+                                            "FA_LONGEST_FIRST_QUEUE": 0,  # the counter's taker is the TMA thread
+                                            "FA_THREE_WGS_D64": 0}  # 152 registers: spills
+    assert kos[f"{END}~no_three_wgs_d64"].applies_to == "D=64"
+    assert kos[f"{END}~no_three_wgs_d64"].defines == {"FA_THREE_WGS_D64": 0}
     assert kos[f"{END}~no_wide_kv_tiles_long_d64"].applies_to == "D=64"
     assert kos[f"{END}~no_wide_kv_tiles_long_d64"].defines == {"FA_WIDE_KV_TILES_LONG_D64": 0}
     assert kos[f"{END}~no_warp_release_d64"].applies_to == "D=64"
@@ -77,7 +81,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/48_unmasked_loop.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/49_three_warpgroups_d64.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -110,13 +114,13 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    assert all(differs.values()) and len(differs) == 18
+    assert all(differs.values()) and len(differs) == 19
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
                 "FA_PERSISTENT": 1, "FA_BALANCED_CAUSAL": 1, "FA_SERIAL_D64": 1, "FA_WIDE_KV_TILES_LONG_D64": 1,
                 "FA_THREE_CTAS_D64": 1, "FA_WARP_RELEASE_D64": 1, "FA_LONGEST_FIRST_QUEUE": 1,
-                "FA_UNIFORM_DESCRIPTORS": 1, "FA_UNMASKED_LOOP": 1}
+                "FA_UNIFORM_DESCRIPTORS": 1, "FA_UNMASKED_LOOP": 1, "FA_THREE_WGS_D64": 1}
     assert sw.sass(END, "sm_90a", defaults | fp16) == sw.sass(END, "sm_90a", fp16, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
@@ -183,7 +187,7 @@ def test_factorial_design_skips_combinations_that_break_depends_on():
     for c in cells:
         want = {"ping_pong_d128"} if c["wgmma_overlap"] == -1 else set()
         want |= {"three_ctas_d64"} if -1 in (c["tma"], c["tma_q_first"]) else set()
-        want |= {"longest_first_queue"} if c["tma"] == -1 else set()
+        want |= {"longest_first_queue", "three_wgs_d64"} if c["tma"] == -1 else set()
         assert set(c["also_off"]) == want, c
 
 
@@ -286,9 +290,9 @@ def test_the_interaction_table_names_the_dependencies_a_factor_carries_off():
     factors = ["tma", "unmasked_interior", "serial_d64", "ftz_exp2"]
     cells, _ = factorial.design(END, factors, switches)
     carried = knockouts.carried_dependencies({"factors": factors, "cells": cells})
-    assert carried == {"tma": ["longest_first_queue", "three_ctas_d64"],
+    assert carried == {"tma": ["longest_first_queue", "three_ctas_d64", "three_wgs_d64"],
                        "unmasked_interior": ["unmasked_loop"],  # step 48's loop is made of the interior tiles
-                       "serial_d64": ["three_ctas_d64", "wide_kv_tiles_long_d64"]}
+                       "serial_d64": ["three_ctas_d64", "three_wgs_d64", "wide_kv_tiles_long_d64"]}
     hand = [{"a": 1, "b": 1, "also_off": []}, {"a": -1, "b": 1, "also_off": ["x"]},
             {"a": 1, "b": -1, "also_off": []}, {"a": -1, "b": -1, "also_off": ["x"]}]
     assert knockouts.carried_dependencies({"factors": ["a", "b"], "cells": hand}) == {"a": ["x"]}
@@ -302,7 +306,7 @@ def test_the_knockout_table_says_what_was_off_from_the_runs_own_builds(tmp_path)
     rec = _synthetic_run(tmp_path / "runs")
     tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])
     # no build.json: today's manifest
-    assert tab.at[("tma", "headline"), "with_off"] == "three_ctas_d64, longest_first_queue"
+    assert tab.at[("tma", "headline"), "with_off"] == "three_ctas_d64, longest_first_queue, three_wgs_d64"
     rec.write_json("build.json", {"ftz_exp2": {"defines": {}}, "ftz_exp2~no_tma": {"defines": {"FA_TMA_KV": 0}},
                                   "ftz_exp2~no_wgmma_overlap": {"defines": {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}}})
     tab = knockouts.table(rec.dir).set_index(["switch", "shape_role"])

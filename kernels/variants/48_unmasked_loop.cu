@@ -4,9 +4,9 @@
 // second loop with it. Until now (step 15) one loop body held both softmaxes and chose per tile.
 // Hypothesis: the loop that holds both softmaxes pays for the choice on every tile: the branch, the
 // masked path's registers held across the body, and the instructions ptxas cannot schedule across it.
-// Step 36's D = 128 loop has three paths (493, 726 and 768 instructions a warp per 128 keys, its
-// shortest path against FlashAttention-3's 422); split, the main loop is one path of 476 (SASS, nvcc
-// 13.0), no spills. FA3 runs its masked tiles in iterations of their own too. Predicted: 1.01x-1.05x
+// Step 36's D = 128 loop has two or three paths (492-493 instructions a warp per 128 keys on the
+// shortest, against FlashAttention-3's 422; 721-767 on the others); split, the main loop is one path of
+// 476 (SASS, nvcc 13.0, data/explorations/2026-11-28-kv-apart-d128/sass_paths.txt), no spills. FA3 runs its masked tiles in iterations of their own too. Predicted: 1.01x-1.05x
 // over +wgmma descriptors in uniform registers at the long D = 128 shapes, 1.00x-1.02x at D = 64.
 // An exploration measured it before this step was written (data/explorations/2026-11-28-kv-apart-d128,
 // call 2: 1.053x-1.066x at S = 4096-16384, D = 128, H200; 0.97x at (8, 16, 512, 128)).

@@ -42,6 +42,12 @@
 #ifndef FA_TILE_THREE_TILES_PER_SM_D64  // 64-row work tiles per SM a grid needs for three CTAs an SM
 #define FA_TILE_THREE_TILES_PER_SM_D64 10
 #endif
+#ifndef FA_TILE_THREE_WGS_MIN_S_D64  // Hopper, D = 64, three consumer warpgroups a CTA (step 49): shortest S
+#define FA_TILE_THREE_WGS_MIN_S_D64 2048
+#endif
+#ifndef FA_TILE_THREE_WGS_TILES_PER_SM_D64  // 192-row work tiles per SM a grid needs for them
+#define FA_TILE_THREE_WGS_TILES_PER_SM_D64 8
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -109,26 +115,49 @@ inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
   return shape.S < FA_TILE_THREE_S_MAX_D64 && work_tiles >= static_cast<long long>(FA_TILE_THREE_TILES_PER_SM_D64) * sms;
 }
 
-// The tiles a Hopper call can take since step 33, which added the last of them: kShort (HopperTile),
-// and at D = 64 kLong (HopperLongTileD64, S >= FA_TILE_LONG_S_D64) and kThreeCtas
-// (HopperThreeCtaTileD64, takes_three_cta_tile_d64). TMA_KV as HopperTile's.
-enum class HopperTileKind { kShort, kLong, kThreeCtas };
+// Hopper, D = 64, three consumer warpgroups a CTA (step 49): 192 query rows share each K/V tile, as
+// FlashAttention-3's D = 64 tile has, one CTA an SM, 128-key tiles in three stages (120 KB of shared memory).
+// The producer keeps 40 registers, so a consumer has 152 (the launch bound gives 128 a thread): 3-4 % faster
+// than 160 with the same main loop (410 instructions a warp per 128 keys either way; one H200,
+// data/explorations/2026-11-29-three-wgs-d64 call 2), and the fewest without spills (144 spill 32 B).
+// Non-causal calls only, so its kernel walks the static list (the counter's kernel would spill 8 B at 152).
+template <bool TMA_KV = true, class Elem = half>
+using HopperThreeWgTileD64 = WgmmaTile<64, FA_TILE_BC_D64, FA_TILE_STAGES_D64, FA_TILE_PRODUCER_WARPS,
+                                       /*CONSUMER_WARPGROUPS=*/3, /*CTAS_PER_SM=*/1, TMA_KV ? 40 : 56, Elem>;
+
+// Whether a D = 64 call of step 49 takes HopperThreeWgTileD64: non-causal sequences of
+// FA_TILE_THREE_WGS_MIN_S_D64 keys or more (shorter ones leave much of the last 192-row tile empty) whose grid
+// gives every SM FA_TILE_THREE_WGS_TILES_PER_SM_D64 192-row work tiles or more.
+inline bool takes_three_wg_tile_d64(const AttnShape& shape, int sms) {
+  const long long work_tiles = static_cast<long long>(ceil_div(shape.S, 192)) * shape.B * shape.H;
+  return !shape.causal && shape.S >= FA_TILE_THREE_WGS_MIN_S_D64 &&
+         work_tiles >= static_cast<long long>(FA_TILE_THREE_WGS_TILES_PER_SM_D64) * sms;
+}
+
+// The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
+// FA_TILE_LONG_S_D64, step 32), kThreeCtas (HopperThreeCtaTileD64, takes_three_cta_tile_d64, step 33) and
+// kThreeWgs (HopperThreeWgTileD64, takes_three_wg_tile_d64, step 49). TMA_KV as HopperTile's.
+enum class HopperTileKind { kShort, kLong, kThreeCtas, kThreeWgs };
 template <class Elem, int D, HopperTileKind KIND = HopperTileKind::kShort, bool TMA_KV = true>
 using HopperTileOf = std::conditional_t<
     KIND == HopperTileKind::kLong, HopperLongTileD64<TMA_KV, Elem>,
     std::conditional_t<KIND == HopperTileKind::kThreeCtas, HopperThreeCtaTileD64<TMA_KV, Elem>,
-                       HopperTile<D, TMA_KV, Elem>>>;
+                       std::conditional_t<KIND == HopperTileKind::kThreeWgs, HopperThreeWgTileD64<TMA_KV, Elem>,
+                                          HopperTile<D, TMA_KV, Elem>>>>;
 
 // The tile a Hopper call takes, decided here for the steps after 33 and their twin (FlashAttention-3's
 // tile_size_fwd_sm90): run_tile(std::integral_constant<HopperTileKind, K>{}) is called with the kind,
-// and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64: whether the kernel has those
-// tiles (a knock-out takes one away). Returns run_tile's result, or the error of reading the SM count.
-template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, class RunTile>
+// and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has
+// those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile). Returns run_tile's
+// result, or the error of reading the SM count.
+template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, class RunTile>
 inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
   using Kind = HopperTileKind;
   if constexpr (D == 64) {
     int sms = 0;
     if (int err = multiprocessor_count(&sms)) return err;
+    if constexpr (THREE_WGS)
+      if (takes_three_wg_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
     if constexpr (THREE_CTAS)
       if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
     if constexpr (LONG_D64)

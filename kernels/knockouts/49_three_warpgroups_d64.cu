@@ -1,5 +1,5 @@
-// The switchable twin of step 48 (unmasked_loop, the sm_90a branch's end):
-// kernels/variants/48_unmasked_loop.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 49 (three_warpgroups_d64, the sm_90a branch's end):
+// kernels/variants/49_three_warpgroups_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -42,6 +42,12 @@
 // masked path's registers; split, step 36's D = 128 loop is one path of 476 instructions a warp per 128
 // keys instead of three (493-767). Predicted: 1.01x-1.05x over +wgmma descriptors in uniform registers at
 // the long D = 128 shapes, 1.00x-1.02x at D = 64.
+//
+// Step 49 - +three consumer warpgroups at D = 64: a non-causal D = 64 call of 2048 keys or more whose grid
+// gives every SM eight 192-row work tiles or more takes fa::HopperThreeWgTileD64, one CTA an SM with three
+// consumer warpgroups, 192 query rows sharing each K/V tile (FlashAttention-3's 192 rows). Hypothesis:
+// step 48's CTAs of 64 rows move three times the K/V bytes through L2 of a 192-row tile. Predicted:
+// 1.05x-1.12x over +unmasked tiles in a loop of their own at (4, 16, 4096, 64), unchanged elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -57,6 +63,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_THREE_WGS_D64  // step 49: 0 -> no D = 64 call takes the three-warpgroup tile
+#define FA_THREE_WGS_D64 1
+#endif
 #ifndef FA_UNMASKED_LOOP  // step 48: 0 -> one loop body holds both softmaxes and chooses per tile
 #define FA_UNMASKED_LOOP 1
 #endif
@@ -122,7 +131,7 @@ constexpr bool kFtzExp2 = FA_FTZ_EXP2, kPingPong = FA_PING_PONG, kUnmaskedInteri
 constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OVERLAP, kSerialD64 = FA_SERIAL_D64;
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
-constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS;
+constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 // Without step 15 every tile runs the visibility test, so there is no unmasked loop to split off.
 constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
@@ -487,15 +496,17 @@ struct LaunchWithTensorMaps {
     CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
+    // The three-warpgroup tile (non-causal: tiles of equal length) always walks the static list.
+    constexpr bool kCounter = kQueue && KIND != TileKind::kThreeWgs;
     static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
                                     fa::TileQueue<T::BR>, fa::AttnShape) = {attention_fwd<Elem, D, KIND, false>,
-                                                                             attention_fwd<Elem, D, KIND, kQueue>};
-    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kQueue>(kernels, shape, stream, o, o_map, q_map, k_map,
-                                                                       v_map FA_RAW_INPUT_ARGS);
+                                                                             attention_fwd<Elem, D, KIND, kCounter>};
+    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter>(kernels, shape, stream, o, o_map, q_map, k_map,
+                                                                         v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64>(
+    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64>(
         shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
