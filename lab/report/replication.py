@@ -189,14 +189,15 @@ def _agreement_text(agr: dict) -> str:
     differ = "; ".join(f"{d['step']} at {d['shape']} {d['mode']}: {d['a']} ({d['a_verdict']}) against {d['b']} "
                        f"({d['b_verdict']})" for d in agr["differ"][:10])
     more = f" and {len(agr['differ']) - 10} more" if len(agr["differ"]) > 10 else ""
+    band = f"±{stats.NOISE_BAND * 100:g} %"  # the band the verdicts compared here are judged against
     return (f"Over all {agr['ratios']} step-vs-parent ratios measured in both runs (every ladder shape and mode): "
             f"A's point lies inside B's 95 % interval for {fmt(agr['a_in_b'] * 100, 1)} % of them, B's inside A's "
             f"for {fmt(agr['b_in_a'] * 100, 1)} %, and the two differ by less than 1.96 standard errors for "
             f"{fmt(agr['z_within'] * 100, 1)} %; calibrated intervals of equal width would put about "
             f"{fmt(agr['expected_inside'] * 100, 0)} % of the other run's points inside (the difference of two "
             "estimates has √2 times the SD of one) and 95 % within 1.96 standard errors. "
-            + (f"{len(agr['differ'])} verdicts against the ±1 % noise band differ: {differ}{more}."
-               if agr["differ"] else "Every verdict against the ±1 % noise band is the same in both."))
+            + (f"{len(agr['differ'])} verdicts against the {band} noise band differ: {differ}{more}."
+               if agr["differ"] else f"Every verdict against the {band} noise band is the same in both."))
 
 
 def section(run_a, run_b) -> list[str]:

@@ -93,7 +93,8 @@ def _sampling(ctx: Context) -> list[str]:
         + f", with {interval}. Effect size is Cliff's δ "
         "(negative: this step's latencies tend to be lower); the test is a two-sided Mann-Whitney U with "
         "Benjamini-Hochberg correction across the rows of a table. A difference is called *faster*/*slower* only "
-        "when the corrected p < 0.05 **and** the whole CI lies outside ±1 %; otherwise it is *within noise*.")
+        f"when the corrected p < 0.05 **and** the whole CI lies outside ±{stats.NOISE_BAND * 100:g} %; otherwise it "
+        "is *within noise*.")
     add("")
     return L
 
