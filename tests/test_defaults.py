@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from lab.report import committed
-from tests.fixture_runs import FIXTURE_RUNS
+from tests.fixture_runs import FIXTURE_RUNS, replicate_gpu_uuids
 
 HEADER = "**Run {run} · NVIDIA H100 80GB HBM3 · 2026-11-26T12:37:35+00:00 · state: complete{tail}**"
 
@@ -120,20 +120,15 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
     """Issue 49: of the committed report's two runs, one ran its replicates on several H200s (as many as its
     replicates.json names GPU UUIDs), the other on one; each one's label says so and still reads back, and the
     report carries its run's."""
-    import json
-
     from lab.report.context import Context
     from lab.report.load import RunData
     from lab.measure import records
 
-    def uuids(run_id):
-        log = json.loads((records.RunRecord.open(run_id).dir / "replicates.json").read_text())
-        return {r["gpu"]["gpu_uuid"] for r in log["timing"]["runs"] if r.get("gpu")}
-
     c = committed.committed()
-    several, one = sorted((c.run, c.base), key=lambda r: -len(uuids(r)))
-    assert len(uuids(several)) >= 2 and len(uuids(one)) <= 1
+    gpus = {r: len(replicate_gpu_uuids(r)) for r in (c.run, c.base)}
+    several, one = sorted(gpus, key=lambda r: -gpus[r])
+    assert gpus[several] >= 2 and gpus[one] <= 1
     data = {r: RunData(records.RunRecord.open(r)) for r in (c.run, c.base)}
-    assert Context(data=data[several], figdir=None, base=None).gpus == f"{len(uuids(several))} × NVIDIA H200"
+    assert Context(data=data[several], figdir=None, base=None).gpus == f"{gpus[several]} × NVIDIA H200"
     assert Context(data=data[one], figdir=None, base=None).gpus == "NVIDIA H200"
     assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base]).label}**" in committed.REPORT.read_text()

@@ -13,6 +13,7 @@ from lab.report import tables
 from lab.report.committed import committed, default_run
 from lab.report.load import RunData
 from lab.report.sections.method import _where_replicates_ran
+from tests.fixture_runs import replicate_gpu_uuids
 
 
 def _reps(medians):
@@ -72,12 +73,8 @@ def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_pat
     nothing; the same run as recorded before replicates named their GPU says nothing and names none; spread
     over two GPUs it says so, as the other committed run (as many H200s as its replicates.json names GPU
     UUIDs) does."""
-    def uuids(run_id):
-        log = json.loads((records.RunRecord.open(run_id).dir / "replicates.json").read_text())
-        return {r["gpu"]["gpu_uuid"] for r in log["timing"]["runs"] if r.get("gpu")}
-
-    several, run = sorted((default_run(), committed().base), key=lambda r: -len(uuids(r)))
-    n = len(uuids(several))
+    several, run = sorted((default_run(), committed().base), key=lambda r: -len(replicate_gpu_uuids(r)))
+    n = len(replicate_gpu_uuids(several))
     assert n >= 2
     assert _where_replicates_ran(RunData(records.RunRecord.open(several))).startswith(f"side by side on {n} GPUs")
     assert _where_replicates_ran(RunData(records.RunRecord.open(run))) == ""  # one GPU: nothing to say
