@@ -11,7 +11,7 @@ from lab.kernels.shape import Shape
 from lab.measure import peers, records, stats
 from lab.studies.measure_shape import input_sets, measure_shape
 
-END = "three_warpgroups_d64"  # the sm_90a branch's last step: a new step renames it here
+END = "pipeline_state_d128"  # the sm_90a branch's last step: a new step renames it here
 
 
 class _Kernel:
@@ -167,7 +167,8 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
     assert set(d64.not_taken) == {END, "portable_model_inputs"} | {
         n for n in kernels if "~no_" in n and n not in (f"{END}~no_ping_pong_d128", f"{END}~no_wide_kv_tiles_d128",
                                                         f"{END}~no_wgmma_overlap",
-                                                        f"{END}~no_tma_store_d128")}  # the D = 128-only switches
+                                                        f"{END}~no_tma_store_d128",
+                                                        f"{END}~no_pipeline_state_d128")}  # the D = 128-only switches
     assert d64.not_taken[END] == f"variant '{END}' takes float16 only"
     # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
     assert d64.cap_s == pytest.approx(0.05)
@@ -446,7 +447,7 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     from lab.studies.params import RunParams
     from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
 
-    variants = f"{END},unmasked_loop,tma,portable_model_inputs,small_grid_tiles"
+    variants = f"{END},three_warpgroups_d64,tma,portable_model_inputs,small_grid_tiles"
     p = RunParams.from_text(shapes="large,models", variants=variants, seed="5")
     kernels = list(p.variants)
     jobs = stages.timing_jobs(p, kernels)
@@ -457,7 +458,7 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     assert len(sustained) == 4 and not [j for j in sustained if j.shape.S != 4096]
     for j in sustained:
         assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)
-        assert j.impls == [END, "unmasked_loop"]  # the end and its parent
+        assert j.impls == [END, "three_warpgroups_d64"]  # the end and its parent
         assert j.seed == 5 + 2000 + p.shapes.index(j.shape) + 1
     peer = lambda n: type("P", (), {"name": n})()  # noqa: E731
     plan_peers = [peer(n) for n in ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default", "flex_attention",

@@ -239,15 +239,21 @@ __device__ __forceinline__ void mma_store_output(ElemOf<T>* out_w, const float (
 // Every K or V fragment a warp loads with ldmatrix feeds one mma per m-tile, so shared-memory
 // reads per mma fall by the number of m-tiles.
 
+// S[mt] set to zero before the first mma adds to it.
+template <class T>
+__device__ __forceinline__ void zero_scores(float (&s)[T::M_TILES][T::BC / 8][4]) {
+#pragma unroll
+  for (int mt = 0; mt < T::M_TILES; ++mt)
+#pragma unroll
+    for (int n = 0; n < T::BC / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+}
+
 // S[mt] (16 x BC each) = Q_w[mt] K^T. q_frag(a, mt, kk) yields Q's A fragment for m-tile mt and
 // the 16 columns kk of D, from registers or from shared memory.
 template <class T, class QFrag>
 __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
                                                  const ElemOf<T>* sK, int lane) {
-#pragma unroll
-  for (int mt = 0; mt < T::M_TILES; ++mt)
-#pragma unroll
-    for (int n = 0; n < T::BC / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+  zero_scores<T>(s);
 #pragma unroll
   for (int kk = 0; kk < T::D / 16; kk += 2) {
     unsigned a[T::M_TILES][2][4];
@@ -277,10 +283,7 @@ __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 
 template <class T, class QFrag>
 __device__ __forceinline__ void mma_scores_tiles_kk_outer(float (&s)[T::M_TILES][T::BC / 8][4], QFrag q_frag,
                                                           const ElemOf<T>* sK, int lane) {
-#pragma unroll
-  for (int mt = 0; mt < T::M_TILES; ++mt)
-#pragma unroll
-    for (int n = 0; n < T::BC / 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+  zero_scores<T>(s);
 #pragma unroll
   for (int kk = 0; kk < T::D / 16; ++kk) {
     unsigned a[T::M_TILES][4];

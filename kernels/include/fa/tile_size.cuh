@@ -129,7 +129,8 @@ using HopperThreeWgTileD64 = WgmmaTile<64, FA_TILE_BC_D64, FA_TILE_STAGES_D64, F
 // FA_TILE_THREE_WGS_MIN_S_D64 keys or more (shorter ones leave much of the last 192-row tile empty) whose grid
 // gives every SM FA_TILE_THREE_WGS_TILES_PER_SM_D64 192-row work tiles or more.
 inline bool takes_three_wg_tile_d64(const AttnShape& shape, int sms) {
-  const long long work_tiles = static_cast<long long>(ceil_div(shape.S, 192)) * shape.B * shape.H;
+  const long long work_tiles =
+      static_cast<long long>(ceil_div(shape.S, HopperThreeWgTileD64<>::BR)) * shape.B * shape.H;
   return !shape.causal && shape.S >= FA_TILE_THREE_WGS_MIN_S_D64 &&
          work_tiles >= static_cast<long long>(FA_TILE_THREE_WGS_TILES_PER_SM_D64) * sms;
 }

@@ -20,31 +20,54 @@ namespace tma {
 
 namespace {  // internal linkage, like fa::launch: nothing shared between variant libraries
 
+// cuTensorMapEncodeTiled, looked up in the driver once per process; nullptr with *err set where it cannot be.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(int* err) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    cudaDriverEntryPointQueryResult found;
+    void* fn = nullptr;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+    if (e != cudaSuccess) {
+      *err = static_cast<int>(e);
+      return nullptr;
+    }
+    if (found != cudaDriverEntryPointSuccess || !fn) {
+      *err = static_cast<int>(cudaErrorNotSupported);
+      return nullptr;
+    }
+    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+// A 3-D tensor of Elem (half or __nv_bfloat16; dims[0] fastest, strides of dims 1..2 in bytes) as a map read
+// in boxes of `box` elements, 128-byte swizzled; elements past the dims read as zeros. `promotion`: how much
+// a box's request brings into L2. Returns a cudaError_t value (0 = success).
+template <class Elem>
+int encode_3d_map(CUtensorMap* map, const Elem* base, const cuuint64_t (&dims)[3], const cuuint64_t (&strides)[2],
+                  const cuuint32_t (&box)[3], CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+  int err = 0;
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder(&err);
+  if (!encode) return err;
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map, is_bf16<Elem> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                            const_cast<Elem*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
 // A (heads, S, D) tensor of Elem (half or __nv_bfloat16) as a 3-D map (D fastest) read in boxes
 // of 64 columns (128 bytes, one swizzle row) x box_rows rows of one head; rows past S read as
 // zeros. Returns a cudaError_t value (0 = success).
 template <class Elem>
 int make_head_map(CUtensorMap* map, const Elem* base, int heads, int S, int D, int box_rows) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (!encode) {
-    cudaDriverEntryPointQueryResult found;
-    void* fn = nullptr;
-    const cudaError_t err =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
-    if (err != cudaSuccess) return static_cast<int>(err);
-    if (found != cudaDriverEntryPointSuccess || !fn) return static_cast<int>(cudaErrorNotSupported);
-    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(S), static_cast<cuuint64_t>(heads)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * sizeof(Elem),
                                  static_cast<cuuint64_t>(S) * D * sizeof(Elem)};  // bytes, dims 1..2
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = encode(map, is_bf16<Elem> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
-                            const_cast<Elem*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+  return encode_3d_map(map, base, dims, strides, box);
 }
 
 // Q, K, V or O of a multi-head shape: B * H heads.

@@ -15,6 +15,8 @@
 #include "fa/pipeline.cuh"
 #include "fa/softmax.cuh"
 
+#include <type_traits>
+
 namespace fa {
 
 template <int D_, int BC_, int KV_STAGES_, int PRODUCER_WARPS_ = 1, int CONSUMER_WARPGROUPS_ = 2,
@@ -94,23 +96,19 @@ __device__ __forceinline__ uint64_t mn_major(const Elem* tile, int kk) {
   return descriptor(tile + kk * 16 * 64, ROWS * 128, kAtomBytes);
 }
 
-// wgmma's asynchronous register use is invisible to the compiler: fence the accumulators so
-// no read or write of them moves across issue or wait.
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&acc)[N][4]) {
+// wgmma's asynchronous register use is invisible to the compiler: fence the accumulators (float) so
+// no read or write of them moves across issue or wait, and the A fragments (unsigned) a wgmma in
+// flight still reads, so that they stay live, unchanged, until here.
+template <class Reg, int N>
+__device__ __forceinline__ void fence_registers(Reg (&regs)[N][4]) {
+  static_assert(std::is_same_v<Reg, float> || std::is_same_v<Reg, unsigned>, "accumulators or A fragments");
 #pragma unroll
   for (int i = 0; i < N; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) asm volatile("" : "+f"(acc[i][j]));
-}
-
-// The same for A fragments a wgmma in flight still reads: keeps them live, unchanged, until here.
-template <int N>
-__device__ __forceinline__ void fence_registers(unsigned (&frag)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(frag[i][j]));
+    for (int j = 0; j < 4; ++j) {
+      if constexpr (std::is_same_v<Reg, float>) asm volatile("" : "+f"(regs[i][j]));
+      else asm volatile("" : "+r"(regs[i][j]));
+    }
 }
 
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -159,80 +157,74 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 #define FA_WGMMA_REGS_32_63 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 
 // m64nNk16, f32 += Elem * Elem with Elem half or __nv_bfloat16 (the PTX type TYPE, "f16" or
-// "bf16"). _ss: A and B from descriptors; _rs: A from registers (the m16n8k16 A-fragment layout
-// per warp), B transposed (MN-major). d has N/2 floats per thread.
-#define FA_WGMMA_MMA_SS_N64(TYPE) \
+// "bf16"), N = 64 or 128 (SHAPE "m64n64k16" or "m64n128k16"; REGS and ACC: d's place-holders and
+// operands, N/2 of them). _SS: A and B from descriptors; _RS: A from registers (the m16n8k16
+// A-fragment layout per warp), B transposed (MN-major). AB: the A and B place-holders, which follow d's;
+// P: the scale-d predicate's.
+#define FA_WGMMA_MMA_SS(SHAPE, REGS, ACC, AB, P, TYPE) \
   asm volatile( \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n" \
-      " wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {" FA_WGMMA_REGS_0_31 "}," \
-      " %32, %33, p, 1, 1, 0, 0;\n}\n" \
-      : FA_WGMMA_ACC_0_31 \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %" P ", 0;\n" \
+      " wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " {" REGS "}," \
+      " " AB ", p, 1, 1, 0, 0;\n}\n" \
+      : ACC \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate))
-
-template <class Elem = half>
-__device__ __forceinline__ void mma_ss_n64(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_SS_N64("bf16");
-  else FA_WGMMA_MMA_SS_N64("f16");
-}
-
-#define FA_WGMMA_MMA_RS_N64_MN_MAJOR_B(TYPE) \
+#define FA_WGMMA_MMA_RS_MN_MAJOR_B(SHAPE, REGS, ACC, AB, P, TYPE) \
   asm volatile( \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %37, 0;\n" \
-      " wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {" FA_WGMMA_REGS_0_31 "}," \
-      " {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
-      : FA_WGMMA_ACC_0_31 \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %" P ", 0;\n" \
+      " wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " {" REGS "}," \
+      " " AB ", p, 1, 1, 1;\n}\n" \
+      : ACC \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
+#define FA_WGMMA_ACC_0_63 FA_WGMMA_ACC_0_31, FA_WGMMA_ACC_32_63
+#define FA_WGMMA_REGS_0_63 FA_WGMMA_REGS_0_31 ", " FA_WGMMA_REGS_32_63
 
-template <class Elem = half>
-__device__ __forceinline__ void mma_rs_n64_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
-  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_RS_N64_MN_MAJOR_B("bf16");
-  else FA_WGMMA_MMA_RS_N64_MN_MAJOR_B("f16");
+// d: N/2 floats per thread.
+template <int N, class Elem>
+__device__ __forceinline__ void mma_ss_n(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(N == 64 || N == 128, "one wgmma of N = 64 or 128");
+  if constexpr (N == 64 && is_bf16<Elem>)
+    FA_WGMMA_MMA_SS("m64n64k16", FA_WGMMA_REGS_0_31, FA_WGMMA_ACC_0_31, "%32, %33", "34", "bf16");
+  else if constexpr (N == 64)
+    FA_WGMMA_MMA_SS("m64n64k16", FA_WGMMA_REGS_0_31, FA_WGMMA_ACC_0_31, "%32, %33", "34", "f16");
+  else if constexpr (is_bf16<Elem>)
+    FA_WGMMA_MMA_SS("m64n128k16", FA_WGMMA_REGS_0_63, FA_WGMMA_ACC_0_63, "%64, %65", "66", "bf16");
+  else
+    FA_WGMMA_MMA_SS("m64n128k16", FA_WGMMA_REGS_0_63, FA_WGMMA_ACC_0_63, "%64, %65", "66", "f16");
 }
 
-#define FA_WGMMA_MMA_SS_N128(TYPE) \
-  asm volatile( \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n" \
-      " wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {" FA_WGMMA_REGS_0_31 ", " FA_WGMMA_REGS_32_63 "}," \
-      " %64, %65, p, 1, 1, 0, 0;\n}\n" \
-      : FA_WGMMA_ACC_0_31, FA_WGMMA_ACC_32_63 \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate))
-
-template <class Elem = half>
-__device__ __forceinline__ void mma_ss_n128(float* d, uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_SS_N128("bf16");
-  else FA_WGMMA_MMA_SS_N128("f16");
-}
-
-#define FA_WGMMA_MMA_RS_N128_MN_MAJOR_B(TYPE) \
-  asm volatile( \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %69, 0;\n" \
-      " wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {" FA_WGMMA_REGS_0_31 ", " FA_WGMMA_REGS_32_63 "}," \
-      " {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n" \
-      : FA_WGMMA_ACC_0_31, FA_WGMMA_ACC_32_63 \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
-
-template <class Elem = half>
-__device__ __forceinline__ void mma_rs_n128_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
-  if constexpr (is_bf16<Elem>) FA_WGMMA_MMA_RS_N128_MN_MAJOR_B("bf16");
-  else FA_WGMMA_MMA_RS_N128_MN_MAJOR_B("f16");
+template <int N, class Elem>
+__device__ __forceinline__ void mma_rs_n_mn_major_b(float* d, const unsigned (&a)[4], uint64_t desc_b) {
+  static_assert(N == 64 || N == 128, "one wgmma of N = 64 or 128");
+  if constexpr (N == 64 && is_bf16<Elem>)
+    FA_WGMMA_MMA_RS_MN_MAJOR_B("m64n64k16", FA_WGMMA_REGS_0_31, FA_WGMMA_ACC_0_31, "{%32, %33, %34, %35}, %36",
+                               "37", "bf16");
+  else if constexpr (N == 64)
+    FA_WGMMA_MMA_RS_MN_MAJOR_B("m64n64k16", FA_WGMMA_REGS_0_31, FA_WGMMA_ACC_0_31, "{%32, %33, %34, %35}, %36",
+                               "37", "f16");
+  else if constexpr (is_bf16<Elem>)
+    FA_WGMMA_MMA_RS_MN_MAJOR_B("m64n128k16", FA_WGMMA_REGS_0_63, FA_WGMMA_ACC_0_63, "{%64, %65, %66, %67}, %68",
+                               "69", "bf16");
+  else
+    FA_WGMMA_MMA_RS_MN_MAJOR_B("m64n128k16", FA_WGMMA_REGS_0_63, FA_WGMMA_ACC_0_63, "{%64, %65, %66, %67}, %68",
+                               "69", "f16");
 }
 
 template <int N, class Elem = half>
 __device__ __forceinline__ void mma_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(N == 64 || N == 128 || N == 192, "wgmma wrappers exist for N = 64, 128 and 192");
-  if constexpr (N == 64) mma_ss_n64<Elem>(&d[0][0], desc_a, desc_b, accumulate);
-  else if constexpr (N == 128) mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
+  if constexpr (N == 64) mma_ss_n<64, Elem>(&d[0][0], desc_a, desc_b, accumulate);
+  else if constexpr (N == 128) mma_ss_n<128, Elem>(&d[0][0], desc_a, desc_b, accumulate);
   else {  // N = 192 as 128 + 64: rows 128.. of a K-major B (128-byte rows) lie 16 KB on in every column block
-    mma_ss_n128<Elem>(&d[0][0], desc_a, desc_b, accumulate);
-    mma_ss_n64<Elem>(&d[16][0], desc_a, desc_b + (128 * 128 >> 4), accumulate);
+    mma_ss_n<128, Elem>(&d[0][0], desc_a, desc_b, accumulate);
+    mma_ss_n<64, Elem>(&d[16][0], desc_a, desc_b + (128 * 128 >> 4), accumulate);
   }
 }
 
 template <int N, class Elem = half>
 __device__ __forceinline__ void mma_rs_mn_major_b(float (&d)[N / 8][4], const unsigned (&a)[4], uint64_t desc_b) {
   static_assert(N == 64 || N == 128, "wgmma wrappers exist for N = 64 and 128");
-  if constexpr (N == 64) mma_rs_n64_mn_major_b<Elem>(&d[0][0], a, desc_b);
-  else mma_rs_n128_mn_major_b<Elem>(&d[0][0], a, desc_b);
+  if constexpr (N == 64) mma_rs_n_mn_major_b<64, Elem>(&d[0][0], a, desc_b);
+  else mma_rs_n_mn_major_b<128, Elem>(&d[0][0], a, desc_b);
 }
 
 // The k-steps' descriptors as offsets from k-step 0's (step 36): only the start address field moves (in
@@ -289,7 +281,7 @@ __device__ __forceinline__ void issue_scores(float (&s)[T::BC / 8][4], const Ele
     if constexpr (T::SPLIT_SCORES) {
 #pragma unroll
       for (int j = 0; j < T::BC / 64; ++j)
-        mma_ss_n64<ElemOf<T>>(&s[8 * j][0], q_desc(kk), k_desc(kk) + (j * 64 * 128 >> 4), kk > 0);
+        mma_ss_n<64, ElemOf<T>>(&s[8 * j][0], q_desc(kk), k_desc(kk) + (j * 64 * 128 >> 4), kk > 0);
     } else {
       mma_ss<T::BC, ElemOf<T>>(s, q_desc(kk), k_desc(kk), kk > 0);
     }

@@ -1,5 +1,5 @@
-// The switchable twin of step 49 (three_warpgroups_d64, the sm_90a branch's end):
-// kernels/variants/49_three_warpgroups_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 50 (pipeline_state_d128, the sm_90a branch's end):
+// kernels/variants/50_pipeline_state_d128.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -48,6 +48,12 @@
 // consumer warpgroups, 192 query rows sharing each K/V tile (FlashAttention-3's 192 rows). Hypothesis:
 // step 48's CTAs of 64 rows move three times the K/V bytes through L2 of a 192-row tile. Predicted:
 // 1.05x-1.12x over +unmasked tiles in a loop of their own at (4, 16, 4096, 64), unchanged elsewhere.
+//
+// Step 50 - +pipeline state at D = 128: at D = 128 the consumers carry the K/V ring's next stage
+// and its parity a slot at a time (FlashAttention-3's PipelineState) and hand a stage back by its index,
+// instead of slot % KV_STAGES and slot / KV_STAGES (a division by 3) at every acquire and release.
+// Hypothesis: the division sits between the loop counter and the barrier wait that gates each tile's S.
+// Predicted: 1.01x-1.03x over +three consumer warpgroups at D = 64 at the long D = 128 shapes.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -63,6 +69,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_PIPELINE_STATE_D128  // step 50: 0 -> D = 128 computes each slot's stage and parity, as D = 64 does
+#define FA_PIPELINE_STATE_D128 1
+#endif
 #ifndef FA_THREE_WGS_D64  // step 49: 0 -> no D = 64 call takes the three-warpgroup tile
 #define FA_THREE_WGS_D64 1
 #endif
@@ -132,6 +141,7 @@ constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OV
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
+constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128;
 // Without step 15 every tile runs the visibility test, so there is no unmasked loop to split off.
 constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
@@ -253,9 +263,23 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     if constexpr (PING_PONG)
       if (!(last && warpgroup == 1)) wg::pass_turn(warpgroup);
   };
+  // D = 128: every slot is acquired once, in order, so the next one's stage and parity advance a slot at a
+  // time and a stage goes back by its index (no division by KV_STAGES). D = 64 keeps the slot's arithmetic.
+  constexpr bool PIPELINE_STATE = kPipelineStateD128 && D == 128;
+  int acquire_stage = 0, acquire_parity = 0;
   // cp.async copies land through the generic proxy: fence before wgmma reads them (TMA needs none).
   auto acquire = [&](int slot) {
-    const int st = fa::acquire_kv_stage<T>(ring, slot);
+    int st;
+    if constexpr (PIPELINE_STATE) {
+      st = acquire_stage;
+      fa::mbarrier_wait(&ring.full[st], acquire_parity);
+      if (++acquire_stage == T::KV_STAGES) {
+        acquire_stage = 0;
+        acquire_parity ^= 1;
+      }
+    } else {
+      st = fa::acquire_kv_stage<T>(ring, slot);
+    }
     if constexpr (!kTmaKv) wg::fence_proxy_async();
     return st;
   };
@@ -273,13 +297,14 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
   static_assert(!TMA_STORE || T::KV_STAGES >= 2,
                 "the held slot is handed back after the next tile's first S, which must not need it");
   static_assert(!(TMA_STORE && WARP_RELEASE), "the O slot is handed back by one thread, not by warps");
-  // Warp-uniform calls only: every lane has passed the wgmma wait that read the stage.
-  auto hand_back = [&](int slot) {
+  // Warp-uniform calls only: every lane has passed the wgmma wait that read the stage. st: acquire's return.
+  auto hand_back = [&](int slot, int st) {
+    const int stage_back = PIPELINE_STATE ? st : ring.stage(slot);
     if constexpr (WARP_RELEASE) {
       __syncwarp();
-      if (lane == 0) fa::mbarrier_arrive(&ring.empty[ring.stage(slot)]);
+      if (lane == 0) fa::mbarrier_arrive(&ring.empty[stage_back]);
     } else {
-      fa::release_kv_stage<T>(ring, slot);
+      fa::mbarrier_arrive(&ring.empty[stage_back]);
     }
   };
   int ring_slots = 0, stored_slot = -1;
@@ -290,8 +315,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       stored_slot = -1;
     }
   };
-  auto release = [&](int slot, int n_tiles) {
-    if (!TMA_STORE || slot != ring_slots + n_tiles - 1) hand_back(slot);
+  auto release = [&](int slot, int st, int n_tiles) {
+    if (!TMA_STORE || slot != ring_slots + n_tiles - 1) hand_back(slot, st);
   };
   // From the queue: this tile and the one after (q0 < 0: none), entry e of the hand-off following
   // the e-th tile; D = 128 reads it when Q lands (ping-pong's last hand-over needs to know), D = 64 at
@@ -370,7 +395,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::wait<0>();
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
-        release(ring_slots + tile, n_tiles);
+        release(ring_slots + tile, st, n_tiles);
       };
       int tile = 0;
       // The three-CTA tile keeps one loop: its 80 registers a thread do not hold two bodies without spilling.
@@ -381,8 +406,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         for (; tile < n_mine; ++tile) serial_step(tile, true);
       }
       for (int tile = n_mine; tile < n_tiles; ++tile) {
-        acquire(ring_slots + tile);
-        release(ring_slots + tile, n_tiles);
+        release(ring_slots + tile, acquire(ring_slots + tile), n_tiles);
       }
     } else {
       // Prologue: tile 0's scores and softmax (O is still zero: its alpha is moot).
@@ -415,7 +439,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::wait<0>();  // P_{j-1} V_{j-1} has landed: O may be rescaled, P overwritten, the stage freed
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
-        release(ring_slots + tile - 1, n_tiles);
+        release(ring_slots + tile - 1, prev_stage, n_tiles);
         fa::rescale_rows(o_acc, alpha);
         fa::pack_p_fragments<T>(p, s);
       };
@@ -434,10 +458,9 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       end_turn(last_work && n_mine == n_tiles);
       wg::wait<0>();
       wg::fence_registers(o_acc);
-      release(ring_slots + n_mine - 1, n_tiles);
+      release(ring_slots + n_mine - 1, stage, n_tiles);
       for (int tile = n_mine; tile < n_tiles; ++tile) {
-        acquire(ring_slots + tile);
-        release(ring_slots + tile, n_tiles);
+        release(ring_slots + tile, acquire(ring_slots + tile), n_tiles);
         my_turn();  // an empty turn
         end_turn(last_work && tile == n_tiles - 1);
       }
