@@ -93,26 +93,14 @@ def compare(
     )
 
 
-def compare_rows(
-    pairs: Iterable[Tuple[Sequence[float], Sequence[float]]],
-    noise_band: float = NOISE_BAND,
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_resamples: int = 2000,
-    paired: bool = True,
-) -> list:
+def compare_rows(pairs: Iterable[Tuple[Sequence[float], Sequence[float]]], **options) -> list:
     """Compare many (a_us, b_us) pairs and BH-adjust their p-values jointly.
 
-    Each row uses the same ``seed``, so row *i* equals
-    ``compare(a_i, b_i, seed=seed)`` except for ``p_adjusted``, which is
-    the Benjamini-Hochberg value across all rows (one ablation table = one
-    family of hypotheses).
+    ``options`` are compare's keywords (noise_band, alpha, seed, n_resamples, paired), the same for
+    every row, so row *i* equals ``compare(a_i, b_i, **options)`` except for ``p_adjusted``, which is
+    the Benjamini-Hochberg value across all rows (one ablation table = one family of hypotheses).
     """
-    rows = [
-        compare(a, b, noise_band=noise_band, alpha=alpha, seed=seed,
-                n_resamples=n_resamples, paired=paired)
-        for a, b in pairs
-    ]
+    rows = [compare(a, b, **options) for a, b in pairs]
     if rows:
         adj = benjamini_hochberg([r.p_value for r in rows])
         for r, q in zip(rows, adj):
