@@ -265,6 +265,18 @@ def test_arch_specific_step_is_refused_elsewhere_with_the_reason():
     assert build.unsupported_reason(portable, "8.0") == "" and build.variant_arch(portable, "9.0") == "9.0"
 
 
+def test_a_configuration_whose_macro_its_source_never_reads_is_refused_by_name():
+    end = variants.get("pipeline_state_d128")  # has a twin: configurations build kernels/knockouts/
+    assert build.unused_defines(end, {"FA_TILE_BC_D128": 128, "FA_PING_PONG": 0}) == ""  # a header's, the twin's
+    assert build.unused_defines(end, {}) == ""
+    why = build.unused_defines(end, {"FA_TILE_BC_D128": 128, "FA_NOT_READ_ANYWHERE": 1, "FA_ALSO_UNREAD": 0})
+    assert why.startswith("defines FA_ALSO_UNREAD, FA_NOT_READ_ANYWHERE appear nowhere in knockouts/")
+    assert "FA_TILE_BC_D128" not in why
+    assert build.unused_defines(end, {"FA_TILE_BC_D12": 1})  # a word, not a prefix of one that is read
+    result = build.build_variant(end, arch="9.0", defines={"FA_NOT_READ_ANYWHERE": 1}, impl="x")  # before any compiler
+    assert not result.ok and "FA_NOT_READ_ANYWHERE" in result.log
+
+
 @pytest.mark.parametrize("name", variants.names(problem="decode"))
 def test_a_decode_library_is_a_decode_call_and_refuses_bad_arguments_before_the_gpu(name, libraries):
     """A decode step's library loads as lab.kernels.decode_attention.DecodeAttention (what its manifest

@@ -164,6 +164,22 @@ def define_flags(defines: dict | None) -> list[str]:
     return flags
 
 
+def unused_defines(variant: Variant, defines: dict | None) -> str:
+    """Why a configuration's macros would change nothing, or "": each name must appear (as a word) in the
+    source the configuration compiles (the step's switchable twin where it has one: Variant.source) or in a
+    header that source includes. A macro set for the step's own file, which a configuration does not build,
+    would otherwise be timed as a change that is none."""
+    if not defines:
+        return ""
+    source = variant.source(defines)
+    text = "\n".join(path.read_text() for path in [source, *included_headers(source)])
+    missing = sorted(name for name in defines if not re.search(rf"\b{re.escape(name)}\b", text))
+    if not missing:
+        return ""
+    return (f"defines {', '.join(missing)} appear nowhere in {source.relative_to(KERNELS_DIR)} or the headers it "
+            "includes (a configuration builds the step's twin where it has one): they would change nothing")
+
+
 def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
     """Hash of everything that determines the binary."""
     import torch
@@ -313,7 +329,7 @@ def build_variant(variant: Variant, arch: str | None = None, force: bool = False
     arch = arch or device_arch()
     impl = impl or variant.name
     defines = dict(defines or {})
-    if reason := unsupported_reason(variant, arch):
+    if reason := unsupported_reason(variant, arch) or unused_defines(variant, defines):
         return BuildResult(name=impl, ok=False, arch=arch, defines=defines, log=reason)
     arch = variant_arch(variant, arch)
     key = build_key(variant, arch, defines)
