@@ -144,10 +144,9 @@ def variant_arch(variant: Variant, arch: str) -> str:
 
 # --- configurations: a variant built with preprocessor defines ------------------------------
 #
-# A knock-out (a switch of the kernel turned off) or a tuning trial (other tile constants) is the
-# same source compiled with -DNAME=VALUE. Its implementation name is the variant's plus a label
-# ("<end>~no_ping_pong_d128", "<end>@bc64=64,st64=4", <end> the sm_90a branch's last step); its build is keyed by
-# the defines too.
+# A knock-out (a switch turned off) or a tuning trial (other tile constants) is the same source (the step's twin
+# where it has one) compiled with -DNAME=VALUE, named the variant's name plus a label ("<end>~no_ping_pong_d128",
+# "<end>@bc64=64,st64=4"; <end> the sm_90a branch's last step), its build keyed by the defines too.
 
 _DEFINE_NAME = re.compile(r"^FA_[A-Z0-9_]+$")
 
@@ -165,19 +164,13 @@ def define_flags(defines: dict | None) -> list[str]:
 
 
 def unused_defines(variant: Variant, defines: dict | None) -> str:
-    """Why a configuration's macros would change nothing, or "": each name must appear (as a word) in the
-    source the configuration compiles (the step's switchable twin where it has one: Variant.source) or in a
-    header that source includes. A macro set for the step's own file, which a configuration does not build,
-    would otherwise be timed as a change that is none."""
-    if not defines:
-        return ""
-    source = variant.source(defines)
-    text = "\n".join(path.read_text() for path in [source, *included_headers(source)])
-    missing = sorted(name for name in defines if not re.search(rf"\b{re.escape(name)}\b", text))
-    if not missing:
-        return ""
-    return (f"defines {', '.join(missing)} appear nowhere in {source.relative_to(KERNELS_DIR)} or the headers it "
-            "includes (a configuration builds the step's twin where it has one): they would change nothing")
+    """Why a configuration's macros would change nothing ("" where none): names that neither the source it
+    compiles (Variant.source: the step's twin where it has one) nor a header of it reads."""
+    source = variant.source(defines) if defines else None
+    text = "\n".join(p.read_text() for p in [source, *included_headers(source)]) if source else ""
+    missing = sorted(n for n in defines or {} if not re.search(rf"\b{re.escape(n)}\b", text))
+    return (f"defines {', '.join(missing)} appear nowhere in {source.relative_to(KERNELS_DIR)} or its headers (a "
+            "configuration builds the step's twin where it has one): they would change nothing" if missing else "")
 
 
 def build_key(variant: Variant, arch: str, defines: dict | None = None) -> str:
