@@ -102,15 +102,10 @@ def load(text: str | None = None) -> tuple[list[Switch], list[Structural]]:
     return switches, structural
 
 
-def _source_text(path: Path) -> str:
-    """A kernel source and the project headers it includes (fa/tile_size.cuh holds tile macros)."""
-    from lab.kernels.build import included_headers
-
-    return "\n".join(p.read_text() for p in [path, *included_headers(path)])
-
-
 def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
     """Raise ValueError naming the first broken rule (no compiler needed)."""
+    from lab.kernels import build
+
     names = {v.name for v in variants.manifest()}
     by_name = {}
     for s in switches:
@@ -126,11 +121,10 @@ def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
         if not s.defines:
             raise ValueError(f"switch {s.name!r}: defines is empty")
         kernel = variants.get(s.kernel)
-        source = _source_text(kernel.source(s.defines))
-        for macro in s.defines:
+        for macro, value in s.defines.items():
             if not _MACRO.match(macro):
                 raise ValueError(f"switch {s.name!r}: macro {macro!r} is not named FA_<UPPER_CASE>")
-            if not re.search(rf"\b{re.escape(macro)}\b", source):
+            if build.unused_defines(kernel, {macro: value}):  # read by the twin or its headers (tile macros)
                 raise ValueError(f"switch {s.name!r}: macro {macro} does not appear in "
                                  f"{kernel.source(s.defines).relative_to(variants.REPO)} or its headers")
     for s in switches:
