@@ -133,20 +133,40 @@ int opt_in_shared_memory(Kernel kernel) {
   return 0;
 }
 
-// Multiprocessors of the current device, read once per device.
-inline int multiprocessor_count(int* count) {
+// A device attribute of the current device, read once per device (the launch rules ask for it every call).
+template <cudaDeviceAttr ATTR>
+inline int cached_device_attribute(int* value) {
   static int cached[64] = {};
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return static_cast<int>(err);
-  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device));
+  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(value, ATTR, device));
   if (!cached[device]) {
-    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrMultiProcessorCount, device);
+    err = cudaDeviceGetAttribute(&cached[device], ATTR, device);
     if (err != cudaSuccess) return static_cast<int>(err);
   }
-  *count = cached[device];
+  *value = cached[device];
   return 0;
 }
+
+// Multiprocessors of the current device, read once per device.
+inline int multiprocessor_count(int* count) {
+  return cached_device_attribute<cudaDevAttrMultiProcessorCount>(count);
+}
+
+// Q | K[stages] | V[stages] from `base` on, Q_ELEMS and KV_ELEMS elements a tile: the shared-memory carving
+// every tile's Smem starts with (or is); rest() is where a tile's own regions follow.
+template <class Elem, size_t Q_ELEMS, size_t KV_ELEMS, int KV_STAGES>
+struct QkvCarving {
+  Elem* q;
+  Elem* k;
+  Elem* v;
+  __device__ explicit QkvCarving(unsigned char* base)
+      : q(reinterpret_cast<Elem*>(base)), k(q + Q_ELEMS), v(k + KV_STAGES * KV_ELEMS) {}
+  __device__ void* rest() const { return v + KV_STAGES * KV_ELEMS; }
+  __device__ Elem* k_stage(int st) const { return k + st * KV_ELEMS; }
+  __device__ Elem* v_stage(int st) const { return v + st * KV_ELEMS; }
+};
 
 // Launch one variant's kernel for head dim D with the tile description `Tile`: one CTA per
 // query tile, grid (query tiles, H, B).

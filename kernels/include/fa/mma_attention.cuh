@@ -35,15 +35,7 @@ struct MmaTile {
   static constexpr size_t KV_HALVES = BC * LD;
   static constexpr size_t smem_bytes() { return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(Elem); }
 
-  struct Smem {
-    Elem* q;
-    Elem* k;
-    Elem* v;
-    __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<Elem*>(base)), k(q + Q_HALVES), v(k + KV_STAGES * KV_HALVES) {}
-    __device__ Elem* k_stage(int st) const { return k + st * KV_HALVES; }
-    __device__ Elem* v_stage(int st) const { return v + st * KV_HALVES; }
-  };
+  using Smem = QkvCarving<Elem, Q_HALVES, KV_HALVES, KV_STAGES>;
 };
 
 // ldmatrix moves 16-bit elements whatever their type.
@@ -224,8 +216,7 @@ __device__ __forceinline__ void mma_store_output(ElemOf<T>* out_w, const float (
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int half_row = 0; half_row < 2; ++half_row) {
-    rows[half_row].l = group_sum<4>(rows[half_row].l);
-    const float inv = inverse_sum(rows[half_row]);
+    const float inv = quad_inverse_sum(rows[half_row]);
     const int r = g + 8 * half_row;
     if (r >= rows_valid) continue;
 #pragma unroll

@@ -37,18 +37,10 @@ struct ScalarTile {
   }
 
   // Carving of the dynamic shared memory: Q | K[stages] | V[stages] | P.
-  struct Smem {
-    half* q;
-    half* k;
-    half* v;
+  struct Smem : QkvCarving<half, Q_HALVES, KV_HALVES, KV_STAGES> {
     float* p;
     __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<half*>(base)),
-          k(q + Q_HALVES),
-          v(k + KV_STAGES * KV_HALVES),
-          p(reinterpret_cast<float*>(v + KV_STAGES * KV_HALVES)) {}
-    __device__ half* k_stage(int s) const { return k + s * KV_HALVES; }
-    __device__ half* v_stage(int s) const { return v + s * KV_HALVES; }
+        : QkvCarving<half, Q_HALVES, KV_HALVES, KV_STAGES>(base), p(static_cast<float*>(this->rest())) {}
   };
 };
 

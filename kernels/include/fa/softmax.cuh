@@ -71,4 +71,11 @@ __device__ __forceinline__ float inverse_sum(const RowState& row) {
   return row.l > 0.0f ? 1.0f / row.l : 0.0f;
 }
 
+// The epilogue's 1/l where the four lanes of a quad each kept a part of the row's l (the mma.sync and wgmma
+// fragments' rows; summed once here rather than every tile): the parts summed and stored back, then inverted.
+__device__ __forceinline__ float quad_inverse_sum(RowState& row) {
+  row.l = group_sum<4>(row.l);
+  return inverse_sum(row);
+}
+
 }  // namespace fa

@@ -123,19 +123,7 @@ struct TileHandoff {
 namespace {  // internal linkage, like fa::launch
 
 // L2 bytes of the current device, read once per device.
-inline int l2_cache_bytes(int* bytes) {
-  static int cached[64] = {};
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return static_cast<int>(err);
-  if (device >= 64) return static_cast<int>(cudaDeviceGetAttribute(bytes, cudaDevAttrL2CacheSize, device));
-  if (!cached[device]) {
-    err = cudaDeviceGetAttribute(&cached[device], cudaDevAttrL2CacheSize, device);
-    if (err != cudaSuccess) return static_cast<int>(err);
-  }
-  *bytes = cached[device];
-  return 0;
-}
+inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAttrL2CacheSize>(bytes); }
 
 // The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
 // and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the

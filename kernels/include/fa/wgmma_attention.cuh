@@ -57,16 +57,10 @@ struct WgmmaTile {
     return (Q_HALVES + 2 * KV_STAGES * KV_HALVES) * sizeof(Elem) + SWIZZLE_ALIGN;  // + slack to align
   }
 
-  struct Smem {
-    Elem* q;
-    Elem* k;
-    Elem* v;
+  struct Smem : QkvCarving<Elem, Q_HALVES, KV_HALVES, KV_STAGES> {  // from the first SWIZZLE_ALIGN boundary
     __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<Elem*>(base + (SWIZZLE_ALIGN - smem_address(base) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN)),
-          k(q + Q_HALVES),
-          v(k + KV_STAGES * KV_HALVES) {}
-    __device__ Elem* k_stage(int st) const { return k + st * KV_HALVES; }
-    __device__ Elem* v_stage(int st) const { return v + st * KV_HALVES; }
+        : QkvCarving<Elem, Q_HALVES, KV_HALVES, KV_STAGES>(
+              base + (SWIZZLE_ALIGN - smem_address(base) % SWIZZLE_ALIGN) % SWIZZLE_ALIGN) {}
   };
 };
 
@@ -247,27 +241,22 @@ __device__ __forceinline__ uint64_t warp_uniform(uint64_t desc) {
 
 // The descriptors of a tile's k-steps. STEPPED (step 36): one warp-uniform descriptor a tile, each k-step
 // a compile-time offset from it; otherwise each k-step's built from its address (steps 9-35: in vector
-// registers, moved to uniform ones a wgmma).
-template <int ROWS, bool STEPPED, class Elem>
-struct KMajorTile {
+// registers, moved to uniform ones a wgmma). K_MAJOR: the layout of Q and K (k_major); else V's (mn_major).
+template <bool K_MAJOR, int ROWS, bool STEPPED, class Elem>
+struct TileDescriptors {
   const Elem* tile;
   uint64_t base;
-  __device__ explicit KMajorTile(const Elem* t) : tile(t), base(STEPPED ? warp_uniform(k_major<ROWS>(t, 0)) : 0) {}
+  static __device__ uint64_t at(const Elem* t, int kk) { return K_MAJOR ? k_major<ROWS>(t, kk) : mn_major<ROWS>(t, kk); }
+  __device__ explicit TileDescriptors(const Elem* t) : tile(t), base(STEPPED ? warp_uniform(at(t, 0)) : 0) {}
   __device__ uint64_t operator()(int kk) const {
-    if constexpr (STEPPED) return base + k_major_step<ROWS, Elem>(kk);
-    else return k_major<ROWS>(tile, kk);
+    if constexpr (STEPPED) return base + (K_MAJOR ? k_major_step<ROWS, Elem>(kk) : mn_major_step<Elem>(kk));
+    else return at(tile, kk);
   }
 };
 template <int ROWS, bool STEPPED, class Elem>
-struct MnMajorTile {
-  const Elem* tile;
-  uint64_t base;
-  __device__ explicit MnMajorTile(const Elem* t) : tile(t), base(STEPPED ? warp_uniform(mn_major<ROWS>(t, 0)) : 0) {}
-  __device__ uint64_t operator()(int kk) const {
-    if constexpr (STEPPED) return base + mn_major_step<Elem>(kk);
-    else return mn_major<ROWS>(tile, kk);
-  }
-};
+using KMajorTile = TileDescriptors<true, ROWS, STEPPED, Elem>;
+template <int ROWS, bool STEPPED, class Elem>
+using MnMajorTile = TileDescriptors<false, ROWS, STEPPED, Elem>;
 
 // S = Q_wg K^T for one key tile (D/16 k-steps), issued and committed as one group.
 // With T::SPLIT_SCORES, as BC / 64 wgmmas of N = 64: rows 64j.. of a K-major B (128-byte rows) lie
@@ -309,8 +298,7 @@ __device__ __forceinline__ void stage_output(ElemOf<T>* o_tile, const float (&o)
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int half_row = 0; half_row < 2; ++half_row) {
-    rows[half_row].l = group_sum<4>(rows[half_row].l);
-    const float inv = inverse_sum(rows[half_row]);
+    const float inv = quad_inverse_sum(rows[half_row]);
     const int r = warp_row0 + g + 8 * half_row;
 #pragma unroll
     for (int n = 0; n < T::D / 8; ++n)

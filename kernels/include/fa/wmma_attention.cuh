@@ -44,24 +44,17 @@ struct WmmaTile {
 
   // Q | K[stages] | V[stages] | S (fp32) | alpha, 1/l (fp32, per row) | P (fp16). Every region
   // starts on a 32-byte boundary, as wmma loads and stores require.
-  struct Smem {
-    half* q;
-    half* k;
-    half* v;
+  struct Smem : QkvCarving<half, Q_HALVES, KV_HALVES, KV_STAGES> {
     float* s;
     float* alpha;
     float* inv_l;
     half* p;
     __device__ explicit Smem(unsigned char* base)
-        : q(reinterpret_cast<half*>(base)),
-          k(q + Q_HALVES),
-          v(k + KV_STAGES * KV_HALVES),
-          s(reinterpret_cast<float*>(v + KV_STAGES * KV_HALVES)),
+        : QkvCarving<half, Q_HALVES, KV_HALVES, KV_STAGES>(base),
+          s(static_cast<float*>(this->rest())),
           alpha(s + BR * LDS),
           inv_l(alpha + BR),
           p(reinterpret_cast<half*>(inv_l + BR)) {}
-    __device__ half* k_stage(int st) const { return k + st * KV_HALVES; }
-    __device__ half* v_stage(int st) const { return v + st * KV_HALVES; }
   };
 };
 
@@ -78,6 +71,24 @@ __device__ __forceinline__ void accumulator_rows(int (&rows)[FragAcc::num_elemen
   __syncwarp();
 }
 
+// acc[n] += A_w B_n for the warp's 16 rows over K_STEPS k-steps of 16: A_w's k-step kk at a_w + 16 kk (row
+// stride lda), B_n's at b_at(n, kk) (FragB's layout, row stride ldb). The loop both GEMMs share.
+template <int K_STEPS, class FragB, int N_FRAGS, class BlockAt>
+__device__ __forceinline__ void wmma_gemm_rows(FragAcc (&acc)[N_FRAGS], const half* a_w, int lda, BlockAt b_at,
+                                               int ldb) {
+#pragma unroll
+  for (int kk = 0; kk < K_STEPS; ++kk) {
+    FragA a_frag;
+    wmma::load_matrix_sync(a_frag, a_w + kk * 16, lda);
+#pragma unroll
+    for (int n = 0; n < N_FRAGS; ++n) {
+      FragB b_frag;
+      wmma::load_matrix_sync(b_frag, b_at(n, kk), ldb);
+      wmma::mma_sync(acc[n], a_frag, b_frag, acc[n]);
+    }
+  }
+}
+
 // S (16 x BC, fp32, row stride LDS) = Q_w K^T for the warp's 16 query rows. Q fragments are
 // re-read from shared memory each tile rather than held: at D = 128 holding them costs 64
 // registers per thread and halves the resident blocks.
@@ -86,17 +97,8 @@ __device__ __forceinline__ void wmma_scores(float* s_w, const half* q_w, const h
   FragAcc s_frag[T::BC / 16];
 #pragma unroll
   for (int n = 0; n < T::BC / 16; ++n) wmma::fill_fragment(s_frag[n], 0.0f);
-#pragma unroll
-  for (int kk = 0; kk < T::D / 16; ++kk) {
-    FragA q_frag;
-    wmma::load_matrix_sync(q_frag, q_w + kk * 16, T::LD);
-#pragma unroll
-    for (int n = 0; n < T::BC / 16; ++n) {
-      FragKT k_frag;
-      wmma::load_matrix_sync(k_frag, sK + n * 16 * T::LD + kk * 16, T::LD);
-      wmma::mma_sync(s_frag[n], q_frag, k_frag, s_frag[n]);
-    }
-  }
+  wmma_gemm_rows<T::D / 16, FragKT>(s_frag, q_w, T::LD,
+                                    [&](int n, int kk) { return sK + n * 16 * T::LD + kk * 16; }, T::LD);
 #pragma unroll
   for (int n = 0; n < T::BC / 16; ++n)
     wmma::store_matrix_sync(s_w + n * 16, s_frag[n], T::LDS, wmma::mem_row_major);
@@ -134,17 +136,8 @@ __device__ __forceinline__ void wmma_accumulate_pv(FragAcc (&o_frag)[T::D / 16],
   for (int f = 0; f < T::D / 16; ++f)
 #pragma unroll
     for (int e = 0; e < FragAcc::num_elements; ++e) o_frag[f].x[e] *= alpha_w[rows[e]];
-#pragma unroll
-  for (int kk = 0; kk < T::BC / 16; ++kk) {
-    FragA p_frag;
-    wmma::load_matrix_sync(p_frag, p_w + kk * 16, T::LDP);
-#pragma unroll
-    for (int f = 0; f < T::D / 16; ++f) {
-      FragV v_frag;
-      wmma::load_matrix_sync(v_frag, sV + kk * 16 * T::LD + f * 16, T::LD);
-      wmma::mma_sync(o_frag[f], p_frag, v_frag, o_frag[f]);
-    }
-  }
+  wmma_gemm_rows<T::BC / 16, FragV>(o_frag, p_w, T::LDP,
+                                    [&](int f, int kk) { return sV + kk * 16 * T::LD + f * 16; }, T::LD);
 }
 
 // Epilogue: O_w / l, one 16x16 block at a time through the warp's fp32 scratch, then 16-byte
