@@ -103,6 +103,18 @@ def test_manifest_text_with_unknown_field_or_unknown_knockout_is_refused():
         sw.impl_config(f"{END}~no_warp_drive")
 
 
+def test_a_switch_without_a_kernel_belongs_to_the_end_of_its_introducers_branch():
+    table = '[[switch]]\nname="{n}"\nintroduced_by="{i}"\ndefines={{{m}=0}}\noff="o"\n'
+    text = table.format(n="tma", i="tma", m="FA_TMA_KV") + table.format(n="ftz", i="portable_ftz_exp2", m="FA_FTZ_EXP2")
+    switches, _ = sw.load(text)
+    assert {s.name: s.kernel for s in switches} == {"tma": END, "ftz": "portable_model_inputs"}
+    named = sw.load(text.replace('introduced_by="tma"', 'introduced_by="tma"\nkernel="async_pipeline"')
+                    .replace("FA_TMA_KV", "FA_ASYNC_ARRIVE"))[0]
+    assert named[0].kernel == "async_pipeline"  # a table that names its kernel keeps it
+    with pytest.raises(ValueError, match="'warp_drive' is not a variant"):
+        sw.load(table.format(n="x", i="warp_drive", m="FA_TMA_KV"))
+
+
 needs_cuobjdump = pytest.mark.skipif(shutil.which("nvcc") is None and not __import__("os").path.exists(
     "/usr/local/cuda/bin/nvcc"), reason="nvcc not installed")
 

@@ -91,15 +91,24 @@ def load(text: str | None = None) -> tuple[list[Switch], list[Structural]]:
     for entry in raw.get("switch", []):
         if unknown := set(entry) - known:
             raise ValueError(f"switch {entry.get('name')!r}: unknown field(s) {sorted(unknown)}")
-        missing = {"name", "introduced_by", "kernel", "defines", "off"} - set(entry)
+        missing = {"name", "introduced_by", "defines", "off"} - set(entry)
         if missing:
             raise ValueError(f"switch {entry.get('name')!r}: missing field(s) {sorted(missing)}")
-        switches.append(Switch(**{**entry, "defines": dict(entry["defines"]),
-                                  "depends_on": tuple(entry.get("depends_on", ()))}))
+        switches.append(Switch(**{**entry, "kernel": entry.get("kernel") or branch_end_of(entry["introduced_by"]),
+                                  "defines": dict(entry["defines"]), "depends_on": tuple(entry.get("depends_on", ()))}))
     structural = [Structural(kernel=e["kernel"], ideas=tuple(e["ideas"]), reason=e["reason"])
                   for e in raw.get("structural", [])]
     validate(switches, structural)
     return switches, structural
+
+
+def branch_end_of(step: str) -> str:
+    """The last step of `step`'s branch: the kernel a switch belongs to unless its table names another, so that a
+    new branch end takes its branch's switches without a line of the manifest naming it."""
+    if step not in manifest.names(problem=None):
+        raise ValueError(f"introduced_by {step!r} is not a variant of the manifest")
+    branch = manifest.branch(step)
+    return next(n for n in manifest.branch_ends(manifest.names(problem=None)) if manifest.branch(n) == branch)
 
 
 def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
