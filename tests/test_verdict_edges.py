@@ -110,7 +110,7 @@ def test_a_runs_calibration_is_the_mean_over_every_ratio_and_replicate_left_out(
     kept = samples[~samples["throttled"]]
     lat = records.replicates_by_row(kept)
     rows = [r for mode in ("hot", "cold") for r in stats.leave_one_out(
-        lat[("restrict", LADDER, mode)], lat[("baseline", LADDER, mode)], 0.95, 200, 3)]
+        lat[("restrict", LADDER, mode)], lat[("baseline", LADDER, mode)], 0.95, n_resamples=200, seed=3)]
     assert len({np.mean([r[k] for r in rows]) for k in ("covered", "pred_covered", "expected_covered")}) == 3, \
         "the data tells the three fractions apart (else swapping two would go unseen)"
     assert got["applicable"] and got["replicates"] == 3

@@ -36,7 +36,8 @@ def workers() -> int:
 def starmap(fn, arg_tuples: list, min_items: int = MIN_ITEMS, n_workers: int | None = None) -> list:
     """[fn(*args) for args in arg_tuples], in order; over fresh interpreters (spawn: the caller may
     hold a CUDA context, which a forked child must not inherit) where there are at least
-    `min_items` of them and more than one worker. `fn` must be importable (a module's function)."""
+    `min_items` of them and more than one worker. `fn` must be picklable (a module's function, or a
+    functools.partial of one)."""
     n = workers() if n_workers is None else n_workers
     if n <= 1 or len(arg_tuples) < max(min_items, 2):
         return [fn(*args) for args in arg_tuples]

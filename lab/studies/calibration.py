@@ -15,6 +15,8 @@ The report computes it from a run's samples when read (lab.studies.derived.calib
 
 from __future__ import annotations
 
+import functools
+
 from lab.cli import OneLineParser
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
@@ -80,8 +82,9 @@ def _leave_one_out(samples, pairs, what: str, confidence, n_resamples, seed) -> 
         if a is None or b is None or len(set(a) & set(b)) < MIN_REPLICATES:
             continue
         measured.append(dict(step=a_name, parent=b_name, shape=list(shape.astuple()), mode=mode))
-        args.append((a, b, confidence, n_resamples, seed))
-    rows = [dict(pair, **r) for pair, out in zip(measured, parallel.starmap(stats.leave_one_out, args)) for r in out]
+        args.append((a, b))
+    one_pair = functools.partial(stats.leave_one_out, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    rows = [dict(pair, **r) for pair, out in zip(measured, parallel.starmap(one_pair, args)) for r in out]
     if not rows:
         return {**base, "applicable": False, "reason": "no two rows measured in common replicates"}
     n = len(rows)

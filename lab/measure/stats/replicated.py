@@ -284,14 +284,10 @@ def gpu_split(reps: Mapping[int, Sequence[float]], gpu_of: Mapping[int, str]) ->
     return GpuSplit(G, R, max(0.0, float((ms_between - ms_within) / n0)), float(ms_within))
 
 
-def leave_one_out(
-    a_reps: Mapping[int, Sequence[float]],
-    b_reps: Mapping[int, Sequence[float]],
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> list:
-    """Calibration of the replicated interval on one (A, B) pair of R >= 3 paired replicates.
+def leave_one_out(a_reps: Mapping[int, Sequence[float]], b_reps: Mapping[int, Sequence[float]],
+                  confidence: float = 0.95, **ci_options) -> list:
+    """Calibration of the replicated interval on one (A, B) pair of R >= 3 paired replicates;
+    ``ci_options``: replicated_speedup_ci's other options (n_resamples, seed), alike for every interval.
 
     For each replicate r left out: its own ratio (the point: the ratio of medians, or the median
     of its round_log_ratios where the rows share a round robin, as replicated_speedup_ci), the interval that
@@ -322,7 +318,7 @@ def leave_one_out(
     out = []
     for k, point in zip(keys, points):
         rest = [j for j in keys if j != k]
-        ci = replicated_speedup_ci(subset_replicates(a, rest), subset_replicates(b, rest), confidence, n_resamples, seed)
+        ci = replicated_speedup_ci(subset_replicates(a, rest), subset_replicates(b, rest), confidence, **ci_options)
         m = len(rest)
         df = ci.df if ci.df is not None else math.inf
         q = _t_quantile(confidence, df)
