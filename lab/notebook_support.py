@@ -139,7 +139,7 @@ def first_screen(rec, reports_dir) -> dict:
     import pandas as pd
 
     from lab.report import ladder
-    from lab.report.common import FIGURES
+    from lab.report.formats import FIGURES
     from lab.report.load import run_data
     from lab.report.tables import ablation_frame
 

@@ -10,7 +10,7 @@ import pytest
 
 from lab.measure import records, stats
 from lab.report import bar, branches, ladder, render
-from lab.report.common import fmt_g
+from lab.report.formats import fmt_g
 from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
@@ -302,7 +302,7 @@ def test_threats_name_the_kernel_files_changed_since_the_run_built_them():
     from types import SimpleNamespace
 
     from lab.kernels import build, variants
-    from lab.report.helpers import _changed_files, _source_check
+    from lab.report.provenance import changed_files, source_check
 
     now = {name: build.source_files(variants.get(name)) for name in ("baseline", "restrict")}
     header = next(f for f in now["baseline"] if f.startswith("include/"))  # a header both include
@@ -310,32 +310,32 @@ def test_threats_name_the_kernel_files_changed_since_the_run_built_them():
     recorded = {name: dict(files, **{header: "0" * 64}) for name, files in now.items()}
     data = SimpleNamespace(variants=["baseline", "restrict"], build={
         name: {"source_hash": "not what the tree hashes to", "source_files": recorded[name]} for name in now})
-    assert _source_check(data) == ([], ["baseline", "restrict"])
-    assert _changed_files(data, ["baseline", "restrict"]) == [header]
+    assert source_check(data) == ([], ["baseline", "restrict"])
+    assert changed_files(data, ["baseline", "restrict"]) == [header]
     unchanged = SimpleNamespace(variants=data.variants, build={n: {"source_files": now[n]} for n in now})
-    assert _changed_files(unchanged, ["baseline", "restrict"]) == []
+    assert changed_files(unchanged, ["baseline", "restrict"]) == []
     before = SimpleNamespace(variants=data.variants, build={n: {"source_hash": "x"} for n in now})
-    assert _changed_files(before, ["baseline", "restrict"]) == []
+    assert changed_files(before, ["baseline", "restrict"]) == []
     # a file the tree no longer includes, or one it newly includes, is a change too
     gone = SimpleNamespace(variants=["baseline"], build={"baseline": {"source_files": {**now["baseline"],
                                                                                    "include/fa/old.cuh": "1" * 64}}})
-    assert _changed_files(gone, ["baseline"]) == ["include/fa/old.cuh"]
+    assert changed_files(gone, ["baseline"]) == ["include/fa/old.cuh"]
 
 
 def test_the_threat_on_what_the_intervals_cover_follows_the_replicates_and_the_base_run():
     from types import SimpleNamespace
 
-    from lab.report.helpers import _scope_of_the_intervals
+    from lab.report.validity import scope_of_the_intervals
 
     def run(replicates):
         return SimpleNamespace(run_params=SimpleNamespace(replicates=replicates))
 
     env = {"gpu": "NVIDIA H100"}
     base = SimpleNamespace(run_id="20990101T000000Z-abc1234", env={"gpu": "NVIDIA H200"})
-    three = _scope_of_the_intervals(run(3), env, base)
+    three = scope_of_the_intervals(run(3), env, base)
     assert "one run in 3 replicate processes" in three and "one process" not in three
     assert "`20990101T000000Z-abc1234`, NVIDIA H200" in three and "Does it replicate?" in three
-    one = _scope_of_the_intervals(run(1), env)
+    one = scope_of_the_intervals(run(1), env)
     assert "one run, one process" in one and "make replicate" in one and "Does it replicate?" not in one
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
+from lab.report.formats import PEER, fmt_ci, fmt_g, fmt_us, md_table, shape_label
 from lab.report.load import RunData, number_or_none, step_title, manifest_variant
 from lab.report.findings import sdpa_gap
 from lab.studies.shapes import HEADLINE_D128, shape_set

@@ -1,5 +1,5 @@
-"""What every section reads (`Context`): the run, the headline shape's ablation, where figures go, and
-the run it is replicated against, if any."""
+"""What every section reads (`Context`: the run, the headline shape's ablation, where figures go, and the run it
+is replicated against, if any) and what the sections make of it (`Report`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ from pathlib import Path
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.report.common import FIGURES
+from lab.report.formats import FIGURES
 from lab.report.load import RunData
 from lab.report.tables import ablation_frame, gpu_of_replicates
+
+
+@dataclass
+class Report:
+    markdown: str
+    figures: dict
+    diffs: list
+    title: str
+    label: str
 
 
 @dataclass

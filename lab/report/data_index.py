@@ -122,7 +122,7 @@ def _cell(text) -> str:
 
 def render(index: dict | None = None) -> str:
     """INDEX.md's text."""
-    from lab.report.common import md_table
+    from lab.report.formats import md_table
 
     index = index if index is not None else load()
     L = ["# What the repository keeps of its measurements", "",

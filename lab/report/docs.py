@@ -30,7 +30,7 @@ from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE, REPO
 from lab.measure import records
 from lab.report import bar, branches, committed
-from lab.report.common import MISSING, PEER, fmt_ci, md_table
+from lab.report.formats import MISSING, PEER, fmt_ci, md_table
 from lab.report.load import RunData
 from lab.studies.params import RUN_OPTIONS, TUNE_OPTIONS, RunParams, TuneParams, options_table
 from lab.studies.shapes import HEADLINE, HEADLINE_D128

@@ -13,7 +13,7 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.report.common import FINDING_METRICS, shape_label
+from lab.report.formats import FINDING_METRICS, shape_label
 from lab.report.figures import new_figure, set_style, peer_colors
 from lab.report.load import RunData, run_data
 

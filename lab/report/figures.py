@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import DPI, PEER, isnum, fmt_ratio, save_figure, shape_label
+from lab.report.formats import DPI, PEER, isnum, fmt_ratio, save_figure, shape_label
 from lab.report.load import RunData, number_or_none, manifest_variant
 from lab.report.findings import stall_columns
 from lab.studies.measure_shape import AA_SUFFIX

@@ -10,7 +10,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report import branches
-from lab.report.common import FINDING_METRICS, isnum, fmt, fmt_ci, fmt_g
+from lab.report.formats import FINDING_METRICS, isnum, fmt, fmt_ci, fmt_g
 from lab.report.load import RunData, number_or_none
 from lab.report.tables import rel_change
 

@@ -25,7 +25,7 @@ from lab.kernels import switches as sw
 from lab.kernels import variants
 from lab.kernels.shape import Shape
 from lab.measure import records, stats
-from lab.report.common import fmt_ci, md_table, save_figure
+from lab.report.formats import fmt_ci, md_table, save_figure
 from lab.studies.shapes import HEADLINE, HEADLINE_CANONICAL, HEADLINE_D128
 
 FIGURE = "knockouts.png"

@@ -13,7 +13,7 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.branches import branch, label
-from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label, save_figure
+from lab.report.formats import MISSING, fmt, fmt_ci, fmt_us, md_table, shape_label, save_figure
 from lab.report.figures import BRANCH_COLORS, new_figure, set_style, peer_colors
 from lab.report.load import RunData, manifest_variant
 

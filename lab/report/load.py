@@ -13,7 +13,7 @@ from lab.kernels.manifest import branch_order
 from lab.kernels.shape import Shape
 from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
 from lab.measure import records, stats
-from lab.report.common import KEYS, isnum
+from lab.report.formats import KEYS, isnum
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies import derived
 from lab.studies.params import RunParams

@@ -17,7 +17,7 @@ import numpy as np
 from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
-from lab.report.common import MISSING, fmt, fmt_ci, fmt_us, md_table, save_figure
+from lab.report.formats import MISSING, fmt, fmt_ci, fmt_us, md_table, save_figure
 from lab.report.load import RunData
 from lab.studies.shapes import model_names
 

@@ -21,7 +21,7 @@ from lab.cli import OneLineParser, refuse
 from lab.kernels.manifest import REPO
 from lab.measure import records
 from lab.report import committed
-from lab.report.helpers import Report
+from lab.report.context import Report
 from lab.report.load import run_data
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

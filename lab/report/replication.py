@@ -22,7 +22,7 @@ import pandas as pd
 
 from lab.measure import records, stats
 from lab.report import bar, knockouts
-from lab.report.common import MISSING, fmt, fmt_ci, md_table, shape_label
+from lab.report.formats import MISSING, fmt, fmt_ci, md_table, shape_label
 from lab.report.load import RunData, run_data
 from lab.report.tables import ablation_frame, hypothesis_rows
 from lab.studies.calibration import step_pairs

@@ -13,7 +13,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.measure import ncu_xval, stats
 from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
-from lab.report.common import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
+from lab.report.formats import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
 from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.shapes import shape_set

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lab.kernels.manifest import REPO
 from lab.kernels.shape import Shape
-from lab.report.common import fmt_ci, md_table
+from lab.report.formats import fmt_ci, md_table
 from lab.studies.tuning.dispatch import heldout_verdict as verdict, heldout_verdicts  # noqa: F401 (the report's names)
 
 REPORT_DIR = REPO / "reports" / "tuning"
@@ -39,7 +39,7 @@ def read_run_file(run_dir: Path, name: str):
 
 
 def _md(headers: list, rows: list) -> str:
-    """The section's tables: floats to three decimals (lab.report.common.md_table, compact rule)."""
+    """The section's tables: floats to three decimals (lab.report.formats.md_table, compact rule)."""
     return md_table(headers, [[f"{x:.3f}" if isinstance(x, float) else x for x in r] for r in rows], compact=True)
 
 

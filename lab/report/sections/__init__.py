@@ -7,8 +7,8 @@ collapsible there.
 """
 from __future__ import annotations
 
-from lab.report.context import Context
-from lab.report.helpers import Report, step_diffs
+from lab.report.context import Context, Report
+from lab.report.provenance import step_diffs
 from lab.report.sections.ablation import section_ablation, section_bar
 from lab.report.sections.decode import section_decode
 from lab.report.sections.first_screen import section_first_screen

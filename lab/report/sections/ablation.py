@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
-from lab.report.common import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
+from lab.report.formats import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
                                new_lines, shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
-from lab.report.helpers import step_number
 from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
+
+
+def step_number(r) -> str:
+    return str(int(r.step)) if isnum(r.step) else MISSING
 
 
 def _ablation_intro(ctx: Context) -> list[str]:

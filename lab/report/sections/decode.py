@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from lab.report.common import MISSING, md_table, new_lines
+from lab.report.formats import MISSING, md_table, new_lines
 from lab.report.context import Context
 
 COPY_FRACTION_BAR = 0.95  # issue 50, target 1: the end at 95 % of the copy where the cache streams, batch >= 8

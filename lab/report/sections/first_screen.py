@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.report.bar import bar_count, bar_step
-from lab.report.common import FIGURES, shape_label
+from lab.report.formats import FIGURES, shape_label
 from lab.report.context import Context
 from lab.report.ladder import figure_hero, finding, ladder_table
 

@@ -4,9 +4,9 @@ portable step), the objective and the environment."""
 from __future__ import annotations
 
 from lab.report import branches
-from lab.report.common import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, new_lines, shape_label
+from lab.report.formats import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
-from lab.report.helpers import run_path
+from lab.report.provenance import run_path
 from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
 

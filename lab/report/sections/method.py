@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lab.kernels.shape import Shape
 from lab.measure import stats
-from lab.report.common import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
+from lab.report.formats import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
 from lab.report.context import Context
 from lab.report.load import first_line
 from lab.report.tables import (NCU_AGREE, NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary,

@@ -5,7 +5,7 @@ counts per element type and head layout (lab.report.models). Absent for runs wit
 from __future__ import annotations
 
 from lab.report import models
-from lab.report.common import FIGURES, md_table, new_lines
+from lab.report.formats import FIGURES, md_table, new_lines
 from lab.report.context import Context
 
 

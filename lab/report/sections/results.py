@@ -5,15 +5,33 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
+from lab.kernels.shape import Shape
 from lab.studies.sass_compare import mask_label
-from lab.report.common import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
+from lab.report.formats import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
-from lab.report.helpers import shape_note_text, threats
-from lab.report.load import manifest_variants
+from lab.report.validity import threats
+from lab.report.load import RunData, first_line, manifest_variants
 from lab.report.findings import profiler_findings
 from lab.report.tables import shape_table, capped_rows, clock_summary, crossval_table, noise_floor, shape_group
 from lab.studies.shapes import spec_of
+
+
+def shape_note_text(data: RunData, shape: Shape) -> str:
+    out = []
+    for note in data.shape_notes or []:
+        if note.get("shape") != shape.id:
+            continue
+        for impl, why in (note.get("unsupported") or {}).items():
+            out.append(f"{impl} unsupported: {first_line(why)}")
+        for impl, why in (note.get("not_taken") or {}).items():  # runs since issue 22
+            out.append(f"{impl} not taken: {first_line(why)}")
+        for impl, why in (note.get("errors") or {}).items():
+            out.append(f"{impl} failed: {first_line(why)}")
+    for name in data.variants:
+        if name in data.excluded:
+            out.append(f"{name} not timed (excluded: {first_line(data.excluded[name])})")
+    return ("Notes: " + "; ".join(out) + ".") if out else ""
 
 
 def section_per_shape(ctx: Context) -> list[str]:

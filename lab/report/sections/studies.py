@@ -6,7 +6,7 @@ from __future__ import annotations
 from lab.measure.records import TUNING_DIR
 from lab.report import knockouts, replication
 from lab.report import tuning as tuning_report
-from lab.report.common import FIGURES
+from lab.report.formats import FIGURES
 from lab.report.context import Context
 from lab.studies.tuning import dispatch
 

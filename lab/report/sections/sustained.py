@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 
 from lab.measure import stats
-from lab.report.common import MISSING, fmt_ci, md_table, new_lines, shape_label
+from lab.report.formats import MISSING, fmt_ci, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.load import SUSTAINED, RunData
 

@@ -1,95 +1,20 @@
-"""What several sections share: the `Report` they build, figure links, per-shape notes, the threats
-to validity, the check of the kernel sources against the run's build, and the code diffs."""
+"""The threats to validity the report lists: clocks, cross-validation, capped rows, the intervals' scope, excluded
+variants, sources that no longer match the run's build, and what the profile does not show."""
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import dataclass
 
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.report.common import MISSING, XVAL_GAP, isnum, shape_label
-from lab.report.load import RunData, first_line, manifest_variant
+from lab.report import provenance
+from lab.report.formats import MISSING, XVAL_GAP, isnum, shape_label
+from lab.report.load import RunData, first_line
 from lab.report.tables import clock_range
 
 
-def _source_check(data: RunData) -> tuple[list[str], list[str]]:
-    """Variants whose working-tree sources hash as the run's build.json says, and those that differ."""
-    same, differ = [], []
-    try:
-        from lab.kernels import build
-
-        for name in data.variants:
-            v = manifest_variant(name)
-            rec_hash = (data.build.get(name) or {}).get("source_hash")
-            if v is None or not rec_hash:
-                continue
-            (same if build.source_hash(v) == rec_hash else differ).append(name)
-    except Exception:  # noqa: BLE001 - a check that cannot run is left out
-        pass
-    return same, differ
-
-
-def _changed_files(data: RunData, names: list[str]) -> list[str]:
-    """The files (under kernels/) whose hash differs from the one the run's build.json records for
-    them, over the variants `names`; [] where the run recorded no per-file hashes (runs before them)."""
-    changed = set()
-    try:
-        from lab.kernels import build
-
-        for name in names:
-            v, recorded = manifest_variant(name), (data.build.get(name) or {}).get("source_files")
-            if v is None or not isinstance(recorded, dict) or not recorded:
-                continue
-            now = build.source_files(v)
-            changed |= {f for f in recorded.keys() | now.keys() if recorded.get(f) != now.get(f)}
-    except Exception:  # noqa: BLE001 - a check that cannot run is left out
-        return []
-    return sorted(changed)
-
-
-@dataclass
-class Report:
-    markdown: str
-    figures: dict
-    diffs: list
-    title: str
-    label: str
-
-
-def run_path(data: RunData) -> str:
-    from lab.kernels.variants import REPO
-
-    try:
-        return str(data.rec.dir.resolve().relative_to(REPO)) + "/"
-    except ValueError:
-        return str(data.rec.dir) + "/"
-
-
-def step_number(r) -> str:
-    return str(int(r.step)) if isnum(r.step) else MISSING
-
-
-def shape_note_text(data: RunData, shape: Shape) -> str:
-    out = []
-    for note in data.shape_notes or []:
-        if note.get("shape") != shape.id:
-            continue
-        for impl, why in (note.get("unsupported") or {}).items():
-            out.append(f"{impl} unsupported: {first_line(why)}")
-        for impl, why in (note.get("not_taken") or {}).items():  # runs since issue 22
-            out.append(f"{impl} not taken: {first_line(why)}")
-        for impl, why in (note.get("errors") or {}).items():
-            out.append(f"{impl} failed: {first_line(why)}")
-    for name in data.variants:
-        if name in data.excluded:
-            out.append(f"{name} not timed (excluded: {first_line(data.excluded[name])})")
-    return ("Notes: " + "; ".join(out) + ".") if out else ""
-
-
-def _scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None) -> str:
+def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None) -> str:
     """What the run's intervals cover: one process, or R replicate processes of one run on one GPU;
     and where the variation between runs and GPUs is shown, if anywhere."""
     R = data.run_params.replicates
@@ -133,15 +58,15 @@ def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDat
             t.append(f"{small} of {len(data.summary)} rows met the CI target at the {floor}-sample minimum, so their "
                      f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
                      "launches); slow drifts longer than their sampling window would not show in them.")
-    t.append(_scope_of_the_intervals(data, env, base))
+    t.append(scope_of_the_intervals(data, env, base))
     if data.excluded:
         t.append("Excluded variants (not timed): "
                  + "; ".join(f"{k}: {first_line(v)}" for k, v in data.excluded.items()) + ".")
     if data.env.get("git_dirty"):
         t.append("The working tree was dirty when the run started: the git sha does not fully identify the code.")
-    same, differ = _source_check(data)
+    same, differ = provenance.source_check(data)
     if differ:
-        changed = _changed_files(data, differ)
+        changed = provenance.changed_files(data, differ)
         where = f" (files changed since: {', '.join(f'`kernels/{f}`' for f in changed)})" if changed else ""
         t.append(f"The kernel sources in this tree differ from those the run built ({', '.join(differ)}){where}: the "
                  "code diffs in ablation.html may not show what was measured.")
@@ -213,28 +138,3 @@ def _ncu_clock_control(data: RunData) -> str | None:
         if m:
             found.add(m.group(1))
     return ", ".join(sorted(found)) if found else None
-
-
-# ---------------------------------------------------------------------------------------------
-# Code diffs
-# ---------------------------------------------------------------------------------------------
-
-
-def step_diffs(data: RunData) -> list[dict]:
-    out = []
-    for name in data.variants:
-        v = manifest_variant(name)
-        if v is None or not v.parent:
-            continue
-        p = manifest_variant(v.parent)
-        if p is None or not v.path.is_file() or not p.path.is_file():
-            out.append(dict(variant=name, parent=v.parent, title=v.title, lines=[], note="source file missing"))
-            continue
-        lines = list(difflib.unified_diff(p.path.read_text().splitlines(), v.path.read_text().splitlines(),
-                                          fromfile=f"kernels/variants/{p.file}", tofile=f"kernels/variants/{v.file}",
-                                          lineterm="", n=3))
-        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
-        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
-        out.append(dict(variant=name, parent=v.parent, title=v.title, lines=lines, added=added, removed=removed,
-                        index=v.index, note=""))
-    return out

@@ -1,5 +1,5 @@
-"""What the report's modules share: its constants, the figures' file names, and how numbers and
-tables are written (the one home for the report's formats)."""
+"""The report's formats, in one home: its constants, the figures' file names, and how numbers and tables are
+written."""
 
 from __future__ import annotations
 
