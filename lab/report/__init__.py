@@ -29,7 +29,7 @@ from __future__ import annotations
 from lab.kernels.shape import Shape  # noqa: F401  (re-exported: report.Shape)
 from lab.studies.shapes import HEADLINE  # noqa: F401  (the headline shape, lab.studies.shapes)
 from lab.report.formats import (DPI, FIGURES, KEYS, METRIC_MOVE, MISSING, PEER, XVAL_GAP, fmt,  # noqa: F401
-                               fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
+                                fmt_ci, fmt_g, fmt_p, fmt_ratio, fmt_us, md_table, shape_label)
 from lab.report.load import RunData, run_data  # noqa: F401
 from lab.report.tables import (NCU_XVAL_MIN_US, PRECISION_BAND, ablation_frame, ablation_table,  # noqa: F401
                                capped_rows, clock_summary, crossval_table, hypothesis_rows, hypothesis_verdict,

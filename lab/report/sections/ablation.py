@@ -5,7 +5,7 @@ from __future__ import annotations
 from lab.report import branches
 from lab.report.bar import bar_rule, bar_step, portable_bar, success_bar
 from lab.report.formats import (FIGURES, METRIC_MOVE, MISSING, PEER, isnum, fmt, fmt_ci, fmt_g, fmt_p, fmt_us, md_table,
-                               new_lines, shape_label)
+                                new_lines, shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_latency, figure_speedup
 from lab.report.load import manifest_variant
