@@ -84,6 +84,7 @@
 #ifndef FA_LONGEST_FIRST_QUEUE  // step 35: 0 -> every launch walks the static list
 #define FA_LONGEST_FIRST_QUEUE 1
 #endif
+// Step 35's order and sections apart: FA_QUEUE_HEAVIEST_FIRST and FA_QUEUE_L2_SECTIONS (fa/tile_queue.cuh).
 #ifndef FA_WARP_RELEASE_D64  // step 34: 0 -> at D = 64 too, every consumer thread arrives on the ring
 #define FA_WARP_RELEASE_D64 1
 #endif

@@ -33,6 +33,15 @@
 #include "fa/pipeline.cuh"
 #include "fa/tile_scheduler.cuh"
 
+// Two of step 35's ideas as knock-out switches of the sm_90a end's twin (the manifest's [[switch]] tables;
+// every step builds them at 1): the order inside a section and the sections themselves.
+#ifndef FA_QUEUE_HEAVIEST_FIRST  // 0 -> the counter hands a section's tiles out lightest first (the static order)
+#define FA_QUEUE_HEAVIEST_FIRST 1
+#endif
+#ifndef FA_QUEUE_L2_SECTIONS  // 0 -> one section of every head, whatever the L2 holds
+#define FA_QUEUE_L2_SECTIONS 1
+#endif
+
 namespace fa {
 
 constexpr int kTileQueueSlots = 1024;
@@ -75,13 +84,14 @@ struct TileQueue {
   // q0 = -1 past the end.
   __host__ __device__ WorkTile tile(int index) const {
     if (index >= total) return {-1, 0};
-    const int per_section = section_heads * m_blocks;
+    const int heads_a_section = FA_QUEUE_L2_SECTIONS ? section_heads : heads;
+    const int per_section = heads_a_section * m_blocks;
     const int section = index / per_section;
-    const int first_head = section * section_heads;
-    const int size = min(section_heads, heads - first_head);
+    const int first_head = section * heads_a_section;
+    const int size = min(heads_a_section, heads - first_head);
     const int rank = index - section * per_section;
     const int level = rank / size;  // 0: the heaviest query tile of every head in the section
-    return {(causal ? m_blocks - 1 - level : level) * BR, first_head + rank % size};
+    return {(causal && FA_QUEUE_HEAVIEST_FIRST ? m_blocks - 1 - level : level) * BR, first_head + rank % size};
   }
 };
 
@@ -133,7 +143,8 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
   TileQueue<BR> queue;
   const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
   const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
-  const int sections = ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit));
+  const int sections =
+      FA_QUEUE_L2_SECTIONS ? ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit)) : 1;
   const int kv_per_section = ceil_div(kv_heads, sections);
   queue.m_blocks = ceil_div(shape.S, BR);
   queue.heads = shape.B * shape.H;
