@@ -74,6 +74,21 @@ def test_make_passes_on_only_what_it_is_given_and_knows_every_option():
         assert flag in known and known[flag].dest == o.name, o.make
 
 
+def test_the_option_tables_set_distinct_fields_and_know_the_samplers_the_search_takes():
+    from dataclasses import fields
+
+    from lab.studies.tuning import search
+
+    for options, params in ((RUN_OPTIONS, RunParams), (TUNE_OPTIONS, TuneParams)):
+        names, flags = [o.name for o in options], [o.flag for o in options]
+        assert len(set(names)) == len(names) and len(set(flags)) == len(flags)
+        assert set(names) <= {f.name for f in fields(params)}, "every option sets a field of its dataclass"
+    by_name = {o.name: o for o in TUNE_OPTIONS}
+    assert by_name["sampler"].choices == search.SAMPLERS and by_name["trials"].type is int
+    assert {o.name: o.choices for o in RUN_OPTIONS if o.choices} == {"profile_shapes": ("distinct", "all"),
+                                                                    "knockouts": (0, 1)}
+
+
 def test_old_runs_read_back_with_what_they_did():
     old = {"variants": ["baseline", "wmma"], "shapes": [[4, 16, 512, 64, False], [1, 8, 512, 64, True]],
            "modes": ["hot"], "cap_s": 3.0, "rel_ci": 0.005, "profile": True, "check": "full",

@@ -3,8 +3,8 @@
 `RunParams` is what `make ablation`, `python -m lab.pipeline`, `python -m lab run`, notebook 00
 (through lab.notebook_support) and a run's stages take, and what a run's params.json records;
 `TuneParams` is the same for `make tune` / `python -m lab tune`. Each dataclass's field defaults
-are the defaults; `RUN_OPTIONS` and `TUNE_OPTIONS` say how a user types each field (the flag of
-the command lines, the variable of make). The command lines are built from them, make passes on
+are the defaults; `RUN_OPTIONS` and `TUNE_OPTIONS` (the tables of options.toml, beside this file) say
+how a user types each field (the flag of the command lines, the variable of make). The command lines are built from them, make passes on
 only the variables given to it (so that every default is the one here), and `make help`
 (`python -m lab.studies.params`) and docs/parameters.md (lab.report.docs) print them.
 
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import sys
+import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
 
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
@@ -28,8 +30,6 @@ from lab.studies.shapes import SCOPES, decode_shapes_from, scopes_from, shapes_f
 
 MODES = ("hot", "cold", "sustained")
 CHECKS = ("full", "quick", "none")
-PROFILE_SHAPES = ("distinct", "all")
-SAMPLERS = ("tpe", "cmaes", "random", "bruteforce")
 DEFAULT_SHAPES = "canonical,large,long,sweep,models"
 
 
@@ -61,51 +61,23 @@ class Option:
         parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None, help=help_, **kw)
 
 
+def _options(table: str) -> tuple[Option, ...]:
+    """OPTIONS_FILE's [[table]] entries, in order, as Options."""
+    types = {"str": str, "int": int, "float": float}
+    with OPTIONS_FILE.open("rb") as f:
+        entries = tomllib.load(f)[table]
+    return tuple(Option(e["name"], e["flag"], e["make"], e["help"], types[e.get("type", "str")],
+                        tuple(e.get("choices", ()))) for e in entries)
+
+
 def _names(text) -> tuple[str, ...]:
     return tuple(x.strip() for x in str(text).split(",") if x.strip())
 
 
-RUN_OPTIONS = (
-    Option("variants", "--variants", "VARIANTS", "comma-separated steps (lab.variants.names()); empty: the whole "
-           "ladder"),
-    Option("shapes", "--shapes", "SHAPES", "shape sets (canonical, large, long, sweep, models, models-fp16; "
-           "comma-joined; lab.studies.shapes) or B,H,S,D[,causal][,kvN][,fp16|bf16] joined by ';'"),
-    Option("modes", "--modes", "MODES", "hot (CUDA-graph replay, a burst), cold (L2 flushed before every launch) "
-           "and/or sustained (back to back at the power limit, at lab.studies.shapes.SUSTAINED_SHAPES), "
-           "comma-joined"),
-    Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode); the models set's rows "
-           "take at most lab.studies.shapes.SCOPE_CAP_S", float),
-    Option("rel_ci", "--rel-ci", "REL_CI", "a row stops when its median's 95 % CI is within +-this (and its 99 % CI "
-           "within twice that)", float),
-    Option("min_samples", "--min-samples", "MIN_SAMPLES", "... but not before this many samples", int),
-    Option("min_blocks", "--min-blocks", "MIN_BLOCKS", "... taken in at least this many interleaved blocks a "
-           "replicate (more, smaller blocks spread each row over more of the round robin; REPLICATES >= 2)", int),
-    Option("cold_turn_us", "--cold-turn-us", "COLD_TURN_US", "a cold row's turn of the round robin takes at most "
-           "this many microseconds of GPU time, and at least one sample (0: no limit)", float),
-    Option("hot_turn_us", "--hot-turn-us", "HOT_TURN_US", "a hot row's turn of the round robin takes at most "
-           "this many microseconds of GPU time, and at least one sample (0: no limit)", float),
-    Option("profile", "--profile", "PROFILE", "1: Nsight Compute over one launch per implementation and profiled "
-           "shape; 0: no profile", int),
-    Option("profile_shapes", "--profile-shapes", "PROFILE_SHAPES", "distinct: one ladder shape per (S, D) is "
-           "profiled; all: every ladder shape", str, PROFILE_SHAPES),
-    Option("check", "--check", "CHECK", "the correctness grid before timing: full, quick or none"),
-    Option("knockouts", "--knockouts", "KNOCKOUTS", "1: also the branch ends with one optimization off, and the "
-           "2^4 factorial; 0: neither", int, (0, 1)),
-    Option("peers", "--peers", "PEERS", "comma-separated peers (lab.measure.peers.known_names()); empty: SDPA under "
-           "--backends, flex_attention and every importable external peer"),
-    Option("backends", "--backends", "BACKENDS", "the SDPA backends timed where PEERS is empty (the models set leaves out those "
-           "in lab.studies.shapes.SCOPE_PEERS_LEFT_OUT)"),
-    Option("replicates", "--replicates", "REPLICATES", "independent replicates of the timing, each its own process "
-           "(fresh inputs, allocations and interleaving order); CAP, MIN_SAMPLES and the CI target are shared out "
-           "among them", int),
-    Option("seed", "--seed", "SEED", "seed of the interleave's order (plus the shape's index)", int),
-    Option("gpus", "--gpus", "GPUS", "how many of this host's GPUs the run uses (all: every visible one): the "
-           "replicates side by side, one a GPU at a time (lab.studies.gpu_pool: dask-cuda), the correctness grid, "
-           "the decode set and the profile shared out; 1: everything on one GPU"),
-    Option("decode", "--decode", "DECODE", "the decode shapes timed after the prefill ones (lab.studies.decode_study: "
-           "every decode step against SDPA, beside the copy bandwidth): decode (the set), or "
-           "B,H,H_kv,D,cache_len[,qN][,mixed][,pageN] joined by ';'; empty: none"),
-)
+OPTIONS_FILE = Path(__file__).with_name("options.toml")  # the option tables: name, flag, make, type, choices, help
+RUN_OPTIONS = _options("run")
+TUNE_OPTIONS = _options("tune")
+PROFILE_SHAPES = next(o.choices for o in RUN_OPTIONS if o.name == "profile_shapes")
 
 
 def resolve_count(gpus, available: int) -> int:
@@ -390,26 +362,6 @@ def add_run_options(parser) -> None:
 
 # --- a tuning run -------------------------------------------------------------------------------
 
-TUNE_OPTIONS = (
-    Option("variant", "--variant", "VARIANT", "the kernel whose [[tunable]] tile constants are searched"),
-    Option("shapes", "--shapes", "SHAPES", "tuning shapes: tune, tune-wide (lab.studies.tuning.run.TUNING_SETS) "
-           "or B,H,S,D[,causal] joined by ';'"),
-    Option("heldout_shapes", "--heldout-shapes", "HELDOUT", "held-out shapes: heldout "
-           "(lab.studies.tuning.run.HELDOUT_SETS) or B,H,S,D[,causal] joined by ';'"),
-    Option("trials", "--trials", "TRIALS", "configurations measured (invalid ones not counted)", int),
-    Option("sampler", "--sampler", "SAMPLER", "Optuna's sampler", str, SAMPLERS),
-    Option("gpus", "--gpus", "GPUS", "all, or N: the first N GPUs, one worker each"),
-    Option("seed", "--seed", "SEED", "seed of the sampler and of the interleave's order", int),
-    Option("modes", "--modes", "MODES", "hot, cold or hot,cold (the first is the objective)"),
-    Option("cap_s", "--cap", "CAP", "time cap in s per (implementation, shape, mode)", float),
-    Option("rel_ci", "--rel-ci", "REL_CI", "the stopping rule's relative CI target, as for a run", float),
-    Option("min_samples", "--min-samples", "MIN_SAMPLES", "no row stops before this many samples", int),
-    Option("budget_s", "--budget", "BUDGET", "no new trial starts after this many s (0: no limit)", float),
-    Option("task_timeout_s", "--task-timeout", "TASK_TIMEOUT", "s one trial may take on one shape before its "
-           "worker is restarted (0: no limit)", float),
-    Option("knobs", "--knobs", "KNOBS", "comma-separated tunables (the manifest's short names, e.g. bc64,st64) to "
-           "search, the others at their defaults; empty: every one"),
-)
 # Switches of `python -m lab tune` (make: TUNE_FLAGS='--no-prune ...'): flag -> (field, value when given, help)
 TUNE_SWITCHES = {
     "--no-prune": ("prune", False, "measure every trial on every shape"),
