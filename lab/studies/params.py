@@ -3,10 +3,11 @@
 `RunParams` is what `make ablation`, `python -m lab.pipeline`, `python -m lab run`, notebook 00
 (through lab.notebook_support) and a run's stages take, and what a run's params.json records;
 `TuneParams` is the same for `make tune` / `python -m lab tune`. Each dataclass's field defaults
-are the defaults; `RUN_OPTIONS` and `TUNE_OPTIONS` (the tables of options.toml, beside this file) say
-how a user types each field (the flag of the command lines, the variable of make). The command lines are built from them, make passes on
-only the variables given to it (so that every default is the one here), and `make help`
-(`python -m lab.studies.params`) and docs/parameters.md (lab.report.docs) print them.
+are the defaults; `RUN_OPTIONS` and `TUNE_OPTIONS` (the tables of options.toml, beside this file)
+say how a user types each field (the flag of the command lines, the variable of make). The command
+lines are built from them, make passes on only the variables given to it (so that every default is
+the one here), and `make help` (`python -m lab.studies.params`) and docs/parameters.md
+(lab.report.docs) print them.
 
     >>> p = RunParams.from_text(shapes="large", modes="hot", cap_s="2")  # a ValueError names a bad option
     >>> p.modes, p.cap_s, p.stop_rule().min_samples
