@@ -2,7 +2,9 @@
 # (data/checks/2026-11-29-kernel-include-dedupe-3) and step51.patch applied and committed: the GPU tests of what the
 # two patches touch, the sanitizers on the new end, then step 51 against step 50 hot at the shapes the rule was
 # read from and tested on (exploration calls 2 and 4) and at the models rows, beside FA3 and cuDNN, and the
-# rescale-in-turn knob (../../explorations/2026-11-29-ftz-row-max/draft-rescale-in-turn, applied here only).
+# rescale-in-turn knob and, on the three-warpgroup tile, FA3's register split (a consumer 160) with and without the
+# overlapped loop (../../explorations/2026-11-29-ftz-row-max/draft-rescale-in-turn, both patches applied here only;
+# at 152 registers the overlapped D = 64 loop spills 80 B and ptxas serializes its wgmmas, at 160 neither).
 # carry [".whl", ".fa3"]; about 450 s on a fresh H200.
 source .whl/prelude.sh 2>/dev/null
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
@@ -18,13 +20,16 @@ echo "decode tests rc=$? $(( $(date +%s)-T0 )) s"; tail -1 $OUT/gpu_decode_tests
 timeout 120 python -m lab sanitize --variants three_wgs_causal_d64,portable_model_inputs --tools memcheck,racecheck,synccheck \
   --out $OUT/sanitize.json > $OUT/sanitize_log.txt 2>&1; echo "sanitize rc=$? $(( $(date +%s)-T0 )) s"
 tail -7 $OUT/sanitize_log.txt | cut -c1-200
-git apply $E/draft-rescale-in-turn/rescale_in_turn.patch || exit 1
+git apply $E/draft-rescale-in-turn/rescale_in_turn.patch $E/draft-rescale-in-turn/three_wgs_overlap.patch || exit 1
 export EXP_CONFIGS='{"s51": ["three_wgs_causal_d64", {}], "s50": ["pipeline_state_d128", {}],
-  "rit": ["three_wgs_causal_d64", {"FA_EXP_RESCALE_IN_TURN": 1}]}'
+  "rit": ["three_wgs_causal_d64", {"FA_EXP_RESCALE_IN_TURN": 1}],
+  "p24": ["three_wgs_causal_d64", {"FA_EXP_THREE_WGS_PRODUCER_REGS": 24}],
+  "ov": ["three_wgs_causal_d64", {"FA_EXP_THREE_WGS_PRODUCER_REGS": 24, "FA_SERIAL_D64": 0}]}'
+# D = 64: only shapes the three-warpgroup tile takes (ov's overlapped loop reaches every D = 64 tile)
 export EXP_SHAPES='["1,12,8192,64,causal,bf16", "1,71,8192,64,causal,kv1,bf16", "16,16,4096,64,causal", "3,16,8192,64,causal",
-  "4,16,4096,64,causal", "2,16,8192,64,causal", "4,16,4096,128", "4,16,4096,128,causal", "1,16,16384,128,causal",
+  "4,16,4096,64", "1,16,16384,64", "8,32,4096,64", "4,16,4096,128", "4,16,4096,128,causal", "1,16,16384,128,causal",
   "1,32,8192,128,causal,kv8,bf16"]'
-EXP_ONLY=rit timeout 150 python $X/exp.py check > $OUT/check_rit.txt 2>&1; echo "check rc=$? $(( $(date +%s)-T0 )) s"
-grep -E "built|check|FAIL" $OUT/check_rit.txt | cut -c1-160 | tail -4
-EXP_ONLY=s51,s50,rit timeout $(( 560 - ($(date +%s)-T0) )) python $X/exp.py time 0.8 > $OUT/time.txt 2>&1
+EXP_ONLY=rit,p24,ov timeout 170 python $X/exp.py check > $OUT/check_knobs.txt 2>&1; echo "check rc=$? $(( $(date +%s)-T0 )) s"
+grep -E "built|check|FAIL" $OUT/check_knobs.txt | cut -c1-160 | tail -7
+EXP_ONLY=s51,s50,rit,p24,ov timeout $(( 560 - ($(date +%s)-T0) )) python $X/exp.py time 0.8 > $OUT/time.txt 2>&1
 echo "time rc=$? $(( $(date +%s)-T0 )) s"; cut -c1-400 $OUT/time.txt | grep -v built | sed -E 's/ \[[0-9.]+, [0-9.]+\]//g'
