@@ -62,6 +62,9 @@ class Option:
         parser.add_argument(*self.flags, dest=self.name, type=self.type, default=None, help=help_, **kw)
 
 
+OPTIONS_FILE = Path(__file__).with_name("options.toml")  # the option tables: name, flag, make, type, choices, help
+
+
 def _options(table: str) -> tuple[Option, ...]:
     """OPTIONS_FILE's [[table]] entries, in order, as Options."""
     types = {"str": str, "int": int, "float": float}
@@ -75,7 +78,6 @@ def _names(text) -> tuple[str, ...]:
     return tuple(x.strip() for x in str(text).split(",") if x.strip())
 
 
-OPTIONS_FILE = Path(__file__).with_name("options.toml")  # the option tables: name, flag, make, type, choices, help
 RUN_OPTIONS = _options("run")
 TUNE_OPTIONS = _options("tune")
 PROFILE_SHAPES = next(o.choices for o in RUN_OPTIONS if o.name == "profile_shapes")
