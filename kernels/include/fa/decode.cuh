@@ -166,8 +166,7 @@ __device__ __forceinline__ void decode_warp_keys(float (&o)[T::RT][T::D / 8][4],
         ldmatrix_x4(qa[j], sq + (mt * 16 + lane % 16) * T::LD + (kk + j) * 16 + (lane / 16) * 8);
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
-        mma_16816<Elem>(s[mt][nt], qa[0], bk[nt][0], bk[nt][1]);
-        mma_16816<Elem>(s[mt][nt], qa[1], bk[nt][2], bk[nt][3]);
+        mma_16816_k_pair<Elem>(s[mt][nt], qa[0], qa[1], bk[nt]);
       }
     }
   }
@@ -220,8 +219,7 @@ __device__ __forceinline__ void decode_warp_keys(float (&o)[T::RT][T::D / 8][4],
     ldmatrix_x4_trans(bv, sv_w + Layout::at(lane % 16, dn * 16 + (lane / 16) * 8));
 #pragma unroll
     for (int mt = 0; mt < T::RT; ++mt) {
-      mma_16816<Elem>(o[mt][2 * dn], pa[mt], bv[0], bv[1]);
-      mma_16816<Elem>(o[mt][2 * dn + 1], pa[mt], bv[2], bv[3]);
+      mma_16816_n_pair<Elem>(o[mt][2 * dn], o[mt][2 * dn + 1], pa[mt], bv);
     }
   }
 }
@@ -248,8 +246,7 @@ __device__ __forceinline__ void decode_row_warp_keys(float (&o)[T::D / 8][4], Ro
     for (int nt = 0; nt < NT; ++nt) {
       unsigned bk[4];
       ldmatrix_x4(bk, sk_t + nt * 8 * Layout::ROW + Layout::at(lane % 8, kk * 16 + (lane / 8) * 8));
-      mma_16816<Elem>(s[nt], qa[0], bk[0], bk[1]);
-      mma_16816<Elem>(s[nt], qa[1], bk[2], bk[3]);
+      mma_16816_k_pair<Elem>(s[nt], qa[0], qa[1], bk);
     }
   }
   const int tq = lane % 4;
@@ -300,8 +297,7 @@ __device__ __forceinline__ void decode_row_warp_keys(float (&o)[T::D / 8][4], Ro
     for (int kt = 0; kt < T::BC / 16; ++kt) {
       unsigned bv[4];
       ldmatrix_x4_trans(bv, sv_t + kt * 16 * Layout::ROW + Layout::at(lane % 16, dn * 16 + (lane / 16) * 8));
-      mma_16816<Elem>(o[2 * dn], pa[kt], bv[0], bv[1]);
-      mma_16816<Elem>(o[2 * dn + 1], pa[kt], bv[2], bv[3]);
+      mma_16816_n_pair<Elem>(o[2 * dn], o[2 * dn + 1], pa[kt], bv);
     }
 }
 

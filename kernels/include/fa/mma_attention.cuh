@@ -66,6 +66,22 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
   else FA_MMA_16816("f16");
 }
 
+// The two products one ldmatrix.x4's B fragments (b[0..1], b[2..3]) feed: the k pair, two 16-wide steps of the
+// reduced dimension into one accumulator (A fragments a0 and a1); the n pair, two adjacent 8-column tiles of the
+// output (accumulators c0 and c1) from one A fragment.
+template <class Elem = half>
+__device__ __forceinline__ void mma_16816_k_pair(float (&c)[4], const unsigned (&a0)[4], const unsigned (&a1)[4],
+                                                 const unsigned (&b)[4]) {
+  mma_16816<Elem>(c, a0, b[0], b[1]);
+  mma_16816<Elem>(c, a1, b[2], b[3]);
+}
+template <class Elem = half>
+__device__ __forceinline__ void mma_16816_n_pair(float (&c0)[4], float (&c1)[4], const unsigned (&a)[4],
+                                                 const unsigned (&b)[4]) {
+  mma_16816<Elem>(c0, a, b[0], b[1]);
+  mma_16816<Elem>(c1, a, b[2], b[3]);
+}
+
 __device__ __forceinline__ unsigned pack_half2(float lo, float hi) { return pack2<half>(lo, hi); }
 
 // The warp's 16 query rows as A fragments, one per 16 columns of D, loaded once.
@@ -88,8 +104,7 @@ __device__ __forceinline__ void mma_scores(float (&s)[T::BC / 8][4], const unsig
     for (int kk = 0; kk < T::D / 16; kk += 2) {
       unsigned b[4];
       ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
-      mma_16816<ElemOf<T>>(s[n], qa[kk], b[0], b[1]);
-      mma_16816<ElemOf<T>>(s[n], qa[kk + 1], b[2], b[3]);
+      mma_16816_k_pair<ElemOf<T>>(s[n], qa[kk], qa[kk + 1], b);
     }
   }
 }
@@ -179,8 +194,7 @@ __device__ __forceinline__ void mma_accumulate_pv(float (&o)[T::D / 8][4], const
     for (int dn = 0; dn < T::D / 16; ++dn) {
       unsigned b[4];
       ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
-      mma_16816<ElemOf<T>>(o[2 * dn], pa, b[0], b[1]);
-      mma_16816<ElemOf<T>>(o[2 * dn + 1], pa, b[2], b[3]);
+      mma_16816_n_pair<ElemOf<T>>(o[2 * dn], o[2 * dn + 1], pa, b);
     }
   }
 }
@@ -213,17 +227,10 @@ __device__ __forceinline__ void pack_p_fragments(unsigned (&p)[T::BC / 16][4], c
 template <class T>
 __device__ __forceinline__ void mma_store_output(ElemOf<T>* out_w, const float (&o)[T::D / 8][4], RowState (&rows)[2],
                                                  int rows_valid, int lane) {
-  const int g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row) {
-    const float inv = quad_inverse_sum(rows[half_row]);
-    const int r = g + 8 * half_row;
-    if (r >= rows_valid) continue;
-#pragma unroll
-    for (int n = 0; n < T::D / 8; ++n)
-      *reinterpret_cast<unsigned*>(out_w + r * T::D + n * 8 + 2 * t) =
-          pack2<ElemOf<T>>(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
-  }
+  const int t = lane % 4;
+  for_each_output_pair<T>(o, rows, rows_valid, lane, [&](int r, int n, unsigned pair) {
+    *reinterpret_cast<unsigned*>(out_w + r * T::D + n * 8 + 2 * t) = pair;
+  });
 }
 
 // --- Several 16-row m-tiles per warp (M_TILES > 1) ---------------------------------------------
@@ -258,10 +265,7 @@ __device__ __forceinline__ void mma_scores_tiles(float (&s)[T::M_TILES][T::BC / 
       unsigned b[4];
       ldmatrix_x4(b, sK + (n * 8 + lane % 8) * T::LD + kk * 16 + (lane / 8) * 8);
 #pragma unroll
-      for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816<ElemOf<T>>(s[mt][n], a[mt][0], b[0], b[1]);
-        mma_16816<ElemOf<T>>(s[mt][n], a[mt][1], b[2], b[3]);
-      }
+      for (int mt = 0; mt < T::M_TILES; ++mt) mma_16816_k_pair<ElemOf<T>>(s[mt][n], a[mt][0], a[mt][1], b);
     }
   }
 }
@@ -285,10 +289,7 @@ __device__ __forceinline__ void mma_scores_tiles_kk_outer(float (&s)[T::M_TILES]
       unsigned b[4];  // keys n*8.. and (n+1)*8.., each at columns kk*16 + 0..7 and + 8..15
       ldmatrix_x4(b, sK + (n * 8 + (lane / 16) * 8 + lane % 8) * T::LD + kk * 16 + ((lane / 8) % 2) * 8);
 #pragma unroll
-      for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816<ElemOf<T>>(s[mt][n], a[mt], b[0], b[1]);
-        mma_16816<ElemOf<T>>(s[mt][n + 1], a[mt], b[2], b[3]);
-      }
+      for (int mt = 0; mt < T::M_TILES; ++mt) mma_16816_n_pair<ElemOf<T>>(s[mt][n], s[mt][n + 1], a[mt], b);
     }
   }
 }
@@ -380,10 +381,7 @@ __device__ __forceinline__ void mma_accumulate_pv_tiles(float (&o)[T::M_TILES][T
       unsigned b[4];
       ldmatrix_x4_trans(b, sV + (kk * 16 + lane % 16) * T::LD + dn * 16 + (lane / 16) * 8);
 #pragma unroll
-      for (int mt = 0; mt < T::M_TILES; ++mt) {
-        mma_16816<ElemOf<T>>(o[mt][2 * dn], pa[mt], b[0], b[1]);
-        mma_16816<ElemOf<T>>(o[mt][2 * dn + 1], pa[mt], b[2], b[3]);
-      }
+      for (int mt = 0; mt < T::M_TILES; ++mt) mma_16816_n_pair<ElemOf<T>>(o[mt][2 * dn], o[mt][2 * dn + 1], pa[mt], b);
     }
   }
 }

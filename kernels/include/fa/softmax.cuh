@@ -78,4 +78,21 @@ __device__ __forceinline__ float quad_inverse_sum(RowState& row) {
   return inverse_sum(row);
 }
 
+// A warp's O / l as Elem pairs, the thread's share of the accumulator layout: write(r, n, pair) stores the
+// pair of row r (g or g + 8 of the warp's 16) at columns n * 8 + 2t and + 1, for the rows below rows_valid.
+template <class T, class Write>
+__device__ __forceinline__ void for_each_output_pair(const float (&o)[T::D / 8][4], RowState (&rows)[2], int rows_valid,
+                                                     int lane, Write&& write) {
+  const int g = lane / 4;
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    const float inv = quad_inverse_sum(rows[half_row]);
+    const int r = g + 8 * half_row;
+    if (r >= rows_valid) continue;
+#pragma unroll
+    for (int n = 0; n < T::D / 8; ++n)
+      write(r, n, pack2<ElemOf<T>>(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv));
+  }
+}
+
 }  // namespace fa

@@ -295,16 +295,11 @@ __device__ __forceinline__ void issue_pv(float (&o)[T::D / 8][4], const unsigned
 template <class T>
 __device__ __forceinline__ void stage_output(ElemOf<T>* o_tile, const float (&o)[T::D / 8][4], RowState (&rows)[2],
                                              int warp_row0, int lane) {
-  const int g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int half_row = 0; half_row < 2; ++half_row) {
-    const float inv = quad_inverse_sum(rows[half_row]);
-    const int r = warp_row0 + g + 8 * half_row;
-#pragma unroll
-    for (int n = 0; n < T::D / 8; ++n)
-      *reinterpret_cast<unsigned*>(o_tile + (n / 8) * 64 * 64 + r * 64 + ((n % 8) ^ (r % 8)) * 8 + 2 * t) =
-          pack2<ElemOf<T>>(o[n][2 * half_row] * inv, o[n][2 * half_row + 1] * inv);
-  }
+  const int t = lane % 4;
+  for_each_output_pair<T>(o, rows, /*rows_valid=*/16, lane, [&](int warp_row, int n, unsigned pair) {
+    const int r = warp_row0 + warp_row;
+    *reinterpret_cast<unsigned*>(o_tile + (n / 8) * 64 * 64 + r * 64 + ((n % 8) ^ (r % 8)) * 8 + 2 * t) = pair;
+  });
 }
 
 }  // namespace wgmma
