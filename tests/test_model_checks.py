@@ -185,6 +185,36 @@ def test_the_grid_and_the_sanitizer_reach_the_three_cta_tile():
     assert any(three(s.B, s.H, s.S, s.D, 160) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
 
 
+def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile():
+    """Step 51 gives a causal D = 64 call the three-warpgroup tile from FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys where
+    its heavy-light pairs of 192-row tiles, one CTA an SM, fill the launch's last round at least
+    FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent (both read from the header, the rule written out here). On GPUs of
+    114 to 160 SMs the grid must reach it in both dtypes, grouped and multi-head, at a ragged S, and hold a causal
+    D = 64 case past MIN_S that it leaves; the sanitizer one bf16 shape that takes it."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
+    min_s = int(re.search(r"#define FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 (\d+)", header).group(1))
+    fill = int(re.search(r"#define FA_TILE_THREE_WGS_CAUSAL_FILL_D64 (\d+)", header).group(1))
+
+    def taken(c, sms):
+        if not (c.causal and c.D == 64 and c.S >= min_s):
+            return False
+        pairs = -(-(-(-c.S // 192)) // 2) * c.B * c.H  # ceil(ceil(S / 192) / 2) pairs a head
+        ctas = min(pairs, sms)
+        return pairs / ctas / -(-pairs // ctas) * 100 >= fill
+
+    grid = check.grid()
+    for sms in (114, 132, 160):
+        hit = [c for c in grid if taken(c, sms)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
+        assert any(c.S % 192 for c in hit)
+        assert any(c.causal and c.D == 64 and c.S >= min_s and not taken(c, sms) for c in grid)
+        assert any(taken(s, sms) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
+
+
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():
     q, k, v = check.make_inputs(check.Case(2, 8, 17, 64, True, None, 2, "bf16"), device="cpu")
     assert (q.shape, k.shape, v.shape) == ((2, 8, 17, 64), (2, 2, 17, 64), (2, 2, 17, 64))

@@ -12,6 +12,7 @@ from lab.measure import peers, records, stats
 from lab.studies.measure_shape import input_sets, measure_shape
 
 from tests.ladder import SM90_END as END  # the sm_90a branch's last step
+from tests.ladder import SM90_END_PARENT as PARENT
 
 
 class _Kernel:
@@ -447,7 +448,7 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     from lab.studies.params import RunParams
     from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
 
-    variants = f"{END},three_warpgroups_d64,tma,portable_model_inputs,small_grid_tiles"
+    variants = f"{END},{PARENT},tma,portable_model_inputs,small_grid_tiles"
     p = RunParams.from_text(shapes="large,models", variants=variants, seed="5")
     kernels = list(p.variants)
     jobs = stages.timing_jobs(p, kernels)
@@ -458,7 +459,7 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     assert len(sustained) == 4 and not [j for j in sustained if j.shape.S != 4096]
     for j in sustained:
         assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)
-        assert j.impls == [END, "three_warpgroups_d64"]  # the end and its parent
+        assert j.impls == [END, PARENT]  # the end and its parent
         assert j.seed == 5 + 2000 + p.shapes.index(j.shape) + 1
     peer = lambda n: type("P", (), {"name": n})()  # noqa: E731
     plan_peers = [peer(n) for n in ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_default", "flex_attention",

@@ -11,7 +11,7 @@ from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections.sustained import ranking_changes, section_sustained
 
-END, PARENT = "pipeline_state_d128", "three_warpgroups_d64"
+from tests.ladder import SM90_END as END, SM90_END_PARENT as PARENT  # the sm_90a end and its parent
 SHAPE = Shape(4, 16, 4096, 128, False)
 # true latencies (us): hot, sustained. FA3 is the fastest in both; cuDNN is ahead of the end hot, behind it sustained
 TRUE = {END: (870.0, 990.0), PARENT: (880.0, 980.0), "sdpa_cudnn": (830.0, 1010.0), "flash_attn3": (770.0, 910.0)}

@@ -48,6 +48,12 @@
 #ifndef FA_TILE_THREE_WGS_TILES_PER_SM_D64  // 192-row work tiles per SM a grid needs for them
 #define FA_TILE_THREE_WGS_TILES_PER_SM_D64 8
 #endif
+#ifndef FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64  // ... for causal calls (step 51): shortest S
+#define FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 4096
+#endif
+#ifndef FA_TILE_THREE_WGS_CAUSAL_FILL_D64  // ... and how full, in percent, the pairs leave the last round
+#define FA_TILE_THREE_WGS_CAUSAL_FILL_D64 95
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -120,7 +126,8 @@ inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
 // The producer keeps 40 registers, so a consumer has 152 (the launch bound gives 128 a thread): 3-4 % faster
 // than 160 with the same main loop (410 instructions a warp per 128 keys either way; one H200,
 // data/explorations/2026-11-29-three-wgs-d64 call 2), and the fewest without spills (144 spill 32 B).
-// Non-causal calls only, so its kernel walks the static list (the counter's kernel would spill 8 B at 152).
+// Its kernel walks the static list (the counter's kernel would spill 8 B at 152): non-causal tiles are of
+// equal length, and a causal call takes it only where the heavy-light pairs fill the last round (step 51).
 template <bool TMA_KV = true, class Elem = half>
 using HopperThreeWgTileD64 = WgmmaTile<64, FA_TILE_BC_D64, FA_TILE_STAGES_D64, FA_TILE_PRODUCER_WARPS,
                                        /*CONSUMER_WARPGROUPS=*/3, /*CTAS_PER_SM=*/1, TMA_KV ? 40 : 56, Elem>;
@@ -133,6 +140,20 @@ inline bool takes_three_wg_tile_d64(const AttnShape& shape, int sms) {
       static_cast<long long>(ceil_div(shape.S, HopperThreeWgTileD64<>::BR)) * shape.B * shape.H;
   return !shape.causal && shape.S >= FA_TILE_THREE_WGS_MIN_S_D64 &&
          work_tiles >= static_cast<long long>(FA_TILE_THREE_WGS_TILES_PER_SM_D64) * sms;
+}
+
+// Whether a causal D = 64 call of step 51 takes HopperThreeWgTileD64: S of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys or
+// more (shorter calls keep step 33's three CTAs an SM) whose heavy-light pairs of 192-row tiles (step 27's static
+// list, ceil(m_blocks / 2) a head, one CTA an SM) fill the launch's last round at least
+// FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent: pairs over CTAs, over that ratio's ceiling. A round part full leaves
+// its CTAs' SMs idle at the end, and a pair of 192-row tiles is three times step 32's 64-row work item.
+inline bool takes_three_wg_tile_causal_d64(const AttnShape& shape, int sms) {
+  if (!shape.causal || shape.S < FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) return false;
+  const long long pairs =
+      static_cast<long long>(ceil_div(ceil_div(shape.S, HopperThreeWgTileD64<>::BR), 2)) * shape.B * shape.H;
+  const long long ctas = pairs < sms ? pairs : sms;
+  const long long rounds = (pairs + ctas - 1) / ctas;
+  return pairs * 100 >= static_cast<long long>(FA_TILE_THREE_WGS_CAUSAL_FILL_D64) * rounds * ctas;
 }
 
 // The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
@@ -149,16 +170,19 @@ using HopperTileOf = std::conditional_t<
 // The tile a Hopper call takes, decided here for the steps after 33 and their twin (FlashAttention-3's
 // tile_size_fwd_sm90): run_tile(std::integral_constant<HopperTileKind, K>{}) is called with the kind,
 // and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has
-// those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile). Returns run_tile's
-// result, or the error of reading the SM count.
-template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, class RunTile>
+// those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile); THREE_WGS_CAUSAL: whether
+// causal calls may take the three-warpgroup tile (step 51 on). Returns run_tile's result, or the error of
+// reading the SM count.
+template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
+          class RunTile>
 inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
   using Kind = HopperTileKind;
   if constexpr (D == 64) {
     int sms = 0;
     if (int err = multiprocessor_count(&sms)) return err;
     if constexpr (THREE_WGS)
-      if (takes_three_wg_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
+      if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
+        return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
     if constexpr (THREE_CTAS)
       if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
     if constexpr (LONG_D64)

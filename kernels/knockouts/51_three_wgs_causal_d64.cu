@@ -1,5 +1,5 @@
-// The switchable twin of step 50 (pipeline_state_d128, the sm_90a branch's end):
-// kernels/variants/50_pipeline_state_d128.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 51 (three_wgs_causal_d64, the sm_90a branch's end):
+// kernels/variants/51_three_wgs_causal_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -54,6 +54,12 @@
 // instead of slot % KV_STAGES and slot / KV_STAGES (a division by 3) at every acquire and release.
 // Hypothesis: the division sits between the loop counter and the barrier wait that gates each tile's S.
 // Predicted: 1.01x-1.03x over +three consumer warpgroups at D = 64 at the long D = 128 shapes.
+//
+// Step 51 - +three consumer warpgroups for causal D = 64: a causal D = 64 call of 4096 keys or more whose
+// heavy-light pairs of 192-row tiles fill the launch's last round at least 95 % takes the three-warpgroup tile
+// (fa::takes_three_wg_tile_causal_d64). Hypothesis: 192 rows a K/V tile move a third of the K/V bytes through L2,
+// as at non-causal calls; causal tiles differ in length, so the static pairs must fill the last round.
+// Predicted: 1.04x-1.10x over +pipeline state at D = 128 at the models set's S = 8192 D = 64 rows.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -69,6 +75,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_THREE_WGS_CAUSAL_D64  // step 51: 0 -> causal D = 64 calls keep step 50's tiles (and the
+#define FA_THREE_WGS_CAUSAL_D64 1  // three-warpgroup kernel, serving non-causal calls only, is compiled for them)
+#endif
 #ifndef FA_PIPELINE_STATE_D128  // step 50: 0 -> D = 128 computes each slot's stage and parity, as D = 64 does
 #define FA_PIPELINE_STATE_D128 1
 #endif
@@ -143,6 +152,8 @@ constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128;
+// Causal calls take the three-warpgroup tile only where the kernel has it.
+constexpr bool kThreeWgsCausalD64 = FA_THREE_WGS_CAUSAL_D64 && kThreeWgsD64;
 // Without step 15 every tile runs the visibility test, so there is no unmasked loop to split off.
 constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
@@ -174,6 +185,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
                   FA_RAW_INPUT_PARAMS, const fa::TileQueue<Tile<Elem, D, KIND>::BR> queue, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // Without step 51 no causal call reaches the three-warpgroup tile: its kernel is compiled without causal paths.
+  if constexpr (KIND == TileKind::kThreeWgs && !kThreeWgsCausalD64) shape.causal = false;
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -520,7 +533,8 @@ struct LaunchWithTensorMaps {
     CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
-    // The three-warpgroup tile (non-causal: tiles of equal length) always walks the static list.
+    // The three-warpgroup tile always walks the static list (non-causal tiles are of equal length; causal calls
+    // take it where the pairs fill the last round).
     constexpr bool kCounter = kQueue && KIND != TileKind::kThreeWgs;
     static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
                                     fa::TileQueue<T::BR>, fa::AttnShape) = {attention_fwd<Elem, D, KIND, false>,
@@ -530,7 +544,7 @@ struct LaunchWithTensorMaps {
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64>(
+    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64, kThreeWgsCausalD64>(
         shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
