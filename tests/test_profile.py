@@ -35,6 +35,8 @@ VALUES = {
     "bank_conflicts_st": ("", "500", "0"),
     "shared_wavefronts": ("", "10,000", "0"),
     "tensor_pipe_active": ("%", "35.5", "n/a"),
+    "sm_cycles_active_avg": ("cycle", "440,000", "0"),
+    "sm_cycles_active_max": ("cycle", "500,000", "0"),
     "local_bytes_ld": ("Kbyte", "2", "0"),
     "local_bytes_st": ("byte", "512", "0"),
     "global_load_sectors": ("sector", "4,096,000", "800"),
@@ -133,6 +135,8 @@ def test_derived_fields():
     assert all(r != "selected" for r, _ in k1["top_stalls"])
     assert k2["bank_conflict_pct"] == 0.0  # no shared traffic, no conflicts
     assert k2["global_sectors_per_request"] == pytest.approx(8.0)
+    assert k1["sm_active_balance"] == pytest.approx(0.88)  # mean over busiest SM's active cycles
+    assert k2["sm_active_balance"] is None  # no SM active: undefined, not a perfect balance
     # the names a manifest hypothesis uses (lab.kernels.manifest.METRICS) are all present
     from lab.kernels.variants import METRICS as HYPOTHESIS
 

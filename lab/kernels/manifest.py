@@ -33,6 +33,7 @@ METRICS = {
     "tensor_pipe_active": "tensor pipe active, % of peak",
     "dram_throughput": "DRAM throughput, % of peak",
     "achieved_occupancy": "achieved occupancy",
+    "sm_active_balance": "SMs' mean active cycles over the busiest SM's (1: no tail)",
 }
 
 

@@ -61,6 +61,10 @@ METRICS: dict[str, str] = {
     "bank_conflicts_st": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "shared_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "tensor_pipe_active": "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    # The SMs' active cycles, mean and busiest: how much of the launch the average SM works (a persistent
+    # launch's tail; accepted on the H200 with ncu 2025.3.1, data/explorations/2026-11-29-q-double-buffer).
+    "sm_cycles_active_avg": "sm__cycles_active.avg",
+    "sm_cycles_active_max": "sm__cycles_active.max",
     "local_bytes_ld": "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
     "local_bytes_st": "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
     "global_load_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -92,10 +96,11 @@ HYPOTHESIS_METRICS = {
     "tensor_pipe_active": "tensor_pipe_active",
     "dram_throughput": "dram_throughput_pct",
     "achieved_occupancy": "achieved_occupancy",
+    "sm_active_balance": "sm_active_balance",
 }
 
 DERIVED = ("bank_conflicts", "bank_conflict_pct", "global_sectors_per_request", "local_bytes", "ctas_per_sm",
-           "top_stalls")
+           "sm_active_balance", "top_stalls")
 HYPOTHESIS_ALIASES = tuple(k for k, v in HYPOTHESIS_METRICS.items() if k != v)
 
 
@@ -236,6 +241,8 @@ def _kernel(header: list[str], units: list[str], fields: list[str]) -> dict:
     # No global load instructions at all (every load by TMA) leaves the ratio undefined, not 0.
     k["global_sectors_per_request"] = _ratio(k["global_load_sectors"], k["global_load_requests"], zero_over_zero=None)
     k["local_bytes"] = _sum(k["local_bytes_ld"], k["local_bytes_st"])
+    # 1: every SM as busy as the busiest; a launch whose last round is part empty reads lower
+    k["sm_active_balance"] = _ratio(k["sm_cycles_active_avg"], k["sm_cycles_active_max"], zero_over_zero=None)
     limits = [plain_number(k[n]) for n in OCCUPANCY_LIMITS if plain_number(k[n]) is not None]
     k["ctas_per_sm"] = min(limits) if limits else None
     stalls = [(r, plain_number(k[f"stall_{r}"])) for r in STALL_REASONS if r not in NOT_STALLS]

@@ -42,6 +42,7 @@ FINDING_METRICS = (
     ("stall_math_pipe_throttle", "math-pipe-throttle stalls", "warps per issue", 0.1),
     ("achieved_occupancy", "achieved occupancy", "% of peak warps", 1.0),
     ("dram_throughput_pct", "DRAM throughput", "% of peak", 1.0),
+    ("sm_active_balance", "SM balance (the mean SM's active cycles over the busiest's)", "", 0.01),
 )
 
 
