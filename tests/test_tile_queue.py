@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from lab.kernels import build
+from tests.host_programs import compile_host_program
 
 PROGRAM = r'''
 #include <cstdio>
@@ -45,12 +45,7 @@ H100_L2 = 50 * 1024 * 1024  # cudaDevAttrL2CacheSize on an H100 (env.json's l2_b
 
 @pytest.fixture(scope="module")
 def queue_program(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tile_queue")
-    src, exe = out / "tile_queue.cu", out / "tile_queue"
-    src.write_text(PROGRAM)
-    subprocess.run([build.nvcc_path(), "-std=c++17", "-O1", f"-I{build.INCLUDE_DIR}", "-o", str(exe), str(src)],
-                   check=True, capture_output=True)
-    return exe
+    return compile_host_program(tmp_path_factory.mktemp("tile_queue"), "tile_queue", PROGRAM)
 
 
 def run(exe, B, H, H_kv, S, D, causal, grid, BR, l2=H100_L2, elem=2):

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from lab.kernels import build
+from tests.host_programs import compile_host_program
 
 PROGRAM = r'''
 #include <cstdio>
@@ -29,12 +29,7 @@ int main(int argc, char** argv) {
 
 @pytest.fixture(scope="module")
 def rule_program(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tile_rules")
-    src, exe = out / "tile_rules.cu", out / "tile_rules"
-    src.write_text(PROGRAM)
-    subprocess.run([build.nvcc_path(), "-std=c++17", "-O1", f"-I{build.INCLUDE_DIR}", "-o", str(exe), str(src)],
-                   check=True, capture_output=True)
-    return exe
+    return compile_host_program(tmp_path_factory.mktemp("tile_rules"), "tile_rules", PROGRAM)
 
 
 def takes(exe, B, H, S, causal=True, sms=132) -> bool:
