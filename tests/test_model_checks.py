@@ -133,7 +133,8 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    assert len(grid) == 116 + 12 + 8 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 10: the five many-tile grids, causal and not
+    assert len(grid) == 116 + 12 + 10 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -213,6 +214,37 @@ def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile():
         assert any(c.S % 192 for c in hit)
         assert any(c.causal and c.D == 64 and c.S >= min_s and not taken(c, sms) for c in grid)
         assert any(taken(s, sms) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile_from_the_counter():
+    """Step 52 gives the causal D = 64 calls of S >= FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 that step 51 leaves (pairs
+    filling the last round under FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent) the three-warpgroup tile from the
+    counter where they have FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 192-row tiles an SM (the constants read from
+    the header, the rule written out here). On GPUs of 114 to 160 SMs the grid must reach it in both dtypes,
+    multi-head and grouped, at a ragged S, and the sanitizer one bf16 grouped shape."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
+    const = {n: int(re.search(rf"#define FA_TILE_{n}_D64 (\d+)", header).group(1))
+             for n in ("THREE_WGS_CAUSAL_MIN_S", "THREE_WGS_CAUSAL_FILL", "THREE_WGS_QUEUE_TILES_PER_SM")}
+
+    def taken(c, sms):
+        if not (c.causal and c.D == 64 and c.S >= const["THREE_WGS_CAUSAL_MIN_S"]):
+            return False
+        tiles = -(-c.S // 192) * c.B * c.H
+        pairs = -(-(-(-c.S // 192)) // 2) * c.B * c.H
+        ctas = min(pairs, sms)
+        fills = pairs / ctas / -(-pairs // ctas) * 100 >= const["THREE_WGS_CAUSAL_FILL"]
+        return not fills and tiles >= const["THREE_WGS_QUEUE_TILES_PER_SM"] * sms
+
+    grid = check.grid()
+    for sms in (114, 132, 160):
+        hit = [c for c in grid if taken(c, sms)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
+        assert all(c.S % 192 for c in hit)
+        assert any(taken(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
 
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():

@@ -1,7 +1,8 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
-step 51's takes_three_wg_tile_causal_d64. The expectations are worked out here from each shape (pairs of 192-row
-tiles, the CTAs one an SM, the last round's fill), not read from the header; the shapes are those the exploration
-timed (data/explorations/2026-11-29-ftz-row-max, calls 2 and 4)."""
+step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64. The expectations are
+worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's fill; the tiles an SM
+for the counter), not read from the header; the shapes are those the explorations timed
+(data/explorations/2026-11-29-ftz-row-max, calls 2 and 4; data/explorations/2026-11-29-q-double-buffer)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ PROGRAM = r'''
 #include <cstdlib>
 #include "fa/tile_size.cuh"
 
-// argv: B H S causal sms; prints 1 where a D = 64 call takes the causal three-warpgroup tile (step 51's rule).
+// argv: B H S causal sms; prints whether a D = 64 call takes the causal three-warpgroup tile from the static pairs
+// (step 51's rule) and from the counter (step 52's), 1 or 0 each.
 int main(int argc, char** argv) {
   if (argc != 6) return 2;
   const int H = std::atoi(argv[2]);
   const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[4]), H};
-  std::printf("%d\n", fa::takes_three_wg_tile_causal_d64(shape, std::atoi(argv[5])) ? 1 : 0);
+  const int sms = std::atoi(argv[5]);
+  std::printf("%d %d\n", fa::takes_three_wg_tile_causal_d64(shape, sms) ? 1 : 0,
+              fa::takes_three_wg_queue_tile_causal_d64(shape, sms) ? 1 : 0);
   return 0;
 }
 '''
@@ -32,10 +36,16 @@ def rule_program(tmp_path_factory):
     return compile_host_program(tmp_path_factory.mktemp("tile_rules"), "tile_rules", PROGRAM)
 
 
-def takes(exe, B, H, S, causal=True, sms=132) -> bool:
+def rules(exe, B, H, S, causal=True, sms=132) -> tuple[bool, bool]:
+    """(step 51's rule, step 52's) for a D = 64 call."""
     out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
                          text=True).stdout
-    return out.strip() == "1"
+    pairs, queue = out.split()
+    return pairs == "1", queue == "1"
+
+
+def takes(exe, B, H, S, causal=True, sms=132) -> bool:
+    return rules(exe, B, H, S, causal, sms)[0]
 
 
 # (B, H, S) -> pairs a CTA on 132 SMs and the last round's fill (pairs = ceil(ceil(S / 192) / 2) * B * H):
@@ -62,3 +72,34 @@ def test_the_rule_counts_the_gpus_sms_and_leaves_non_causal_calls_to_step_49(rul
     assert [takes(rule_program, 1, 71, 8192, sms=n) for n in (114, 132, 150, 160)] == [True, True, False, True]
     assert not takes(rule_program, 1, 12, 8192, causal=False)
     assert not takes(rule_program, 1, 12, 4095) and takes(rule_program, 1, 12, 4096)  # 11 pairs a head: one round
+
+
+# Step 52: the calls step 51 leaves, where ceil(S / 192) * B * H tiles are at least 4 an SM (528 on 132 SMs)
+@pytest.mark.parametrize("B, H, S, expected", [
+    (4, 16, 4096, True),    # 88.9 %, 1408 tiles
+    (2, 32, 4096, True),    # the same counts
+    (1, 16, 16384, True),   # 86 tiles a head: 688 pairs, 86.9 %; 1376 tiles
+    (1, 16, 8192, True),    # 352 pairs, 88.9 %; 43 tiles a head, 688
+    (1, 8, 8192, False),    # 176 pairs, 66.7 %, but 344 tiles: under 528
+    (1, 12, 8192, False),   # step 51's (two full rounds)
+    (16, 16, 4096, False),  # step 51's (97.0 %)
+    (4, 16, 2048, False),   # S below 4096
+    (1, 32, 4097, True),    # the correctness grid's S = 4097 grid: 352 pairs, 88.9 %; 704 tiles
+])
+def test_causal_d64_takes_three_warpgroups_from_the_counter_where_the_pairs_leave_the_last_round(rule_program, B, H,
+                                                                                               S, expected):
+    pairs, queue = rules(rule_program, B, H, S)
+    assert queue is expected
+    assert not (pairs and queue)  # one rule or the other, never both
+
+
+def test_the_counters_rule_counts_the_sms_and_takes_no_non_causal_call(rule_program):
+    # (1, 8, 8192): 176 pairs, on 80 SMs 2.2 a CTA of 3 rounds (73 %), 344 tiles >= 320; on 132, 344 < 528
+    assert [rules(rule_program, 1, 8, 8192, sms=n)[1] for n in (80, 132)] == [True, False]
+    # (1, 32, 4097): 704 tiles, exactly 4 an SM on 176 SMs (352 pairs: 2 a CTA, 100 %: step 51's), 4.4 on 160
+    assert rules(rule_program, 1, 32, 4097, sms=176) == (True, False)
+    assert rules(rule_program, 1, 32, 4097, sms=160) == (False, True)
+    # (1, 16, 8192): 688 tiles, exactly 4 an SM on 172 SMs (352 pairs: 3 rounds, 68 %), under 4 on 173
+    assert [rules(rule_program, 1, 16, 8192, sms=n) for n in (172, 173)] == [(False, True), (False, False)]
+    assert rules(rule_program, 4, 16, 4096, causal=False) == (False, False)
+    assert rules(rule_program, 4, 16, 4095) == (False, False)  # S under 4096: neither

@@ -1,8 +1,9 @@
 // Step 51 - +three consumer warpgroups for causal D = 64: a causal D = 64 call of 4096 keys or more whose
 // heavy-light pairs of 192-row tiles fill the launch's last round at least 95 % takes step 49's
 // fa::HopperThreeWgTileD64 (one CTA an SM, three consumer warpgroups, 192 query rows sharing each 128-key K/V
-// tile, step 27's static pairs) instead of step 32's 64-row tiles two CTAs an SM
-// (fa::takes_three_wg_tile_causal_d64). Non-causal calls and other causal calls keep step 50's tiles.
+// tile, step 27's static pairs) instead of step 50's 64-row tiles (three CTAs an SM below S = 8192 where the
+// grid is large, step 33; else two, step 32) (fa::takes_three_wg_tile_causal_d64). Non-causal calls and other
+// causal calls keep step 50's tiles.
 // Hypothesis: as at non-causal calls (step 49), 192 rows a K/V tile move a third of the K/V bytes through L2
 // that 64-row tiles do; causal tiles differ in length, so the static pairs must fill the last round or the
 // SMs idle at the end. Measured before this step was written (one H200, data/explorations/2026-11-29-ftz-row-max):

@@ -56,9 +56,10 @@ LONG_SEQ_LENS = (4096, 4097)
 # S < 8192, step 33 runs three CTAs per SM at D = 64, which smaller grids never reach. Each of these
 # has 2048 tiles or more (ten an SM up to 204 SMs), ragged S, causal and not: fp16 multi-head at
 # S = 1000, bf16 with 4 query heads per K/V head at S = 500, fp16 MQA at S = 257 (one key in the last
-# tile), and fp16 at S = 4097, where the three-CTA tile replaces step 32's 192-key one.
+# tile), and fp16 at S = 4097, where the three-CTA tile replaces step 32's 192-key one; bf16 with 4 query
+# heads per K/V head at S = 4097 too, whose 704 tiles of 192 rows, causal, step 52 takes from the counter.
 MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 257, 1, "fp16"),
-                   (1, 32, 4097, 32, "fp16"))  # (B, H, S, H_kv, dtype), D = 64
+                   (1, 32, 4097, 32, "fp16"), (1, 32, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
 
 
 @dataclass(frozen=True)

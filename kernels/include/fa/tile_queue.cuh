@@ -137,14 +137,17 @@ inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAt
 
 // The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
 // and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the
-// counter where the last section holds kQueueTilesPerCta tiles a CTA.
+// counter where the last section holds kQueueTilesPerCta tiles a CTA. one_section: every head in one section,
+// whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
 template <int BR>
-TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot) {
+TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot,
+                              bool one_section = false) {
   TileQueue<BR> queue;
   const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
   const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
-  const int sections =
-      FA_QUEUE_L2_SECTIONS ? ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit)) : 1;
+  const int sections = FA_QUEUE_L2_SECTIONS && !one_section
+                           ? ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit))
+                           : 1;
   const int kv_per_section = ceil_div(kv_heads, sections);
   queue.m_blocks = ceil_div(shape.S, BR);
   queue.heads = shape.B * shape.H;
@@ -162,9 +165,10 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
 // min(work tiles, SMs x Tile's CTAs per SM) CTAs from the counter, min(the list's items, that) from the
 // static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
 // knock-outs: Scheduler (step 27's pairs or single tiles), ONE_WAVE = false (one CTA per list item, as
-// many waves as they need) and COUNTER = false (the static list at every launch).
+// many waves as they need) and COUNTER = false (the static list at every launch). ONE_SECTION: the counter's
+// order is one section of every head (make_tile_queue's one_section).
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
-          bool COUNTER = true, class... Params, class... Args>
+          bool COUNTER = true, bool ONE_SECTION = false, class... Params, class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -176,7 +180,7 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot);
+  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION);
   queue.from_counter = COUNTER && queue.from_counter;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;

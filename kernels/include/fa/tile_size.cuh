@@ -54,6 +54,9 @@
 #ifndef FA_TILE_THREE_WGS_CAUSAL_FILL_D64  // ... and how full, in percent, the pairs leave the last round
 #define FA_TILE_THREE_WGS_CAUSAL_FILL_D64 95
 #endif
+#ifndef FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64  // ... from the counter (step 52): 192-row work tiles per SM
+#define FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 4  // a causal call needs (step 35's kQueueTilesPerCta)
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -156,25 +159,48 @@ inline bool takes_three_wg_tile_causal_d64(const AttnShape& shape, int sms) {
   return pairs * 100 >= static_cast<long long>(FA_TILE_THREE_WGS_CAUSAL_FILL_D64) * rounds * ctas;
 }
 
+// Hopper, D = 64, three consumer warpgroups fed from step 35's counter (step 52): HopperThreeWgTileD64 with the
+// producer at 24 registers, so a consumer has 160: the counter's kernel spills 8 B at 152 (two S fragments
+// around the first loop's P V wgmma), the static list's does not (and is 1-3 % faster at 152).
+template <bool TMA_KV = true, class Elem = half>
+using HopperThreeWgQueueTileD64 = WgmmaTile<64, FA_TILE_BC_D64, FA_TILE_STAGES_D64, FA_TILE_PRODUCER_WARPS,
+                                            /*CONSUMER_WARPGROUPS=*/3, /*CTAS_PER_SM=*/1, TMA_KV ? 24 : 56, Elem>;
+
+// Whether a causal D = 64 call of step 52 takes HopperThreeWgQueueTileD64: the calls of S >=
+// FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 that step 51 leaves because the static pairs fill the last round less than
+// FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent, where the launch has FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 192-row
+// tiles an SM or more: the counter, heaviest first over every head at once, then ends the launch within one light
+// tile (the launch takes it in one section: fa::launch_from_queue's ONE_SECTION).
+inline bool takes_three_wg_queue_tile_causal_d64(const AttnShape& shape, int sms) {
+  if (!shape.causal || shape.S < FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 || takes_three_wg_tile_causal_d64(shape, sms))
+    return false;
+  const long long tiles =
+      static_cast<long long>(ceil_div(shape.S, HopperThreeWgQueueTileD64<>::BR)) * shape.B * shape.H;
+  return tiles >= static_cast<long long>(FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64) * sms;
+}
+
 // The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
 // FA_TILE_LONG_S_D64, step 32), kThreeCtas (HopperThreeCtaTileD64, takes_three_cta_tile_d64, step 33) and
-// kThreeWgs (HopperThreeWgTileD64, takes_three_wg_tile_d64, step 49). TMA_KV as HopperTile's.
-enum class HopperTileKind { kShort, kLong, kThreeCtas, kThreeWgs };
+// kThreeWgs (HopperThreeWgTileD64, takes_three_wg_tile_d64, step 49; causal: step 51) and kThreeWgsQueue
+// (HopperThreeWgQueueTileD64, takes_three_wg_queue_tile_causal_d64, step 52). TMA_KV as HopperTile's.
+enum class HopperTileKind { kShort, kLong, kThreeCtas, kThreeWgs, kThreeWgsQueue };
 template <class Elem, int D, HopperTileKind KIND = HopperTileKind::kShort, bool TMA_KV = true>
 using HopperTileOf = std::conditional_t<
     KIND == HopperTileKind::kLong, HopperLongTileD64<TMA_KV, Elem>,
     std::conditional_t<KIND == HopperTileKind::kThreeCtas, HopperThreeCtaTileD64<TMA_KV, Elem>,
                        std::conditional_t<KIND == HopperTileKind::kThreeWgs, HopperThreeWgTileD64<TMA_KV, Elem>,
-                                          HopperTile<D, TMA_KV, Elem>>>>;
+                                          std::conditional_t<KIND == HopperTileKind::kThreeWgsQueue,
+                                                             HopperThreeWgQueueTileD64<TMA_KV, Elem>,
+                                                             HopperTile<D, TMA_KV, Elem>>>>>;
 
 // The tile a Hopper call takes, decided here for the steps after 33 and their twin (FlashAttention-3's
 // tile_size_fwd_sm90): run_tile(std::integral_constant<HopperTileKind, K>{}) is called with the kind,
 // and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has
 // those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile); THREE_WGS_CAUSAL: whether
-// causal calls may take the three-warpgroup tile (step 51 on). Returns run_tile's result, or the error of
-// reading the SM count.
+// causal calls may take the three-warpgroup tile (step 51 on); THREE_WGS_QUEUE: whether the causal calls it leaves
+// take it from the counter (step 52 on). Returns run_tile's result, or the error of reading the SM count.
 template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
-          class RunTile>
+          bool THREE_WGS_QUEUE = false, class RunTile>
 inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
   using Kind = HopperTileKind;
   if constexpr (D == 64) {
@@ -183,6 +209,9 @@ inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
     if constexpr (THREE_WGS)
       if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
         return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
+    if constexpr (THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE)
+      if (takes_three_wg_queue_tile_causal_d64(shape, sms))
+        return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
     if constexpr (THREE_CTAS)
       if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
     if constexpr (LONG_D64)

@@ -1,5 +1,5 @@
-// The switchable twin of step 51 (three_wgs_causal_d64, the sm_90a branch's end):
-// kernels/variants/51_three_wgs_causal_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 52 (three_wgs_queue_causal_d64, the sm_90a branch's end):
+// kernels/variants/52_three_wgs_queue_causal_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -60,6 +60,14 @@
 // (fa::takes_three_wg_tile_causal_d64). Hypothesis: 192 rows a K/V tile move a third of the K/V bytes through L2,
 // as at non-causal calls; causal tiles differ in length, so the static pairs must fill the last round.
 // Predicted: 1.04x-1.10x over +pipeline state at D = 128 at the models set's S = 8192 D = 64 rows.
+//
+// Step 52 - +three consumer warpgroups from the counter for causal D = 64: the causal D = 64 calls of 4096 keys
+// or more that step 51 leaves (the pairs would fill the last round less than 95 %) take the three-warpgroup tile
+// with its work from step 35's counter, heaviest first over one section of every head, where the launch has four
+// 192-row tiles an SM (fa::takes_three_wg_queue_tile_causal_d64; a consumer 160 registers). Hypothesis: the static
+// pairs' part-empty last round, not the tile, is what step 51's rule avoided (SMs active 0.880 of the busiest's
+// cycles, from the counter 0.982). Predicted: 1.02x-1.05x over +three consumer warpgroups for causal D = 64 at
+// (4, 16, 4096, 64, causal).
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -75,6 +83,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_THREE_WGS_QUEUE_CAUSAL_D64  // step 52: 0 -> the causal D = 64 calls step 51 leaves keep step 50's tiles
+#define FA_THREE_WGS_QUEUE_CAUSAL_D64 1  // (and the counter's three-warpgroup kernel is not compiled)
+#endif
 #ifndef FA_THREE_WGS_CAUSAL_D64  // step 51: 0 -> causal D = 64 calls keep step 50's tiles (and the
 #define FA_THREE_WGS_CAUSAL_D64 1  // three-warpgroup kernel, serving non-causal calls only, is compiled for them)
 #endif
@@ -159,6 +170,8 @@ constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 // The counter needs one CTA a place in a persistent grid and the one producer thread of TMA, which
 // takes the tiles and hands them on (with cp.async every producer thread copies K/V).
 constexpr bool kQueue = FA_LONGEST_FIRST_QUEUE && kPersistent && kTmaKv;
+// They take it from the counter only where the kernel has the causal three-warpgroup tile and the counter.
+constexpr bool kThreeWgsQueueCausalD64 = FA_THREE_WGS_QUEUE_CAUSAL_D64 && kThreeWgsCausalD64 && kQueue;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -533,18 +546,20 @@ struct LaunchWithTensorMaps {
     CUtensorMap o_map;  // written in 64-row boxes, one per warpgroup (D = 128; D = 64 stores directly)
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
-    // The three-warpgroup tile always walks the static list (non-causal tiles are of equal length; causal calls
-    // take it where the pairs fill the last round).
+    // The three-warpgroup tile of non-causal calls and step 51's causal ones walks the static list (tiles of equal
+    // length, or pairs that fill the last round); step 52's takes the counter, over one section of every head.
     constexpr bool kCounter = kQueue && KIND != TileKind::kThreeWgs;
+    constexpr bool kOneSection = KIND == TileKind::kThreeWgsQueue;
     static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
                                     fa::TileQueue<T::BR>, fa::AttnShape) = {attention_fwd<Elem, D, KIND, false>,
                                                                              attention_fwd<Elem, D, KIND, kCounter>};
-    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter>(kernels, shape, stream, o, o_map, q_map, k_map,
-                                                                         v_map FA_RAW_INPUT_ARGS);
+    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection>(
+        kernels, shape, stream, o, o_map, q_map, k_map, v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
-    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64, kThreeWgsCausalD64>(
+    return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64, kThreeWgsCausalD64,
+                               kThreeWgsQueueCausalD64>(
         shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
