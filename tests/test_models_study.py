@@ -408,6 +408,23 @@ def test_the_grid_order_text_follows_the_runs_sm90_end(tmp_path, monkeypatch):
     assert "fewer than four tiles a CTA" in text and "keeps step 27's static list, which walks the work tiles" in text
 
 
+def test_the_grid_order_table_gives_no_tile_for_a_d64_call_whose_tile_the_shape_picks(tmp_path, monkeypatch):
+    """From step 49 a D = 64 call takes 64 or 192 query rows by its shape (fa/tile_size.cuh), which the build's
+    one number a head dim cannot say: the table says "by shape" there and counts nothing; D = 128 keeps its count."""
+    from lab.report import branches, models
+    from lab.report.load import RunData
+
+    data = RunData(_models_run(tmp_path / "runs"))
+    rows = [line for line in models.grid_order(data, MODEL_SHAPES)[-1].splitlines() if "ftz_exp2" in line]
+    assert [r.split(" | ")[3] for r in rows] == ["128", "64"]  # step 18: one tile a head dim
+    monkeypatch.setattr(branches, "lineage", lambda name: ["baseline", "three_warpgroups_d64", name])
+    lines = models.grid_order(data, MODEL_SHAPES)
+    rows = [line.split(" | ") for line in lines[-3].splitlines() if "ftz_exp2" in line]
+    assert [r[3] for r in rows] == ["128", "by shape"]
+    assert rows[0][5] == "64" and rows[1][5] == "—"  # 2048 / 128 query tiles x 4 query heads; none counted at D = 64
+    assert lines[-1].startswith('"By shape": the step\'s D = 64 tile (64 or 192 query rows)')
+
+
 def test_seconds_by_scope_sums_each_replicates_notes_and_skips_an_interrupted_attempt(tmp_path):
     from lab.studies import replicates
 

@@ -519,3 +519,30 @@ def test_a_run_profiles_its_peers_in_one_process_a_shape_and_falls_back_one_by_o
 
     table = pd.read_csv(rec.path("profile.csv"))
     assert sorted(table.impl) == sorted(["wmma", "sdpa_flash", "flash_attn3"] * 2)
+
+
+def test_a_shape_profiled_for_a_hypothesis_runs_only_the_kernels_asked_and_says_why(monkeypatch, tmp_path):
+    """lab.studies.stages' profile stage adds each judged shape it does not profile with only the step and its
+    parent there (lab.studies.profiling.judged_profile_work): `where` keeps the peers out too, and the rows carry
+    their purpose, which lab.report.load reads (a stand-in for nothing else)."""
+    from lab.kernels.shape import Shape
+    from lab.measure import records
+    from lab.studies import profiling
+
+    def result(impl, shape, causal):
+        return profile._result(impl, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True)
+
+    monkeypatch.setattr(profile, "profile_variants", lambda names, shape, causal, out, gpu=None: [
+        result(n, shape, causal) for n in names])
+    monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out, gpu=None: [
+        result(n, shape, causal) for n in names])
+    rec = records.RunRecord(run_id="20990103T000000Z-judged", root=tmp_path)
+    plain, judged = Shape(1, 2, 256, 64, False), Shape(1, 2, 256, 64, True)
+    profiling.profile_run(rec, ["wmma", "tma"], [plain, judged], ["sdpa_flash"], progress=lambda *_: None,
+                          where=lambda impl, shape: shape != judged or impl == "tma",
+                          purpose={judged: profiling.JUDGED})
+    import pandas as pd
+
+    table = pd.read_csv(rec.path("profile.csv"), keep_default_na=False)
+    assert list(zip(table.impl, table.causal, table.purpose)) == [
+        ("wmma", False, ""), ("tma", False, ""), ("sdpa_flash", False, ""), ("tma", True, "judged")]

@@ -239,6 +239,26 @@ def test_profiled_shapes_all_or_one_per_s_and_d():
         profiling.select_profile_shapes(ladder, "some")
 
 
+def test_a_step_judged_at_a_shape_not_profiled_is_profiled_there_with_its_parent():
+    from lab.kernels.manifest import Variant
+
+    def step(name, parent, judged_at=""):
+        return Variant(index=0, name=name, file=f"{name}.cu", parent=parent, title="", change="", hypothesis="",
+                       metric="", direction="up", speedup=(1.0, 1.1), arch="sm_90a", judged_at=judged_at)
+
+    ladder = shapes.shapes_from("canonical,large")
+    profiled = profiling.select_profile_shapes(ladder, "distinct")
+    causal_64, causal_128 = Shape(4, 16, 4096, 64, True), Shape(4, 16, 4096, 128, True)
+    assert causal_64 in ladder and causal_64 not in profiled
+    steps = [step("a", ""), step("b", "a", "4,16,4096,64,causal"), step("c", "b", "4,16,4096,64,causal"),
+             step("d", "c", "4,16,4096,64"),  # profiled already: nothing more
+             step("e", "d", "4,16,4096,128,causal"),  # not built: nothing
+             step("f", "x", "4,16,4096,128,causal"),  # its parent not built: the step alone
+             step("g", "f", "3,5,4096,64,causal")]  # not a ladder shape: nothing
+    work = profiling.judged_profile_work(steps, {"a", "b", "c", "d", "f", "g"}, ladder, profiled)
+    assert work == {causal_64: ["a", "b", "c"], causal_128: ["f"]}
+
+
 def test_stop_rule_guard_keeps_a_median_between_two_modes_sampling():
     from lab.measure import timing
 

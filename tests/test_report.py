@@ -358,6 +358,32 @@ def test_a_step_with_judged_at_is_judged_at_its_own_shape():
 
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
+def test_a_causal_shape_metric_is_never_read_from_a_non_causal_launch():
+    from lab.kernels.shape import Shape
+
+    data = report.run_data(records.RunRecord.open(JUDGED_RUN, FIXTURE_RUNS))
+    causal, plain = Shape(4, 16, 4096, 128, True), Shape(4, 16, 4096, 128, False)
+    full = data.profile
+    assert data.metric_shape_for(causal) == causal  # that run profiled every ladder shape
+    # a run that profiled (4, 16, 4096, 128) non-causal only: the profile columns still have their stand-in,
+    # the hypothesis metric does not
+    data.profile = full[~((full["S"] == 4096) & (full["D"] == 128) & full["causal"])].reset_index(drop=True)
+    assert data.profile_shape_for(causal) == plain
+    assert data.metric_shape_for(causal) is None
+    assert data.metric_shape_for(plain) == plain
+    assert data.metric_shape_for(Shape(1, 8, 512, 64, False)) == Shape(1, 8, 512, 64, False)
+    # the causal launches of two steps, profiled for a hypothesis only: read for the metric, a stand-in for nothing
+    judged = full[(full["S"] == 4096) & (full["D"] == 128) & full["causal"]
+                  & full["impl"].isin(["unmasked_interior", "tma_q_first"])].assign(purpose="judged")
+    data.profile = pd.concat([data.profile.assign(purpose=""), judged], ignore_index=True)
+    assert data.metric_shape_for(causal) == causal
+    assert data.profile_shape_for(causal) == plain
+    step = data.profile_row("unmasked_interior", causal)
+    assert step is not None and step["causal"] and step["purpose"] == "judged"
+    assert data.profile_row("baseline", causal) is None
+
+
+@pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")
 def test_ncu_cross_validation_counts_only_long_kernels(tmp_path):
     # the methodology's Nsight Compute paragraph alone (the rest of the report is not what this reads)
     from lab.report.context import Context

@@ -389,11 +389,13 @@ class RunData:
 
     def profile_shape_for(self, shape: Shape) -> Shape | None:
         """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
-        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal."""
+        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal. Shapes profiled
+        only for a step's hypothesis (profile.csv's purpose "judged") stand for nothing: metric_shape_for."""
         if self.profile is None or not len(self.profile):
             return None
         p = self.profile
-        shapes = list(self._profile_rows(p))
+        judged_only = self._judged_only_shapes(p)
+        shapes = [s for s in self._profile_rows(p) if s not in judged_only]
         if shape in shapes:
             return shape
         # same S and D, and the same inputs (a bf16 or grouped-query shape is not stood for by fp16 MHA)
@@ -403,6 +405,27 @@ class RunData:
             if c:
                 return c[0]
         return None
+
+    def metric_shape_for(self, shape: Shape) -> Shape | None:
+        """The profiled shape a hypothesis metric at `shape` is read from: `shape` itself where it was
+        profiled (for the steps judged there, lab.studies.profiling.judged_profile_work), else
+        profile_shape_for's stand-in where it masks as `shape` does, else None: a causal-only step's metric
+        is not read from a non-causal launch, where its change does not run."""
+        if self.profile is None or not len(self.profile):
+            return None
+        if shape in self._profile_rows(self.profile):
+            return shape
+        stand_in = self.profile_shape_for(shape)
+        return stand_in if stand_in is not None and stand_in.causal == shape.causal else None
+
+    def _judged_only_shapes(self, p: pd.DataFrame) -> set:
+        if "purpose" not in p.columns:
+            return set()
+        from lab.studies.profiling import JUDGED
+
+        judged = p["purpose"].fillna("").astype(str) == JUDGED
+        return ({Shape.from_row(r) for r in p[judged].itertuples()}
+                - {Shape.from_row(r) for r in p[~judged].itertuples()})
 
     def profile_row(self, impl: str, pshape: Shape | None) -> dict | None:
         if pshape is None or self.profile is None:

@@ -175,6 +175,11 @@ def inputs_statement(data: RunData) -> str:
             "there, and the run records it as not taken.")
 
 
+# From step 49 on, a D = 64 call's query rows a tile depend on its shape (kernels/include/fa/tile_size.cuh's
+# run_hopper_tile: 64, or the three-warpgroup tile's 192), which build.json's one number a head dim cannot say.
+SHAPE_DEPENDENT_TILE_D64 = "three_warpgroups_d64"
+
+
 def _rows_per_tile(data: RunData, kernel: str, D: int) -> int | None:
     b = data.build.get(kernel) if isinstance(data.build, dict) else None
     launch = ((b or {}).get("launch") or {}).get(str(D)) or {}
@@ -198,6 +203,10 @@ def grid_order(data: RunData, shapes: list[Shape]) -> list[str]:
                 "few K/V heads from L2. A launch whose last section would hold fewer than four tiles a CTA (too "
                 "few to balance the end) keeps step 27's static list, which " + static + " (the table below: "
                 "that order's runs)")
+        if "three_wgs_queue_causal_d64" in branches.steps(data):
+            sm90 += ("; from step 52, a causal D = 64 call whose static pairs of 192-row tiles would leave the last "
+                     "round part empty takes the counter over one section of every head (the 192-row tiles are too "
+                     "few for a section of each L2's worth)")
     else:
         sm90 = "The sm_90a end's persistent scheduler " + static
     lines = [sm90 + "; the portable end's grid is (query tiles, H, B), so CTAs neighbouring in blockIdx.y share "
@@ -209,6 +218,9 @@ def grid_order(data: RunData, shapes: list[Shape]) -> list[str]:
             tile = _rows_per_tile(data, k, s.D)
             if tile is None:
                 continue
+            if s.D == 64 and SHAPE_DEPENDENT_TILE_D64 in branches.lineage(k):
+                rows.append([label(s), s.tuple_label, k, "by shape", str(s.group), MISSING, MISSING])
+                continue
             run = math.ceil(s.S / tile) * s.group  # consecutive work tiles on one K/V head
             rounds = f"{run / sms:.2f}" if isinstance(sms, (int, float)) and sms else MISSING
             rows.append([label(s), s.tuple_label, k, str(tile), str(s.group), str(run), rounds])
@@ -216,6 +228,9 @@ def grid_order(data: RunData, shapes: list[Shape]) -> list[str]:
         lines += ["", md_table(["model", "shape", "step", "query rows a tile", "query heads a K/V head",
                                 "consecutive work tiles a K/V head", f"of one round ({sms or MISSING} SMs)"],
                                rows, "lllrrrr")]
+        if any(r[3] == "by shape" for r in rows):
+            lines += ["", "\"By shape\": the step's D = 64 tile (64 or 192 query rows) is chosen per call by "
+                      "kernels/include/fa/tile_size.cuh's rules, which the build's record does not hold."]
     return lines
 
 

@@ -130,9 +130,13 @@ def _ablation_frame(data: RunData, shape, mode: str) -> pd.DataFrame:
         col = HYPOTHESIS_METRICS.get(v.metric) if v else None
         r["metric_column"] = col or ""
         r["direction"] = v.direction if v else ""
-        pprow = data.profile_row(parent, pshape) if parent else None
+        # the hypothesis metric from a launch of the same masking (data.metric_shape_for), not the stand-in's
+        mshape = data.metric_shape_for(shape) if shape is not None else None
+        r["metric_shape"] = shape_label(mshape) if mshape else None
+        mrow = data.profile_row(name, mshape) if mshape else None
+        pprow = data.profile_row(parent, mshape) if (parent and mshape) else None
         r["metric_parent"] = number_or_none(pprow.get(col)) if (pprow and col) else None
-        r["metric_value"] = number_or_none(prow.get(col)) if (prow and col) else None
+        r["metric_value"] = number_or_none(mrow.get(col)) if (mrow and col) else None
         rel = rel_change(r["metric_parent"], r["metric_value"])
         r["metric_change_pct"] = rel * 100 if rel is not None else None
         if not v:

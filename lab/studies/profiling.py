@@ -60,6 +60,29 @@ def one_per_s_and_d(shapes: list[Shape]) -> list[Shape]:
     return list(chosen.values())
 
 
+def judged_profile_work(steps, built: set[str], ladder: list[Shape], profiled: list[Shape]) -> dict[Shape, list[str]]:
+    """The launches a step's hypothesis needs beyond the profiled shapes: for each built step whose
+    manifest names a `judged_at` shape (`steps`: lab.kernels.manifest Variants) that the run times among its
+    ladder shapes and does not profile, that step and its parent at that shape, {shape: names}. The
+    report judges the step's metric there (a causal-only step's metric is not stood for by a non-causal
+    launch); peers and knock-outs are not profiled at these shapes (lab.report.load: the rows' purpose)."""
+    from lab.kernels.manifest import judged_shape
+
+    work: dict[Shape, list[str]] = {}
+    for v in steps:
+        shape = judged_shape(v)
+        if v.name not in built or shape is None or shape not in ladder or shape in profiled:
+            continue
+        names = work.setdefault(shape, [])
+        for name in (v.parent, v.name):
+            if name in built and name not in names:
+                names.append(name)
+    return work
+
+
+JUDGED = "judged"  # profile.csv's purpose of the rows judged_profile_work asked for
+
+
 PARTS = ("variants", "peers")  # a shape's two Nsight Compute processes (each with its one-by-one fallback)
 
 
@@ -77,8 +100,9 @@ def profile_shape(prof, shape, names, peer_names, out, progress=print, where=Non
             rows.append(prof.ProfileResult(n, shape.dims, shape.causal, ok=False, reason=f"not taken: {why}",
                                            H_kv=shape.H_kv, dtype=shape.dtype).to_record())
         groups.append(("variants", [n for n in here if n not in refused], prof.profile_variants))
-    if "peers" in parts and peer_names:
-        groups.append(("peers", list(peer_names), prof.profile_peers))
+    peers_here = [n for n in peer_names if where is None or where(n, shape)]
+    if "peers" in parts and peers_here:
+        groups.append(("peers", peers_here, prof.profile_peers))
     for label, impls, together_fn in groups:
         # the Shape itself, not (B, H, S, D): its K/V heads and dtype go to the profiled launch
         together = together_fn(list(impls), shape, shape.causal, out, gpu=gpu)
@@ -99,19 +123,18 @@ def profile_shape(prof, shape, names, peer_names, out, progress=print, where=Non
 
 
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
-                where=None, not_taken=None, tick=None, gpus: list[str] | None = None) -> None:
+                where=None, not_taken=None, tick=None, gpus: list[str] | None = None,
+                purpose: dict | None = None) -> None:
     """Nsight Compute over one launch per (impl, shape); a refusal is recorded, never fatal.
     `not_profiled`: timed peers left out on purpose, {name: why}, kept in profile_status.json.
     `where(impl, shape)`: whether to profile a kernel there (default: everywhere). `not_taken(impl,
     shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does); such a
-    kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape.
-    `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) over which the work is shared
-    (issue 49): a shape's variants and its peers each a task on one GPU, as many at a time as GPUs, each
-    GPU's ncu with its own Nsight Compute lock (lab.measure.ncu_process.ncu_tmpdir: with one lock for the
-    host, the 2-GPU run of 53b8db1 overlapped only the processes' start, 116 s against 137; with a shape a
-    GPU, the 4-GPU run of 4d2adc9 took 68 s, each GPU its shape's variants for 52-55 s, then its peers for
-    about 12 s, while the fourth GPU had none: data/checks/2026-11-28-h200x4-gpus-ablation); none or one: one shape after another on this process's
-    GPU. profile.csv keeps the shapes' order (and within a shape, the variants' rows first) either way."""
+    kernel is not launched, and its row in profile.csv says so. `tick(shape)` after each shape. `purpose`:
+    {shape: why it is profiled} for shapes profiled for one reason only (JUDGED), profile.csv's `purpose`.
+    `gpus`: CUDA_VISIBLE_DEVICES entries (lab.studies.gpu_pool.gpu_ids) sharing the work (issue 49): a shape's
+    variants and its peers each a task on one GPU, each GPU's ncu with its own lock (ncu_process.ncu_tmpdir;
+    data/checks/2026-11-28-h200x4-gpus-ablation); none or one: one shape after another on this process's GPU.
+    profile.csv keeps the shapes' order (and within a shape, the variants' rows first) either way."""
     import queue
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -154,6 +177,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
             free.put(gpu)
         if why:
             fatal.append(why)
+        rows = [{**row, "purpose": (purpose or {}).get(shape, "")} for row in rows]
         with lock:
             done[(i, PARTS.index(parts[0]))] = rows
             write()

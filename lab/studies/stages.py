@@ -22,8 +22,8 @@ from lab.measure import records
 from lab.measure.crossval import cross_validate
 from lab.studies.params import RunParams
 from lab.studies.peer_check import run_peers
-from lab.studies.profiling import (NOT_PROFILED_REASON, PROFILED_PEERS, ncu_crosscheck, one_per_s_and_d, profile_run,
-                                   select_profile_shapes, side_by_side)
+from lab.studies.profiling import (JUDGED, NOT_PROFILED_REASON, PROFILED_PEERS, judged_profile_work, ncu_crosscheck,
+                                   one_per_s_and_d, profile_run, select_profile_shapes, side_by_side)
 
 STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
 
@@ -383,6 +383,7 @@ def factorial_stage(rec, progress=print, spawn=None, prebuild=None, pool=None) -
 
 
 def stage_profile(rec, progress=print) -> None:
+    from lab.kernels.manifest import manifest
     from lab.studies import ahead, gpu_pool
 
     def body():
@@ -394,6 +395,10 @@ def stage_profile(rec, progress=print) -> None:
         # the ladder's shapes: the long and sweep shapes are timed for the bar and the figure only
         ladder = [s for s, scope in p.scopes.items() if scope == "ladder"]
         shapes = select_profile_shapes(ladder, p.profile_shapes)
+        kernels = loaded_kernels(rec)
+        # a step judged at a shape not profiled: it and its parent there, and nothing else (the report's hypothesis)
+        judged = judged_profile_work(manifest(), set(kernels), ladder, shapes)
+        shapes = shapes + list(judged)
         timed = [peer.name for peer in run_peers(rec)]
         peers = [n for n in timed if n in PROFILED_PEERS]
         not_profiled = {n: NOT_PROFILED_REASON for n in timed if n not in PROFILED_PEERS}
@@ -403,9 +408,10 @@ def stage_profile(rec, progress=print) -> None:
         ko_shapes = set(one_per_s_and_d(ladder))
 
         def where(impl: str, shape: Shape) -> bool:
+            if shape in judged:
+                return impl in judged[shape]
             return impl not in ko_applies or (applies(ko_applies[impl], shape) and shape in ko_shapes)
 
-        kernels = loaded_kernels(rec)
         count = Counter(rec.run_id, "profile", len(shapes))
         gpus = gpu_pool.gpu_ids(p.gpus)
 
@@ -419,7 +425,8 @@ def stage_profile(rec, progress=print) -> None:
 
         def shapes_run() -> None:
             profile_run(rec, list(kernels), shapes, peers, progress, not_profiled=not_profiled, where=where,
-                        not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick, gpus=gpus)
+                        not_taken=lambda impl, shape: _not_taken(kernels[impl], shape), tick=count.tick, gpus=gpus,
+                        purpose={shape: JUDGED for shape in judged})
 
         t0, background = time.perf_counter(), ahead.start(rec)  # the report's statistics, on the idle cores
         side_by_side([shapes_run, xval, sass_mix], together=bool(gpus))  # several GPUs: together (issue 49)

@@ -107,7 +107,10 @@ def _hypotheses_table(ctx: Context) -> list[str]:
                    else "")) if r.parent else f"{fmt_g(r.metric_value)} (reference)"
         measured = fmt_ci(r.vs_parent, r.vs_parent_lo, r.vs_parent_hi) if r.parent else MISSING
         if r.judged_at:
-            move = f"at {r.judged_at}: {move}"
+            metric_at = r.metric_shape if isinstance(r.metric_shape, str) else ""
+            move = (f"at {r.judged_at}: {move}" if metric_at == r.judged_at
+                    else f"at {metric_at} (for {r.judged_at}): {move}" if metric_at
+                    else f"not profiled at {r.judged_at}")
             measured = f"at {r.judged_at}: {measured}"
         rows.append([step_number(r), r.title, _step_of(r.parent), r.change, r.hypothesis, f"{r.metric} ({r.direction})",
                      move, pred,
@@ -120,7 +123,8 @@ def _hypotheses_table(ctx: Context) -> list[str]:
         f"{METRIC_MOVE * 100:.0f} % (relative, parent → step) and the step is *faster* than its parent (or "
         f"*within noise* where the predicted range includes 1.0); **refuted** when the metric moved the other "
         f"way by more than {METRIC_MOVE * 100:.0f} % or the step is *slower*; **inconclusive** otherwise; "
-        "**inconclusive (no profile)** when either profile value is missing. The metric comes from the "
+        "**inconclusive (no profile)** when either profile value is missing (a step judged at a causal shape "
+        "is read from a causal launch, never a non-causal one). The metric comes from the "
         "manifest's `metric`, mapped to a profile.csv column by `lab.measure.ncu_metrics.HYPOTHESIS_METRICS`. "
         "\"Below/within/above the predicted range\" compares the speedup's CI with the predicted range.")
     add("")
