@@ -1,6 +1,6 @@
 """Where a kernel's warps stall, instruction by instruction: the CSV of `ncu -i <rep> --page source --csv
---print-source sass` (PC sampling, SourceCounters section) summed by stall reason and by opcode, and the
-instructions that hold the most samples of each leading reason.
+--print-source sass` (PC sampling, SourceCounters section; a "Kernel Name" row before each kernel's table) summed
+by stall reason and by opcode, with the instructions that hold the most samples of each leading reason.
 
     python stall_summary.py <source.csv> [top]
 """
@@ -8,31 +8,43 @@ import csv, io, re, sys
 from collections import defaultdict
 
 path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 12
-text = open(path, errors="replace").read()
-start = text.find('"')
-rows = list(csv.reader(io.StringIO(text[start:])))
-head, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
-src = next(i for i, h in enumerate(head) if h.strip().lower() in ("source", "sass"))
-addr = next((i for i, h in enumerate(head) if "address" in h.lower()), None)
+rows = list(csv.reader(io.StringIO(open(path, errors="replace").read())))
+blocks, name = [], None
+for i, r in enumerate(rows):
+    if r and r[0] == "Kernel Name":
+        name = r[1] if len(r) > 1 else "?"
+    elif r and r[0] == "Address":
+        blocks.append((name, r, []))
+    elif blocks and len(r) == len(blocks[-1][1]):
+        blocks[-1][2].append(r)
+
+
 def num(x):
     try:
         return float(x.replace(",", ""))
     except ValueError:
-        return None
-stall_cols = [i for i, h in enumerate(head) if re.search(r"stall|sampl", h, re.I)
-              and sum(1 for r in body if num(r[i])) > 0]
-print(f"{path}: {len(body)} instructions; columns: {head}")
-for i in stall_cols:
-    tot = sum(num(r[i]) or 0 for r in body)
-    if not tot:
-        continue
-    by_op = defaultdict(float)
-    for r in body:
-        op = (r[src].split() or ["?"])[0]
-        if op.startswith("@"):
-            op = (r[src].split() + ["?"])[1]
-        by_op[op.split(".")[0]] += num(r[i]) or 0
-    ops = ", ".join(f"{o} {v / tot:.0%}" for o, v in sorted(by_op.items(), key=lambda kv: -kv[1])[:8])
-    print(f"\n[{head[i]}] total {tot:.0f}; by opcode: {ops}")
-    for r in sorted(body, key=lambda r: -(num(r[i]) or 0))[:top]:
-        print(f"   {num(r[i]):8.0f}  {r[addr] if addr is not None else ''}  {r[src][:90]}")
+        return 0.0
+
+
+def opcode(sass):
+    words = [w for w in sass.split() if not w.startswith("@")]
+    return (words or ["?"])[0].split(".")[0]
+
+
+for name, head, body in blocks:
+    c_all = head.index("Warp Stall Sampling (All Samples)")
+    reasons = [i for i, h in enumerate(head) if h.startswith("stall_") and "Not Issued" not in h]
+    total = sum(num(r[c_all]) for r in body)
+    print(f"== {name[:150]}\n   {len(body)} instructions, {total:.0f} samples")
+    by_reason = sorted(((sum(num(r[i]) for r in body), head[i]) for i in reasons), reverse=True)
+    print("   by reason: " + ", ".join(f"{h[6:]} {v / total:.1%}" for v, h in by_reason if v / total >= 0.005))
+    for v, h in by_reason[:6]:
+        i = head.index(h)
+        by_op = defaultdict(float)
+        for r in body:
+            by_op[opcode(r[1])] += num(r[i])
+        ops = ", ".join(f"{o} {x / v:.0%}" for o, x in sorted(by_op.items(), key=lambda kv: -kv[1])[:6])
+        print(f"\n   [{h}] {v / total:.1%} of samples; by opcode: {ops}")
+        for r in sorted(body, key=lambda r: -num(r[i]))[:top]:
+            print(f"      {num(r[i]):7.0f}  {r[0][-5:]}  {r[1].strip()[:100]}")
+    print()
