@@ -13,24 +13,23 @@ from lab.measure import peers
 
 name, s = sys.argv[1], Shape.parse(sys.argv[2])
 q, k, v = s.random_inputs()
+
+
+def warm_then_profile(call):
+    """Two warm-up calls, then the one NVTX range "profile" that ncu's --nvtx-include picks."""
+    for i in range(3):
+        if i == 2:
+            torch.cuda.nvtx.range_push("profile")
+        call()
+        torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
 if name in ("flash_attn3", "sdpa_cudnn", "sdpa_flash"):
     peer = peers.get(name)
     with peer.context():
-        call = peer.bind(q, k, v, s.causal, None)
-        for _ in range(2):
-            call()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push("profile")
-        call()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
+        warm_then_profile(peer.bind(q, k, v, s.causal, None))
 else:
     attn = build.build_variant(get(name)).load()
     out = torch.empty_like(q)
-    for _ in range(2):
-        attn.launch(q, k, v, out, s.causal, None)
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push("profile")
-    attn.launch(q, k, v, out, s.causal, None)
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+    warm_then_profile(lambda: attn.launch(q, k, v, out, s.causal, None))
