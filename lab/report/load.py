@@ -419,13 +419,17 @@ class RunData:
         return stand_in if stand_in is not None and stand_in.causal == shape.causal else None
 
     def _judged_only_shapes(self, p: pd.DataFrame) -> set:
-        if "purpose" not in p.columns:
-            return set()
-        from lab.studies.profiling import JUDGED
+        """The shapes of profile.csv whose every row is of purpose "judged" (made once a table)."""
+        def build():
+            if "purpose" not in p.columns:
+                return set()
+            from lab.studies.profiling import JUDGED
 
-        judged = p["purpose"].fillna("").astype(str) == JUDGED
-        return ({Shape.from_row(r) for r in p[judged].itertuples()}
-                - {Shape.from_row(r) for r in p[~judged].itertuples()})
+            judged = p["purpose"].fillna("").astype(str) == JUDGED
+            return ({Shape.from_row(r) for r in p[judged].itertuples()}
+                    - {Shape.from_row(r) for r in p[~judged].itertuples()})
+
+        return self._row_index("profile_judged_only", p, build)
 
     def profile_row(self, impl: str, pshape: Shape | None) -> dict | None:
         if pshape is None or self.profile is None:
