@@ -1,5 +1,5 @@
 """One run folder read once (`RunData`): its files, its samples by (impl, shape, mode), the kind
-of every implementation, speedups with their intervals, and the profile row standing for a shape."""
+of every implementation and speedups with their intervals (its profile lookups: lab.report.profile_lookup)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from lab.kernels.shape import Shape
 from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
 from lab.measure import records, stats
 from lab.report.formats import KEYS, isnum
+from lab.report.profile_lookup import ProfileLookup, first_positions
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies import derived
 from lab.studies.params import RunParams
@@ -39,7 +40,7 @@ def absent_reason_plain(why: str) -> str:
 
 
 @dataclass
-class RunData:
+class RunData(ProfileLookup):
     """Everything the report reads from one run folder, loaded once; what is missing is noted."""
 
     rec: records.RunRecord
@@ -370,7 +371,7 @@ class RunData:
         if self.summary is None:
             return None
         s = self.summary
-        index = self._row_index("summary", s, lambda: _first_positions(zip(
+        index = self._row_index("summary", s, lambda: first_positions(zip(
             s["impl"], s["B"], s["H"], s["S"], s["D"], s["causal"].astype(bool), s["mode"], s["H_kv"], s["dtype"])))
         pos = index.get((impl, shape.B, shape.H, shape.S, shape.D, shape.causal, mode, shape.H_kv,
                          shape.torch_dtype_name))
@@ -384,85 +385,6 @@ class RunData:
         if cached is None or cached[0] is not table:
             cached = self._row_indexes[name] = (table, build())
         return cached[1]
-
-    # -- profile ---------------------------------------------------------------------------
-
-    def profile_shape_for(self, shape: Shape) -> Shape | None:
-        """The profiled shape standing for `shape`: itself, else same S and D non-causal (largest
-        B*H, as lab.studies.profiling.one_per_s_and_d picks), else same S and D causal. Shapes profiled
-        only for a step's hypothesis (profile.csv's purpose "judged") stand for nothing: metric_shape_for."""
-        if self.profile is None or not len(self.profile):
-            return None
-        p = self.profile
-        judged_only = self._judged_only_shapes(p)
-        shapes = [s for s in self._profile_rows(p) if s not in judged_only]
-        if shape in shapes:
-            return shape
-        # same S and D, and the same inputs (a bf16 or grouped-query shape is not stood for by fp16 MHA)
-        same = [s for s in shapes if s.S == shape.S and s.D == shape.D and (s.dtype, s.group) == (shape.dtype, shape.group)]
-        for causal in (False, True):
-            c = sorted((s for s in same if s.causal == causal), key=lambda s: (-s.B * s.H, s.B))
-            if c:
-                return c[0]
-        return None
-
-    def metric_shape_for(self, shape: Shape) -> Shape | None:
-        """The profiled shape a hypothesis metric at `shape` is read from: `shape` itself where it was
-        profiled (for the steps judged there, lab.studies.profiling.judged_profile_work), else
-        profile_shape_for's stand-in where it masks as `shape` does, else None: a causal-only step's metric
-        is not read from a non-causal launch, where its change does not run."""
-        if self.profile is None or not len(self.profile):
-            return None
-        if shape in self._profile_rows(self.profile):
-            return shape
-        stand_in = self.profile_shape_for(shape)
-        return stand_in if stand_in is not None and stand_in.causal == shape.causal else None
-
-    def _judged_only_shapes(self, p: pd.DataFrame) -> set:
-        """The shapes of profile.csv whose every row is of purpose "judged" (made once a table)."""
-        def build():
-            if "purpose" not in p.columns:
-                return set()
-            from lab.studies.profiling import JUDGED
-
-            judged = p["purpose"].fillna("").astype(str) == JUDGED
-            return ({Shape.from_row(r) for r in p[judged].itertuples()}
-                    - {Shape.from_row(r) for r in p[~judged].itertuples()})
-
-        return self._row_index("profile_judged_only", p, build)
-
-    def profile_row(self, impl: str, pshape: Shape | None) -> dict | None:
-        if pshape is None or self.profile is None:
-            return None
-        p = self.profile
-        pos = self._profile_rows(p).get(pshape, {}).get(impl)  # the shape with H_kv and dtype (since issue 22)
-        return p.iloc[pos].to_dict() if pos is not None else None
-
-    def _profile_rows(self, p: pd.DataFrame) -> dict:
-        """{shape: {impl: position of its first row}} of the profile table, shapes in table order."""
-        def build():
-            by_shape: dict = {}
-            for (impl, shape), pos in _first_positions(zip(p["impl"], map(Shape.from_row, p.itertuples()))).items():
-                by_shape.setdefault(shape, {})[impl] = pos
-            return by_shape
-
-        return self._row_index("profile", p, build)
-
-    def profile_failure(self, impl: str, pshape: Shape | None) -> str | None:
-        p = getattr(self, "profile_failed", None)
-        if p is None or pshape is None or "reason" not in p.columns:
-            return None
-        sel = p[(p["impl"] == impl) & (p["S"] == pshape.S) & (p["D"] == pshape.D)]
-        sel = sel[~sel["ok"].astype(str).str.lower().isin(["true", "1", "1.0"])]
-        return str(sel.iloc[0]["reason"]) if len(sel) else None
-
-
-def _first_positions(keys) -> dict:
-    """{key: position of its first occurrence} over an iterable of keys, in first-seen order."""
-    index: dict = {}
-    for pos, key in enumerate(keys):
-        index.setdefault(key, pos)
-    return index
 
 
 def first_line(text) -> str:
