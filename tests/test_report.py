@@ -381,6 +381,13 @@ def test_a_causal_shape_metric_is_never_read_from_a_non_causal_launch():
     step = data.profile_row("unmasked_interior", causal)
     assert step is not None and step["causal"] and step["purpose"] == "judged"
     assert data.profile_row("baseline", causal) is None
+    # the profile-wide figures and statements leave those launches out, and the threats name the shape
+    assert data.judged_only_shapes() == [causal]
+    assert len(data.general_profile()) == len(data.profile) - len(judged)
+    from lab.report.validity import _profile_threats
+
+    threat = next(t for t in _profile_threats(data) if t.startswith("Profiled shapes differ"))
+    assert "(4, 16, 4096, 128) causal was profiled only for the steps judged there" in threat
 
 
 @pytest.mark.skipif(not (FIXTURE_RUNS / JUDGED_RUN).is_dir(), reason=f"run {JUDGED_RUN} is not committed")

@@ -157,7 +157,7 @@ def figure_roofline(data: RunData, path: Path) -> str | None:
         return "no measured ceilings (ceilings.json): roofline skipped"
     if data.profile is None or not len(data.profile):
         return "no profile data: roofline skipped"
-    p = data.profile.copy()
+    p = data.general_profile().copy()  # not the launches profiled for one step's hypothesis
     p = p[pd.to_numeric(p.get("achieved_tflops"), errors="coerce").notna()
           & pd.to_numeric(p.get("arithmetic_intensity"), errors="coerce").notna()]
     if not len(p):

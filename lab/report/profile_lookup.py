@@ -39,6 +39,22 @@ class ProfileLookup:
                 return c[0]
         return None
 
+    def general_profile(self) -> pd.DataFrame | None:
+        """profile.csv's rows that ran, less those profiled only for a step's hypothesis (purpose "judged"):
+        what the report's profile-wide figures and statements describe."""
+        p = self.profile
+        if p is None or "purpose" not in p.columns:
+            return p
+        from lab.studies.profiling import JUDGED
+
+        return p[p["purpose"].fillna("").astype(str) != JUDGED]
+
+    def judged_only_shapes(self) -> list[Shape]:
+        """The shapes profiled only for the steps judged there (lab.studies.profiling.judged_profile_work)."""
+        if self.profile is None or not len(self.profile):
+            return []
+        return sorted(self._judged_only_shapes(self.profile), key=lambda s: s.dims + (s.causal,))
+
     def metric_shape_for(self, shape: Shape) -> Shape | None:
         """The profiled shape a hypothesis metric at `shape` is read from: `shape` itself where it was
         profiled (for the steps judged there, lab.studies.profiling.judged_profile_work), else

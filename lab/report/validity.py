@@ -83,7 +83,8 @@ def _profile_threats(data: RunData) -> list[str]:
     ncu's replayed single launch against the timed medians; or that there is no profile."""
     t = []
     if data.profile is not None and len(data.profile):
-        profiled = {Shape.from_row(r) for r in data.profile.itertuples()}
+        profiled = {Shape.from_row(r) for r in data.general_profile().itertuples()}
+        judged = data.judged_only_shapes()
         timed = data.measured_shapes
         unprof = [s for s in timed if s not in profiled]
         stand_in = sorted({shape_label(data.profile_shape_for(s)) for s in unprof if data.profile_shape_for(s)})
@@ -95,7 +96,10 @@ def _profile_threats(data: RunData) -> list[str]:
             t.append(f"Profiled shapes differ from timed ones: {len(unprof)} of {len(timed)} timed shapes were not "
                      f"profiled themselves ({which}); their "
                      f"profile stand-ins are {', '.join(stand_in) if stand_in else 'none'}. The profiler metrics in "
-                     "this report describe those launches, not every timed one.")
+                     "this report describe those launches, not every timed one."
+                     + (f" {', '.join(shape_label(s) for s in judged)} {'was' if len(judged) == 1 else 'were'} "
+                        "profiled only for the steps judged there and their parents (their hypotheses' metrics)."
+                        if judged else ""))
         head = data.headline()
         ps = data.profile_shape_for(head) if head else None
         if head and ps and ps != head:
