@@ -159,20 +159,40 @@ def test_the_grid_crosses_every_tile_rule_of_the_long_sequences():
     assert {s.causal for s in sanitize.MODEL_SHAPES if s.D == 64 and s.S >= threshold} == {False, True}
 
 
+def _tile_size_define(name: str) -> int:
+    """The value of `#define <name>` in kernels/include/fa/tile_size.cuh: the header's constant, not check.py's."""
+    import re
+
+    from lab.kernels import variants
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
+    return int(re.search(rf"#define {name} (\d+)", header).group(1))
+
+
+def _causal_three_wg_rules(c, sms) -> tuple[bool, bool]:
+    """Whether a case takes the causal three-warpgroup tile from the static pairs (step 51) and from the counter
+    (step 52) on a GPU of `sms` SMs, the rules written out here: S of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 or more;
+    step 51 where the heavy-light pairs of 192-row tiles, one CTA an SM, fill the last round at least
+    FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent; step 52 where they do not and the launch has
+    FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 192-row tiles an SM."""
+    if not (c.causal and c.D == 64 and c.S >= _tile_size_define("FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64")):
+        return False, False
+    tiles = -(-c.S // 192) * c.B * c.H
+    pairs = -(-(-(-c.S // 192)) // 2) * c.B * c.H  # ceil(ceil(S / 192) / 2) pairs a head
+    ctas = min(pairs, sms)
+    fills = pairs / ctas / -(-pairs // ctas) * 100 >= _tile_size_define("FA_TILE_THREE_WGS_CAUSAL_FILL_D64")
+    return fills, not fills and tiles >= _tile_size_define("FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64") * sms
+
+
 def test_the_grid_and_the_sanitizer_reach_the_three_cta_tile():
     """Step 33 takes three CTAs per SM at D = 64 when S < FA_TILE_THREE_S_MAX_D64 and the grid has
     FA_TILE_THREE_TILES_PER_SM_D64 64-row work tiles an SM (both read from the header, not from
     check.py). The grid must hold such cases for a GPU of up to 160 SMs, causal and not, in both
     dtypes, grouped and MQA, with ragged S (not a multiple of the 128-key tile), one of them past the
     192-key tile's threshold; the sanitizer, one for fp16 multi-head variants and one for bf16."""
-    import re
-
-    from lab.kernels import variants
     from lab.measure import sanitize
-    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
-    s_max = int(re.search(r"#define FA_TILE_THREE_S_MAX_D64 (\d+)", header).group(1))
-    per_sm = int(re.search(r"#define FA_TILE_THREE_TILES_PER_SM_D64 (\d+)", header).group(1))
-    long_s = int(re.search(r"#define FA_TILE_LONG_S_D64 (\d+)", header).group(1))
+    s_max = _tile_size_define("FA_TILE_THREE_S_MAX_D64")
+    per_sm = _tile_size_define("FA_TILE_THREE_TILES_PER_SM_D64")
+    long_s = _tile_size_define("FA_TILE_LONG_S_D64")
 
     def three(B, H, S, D, sms):
         return D == 64 and S < s_max and B * H * -(-S // 64) >= per_sm * sms
@@ -192,20 +212,11 @@ def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile():
     FA_TILE_THREE_WGS_CAUSAL_FILL_D64 percent (both read from the header, the rule written out here). On GPUs of
     114 to 160 SMs the grid must reach it in both dtypes, grouped and multi-head, at a ragged S, and hold a causal
     D = 64 case past MIN_S that it leaves; the sanitizer one bf16 shape that takes it."""
-    import re
-
-    from lab.kernels import variants
     from lab.measure import sanitize
-    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
-    min_s = int(re.search(r"#define FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 (\d+)", header).group(1))
-    fill = int(re.search(r"#define FA_TILE_THREE_WGS_CAUSAL_FILL_D64 (\d+)", header).group(1))
+    min_s = _tile_size_define("FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64")
 
     def taken(c, sms):
-        if not (c.causal and c.D == 64 and c.S >= min_s):
-            return False
-        pairs = -(-(-(-c.S // 192)) // 2) * c.B * c.H  # ceil(ceil(S / 192) / 2) pairs a head
-        ctas = min(pairs, sms)
-        return pairs / ctas / -(-pairs // ctas) * 100 >= fill
+        return _causal_three_wg_rules(c, sms)[0]
 
     grid = check.grid()
     for sms in (114, 132, 160):
@@ -222,22 +233,10 @@ def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile_from_t
     counter where they have FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 192-row tiles an SM (the constants read from
     the header, the rule written out here). On GPUs of 114 to 160 SMs the grid must reach it in both dtypes,
     multi-head and grouped, at a ragged S, and the sanitizer one bf16 grouped shape."""
-    import re
-
-    from lab.kernels import variants
     from lab.measure import sanitize
-    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_size.cuh").read_text()
-    const = {n: int(re.search(rf"#define FA_TILE_{n}_D64 (\d+)", header).group(1))
-             for n in ("THREE_WGS_CAUSAL_MIN_S", "THREE_WGS_CAUSAL_FILL", "THREE_WGS_QUEUE_TILES_PER_SM")}
 
     def taken(c, sms):
-        if not (c.causal and c.D == 64 and c.S >= const["THREE_WGS_CAUSAL_MIN_S"]):
-            return False
-        tiles = -(-c.S // 192) * c.B * c.H
-        pairs = -(-(-(-c.S // 192)) // 2) * c.B * c.H
-        ctas = min(pairs, sms)
-        fills = pairs / ctas / -(-pairs // ctas) * 100 >= const["THREE_WGS_CAUSAL_FILL"]
-        return not fills and tiles >= const["THREE_WGS_QUEUE_TILES_PER_SM"] * sms
+        return _causal_three_wg_rules(c, sms)[1]
 
     grid = check.grid()
     for sms in (114, 132, 160):

@@ -16,6 +16,16 @@ def first_positions(keys) -> dict:
     return index
 
 
+def judged_rows(p: pd.DataFrame) -> pd.Series:
+    """Which rows of a profile table were profiled only for a step's hypothesis (purpose "judged",
+    lab.studies.profiling.JUDGED); none in a run recorded before the column."""
+    from lab.studies.profiling import JUDGED
+
+    if "purpose" not in p.columns:
+        return pd.Series(False, index=p.index)
+    return p["purpose"].fillna("").astype(str) == JUDGED
+
+
 class ProfileLookup:
     """RunData's profile lookups: `self.profile` (profile.csv's rows that ran, or None), `self.profile_failed`
     (all its rows) and `self._row_index` (an index made once a table) come from RunData."""
@@ -43,11 +53,7 @@ class ProfileLookup:
         """profile.csv's rows that ran, less those profiled only for a step's hypothesis (purpose "judged"):
         what the report's profile-wide figures and statements describe."""
         p = self.profile
-        if p is None or "purpose" not in p.columns:
-            return p
-        from lab.studies.profiling import JUDGED
-
-        return p[p["purpose"].fillna("").astype(str) != JUDGED]
+        return p if p is None else p[~judged_rows(p)]
 
     def judged_only_shapes(self) -> list[Shape]:
         """The shapes profiled only for the steps judged there (lab.studies.profiling.judged_profile_work)."""
@@ -70,11 +76,7 @@ class ProfileLookup:
     def _judged_only_shapes(self, p: pd.DataFrame) -> set:
         """The shapes of profile.csv whose every row is of purpose "judged" (made once a table)."""
         def build():
-            if "purpose" not in p.columns:
-                return set()
-            from lab.studies.profiling import JUDGED
-
-            judged = p["purpose"].fillna("").astype(str) == JUDGED
+            judged = judged_rows(p)
             return ({Shape.from_row(r) for r in p[judged].itertuples()}
                     - {Shape.from_row(r) for r in p[~judged].itertuples()})
 
