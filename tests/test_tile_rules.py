@@ -1,5 +1,5 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
-step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64. The expectations are
+step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64 (and step 53's stages). The expectations are
 worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's fill; the tiles an SM
 for the counter), not read from the header; the shapes are those the explorations timed
 (data/explorations/2026-11-29-ftz-row-max, calls 2 and 4; data/explorations/2026-11-29-q-double-buffer)."""
@@ -103,3 +103,34 @@ def test_the_counters_rule_counts_the_sms_and_takes_no_non_causal_call(rule_prog
     assert [rules(rule_program, 1, 16, 8192, sms=n) for n in (172, 173)] == [(False, True), (False, False)]
     assert rules(rule_program, 4, 16, 4096, causal=False) == (False, False)
     assert rules(rule_program, 4, 16, 4095) == (False, False)  # S under 4096: neither
+
+
+STAGES_PROGRAM = r'''
+#include <cstdio>
+#include "fa/tile_size.cuh"
+
+// The K/V stages and dynamic shared memory of the D = 64 three-warpgroup tiles, static list (kThreeWgs) and
+// counter (kThreeWgsQueue), as steps 49-52 name them (HopperTileOf's default) and as step 53 does.
+template <class T>
+void print() {
+  std::printf("%d %zu\n", T::KV_STAGES, T::smem_bytes());
+}
+int main() {
+  using K = fa::HopperTileKind;
+  print<fa::HopperTileOf<half, 64, K::kThreeWgs>>();
+  print<fa::HopperTileOf<half, 64, K::kThreeWgsQueue>>();
+  print<fa::HopperTileOf<half, 64, K::kThreeWgs, true, FA_TILE_STAGES_D64_THREE_WGS>>();
+  print<fa::HopperTileOf<half, 64, K::kThreeWgsQueue, true, FA_TILE_STAGES_D64_THREE_WGS>>();
+  return 0;
+}
+'''
+
+
+def test_step_53_gives_the_static_three_warpgroup_tile_two_stages_and_leaves_the_counters_at_three(tmp_path):
+    """Step 53's tile alias (HopperTileOf with FA_TILE_STAGES_D64_THREE_WGS) changes kThreeWgs alone. Shared memory
+    worked out here: 192 query rows and STAGES x (K + V) tiles of 128 keys, D = 64, 2 B an element, plus the 1024 B
+    the swizzled layout's alignment may take: 3 stages 24,576 + 98,304 + 1,024 B, 2 stages 24,576 + 65,536 + 1,024."""
+    exe = compile_host_program(tmp_path, "stages", STAGES_PROGRAM)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    three, two = f"3 {192 * 64 * 2 + 3 * 2 * 128 * 64 * 2 + 1024}", f"2 {192 * 64 * 2 + 2 * 2 * 128 * 64 * 2 + 1024}"
+    assert out[:4] == [three, three, two, three]  # steps 49-52: both three; step 53: the static list's two

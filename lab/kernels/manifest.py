@@ -30,6 +30,7 @@ METRICS = {
     "stall_barrier": "warp stalls on barriers",
     "stall_long_scoreboard": "warp stalls on global/local memory (long scoreboard)",
     "stall_wait": "warp stalls on fixed-latency dependencies (wait)",
+    "stall_mio_throttle": "warp stalls on a full MIO queue (shared memory, special math, barriers)",
     "tensor_pipe_active": "tensor pipe active, % of peak",
     "dram_throughput": "DRAM throughput, % of peak",
     "achieved_occupancy": "achieved occupancy",

@@ -93,6 +93,7 @@ HYPOTHESIS_METRICS = {
     "stall_barrier": "stall_barrier",
     "stall_long_scoreboard": "stall_long_scoreboard",
     "stall_wait": "stall_wait",
+    "stall_mio_throttle": "stall_mio_throttle",
     "tensor_pipe_active": "tensor_pipe_active",
     "dram_throughput": "dram_throughput_pct",
     "achieved_occupancy": "achieved_occupancy",

@@ -57,6 +57,9 @@
 #ifndef FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64  // ... from the counter (step 52): 192-row work tiles per SM
 #define FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 4  // a causal call needs (step 35's kQueueTilesPerCta)
 #endif
+#ifndef FA_TILE_STAGES_D64_THREE_WGS  // the three-warpgroup tile's K/V stages on the static list from step 53 on
+#define FA_TILE_STAGES_D64_THREE_WGS 2     // (before it, and from the counter, FA_TILE_STAGES_D64)
+#endif
 #ifndef FA_TILE_BC_D128  // Hopper, D = 128
 #define FA_TILE_BC_D128 128
 #endif
@@ -131,8 +134,9 @@ inline bool takes_three_cta_tile_d64(const AttnShape& shape, int sms) {
 // data/explorations/2026-11-29-three-wgs-d64 call 2), and the fewest without spills (144 spill 32 B).
 // Its kernel walks the static list (the counter's kernel would spill 8 B at 152): non-causal tiles are of
 // equal length, and a causal call takes it only where the heavy-light pairs fill the last round (step 51).
-template <bool TMA_KV = true, class Elem = half>
-using HopperThreeWgTileD64 = WgmmaTile<64, FA_TILE_BC_D64, FA_TILE_STAGES_D64, FA_TILE_PRODUCER_WARPS,
+// STAGES: its K/V ring; three (FA_TILE_STAGES_D64) until step 53 gives it two (FA_TILE_STAGES_D64_THREE_WGS, 88 KB).
+template <bool TMA_KV = true, class Elem = half, int STAGES = FA_TILE_STAGES_D64>
+using HopperThreeWgTileD64 = WgmmaTile<64, FA_TILE_BC_D64, STAGES, FA_TILE_PRODUCER_WARPS,
                                        /*CONSUMER_WARPGROUPS=*/3, /*CTAS_PER_SM=*/1, TMA_KV ? 40 : 56, Elem>;
 
 // Whether a D = 64 call of step 49 takes HopperThreeWgTileD64: non-causal sequences of
@@ -182,13 +186,16 @@ inline bool takes_three_wg_queue_tile_causal_d64(const AttnShape& shape, int sms
 // The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
 // FA_TILE_LONG_S_D64, step 32), kThreeCtas (HopperThreeCtaTileD64, takes_three_cta_tile_d64, step 33) and
 // kThreeWgs (HopperThreeWgTileD64, takes_three_wg_tile_d64, step 49; causal: step 51) and kThreeWgsQueue
-// (HopperThreeWgQueueTileD64, takes_three_wg_queue_tile_causal_d64, step 52). TMA_KV as HopperTile's.
+// (HopperThreeWgQueueTileD64, takes_three_wg_queue_tile_causal_d64, step 52). TMA_KV as HopperTile's; THREE_WGS_STAGES
+// the K/V stages of kThreeWgs (HopperThreeWgTileD64's STAGES).
 enum class HopperTileKind { kShort, kLong, kThreeCtas, kThreeWgs, kThreeWgsQueue };
-template <class Elem, int D, HopperTileKind KIND = HopperTileKind::kShort, bool TMA_KV = true>
+template <class Elem, int D, HopperTileKind KIND = HopperTileKind::kShort, bool TMA_KV = true,
+          int THREE_WGS_STAGES = FA_TILE_STAGES_D64>
 using HopperTileOf = std::conditional_t<
     KIND == HopperTileKind::kLong, HopperLongTileD64<TMA_KV, Elem>,
     std::conditional_t<KIND == HopperTileKind::kThreeCtas, HopperThreeCtaTileD64<TMA_KV, Elem>,
-                       std::conditional_t<KIND == HopperTileKind::kThreeWgs, HopperThreeWgTileD64<TMA_KV, Elem>,
+                       std::conditional_t<KIND == HopperTileKind::kThreeWgs,
+                                          HopperThreeWgTileD64<TMA_KV, Elem, THREE_WGS_STAGES>,
                                           std::conditional_t<KIND == HopperTileKind::kThreeWgsQueue,
                                                              HopperThreeWgQueueTileD64<TMA_KV, Elem>,
                                                              HopperTile<D, TMA_KV, Elem>>>>>;

@@ -1,5 +1,5 @@
-// The switchable twin of step 52 (three_wgs_queue_causal_d64, the sm_90a branch's end):
-// kernels/variants/52_three_wgs_queue_causal_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 53 (two_stages_three_wgs_d64, the sm_90a branch's end):
+// kernels/variants/53_two_stages_three_wgs_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -68,6 +68,13 @@
 // pairs' part-empty last round, not the tile, is what step 51's rule avoided (SMs active 0.880 of the busiest's
 // cycles, from the counter 0.982). Predicted: 1.02x-1.05x over +three consumer warpgroups for causal D = 64 at
 // (4, 16, 4096, 64, causal).
+//
+// Step 53 - +two K/V stages for the three-warpgroup tile: the D = 64 calls that take the three-warpgroup tile from
+// the static list (steps 49 and 51) run its K/V ring at two stages instead of three (FA_TILE_STAGES_D64_THREE_WGS);
+// the counter's (step 52) keeps three. Hypothesis: the static list's equal tiles need no third stage, and with it
+// the warps stall more on a full MIO queue (0.71 warps an issue against 0.56 at (4, 16, 4096, 64)) and the L2
+// serves 10.6 % more read sectors. Predicted: 1.01x-1.02x over +three consumer warpgroups from the counter for
+// causal D = 64 at (4, 16, 4096, 64).
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -83,6 +90,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_THREE_WGS_TWO_STAGES_D64  // step 53: 0 -> the static list's three-warpgroup tile keeps three K/V stages
+#define FA_THREE_WGS_TWO_STAGES_D64 1
+#endif
 #ifndef FA_THREE_WGS_QUEUE_CAUSAL_D64  // step 52: 0 -> the causal D = 64 calls step 51 leaves keep step 50's tiles
 #define FA_THREE_WGS_QUEUE_CAUSAL_D64 1  // (and the counter's three-warpgroup kernel is not compiled)
 #endif
@@ -163,6 +173,8 @@ constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128;
+// The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
+constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
 constexpr bool kThreeWgsCausalD64 = FA_THREE_WGS_CAUSAL_D64 && kThreeWgsD64;
 // Without step 15 every tile runs the visibility test, so there is no unmasked loop to split off.
@@ -185,7 +197,7 @@ constexpr int kBarrierQ = 5;
 // which one it takes: fa/tile_size.cuh (HopperTileKind, run_hopper_tile).
 using TileKind = fa::HopperTileKind;
 template <class Elem, int D, TileKind KIND = TileKind::kShort>
-using Tile = fa::HopperTileOf<Elem, D, KIND, kTmaKv>;
+using Tile = fa::HopperTileOf<Elem, D, KIND, kTmaKv, kThreeWgsStages>;
 
 template <int BR>
 using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
