@@ -58,6 +58,12 @@ def test_the_kernels_knock_outs_are_legal_configurations():
     # 192 keys in 4 stages with one warpgroup: (64*64 + 2*4*192*64)*2 + 1024 = 205824 B a CTA, two CTAs an SM
     # (with two warpgroups, 214016 B and one CTA: legal, in the count of test_legal_space_and_what_is_searched)
     (64, {"stl64": 4}, "long tile: shared memory per SM 413696 B (2 CTAs x (205824 + 1024) B)"),
+    # step 53's three-warpgroup tile: (192*64 + 2*7*128*64)*2 + 1024 = 254976 B, one CTA an SM
+    (64, {"stw64": 7}, "three-warpgroup tile: shared memory per CTA 254976 B > 232448 B"),
+    # the counter's three-warpgroup tile takes st64: at 8 stages of 64 keys the short tile fits with two warpgroups,
+    # one CTA an SM ((128*64 + 2*8*64*64)*2 + 1024 = 148480 B), and so does it ((192*64 + 2*8*64*64)*2 + 1024 =
+    # 156672 B); at 7 stages of 128 keys neither does: (192*64 + 2*7*128*64)*2 + 1024 = 254976 B
+    (64, {"wgs64": 2, "bc64": 128, "st64": 7}, "three-warpgroup tile from the counter: shared memory per CTA 254976 B"),
 ])
 def test_illegal_configurations_name_the_constraint(d, values, needle):
     reasons = SP.violations(SP.config(d, values))
@@ -76,13 +82,14 @@ def test_legal_space_and_what_is_searched():
     assert [p.short for p in SHORT.searched(128)] == ["bc128", "st128"]  # WGS pinned by ping-pong
     # the whole space: D = 64's long-sequence and three-CTA tiles too (their constants and thresholds)
     assert [p.short for p in SP.searched(64)] == ["bc64", "st64", "wgs64", "bcl64", "stl64", "ls64", "bct64", "stt64",
-                                                  "tsm64", "ttp64"]
+                                                  "tsm64", "ttp64", "stw64"]
     assert SP.legal(128) == SHORT.legal(128)
     # every legal short tile goes with every legal long and three-CTA tile and every threshold:
     # long (BC, STAGES) per WGS = 1: (128, 2), (128, 3), (192, 2); WGS = 2 adds (128, 4), (192, 3), (192, 4) (one
-    # CTA an SM); three-CTA (64, 2), (64, 3), (128, 2); thresholds 3 x 3 x 3
+    # CTA an SM); three-CTA (64, 2), (64, 3), (128, 2); thresholds 3 x 3 x 3; the three-warpgroup tile's stages
+    # 2, 3 and 4 (192 rows, one CTA an SM: at most 156672 B)
     wgs1 = sum(1 for c in SHORT.legal(64) if c["wgs64"] == 1)
-    assert len(SP.legal(64)) == (wgs1 * 3 + (19 - wgs1) * 6) * 3 * 27
+    assert len(SP.legal(64)) == (wgs1 * 3 + (19 - wgs1) * 6) * 3 * 27 * 3
 
 
 def test_knobs_pin_the_other_tunables_and_an_unknown_one_is_named():

@@ -243,12 +243,17 @@ def _shorts(cfg: Config) -> dict[str, int]:
 
 
 # D = 64's tiles besides the short one: name -> (its BC and STAGES shorts, its warpgroups: None for the short
-# tile's, its CTAs per SM: None for the short tile's rule), as fa/tile_size.cuh builds them.
-OTHER_TILES = {"long tile": ("bcl", "stl", None, None), "three-CTA tile": ("bct", "stt", 1, 3)}
+# tile's, its CTAs per SM: None for the short tile's rule), as fa/tile_size.cuh builds them (the three-warpgroup
+# tiles take the short tile's keys a tile, and the counter's its stages too).
+OTHER_TILES = {"long tile": ("bcl", "stl", None, None), "three-CTA tile": ("bct", "stt", 1, 3),
+               "three-warpgroup tile": ("bc", "stw", 3, 1), "three-warpgroup tile from the counter": ("bc", "st", 3, 1)}
 
 
 def _other_tiles(cfg: Config, sh: dict) -> dict[str, tuple[int, int, int, int]]:
-    """(BC, STAGES, WGS, CTAs per SM) of each other tile whose constants the configuration holds."""
+    """(BC, STAGES, WGS, CTAs per SM) of each other tile whose constants the configuration holds (D = 64's only:
+    a D = 128 configuration's bc and st are its short tile's)."""
+    if cfg.head_dim != 64:
+        return {}
     values = {short.removesuffix(str(cfg.head_dim)): v for short, v in cfg.values}
     out = {}
     for tile, (bc, st, wgs, ctas) in OTHER_TILES.items():
