@@ -1,8 +1,8 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
-step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64 (and step 53's stages). The expectations are
-worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's fill; the tiles an SM
-for the counter), not read from the header; the shapes are those the explorations timed
-(data/explorations/2026-11-29-ftz-row-max, calls 2 and 4; data/explorations/2026-11-29-q-double-buffer)."""
+step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64, and step 53's stages.
+The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's
+fill; the tiles an SM for the counter; the shared memory), not read from the header; the shapes are those timed
+in data/explorations/2026-11-29-ftz-row-max (calls 2 and 4) and data/explorations/2026-11-29-q-double-buffer."""
 
 from __future__ import annotations
 

@@ -60,9 +60,8 @@ def test_the_kernels_knock_outs_are_legal_configurations():
     (64, {"stl64": 4}, "long tile: shared memory per SM 413696 B (2 CTAs x (205824 + 1024) B)"),
     # step 53's three-warpgroup tile: (192*64 + 2*7*128*64)*2 + 1024 = 254976 B, one CTA an SM
     (64, {"stw64": 7}, "three-warpgroup tile: shared memory per CTA 254976 B > 232448 B"),
-    # the counter's three-warpgroup tile takes st64: at 8 stages of 64 keys the short tile fits with two warpgroups,
-    # one CTA an SM ((128*64 + 2*8*64*64)*2 + 1024 = 148480 B), and so does it ((192*64 + 2*8*64*64)*2 + 1024 =
-    # 156672 B); at 7 stages of 128 keys neither does: (192*64 + 2*7*128*64)*2 + 1024 = 254976 B
+    # the counter's three-warpgroup tile takes bc64 and st64: at 7 stages of 128 keys it needs
+    # (192*64 + 2*7*128*64)*2 + 1024 = 254976 B (the short tile with two warpgroups too much as well: 246784 B)
     (64, {"wgs64": 2, "bc64": 128, "st64": 7}, "three-warpgroup tile from the counter: shared memory per CTA 254976 B"),
 ])
 def test_illegal_configurations_name_the_constraint(d, values, needle):
