@@ -196,6 +196,20 @@ def test_sdpa_as_a_decode_peer_gives_the_reference(spec):
         assert (got.float() - want).abs().max().item() < 2e-2, (backend, spec)  # bf16 output, fp32 reference
 
 
+def test_decode_inputs_are_drawn_from_a_generator_on_their_device_when_seeded():
+    s = DecodeShape(2, 4, 2, 16, 40, page_size=16)
+    a, b, c = (s.random_inputs(device="cpu", seed=k) for k in (5, 5, 6))
+    assert all(torch.equal(a[k], b[k]) for k in ("q", "k_cache", "v_cache", "block_table"))  # a seed repeats
+    assert not torch.equal(a["k_cache"], c["k_cache"])
+    # what seed= means, written out: a generator on the device the inputs live on, seeded, drawn from in order
+    g = torch.Generator(device="cpu").manual_seed(5)
+    q = torch.randn(2, 1, 4, 16, generator=g, dtype=torch.float32).to(torch.bfloat16)
+    assert torch.equal(a["q"], q)
+    # a given generator is still drawn from (the values the CPU tests were written with)
+    d = s.random_inputs(device="cpu", generator=torch.Generator().manual_seed(5))
+    assert torch.equal(d["k_cache"], a["k_cache"])
+
+
 def test_a_decode_peer_that_cannot_take_a_case_says_why():
     from lab.measure.decode_peers import DecodeSdpaPeer
 

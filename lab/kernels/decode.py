@@ -154,16 +154,24 @@ class DecodeShape:
 
     # -- inputs --------------------------------------------------------------------------------
 
-    def random_inputs(self, device: str = "cuda", generator=None) -> dict:
+    def random_inputs(self, device: str = "cuda", generator=None, seed: int | None = None) -> dict:
         """The call's arguments: q, k_cache, v_cache (random in the shape's dtype), cache_lens (int32) and
         block_table (int32, or None unpaged), and out (of q's shape). A paged cache's pages are handed out
-        in a shuffled order, so that a kernel that ignored the block table would read the wrong tokens."""
+        in a shuffled order, so that a kernel that ignored the block table would read the wrong tokens.
+
+        Drawn on `generator`'s device and moved to `device`, else from a generator on `device` seeded with
+        `seed`, else from `device`'s default one. Drawn on the host and moved, a 4.3 GB cache took 21.3 s, and
+        the decode set's 13 GB most of its 68 s of timing; on an H200 it takes 0.008 s
+        (data/explorations/2026-12-01-decode-set-cost)."""
         import torch
 
         dtype = getattr(torch, DTYPES[self.dtype])
+        if generator is None and seed is not None:
+            generator = torch.Generator(device=device).manual_seed(seed)
+        where = generator.device if generator is not None else torch.device(device)
 
         def randn(*shape):
-            return torch.randn(*shape, generator=generator, device="cpu", dtype=torch.float32).to(device, dtype)
+            return torch.randn(*shape, generator=generator, device=where, dtype=torch.float32).to(device, dtype)
 
         q = randn(self.B, self.q_len, self.H, self.D)
         lens = torch.tensor(self.cache_lens(), dtype=torch.int32, device=device)
@@ -173,7 +181,7 @@ class DecodeShape:
         else:
             pages = self.B * self.pages_per_sequence
             k, v = (randn(pages, self.page_size, self.H_kv, self.D), randn(pages, self.page_size, self.H_kv, self.D))
-            order = torch.randperm(pages, generator=generator)
+            order = torch.randperm(pages, generator=generator, device=where)
             table = order.view(self.B, self.pages_per_sequence).to(device, torch.int32)
         return {"q": q, "k_cache": k, "v_cache": v, "cache_lens": lens, "block_table": table,
                 "out": torch.empty_like(q)}

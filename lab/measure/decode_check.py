@@ -90,7 +90,7 @@ def check_decode_case(name: str, call, shape, index: int, device: str = "cuda", 
     from lab.measure.check import tolerance
     from lab.measure.decode_peers import DecodeSdpaPeer
 
-    x = shape.random_inputs(device=device, generator=torch.Generator().manual_seed(1000 + index))
+    x = shape.random_inputs(device=device, seed=1000 + index)
     if cache_lens is not None:
         if len(cache_lens) != shape.B or not all(shape.q_len <= n <= shape.cache_len for n in cache_lens):
             raise ValueError(f"cache_lens: {shape.B} lengths from q_len={shape.q_len} to cache_len={shape.cache_len}")

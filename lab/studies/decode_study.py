@@ -202,11 +202,11 @@ def case_id(case) -> str:
     return f"{step}/{shape.id}/{index}"
 
 
-# A decode shape's timing (its steps and peers together) costs about 1.14 s plus 4.16 s a GB of K/V cache: fit to
-# two of run 20261128T201125Z-0131c0e's four children on H200s (decode.json's seconds: 7.4 s for 0.69 GB in 4
-# shapes, 27.4 s for 5.50 GB in 4); the other two took 11.0 and 28.8 s, within 0.6 s of the fit
-# (data/checks/2026-11-28-h200x4-gpus-ablation-2/runs_taken_apart.json). The cost a shape is dealt by, in bytes:
-SHAPE_FIXED_COST_BYTES = 0.27e9
+# A decode shape's timing (its steps and peers together, both modes) costs about 0.99 s plus 0.095 s a GB of K/V
+# cache on an H200 since its inputs are drawn on the GPU: fit to shapes 2-18 of the set (the first carries the
+# warm-up), 0.7-1.5 s each (data/explorations/2026-12-01-decode-set-cost/stage.txt). Drawn on the host, the inputs
+# had made it 1.14 s plus 4.16 s a GB. The cost a shape is dealt by, in bytes:
+SHAPE_FIXED_COST_BYTES = 10.4e9
 
 
 def timing_cost(shape) -> float:
