@@ -182,12 +182,13 @@ def test_the_sets_checks_and_timing_shared_over_gpus_give_the_one_process_record
     by_case = {c["case"]: c["gpu"] for c in _logged(checked)}
     assert len(_logged(checked)) == len(by_case) == len(order) == len(one["checks"])
     assert [by_case[c] for c in order] == ["47"[k % 2] for k in range(len(order))]
-    # the shapes dealt by their caches: the 2.1 GB paged cache (the fourth shape) costs more than the other four
-    # together (0.27 + 0.54 + 0.02 + 0.03 GB and a fixed 0.3 GB each), so it is GPU 4's alone; each shape timed
-    # once, with the seed the one process gives it
+    # the shapes dealt by their estimated costs, a fixed 10.4 GB each plus the cache (0.27, 0.54, 0.02, 2.15 and
+    # 0.03 GB), the costliest first to the GPU with the least so far: shape 4 to GPU 4, 2 and 1 to GPU 7
+    # (10.9 + 10.7 against 12.5), 5 to GPU 4 (23.0 against 21.6), 3 to GPU 7; each shape timed once, with the
+    # seed the one process gives it
     timed = _logged(log)
     ids = [s.id for s in decode_shapes_from(params["decode"])]
-    gpu_of = ["7", "7", "7", "4", "7"]
+    gpu_of = ["7", "7", "7", "4", "4"]
     assert sorted((t["shape"], t["gpu"], t["seed"]) for t in timed) == \
         sorted((sid, gpu_of[i], 3008 + i) for i, sid in enumerate(ids))
     assert [n["gpu"] for n in shared["notes"]] == gpu_of
@@ -224,9 +225,9 @@ def one_run(root):
 def test_a_case_or_shape_no_child_finished_is_done_here_and_nothing_measured_is_lost(tmp_path, monkeypatch):
     steps, stand_ins, measured = _stand_ins()
     ids = [s.id for s in decode_shapes_from(SMALL)]
-    # dealt by cost: the 2.1 GB paged cache (shape 4) to GPU 0, shapes 1 to 3 (0.9 GB with their fixed costs, less
-    # than 2.1) to GPU 1, whose child times shapes 1 and 2 and is lost at shape 3
-    monkeypatch.setenv("DECODE_FAKE_DIE_AT", f"1:{ids[2]}")
+    # dealt by cost (a fixed 10.4 GB a shape plus its cache): the 2.15 GB paged cache (shape 4) to GPU 0, shapes 2
+    # and 1 to GPU 1, shape 3 to GPU 0 (12.5 against 21.6); GPU 0's child times shape 3 and is lost at shape 4
+    monkeypatch.setenv("DECODE_FAKE_DIE_AT", f"0:{ids[3]}")
     log = tmp_path / "log.jsonl"
     monkeypatch.setenv("DECODE_FAKE_LOG", str(log))
     lines = []
@@ -235,10 +236,10 @@ def test_a_case_or_shape_no_child_finished_is_done_here_and_nothing_measured_is_
                             **{**stand_ins, "gpus": ["0", "1"], "command": decode_fakes.child_command,
                                "check": lambda *a: pytest.fail("its checks were written before it was lost")})
     assert [n["shape"] for n in d["notes"]] == ids and "error" not in d
-    assert [n.get("gpu") for n in d["notes"]] == ["1", "1", None, "0"]  # shape 3: here, in this process
-    assert [m[0] for m in measured] == [ids[2]] and measured[0][4] == 3010  # its own seed, wherever it runs
-    assert [(t["shape"], t["gpu"]) for t in _logged(log) if t["gpu"] == "1"] == [(i, "1") for i in ids[:3]]
-    assert any("GPU 1 exited with code 3 after 2 of its 3 shapes" in ln for ln in lines)
+    assert [n.get("gpu") for n in d["notes"]] == ["1", "1", "0", None]  # shape 4: here, in this process
+    assert [m[0] for m in measured] == [ids[3]] and measured[0][4] == 3011  # its own seed, wherever it runs
+    assert [(t["shape"], t["gpu"]) for t in _logged(log) if t["gpu"] == "0"] == [(i, "0") for i in ids[2:]]
+    assert any("GPU 0 exited with code 3 after 1 of its 2 shapes" in ln for ln in lines)
     # a child lost in its checks: its cases are checked here, its shapes timed here
     asked = []
     monkeypatch.delenv("DECODE_FAKE_DIE_AT")
@@ -249,7 +250,7 @@ def test_a_case_or_shape_no_child_finished_is_done_here_and_nothing_measured_is_
         "check": lambda step, fn, shape, index: asked.append(index) or decode_fakes.check(step, fn, shape, index)})
     n_cases = len(check_cases(RunParams.read(rec), steps, steps[-1]))
     assert len(d["checks"]) == n_cases and len(asked) == n_cases // 2  # the odd cases, GPU 1's
-    assert [n.get("gpu") for n in d["notes"]] == [None, None, None, "0"]
+    assert [n.get("gpu") for n in d["notes"]] == [None, None, "0", "0"]
 
 
 def test_the_decode_child_refuses_shapes_and_checks_outside_the_set(tmp_path, capsys):
