@@ -183,9 +183,9 @@ def test_the_sets_checks_and_timing_shared_over_gpus_give_the_one_process_record
     assert len(_logged(checked)) == len(by_case) == len(order) == len(one["checks"])
     assert [by_case[c] for c in order] == ["47"[k % 2] for k in range(len(order))]
     # the shapes dealt by their estimated costs, a fixed 10.4 GB each plus the cache (0.27, 0.54, 0.02, 2.15 and
-    # 0.03 GB), the costliest first to the GPU with the least so far: shape 4 to GPU 4, 2 and 1 to GPU 7
-    # (10.9 + 10.7 against 12.5), 5 to GPU 4 (23.0 against 21.6), 3 to GPU 7; each shape timed once, with the
-    # seed the one process gives it
+    # 0.03 GB), the costliest first to the GPU with the least so far: shape 4 to GPU 4 (12.5), 2 to GPU 7 (10.9),
+    # 1 to GPU 7 (10.9 against 12.5), 5 to GPU 4 (12.5 against 21.6), 3 to GPU 7 (21.6 against 23.0); each shape
+    # timed once, with the seed the one process gives it
     timed = _logged(log)
     ids = [s.id for s in decode_shapes_from(params["decode"])]
     gpu_of = ["7", "7", "7", "4", "4"]
