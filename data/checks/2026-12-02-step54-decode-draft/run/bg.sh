@@ -1,6 +1,7 @@
 #!/bin/bash
 # Step 54's landing on a one-GPU machine, drafted 2026-12-02 for the next session (copy to .scratch/ with poll.sh;
-# step54.patch applied and committed first, `git rev-parse HEAD > .scratch/sha`): the decode GPU tests for the step,
+# step54.patch applied and committed first, `git rev-parse HEAD > .scratch/sha`): the decode GPU tests of steps 44-47
+# and 54 (the patch moves 44-47's kernels into headers, byte-identical SASS),
 # memcheck and racecheck over the decode grid, Nsight Compute of its hypothesis metric (prof_decode.py), the set
 # timed against step 47 (the exploration's sweep.py), and then, only if the tests and the sanitizers pass, one
 # recorded run of `make ablation`'s measuring stages at the defaults, in the background (setsid); poll.sh's later
@@ -19,9 +20,11 @@ say() { echo "$(date +%H:%M:%S) $*" >> /tmp/out/status; }
 nvidia-smi --query-gpu=index,name,power.limit,clocks.max.sm,uuid --format=csv,noheader > /tmp/out/gpu.txt
 newest() { ls -t data/runs | head -1; }
 T0=$(date +%s)
-python -c "from lab.kernels.build import build_all; build_all(['merge_side_by_side', 'chunks_one_cta_an_sm'])" \
+python -c "from lab.kernels.build import build_all; build_all(['early_merge_launch', 'no_l2_promotion', 'row_warps', 'merge_side_by_side', 'chunks_one_cta_an_sm'])" \
   > /tmp/out/log_build.txt 2>&1
-timeout 200 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py -k chunks_one_cta_an_sm \
+# every decode step whose source the patch touched (steps 44-47 now include the kernels from fa/ headers)
+timeout 400 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py \
+  -k "early_merge_launch or no_l2_promotion or row_warps or merge_side_by_side or chunks_one_cta_an_sm" \
   > /tmp/out/log_gpu_tests.txt 2>&1; rc_t=$?
 say "gpu tests rc=$rc_t $(( $(date +%s)-T0 )) s: $(tail -1 /tmp/out/log_gpu_tests.txt | cut -c1-120)"
 G=data/explorations/2026-11-28-decode-first-steps/grid_only.py
