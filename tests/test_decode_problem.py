@@ -379,6 +379,10 @@ def split_rule(tmp_path_factory):
                    '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n'
                    'extern "C" void efficiency_rule(long long pairs, long long wave, int capacity, int bc, int* out) {\n'
                    '  fa::SplitPartials p{};\n  fa::split_chunks_by_efficiency(pairs, wave, capacity, bc, p);\n'
+                   '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n'
+                   'extern "C" void one_cta_rule(long long pairs, long long wave, long long sms, int capacity, int bc,\n'
+                   '                             int* out) {\n'
+                   '  fa::SplitPartials p{};\n  fa::split_chunks_one_cta_an_sm(pairs, wave, sms, capacity, bc, p);\n'
                    '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n')
     lib = out / "split_rule.so"
     subprocess.run([build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{build.INCLUDE_DIR}",
@@ -393,6 +397,15 @@ def split_rule(tmp_path_factory):
         return res[0], res[1]
 
     rule.by_efficiency = lambda pairs, wave, capacity, bc=64: rule(pairs, wave, capacity, bc, library.efficiency_rule)
+    library.one_cta_rule.argtypes = [ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int,
+                                     ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+
+    def one_cta_an_sm(pairs, wave, sms, capacity, bc=64):
+        res = (ctypes.c_int * 2)()
+        library.one_cta_rule(pairs, wave, sms, capacity, bc, res)
+        return res[0], res[1]
+
+    rule.one_cta_an_sm = one_cta_an_sm
     return rule
 
 
@@ -431,5 +444,31 @@ def test_the_split_rule_fills_two_waves_with_chunks_of_at_least_256_keys(split_r
 def test_the_efficiency_rule_fills_one_wave_well_and_never_splits_a_full_one(split_rule, pairs, wave, capacity,
                                                                              expected):
     splits, chunk = split_rule.by_efficiency(pairs, wave, capacity)
+    assert (splits, chunk) == expected
+    assert chunk % 64 == 0 and chunk >= min(256, capacity) and splits * chunk >= capacity > (splits - 1) * chunk
+
+
+@pytest.mark.parametrize("pairs, capacity, expected", [
+    # An H200's 132 SMs, two CTAs an SM: a wave of 264. Where step 42 does not split (212 pairs or more), neither
+    # does step 54.
+    (212, 8192, (1, 8192)), (512, 1024, (1, 1024)),
+    # Batch 8 of 8 K/V heads, 8,192 tokens: 64 pairs; over 132 slots 1 chunk fills 0.485, 2 fill 128 of 132
+    # (0.970, the best any count up to 32 reaches) -> 2 chunks of 4,096 keys (step 42: 4 of 2,048)
+    (64, 8192, (2, 4096)),
+    # Qwen2.5-7B's 4 K/V heads at batch 8: 32 pairs; 3 chunks fill 0.727, 4 fill 0.970 -> 4 of 2,048 keys
+    (32, 8192, (4, 2048)),
+    # Batch 1 of 8 K/V heads, 128k tokens: 33 chunks fill two waves exactly (1.0); one wave's 14 chunks fill
+    # 112 of 132 (0.848, under 0.85), 15 fill 120 (0.909) -> 15 chunks of 8,738 keys -> 8,768 (step 42: 29)
+    (8, 131072, (15, 8768)),
+    # 128 pairs (a mixed batch of 32 sequences of 4 K/V heads): one chunk would fill 0.970, but the rule splits
+    # (128 < 0.8 x 264), so at least 2: 256 CTAs over two waves of 132, 0.970 -> 2 chunks of 2,048 keys
+    (128, 4096, (2, 2048)),
+    # 1,000 tokens allow 3 chunks of 256 or more: 2 fill 16 of 132, 3 fill 24 (the best) -> 3 of 384 keys
+    (8, 1000, (3, 384)),
+    # 300 tokens allow one chunk: at least 2 gives way to the most there may be
+    (8, 300, (1, 320)),
+])
+def test_the_one_cta_an_sm_rule_counts_chunks_over_the_sms_where_step_42_splits(split_rule, pairs, capacity, expected):
+    splits, chunk = split_rule.one_cta_an_sm(pairs, 264, 132, capacity)
     assert (splits, chunk) == expected
     assert chunk % 64 == 0 and chunk >= min(256, capacity) and splits * chunk >= capacity > (splits - 1) * chunk

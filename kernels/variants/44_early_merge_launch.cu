@@ -7,71 +7,9 @@
 // main kernel's end: step 42's call takes 70.3 us at batch 8 of Llama-3-8B's heads where its main kernel
 // alone takes 67.9 (Nsight Compute); cuDNN's call takes 66.8 where its main kernel takes 66.0.
 // Predicted: 1.02-1.05x over step 42 where a call splits; within noise where it does not.
-#include "fa/decode.cuh"
-#include "fa/decode_tma.cuh"
-#include "fa/wgmma_attention.cuh"  // fa::wgmma::fence_proxy_async
+#include "fa/decode_tma_kernel.cuh"
 
 namespace {
-
-template <class Elem, int D, int RT>
-using TmaTile = fa::DecodeTmaTile<Elem, D, RT>;  // fa/decode_tma.cuh, with produce_boxes and zero_rows_past
-
-template <class Elem, int D, int RT>
-__global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
-    decode_fwd(const fa::DecodeArgs a, const fa::SplitPartials p, const __grid_constant__ CUtensorMap k_map,
-               const __grid_constant__ CUtensorMap v_map, const int box_rows) {
-  using T = TmaTile<Elem, D, RT>;
-  using Layout = fa::Swizzled128<T>;
-  extern __shared__ __align__(1024) unsigned char smem_raw[];  // the swizzle repeats every 1024 bytes
-  __shared__ fa::KvRing<T::STAGES> ring;
-  Elem* sk = reinterpret_cast<Elem*>(smem_raw);  // the stages first: each 1024-byte aligned
-  Elem* sv = sk + T::STAGES * T::KV_ELEMS;
-  Elem* sq = sv + T::STAGES * T::KV_ELEMS;
-  // The merge kernel may be scheduled once every CTA has started (it waits for this grid's end itself).
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int row_blocks = fa::ceil_div(a.rows, T::BR);
-  const int row0 = (blockIdx.x % row_blocks) * T::BR, split = blockIdx.x / row_blocks;
-  const int kv = blockIdx.y, b = blockIdx.z;
-  const int n = a.cache_lens[b];
-  const int key_begin = split * p.chunk;
-  if (key_begin >= n) return;  // a chunk past a shorter sequence's end: the merge skips it
-  const int key_end = min(key_begin + p.chunk, n);
-  const int tiles = fa::ceil_div(key_end - key_begin, T::BC);
-  ring.init(/*producer arrivals=*/1, /*consumer arrivals=*/T::THREADS);
-  if (tid == 0) fa::tma::fence_barrier_init();
-  __syncthreads();
-  if (warp == T::WARPS) {  // the producer leaves once its copies are issued; they complete without it
-    if (lane == 0) fa::produce_boxes<T>(ring, sk, sv, &k_map, &v_map, a, b, kv, key_begin, key_end, tiles, box_rows);
-    return;
-  }
-
-  fa::decode_load_q<T>(sq, a, b, kv, row0, tid);
-  int limit[RT][2];
-  fa::decode_row_limits<T>(limit, a, n, row0, key_end, lane);
-  const float scale_log2 = a.scale * 1.4426950408889634f;
-  float o[RT][D / 8][4] = {};
-  fa::RowState rows[RT][2];
-  fa::named_barrier_sync(fa::kBarrierConsumers, T::THREADS);  // Q is in shared memory
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int st = ring.stage(tile);
-    fa::mbarrier_wait(&ring.full[st], ring.parity(tile));
-    const int off = st * T::KV_ELEMS + Layout::warp_rows(warp * T::WARP_KEYS);
-    const int key0 = key_begin + tile * T::BC + warp * T::WARP_KEYS;
-    const bool past_end = key0 + T::WARP_KEYS > key_end;
-    if (past_end) fa::zero_rows_past<T, Layout>(sv + off, key0, key_end, lane);
-    fa::decode_warp_keys<T, Layout>(o, rows, sq, sk + off, sv + off, key0, limit, scale_log2, lane);
-    if (past_end) fa::wgmma::fence_proxy_async();  // the zeros before the copy engine's next writes to the stage
-    fa::mbarrier_arrive(&ring.empty[st]);  // each thread releases its own reads of the stage
-  }
-  fa::named_barrier_sync(fa::kBarrierConsumers, T::THREADS);  // every consumer is past its last tile
-
-  // The stages become the merge buffer (every copy landed: each full barrier was waited on).
-  static_assert(T::MERGE_BYTES <= T::STAGE_BYTES, "the merge buffer must fit in the stages");
-  auto* red = reinterpret_cast<float*>(sk);
-  fa::decode_merge_warps<T, /*CONSUMERS_ONLY=*/true>(red, o, rows, warp, lane);
-  fa::decode_write_rows<T>(red, a, p, b, kv, row0, split, tid);
-}
 
 template <class Elem, int D>
 struct LaunchDecode {

@@ -577,30 +577,51 @@ inline void split_chunks(long long pairs, long long wave, int capacity, int BC, 
 #ifndef FA_DECODE_SPLIT_WITHIN_PCT
 #define FA_DECODE_SPLIT_WITHIN_PCT 85  // "within 85 % of the best": a knob for explorations (-D), not a switch
 #endif
-inline void split_chunks_by_efficiency(long long pairs, long long wave, int capacity, int BC, SplitPartials& p) {
+// The count of that rule over `wave` CTA slots, at least `least` (where `most` allows it).
+inline int chunks_by_efficiency(long long pairs, long long wave, int tiles, int most, int least) {
   constexpr int MOST = 128;
-  const int tiles = ceil_div(capacity, BC);
-  int most = capacity / kMinChunkKeys;
-  most = most < 1 ? 1 : (most > MOST ? MOST : most);
-  int splits = 1;
-  if (10 * pairs < 8 * wave && most > 1) {
-    double efficiency[MOST + 1] = {};
-    double best = 0.0;
-    for (int s = 1; s <= most; ++s) {
-      if (s > 1 && ceil_div(tiles, s) == ceil_div(tiles, s - 1)) continue;  // the same chunks as s - 1
-      const double waves = static_cast<double>(pairs) * s / static_cast<double>(wave);
-      const double whole = static_cast<double>(static_cast<long long>(waves) + (waves > static_cast<long long>(waves)));
-      efficiency[s] = waves / whole;
-      best = efficiency[s] > best ? efficiency[s] : best;
-    }
-    for (int s = 1; s <= most; ++s)
-      if (efficiency[s] > 0.0 && efficiency[s] >= FA_DECODE_SPLIT_WITHIN_PCT / 100.0 * best) {
-        splits = s;
-        break;
-      }
+  double efficiency[MOST + 1] = {};
+  double best = 0.0;
+  for (int s = 1; s <= most; ++s) {
+    if (s > 1 && ceil_div(tiles, s) == ceil_div(tiles, s - 1)) continue;  // the same chunks as s - 1
+    const double waves = static_cast<double>(pairs) * s / static_cast<double>(wave);
+    const double whole = static_cast<double>(static_cast<long long>(waves) + (waves > static_cast<long long>(waves)));
+    efficiency[s] = waves / whole;
+    best = efficiency[s] > best ? efficiency[s] : best;
   }
+  const int from = least < most ? least : most;
+  for (int s = from; s <= most; ++s)
+    if (efficiency[s] > 0.0 && efficiency[s] >= FA_DECODE_SPLIT_WITHIN_PCT / 100.0 * best) return s;
+  return from;
+}
+
+inline int most_chunks(int capacity) {
+  const int most = capacity / kMinChunkKeys;
+  return most < 1 ? 1 : (most > 128 ? 128 : most);
+}
+
+inline void chunks_of(int capacity, int BC, int splits, SplitPartials& p) {
   p.chunk = ceil_div(ceil_div(capacity, splits), BC) * BC;
   p.splits = ceil_div(capacity, p.chunk);
+}
+
+inline void split_chunks_by_efficiency(long long pairs, long long wave, int capacity, int BC, SplitPartials& p) {
+  const int most = most_chunks(capacity);
+  const bool split = 10 * pairs < 8 * wave && most > 1;
+  const int splits = split ? chunks_by_efficiency(pairs, wave, ceil_div(capacity, BC), most, 1) : 1;
+  chunks_of(capacity, BC, splits, p);
+}
+
+// Step 54's rule: where step 42's splits (the pairs under 0.8 of `wave`, SMs x CTAs an SM), the count is
+// reckoned over one CTA an SM (`sms` slots: one CTA's copy-engine ring streams an SM's share of the HBM
+// bandwidth, and each chunk more is a partial O to write and merge), at least 2 (a call of about one pair
+// an SM still halves its longest sequence's chunk).
+inline void split_chunks_one_cta_an_sm(long long pairs, long long wave, long long sms, int capacity, int BC,
+                                       SplitPartials& p) {
+  const int most = most_chunks(capacity);
+  const bool split = 10 * pairs < 8 * wave && most > 1;
+  const int splits = split ? chunks_by_efficiency(pairs, sms, ceil_div(capacity, BC), most, 2) : 1;
+  chunks_of(capacity, BC, splits, p);
 }
 
 // A split call's partial results in the caller's workspace (O, then the log-sum-exps), or a
