@@ -117,3 +117,20 @@ def test_bad_decode_input_is_a_value_error_naming_the_constraint(change, needle)
         kwargs["scale"] = float("nan")
     with pytest.raises(ValueError, match=needle):
         fn(**args, **kwargs)
+
+
+def test_nsight_compute_profiles_the_decode_end_and_a_peer_in_one_process(tmp_path):
+    """lab.measure.decode_profile on the GPU (the decode study's profile part): one ncu process, each call's
+    kernels cut at the separator, every record with a duration and a DRAM throughput in (0, 100]."""
+    from lab.measure.decode_profile import profile_decode
+    from lab.measure.ncu_process import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("no ncu (Nsight Compute) here")
+    end = DECODE_STEPS[-1]
+    got = profile_decode([end, "sdpa_cudnn"], "2,32,8,128,4096,bf16", tmp_path)
+    assert [r["impl"] for r in got] == [end, "sdpa_cudnn"]
+    assert all(r["ok"] for r in got), [r["reason"] for r in got]
+    assert got[0]["csv_path"] == got[1]["csv_path"]  # the batch mapped: one process
+    for r in got:
+        assert r["n_kernels"] >= 1 and r["duration_us"] > 0 and 0 < r["dram_throughput_pct"] <= 100

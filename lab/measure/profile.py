@@ -322,7 +322,7 @@ def target(impl: str, shape, causal: bool) -> None:
         if all(peers.is_peer(n) for n in names):
             for name in names:
                 _peer_launch(name, q, k, v, causal)
-                _separator()
+                separator()
             return
         unknown = [n for n in names if not switches.is_impl(n)]
         if unknown:
@@ -333,7 +333,7 @@ def target(impl: str, shape, causal: bool) -> None:
         for name in names:
             attn = switches.build_impl(name).load()
             _refuse_not_taken(attn, shape)
-            _launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
+            launch_once(lambda attn=attn: attn.launch(q, k, v, out, causal, None))
         return
     from lab.measure import peers
 
@@ -349,7 +349,7 @@ def target(impl: str, shape, causal: bool) -> None:
         variants.check_inputs(q, k, v)
         _refuse_not_taken(attn, shape)
         out = torch.empty_like(q)
-        _launch_once(lambda: attn.launch(q, k, v, out, causal, None))
+        launch_once(lambda: attn.launch(q, k, v, out, causal, None))
 
 
 def _peer_launch(impl: str, q, k, v, causal: bool) -> None:
@@ -367,10 +367,10 @@ def _peer_launch(impl: str, q, k, v, causal: bool) -> None:
         inductor_config.compile_threads = 1
     with peer.context():
         # the warm-up launches compile where the peer compiles (flex_attention), outside the range
-        _launch_once(peer.bind(q, k, v, causal, None))
+        launch_once(peer.bind(q, k, v, causal, None))
 
 
-def _separator() -> None:
+def separator() -> None:
     """One SEPARATOR_KERNEL in the profiled range, after a peer's launch in a batch of peers."""
     import torch
 
@@ -387,7 +387,7 @@ def _refuse_not_taken(attn, shape: Shape) -> None:
         raise SystemExit(why)
 
 
-def _launch_once(launch) -> None:
+def launch_once(launch) -> None:
     import torch
 
     for _ in range(2):

@@ -3,10 +3,12 @@ branch built and checked on the decode grid (with CHECK=full the branch's end al
 fp32 reference fits a check), then every shape of the run's DECODE timed with every step that passed and the
 decode peers (SDPA's backends of the run) in one process (lab.studies.measure_decode), beside the GPU's copy
 bandwidth measured in the same process; on several GPUs the checks and the shapes are shared out, one child
-process a GPU (time_shared, lab.studies.decode_child), each shape still timed whole in one process.
+process a GPU (time_shared, lab.studies.decode_child), each shape still timed whole in one process. With
+PROFILE on, Nsight Compute then profiles one call of each timed step and peer at two shapes (profile_set).
 
 Writes decode.json (the shapes, builds, checks, the copy, each shape's notes and whether its cache streams from
-HBM, the summary rows, the seconds each part took) and decode_samples.parquet (every sample). A step that fails
+HBM, the summary rows, the profile's records, the seconds each part took) and decode_samples.parquet (every
+sample). A step that fails
 to build or to pass its checks is recorded and left out of the timing; a shape that fails is recorded and the
 others go on. No replicates: a decode shape's row takes a fraction of a second
 (DECODE_CAP_S), and the set must cost a run at most a minute (issue 50's target 4).
@@ -64,7 +66,7 @@ def check_cases(p, steps: list[str], end: str | None) -> list[tuple[str, object,
 
 
 def run(rec, progress=print, build=None, check=None, measure=None, copy=None, peers=None, l2_bytes=None,
-        gpus: list[str] | None = None, command=None) -> dict:
+        gpus: list[str] | None = None, command=None, profile=None) -> dict:
     """The decode part of a run, its records written as it goes (decode.json after each shape). The
     defaults build, check and measure on the GPU; the tests inject stand-ins: `build(steps) -> {step:
     (callable or None, summary dict)}`, `check(step, fn, shape, index) -> dict` (check_decode_case's),
@@ -72,7 +74,8 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2, `gpus`: the
     CUDA_VISIBLE_DEVICES entries the shapes' timing is shared over (default: the run's GPUS, by
     lab.studies.gpu_pool.gpu_ids; one or none: this process), the decode checks shared out too, `command`:
-    time_shared's."""
+    time_shared's, `profile(names, spec, out_dir, gpu=...) -> records` (lab.measure.decode_profile.profile_decode's;
+    by default only where the measuring is the GPU's)."""
     from lab.kernels import manifest
     from lab.measure.decode_peers import NOT_WIRED
     from lab.studies.params import RunParams
@@ -123,6 +126,12 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     t2 = time.perf_counter()
     time_set(rec, p, out, kernels, progress, copy, measure, peers, l2_bytes, shared)
     out["seconds"]["timing"] = round(time.perf_counter() - t2, 2)
+    if profile is None and measure in (None, gpu_measure):
+        profile = gpu_profile
+    if p.profile and profile is not None:
+        t3 = time.perf_counter()
+        profile_set(rec, p, out, [s for s in built if s in kernels], profile, progress, gpus)
+        out["seconds"]["profile"] = round(time.perf_counter() - t3, 2)
     out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
     rec.write_json("decode.json", out)
     return out
@@ -169,6 +178,28 @@ def time_set(rec, p, out: dict, kernels: dict, progress=print, copy=None, measur
         import shutil
 
         shutil.rmtree(rec.path(PARTS_DIR), ignore_errors=True)  # all of it is in decode.json now
+
+
+def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gpus: list[str] = ()) -> None:
+    """Nsight Compute over one call of each timed decode step (`steps`, the manifest's order) and of each peer
+    that took the shape (a row of it in out["rows"]) at lab.studies.shapes.decode_profile_shapes, on the first of
+    the run's GPUs: out["profile"], a record an implementation and shape (lab.measure.decode_profile's), written
+    with decode.json; the raw captures under ncu/."""
+    from lab.studies.measure_decode import DECODE_SHAPE_COLUMNS, decode_columns
+    from lab.studies.shapes import decode_profile_shapes
+
+    out["profile"] = []
+    for shape in decode_profile_shapes(p.decode_shapes):
+        cols = decode_columns(shape)
+        took = {r["impl"] for r in out["rows"] if all(r.get(c) == cols[c] for c in DECODE_SHAPE_COLUMNS)}
+        names = [s for s in steps if s in took] + sorted(took - set(steps))
+        if not names:
+            continue
+        records = profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None)
+        out["profile"] += records
+        ok = sum(bool(r.get("ok")) for r in records)
+        progress(f"  decode profile {shape.spec}: {ok} of {len(records)} calls profiled")
+    rec.write_json("decode.json", out)
 
 
 def measure_one(measure, shape, kernels, peers, p, clocks, run_id: str, i: int, progress) -> tuple:
@@ -295,6 +326,12 @@ def gpu_measure(*args, **kwargs):
     from lab.studies.measure_decode import measure_decode_shape
 
     return measure_decode_shape(*args, **kwargs)
+
+
+def gpu_profile(names, spec, out_dir, gpu=None) -> list[dict]:
+    from lab.measure.decode_profile import profile_decode
+
+    return profile_decode(names, spec, out_dir, gpu=gpu)
 
 
 def gpu_peers(p) -> list:

@@ -199,6 +199,19 @@ def streams_from_hbm(shape, l2_bytes: int) -> bool:
     return shape.cache_bytes >= DECODE_STREAMING_L2 * l2_bytes
 
 
+# Where Nsight Compute profiles one call of every decode step and decode peer (issue 50: the profiler's DRAM
+# throughput per step; lab.measure.decode_profile): Llama-3-8B's batch 8 of 8k tokens (streaming, the keys split
+# in a few chunks) and the batch 1 of 128k (split in many), those a run times; else the run's first decode
+# shape. One ncu process a shape, so that the decode set stays within issue 50's time (target 4).
+DECODE_PROFILE_SPECS = ("8,32,8,128,8192,bf16", "1,32,8,128,131072,bf16")
+
+
+def decode_profile_shapes(shapes: list) -> list:
+    """The decode shapes a run profiles, of those it times (DECODE_PROFILE_SPECS; else its first)."""
+    chosen = [s for s in shapes if s.spec in DECODE_PROFILE_SPECS]
+    return chosen or list(shapes[:1])
+
+
 DECODE_SETS = ("decode",)  # the names DECODE takes besides shapes (RunParams.decode)
 
 

@@ -101,10 +101,11 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
                     f"missed at {len(t2_missed)}: " + "; ".join(t2_missed) + "."))
     lines += [f"- Target 3 (batch 1: at least {BATCH_ONE_BAR:.0%} of the copy): {shape_of(k).spec} at {f:.2f} "
               f"({'met' if f >= BATCH_ONE_BAR else 'missed'})." for k, f in t3]
-    total = d.get("seconds", {}).get("total")
+    total, profiled = d.get("seconds", {}).get("total"), d.get("seconds", {}).get("profile")
     if total is not None:
+        of_it = f", {profiled:.1f} s of it Nsight Compute's" if profiled is not None else ""
         lines.append(f"- Target 4 (the decode set adds at most {SECONDS_BAR:.0f} s to a run, on an H100): "
-                     f"{total:.1f} s on this GPU ({'within' if total <= SECONDS_BAR else 'over'}).")
+                     f"{total:.1f} s on this GPU{of_it} ({'within' if total <= SECONDS_BAR else 'over'}).")
     return lines
 
 
@@ -215,5 +216,36 @@ def section_decode(ctx: Context) -> list[str]:
             "step's, the geometric mean and the range over the shapes both were timed at):")
         add("")
         add(md_table(["step", "parent", "speed (geomean)", "range", "predicted"], bought, "llrrr", compact=True))
+        add("")
+    L.extend(profile_lines(d))
+    return L
+
+
+def _num(x, fmt: str) -> str:
+    return MISSING if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def profile_lines(d: dict) -> list[str]:
+    """Nsight Compute's DRAM throughput of each decode step and peer at the profiled shapes (decode.json's
+    "profile", lab.measure.decode_profile's records), a table a shape; a line saying so where the run has none."""
+    records = d.get("profile")
+    if records is None:
+        return ["The decode calls were not profiled in this run (`PROFILE=0`, or a run from before the decode "
+                "profile, lab.measure.decode_profile).", ""]
+    L, add = new_lines()
+    shapes = list(dict.fromkeys(r["shape"] for r in records))
+    for spec in shapes:
+        here = [r for r in records if r["shape"] == spec]
+        rows = [[f"`{r['impl']}`", str(r["n_kernels"]), _num(r["duration_us"], ".1f"),
+                 _num(r["dram_throughput_pct"], ".1f"), _num(r["main_dram_throughput_pct"], ".1f"),
+                 _num(r["main_grid_size"], ".0f")] if r.get("ok") else
+                [f"`{r['impl']}`", MISSING, MISSING, MISSING, MISSING, f"not profiled: {r.get('reason', '')[:200]}"]
+                for r in here]
+        add(f"**Nsight Compute at {spec}** (one call of each, caches flushed between replay passes, so a cold "
+            "call; DRAM throughput: the kernels' own, % of the DRAM's peak, weighted by their durations, launch gaps "
+            "left out; µs: the kernels' summed durations):")
+        add("")
+        add(md_table(["implementation", "kernels", "µs", "DRAM throughput (%)", "longest kernel's (%)",
+                      "its grid"], rows, "lrrrrr", compact=True))
         add("")
     return L

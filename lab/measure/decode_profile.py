@@ -1,0 +1,154 @@
+"""Nsight Compute over one call of each decode step and decode peer at a decode shape (issue 50: the profiler's
+DRAM throughput per step), in one ncu process a shape, as lab.measure.profile batches the prefill peers.
+
+A decode call is one kernel or two (a split call's merge) and a peer's may hold helpers, so the target ends
+each call with lab.measure.profile's separator kernel and the capture is cut there
+(lab.measure.profile.split_at_separators). Where the batch fails or does not map, each implementation is
+profiled alone, which records its reason. A call's record (`call_record`) sums its kernels: their time, their
+DRAM bytes, and their DRAM throughput weighted by duration (the share of the DRAM's peak the call kept busy
+over its kernels' time; launch gaps are not in it). Caches are flushed between replay passes (ncu's default),
+so the numbers are a cold call's; clocks are left alone.
+
+Host side (needs ncu and a GPU; never raises where profiling is impossible):
+
+    >>> records = profile_decode(["chunks_one_cta_an_sm", "sdpa_cudnn"], "8,32,8,128,8192,bf16", Path("out"))
+
+Target side (inside ncu): python -m lab.measure.decode_profile --target NAME[,NAME...] --shape SPEC
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from lab.cli import OneLineParser
+from lab.measure.ncu_metrics import METRICS, main_kernel, parse_ncu_csv, plain_number
+from lab.measure.ncu_process import failure_reason, find_ncu, run_in_group
+from lab.measure.profile import PROFILE_RANGE, split_at_separators
+
+# The few metrics a decode call's record needs (fewer replay passes than the prefill profile's list).
+DECODE_METRICS = {k: METRICS[k] for k in ("duration", "dram_throughput_pct", "dram_bytes", "grid_size", "block_size",
+                                          "registers")}
+DEFAULT_TIMEOUT_S = 180.0
+INPUT_SEED = 4242  # the target's inputs (lab.kernels.decode.DecodeShape.random_inputs)
+PEER_PREFIX = "sdpa_"  # a decode peer's name: sdpa_<backend> (lab.measure.decode_peers.DecodeSdpaPeer)
+
+
+def call_record(kernels: list[dict]) -> dict:
+    """One call's numbers from its kernels (lab.measure.ncu_metrics.parse_ncu_csv's dicts): how many, their
+    summed time (us) and DRAM bytes, their DRAM throughput (% of peak) weighted by duration, and the longest
+    kernel's name, throughput and grid. None where a kernel lacks the value."""
+    durations = [plain_number(k.get("duration")) for k in kernels]
+    pcts = [plain_number(k.get("dram_throughput_pct")) for k in kernels]
+    nbytes = [plain_number(k.get("dram_bytes")) for k in kernels]
+    timed = bool(kernels) and None not in durations
+    total = sum(durations) if timed else None
+    weighted = (sum(d * p for d, p in zip(durations, pcts)) / total
+                if timed and None not in pcts and total > 0 else None)
+    main = main_kernel(kernels) or {}
+    return {"n_kernels": len(kernels), "duration_us": total,
+            "dram_bytes": sum(nbytes) if kernels and None not in nbytes else None,
+            "dram_throughput_pct": weighted, "main_kernel": str(main.get("kernel", ""))[:120] or None,
+            "main_dram_throughput_pct": plain_number(main.get("dram_throughput_pct")),
+            "main_grid_size": plain_number(main.get("grid_size"))}
+
+
+def ncu_command(ncu: str, names: list[str], spec: str) -> list[str]:
+    return [ncu, "--clock-control", "none", "--print-units", "base", "--nvtx", "--nvtx-include", f"{PROFILE_RANGE}/",
+            "--csv", "--page", "raw", "--metrics", ",".join(DECODE_METRICS.values()),
+            sys.executable, "-m", "lab.measure.decode_profile", "--target", ",".join(names), "--shape", spec]
+
+
+def _failed(name: str, spec: str, reason: str, csv_path: str = "") -> dict:
+    return {"impl": name, "shape": spec, "ok": False, "reason": reason, "csv_path": csv_path}
+
+
+def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout: float, gpu: str | None,
+                 runner) -> tuple[list[list[dict]] | None, str, str]:
+    """One ncu process over `names`: (each name's kernels or None, why not, the CSV's path)."""
+    csv_path = out_dir / f"{stem}.csv"
+    cmd = ncu_command(find_ncu(), names, spec)
+    try:
+        rc, out, err = runner(cmd, timeout, gpu)
+    except subprocess.TimeoutExpired:
+        return None, f"ncu timed out after {timeout:g} s", ""
+    except OSError as exc:
+        return None, f"ncu could not be started: {exc}", ""
+    csv_path.write_text(out)
+    (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
+    if why := failure_reason(rc, out, err):
+        return None, why, str(csv_path)
+    parts = split_at_separators(parse_ncu_csv(out))
+    if parts is None or len(parts) != len(names) or not all(parts):
+        found = "no" if parts is None else len(parts)
+        return None, f"the capture did not map to the calls ({found} parts for {len(names)})", str(csv_path)
+    return parts, "", str(csv_path)
+
+
+def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAULT_TIMEOUT_S, gpu: str | None = None,
+                   runner=run_in_group) -> list[dict]:
+    """A record a name (decode steps and decode peers, sdpa_<backend>) at the decode shape `spec`: ok with
+    call_record's numbers, or not with the reason. One ncu process for all of them; where it fails or its
+    capture does not map, one a name. `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`:
+    lab.measure.ncu_process.run_in_group, or a stand-in in the tests. Never raises."""
+    if not names:
+        return []
+    if find_ncu() is None:
+        return [_failed(n, spec, "ncu (Nsight Compute) not found on PATH or under CUDA_HOME/bin") for n in names]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = "ncu_decode_" + spec.replace(",", "_")
+    parts, _, csv_path = _one_process(names, spec, out_dir, stem, timeout, gpu, runner)
+    if parts is not None:
+        return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": csv_path, **call_record(ks)}
+                for n, ks in zip(names, parts)]
+    records = []
+    for name in names:
+        one, why, path = _one_process([name], spec, out_dir, f"{stem}_{name}", timeout, gpu, runner)
+        records.append({"impl": name, "shape": spec, "ok": True, "reason": "", "csv_path": path, **call_record(one[0])}
+                       if one is not None else _failed(name, spec, why, path))
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# Target side (runs inside ncu)
+# ---------------------------------------------------------------------------------------------
+
+def target(names: list[str], spec: str) -> None:
+    """One profiled call of each name on the same inputs, each followed by a separator kernel."""
+    import torch
+
+    from lab.kernels import variants
+    from lab.kernels.decode import DecodeShape
+    from lab.measure.decode_peers import DecodeSdpaPeer
+    from lab.measure.profile import launch_once, separator
+
+    x = DecodeShape.parse(spec).random_inputs(seed=INPUT_SEED)
+    args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+    for name in names:
+        if name.startswith(PEER_PREFIX):
+            peer = DecodeSdpaPeer(name[len(PEER_PREFIX):])
+            with peer.context():
+                launch_once(peer.bind(*args))
+        else:
+            fn = variants.load(name)
+            need = fn.workspace_bytes(x["q"], x["k_cache"], x["block_table"])
+            ws = torch.empty(need, dtype=torch.uint8, device="cuda") if need else None
+            launch_once(lambda fn=fn, ws=ws: fn.launch(*args, x["out"], workspace=ws))
+        separator()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = OneLineParser(prog="python -m lab.measure.decode_profile", description=__doc__.splitlines()[0])
+    p.add_argument("--target", metavar="NAMES", required=True, help="(inside ncu) one profiled call of each of "
+                   "these comma-separated decode steps and peers (sdpa_<backend>)")
+    p.add_argument("--shape", required=True, help="a decode shape, B,H,H_kv,D,cache_len[,qN][,mixed][,pageN][,bf16] "
+                   "(lab.kernels.decode.DecodeShape)")
+    args = p.parse_args(argv)
+    target(args.target.split(","), args.shape)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
