@@ -8,9 +8,8 @@ PROFILE on, Nsight Compute then profiles one call of each timed step and peer at
 
 Writes decode.json (the shapes, builds, checks, the copy, each shape's notes and whether its cache streams from
 HBM, the summary rows, the profile's records, the seconds each part took) and decode_samples.parquet (every
-sample). A step that fails
-to build or to pass its checks is recorded and left out of the timing; a shape that fails is recorded and the
-others go on. No replicates: a decode shape's row takes a fraction of a second
+sample). A step that fails to build or to pass its checks is recorded and left out of the timing; a shape that
+fails is recorded and the others go on. No replicates: a decode shape's row takes a fraction of a second
 (DECODE_CAP_S), and the set must cost a run at most a minute (issue 50's target 4).
 
     >>> decode_study.run(rec)   # what stage_timing calls where the run's DECODE names shapes
@@ -130,6 +129,8 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
         profile = gpu_profile
     if p.profile and profile is not None:
         t3 = time.perf_counter()
+        if profile is gpu_profile:
+            _release_cached_memory()  # the timing's inputs: ncu's process needs the GPU
         profile_set(rec, p, out, [s for s in built if s in kernels], profile, progress, gpus)
         out["seconds"]["profile"] = round(time.perf_counter() - t3, 2)
     out["seconds"]["total"] = round(time.perf_counter() - t0, 2)
