@@ -89,8 +89,8 @@ def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout:
 def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAULT_TIMEOUT_S, gpu: str | None = None,
                    runner=run_in_group) -> list[dict]:
     """A record a name (decode steps and decode peers, sdpa_<backend>) at the decode shape `spec`: ok with
-    call_record's numbers, or not with the reason. One ncu process for all of them; where it fails or its
-    capture does not map, one a name. `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`:
+    call_record's numbers, or not with the reason. One ncu process for all of them; where it exits with an error
+    or its capture does not map, one a name (where it times out or cannot start, none: every name has that reason). `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`:
     lab.measure.ncu_process.run_in_group, or a stand-in in the tests. Never raises."""
     if not names:
         return []
@@ -99,10 +99,12 @@ def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAUL
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = "ncu_decode_" + spec.replace(",", "_")
-    parts, _, csv_path = _one_process(names, spec, out_dir, stem, timeout, gpu, runner)
+    parts, why, csv_path = _one_process(names, spec, out_dir, stem, timeout, gpu, runner)
     if parts is not None:
         return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": csv_path, **call_record(ks)}
                 for n, ks in zip(names, parts)]
+    if why.startswith(("ncu timed out", "ncu could not be started")):  # one a name would only take longer
+        return [_failed(n, spec, why, csv_path) for n in names]
     records = []
     for name in names:
         one, why, path = _one_process([name], spec, out_dir, f"{stem}_{name}", timeout, gpu, runner)
