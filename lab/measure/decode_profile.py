@@ -3,8 +3,8 @@ DRAM throughput per step), in one ncu process a shape, as lab.measure.profile ba
 
 A decode call is one kernel or two (a split call's merge) and a peer's may hold helpers, so the target ends
 each call with lab.measure.profile's separator kernel and the capture is cut there
-(lab.measure.profile.split_at_separators). Where the batch fails or does not map, each implementation is
-profiled alone, which records its reason. A call's record (`call_record`) sums its kernels: their time, their
+(lab.measure.profile.split_at_separators). Where ncu exits with an error or the capture does not map, each
+implementation is profiled alone, which records its reason (not after a timeout: each would take as long). A call's record (`call_record`) sums its kernels: their time, their
 DRAM bytes, and their DRAM throughput weighted by duration (the share of the DRAM's peak the call kept busy
 over its kernels' time; launch gaps are not in it). Caches are flushed between replay passes (ncu's default),
 so the numbers are a cold call's; clocks are left alone.
@@ -18,14 +18,13 @@ Target side (inside ncu): python -m lab.measure.decode_profile --target NAME[,NA
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from lab.cli import OneLineParser
-from lab.measure.ncu_metrics import METRICS, main_kernel, parse_ncu_csv, plain_number
-from lab.measure.ncu_process import failure_reason, find_ncu, run_in_group
-from lab.measure.profile import PROFILE_RANGE, split_at_separators
+from lab.measure.ncu_metrics import METRICS, main_kernel, plain_number
+from lab.measure.ncu_process import find_ncu, run_in_group
+from lab.measure.profile import PROFILE_RANGE, run_capture, split_at_separators
 
 # The few metrics a decode call's record needs (fewer replay passes than the prefill profile's list).
 DECODE_METRICS = {k: METRICS[k] for k in ("duration", "dram_throughput_pct", "dram_bytes", "grid_size", "block_size",
@@ -67,31 +66,23 @@ def _failed(name: str, spec: str, reason: str, csv_path: str = "") -> dict:
 def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout: float, gpu: str | None,
                  runner) -> tuple[list[list[dict]] | None, str, str]:
     """One ncu process over `names`: (each name's kernels or None, why not, the CSV's path)."""
-    csv_path = out_dir / f"{stem}.csv"
-    cmd = ncu_command(find_ncu(), names, spec)
-    try:
-        rc, out, err = runner(cmd, timeout, gpu)
-    except subprocess.TimeoutExpired:
-        return None, f"ncu timed out after {timeout:g} s", ""
-    except OSError as exc:
-        return None, f"ncu could not be started: {exc}", ""
-    csv_path.write_text(out)
-    (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
-    if why := failure_reason(rc, out, err):
-        return None, why, str(csv_path)
-    parts = split_at_separators(parse_ncu_csv(out))
+    kernels, why, csv_path = run_capture(ncu_command(find_ncu(), names, spec), out_dir, stem, timeout, gpu, runner)
+    if kernels is None:
+        return None, why, csv_path
+    parts = split_at_separators(kernels)
     if parts is None or len(parts) != len(names) or not all(parts):
         found = "no" if parts is None else len(parts)
-        return None, f"the capture did not map to the calls ({found} parts for {len(names)})", str(csv_path)
-    return parts, "", str(csv_path)
+        return None, f"the capture did not map to the calls ({found} parts for {len(names)})", csv_path
+    return parts, "", csv_path
 
 
 def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAULT_TIMEOUT_S, gpu: str | None = None,
                    runner=run_in_group) -> list[dict]:
     """A record a name (decode steps and decode peers, sdpa_<backend>) at the decode shape `spec`: ok with
     call_record's numbers, or not with the reason. One ncu process for all of them; where it exits with an error
-    or its capture does not map, one a name (where it times out or cannot start, none: every name has that reason). `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`:
-    lab.measure.ncu_process.run_in_group, or a stand-in in the tests. Never raises."""
+    or its capture does not map, one a name (where it times out or cannot start, none: every name has that
+    reason). `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`: lab.measure.ncu_process.run_in_group, or a
+    stand-in in the tests. Never raises."""
     if not names:
         return []
     if find_ncu() is None:

@@ -193,6 +193,25 @@ SEPARATOR_KERNEL = "spin_kernel"
 SEPARATOR_CYCLES = 1000
 
 
+def run_capture(cmd: list[str], out_dir: Path, stem: str, timeout: float, gpu: str | None = None,
+                runner=None) -> tuple[list[dict] | None, str, str]:
+    """One ncu command (`runner(cmd, timeout, gpu)`, run_in_group's by default): its output to
+    out_dir/<stem>.csv, the command and ncu's stderr to <stem>.log. (the captured kernels, "", the CSV's path),
+    or (None, why not, the CSV's path where ncu ran, else "")."""
+    try:
+        rc, out, err = (runner or run_in_group)(cmd, timeout, gpu)
+    except subprocess.TimeoutExpired:
+        return None, f"ncu timed out after {timeout:g} s", ""
+    except OSError as exc:
+        return None, f"ncu could not be started: {exc}", ""
+    csv_path = out_dir / f"{stem}.csv"
+    csv_path.write_text(out)
+    (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
+    if why := failure_reason(rc, out, err):
+        return None, why, str(csv_path)
+    return parse_ncu_csv(out), "", str(csv_path)
+
+
 def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: str, split,
                    timeout: float, gpu: str | None = None) -> list[ProfileResult] | None:
     """One ncu process over one launch of each of `names`, in order; `split(kernels)` gives each name's
@@ -204,20 +223,13 @@ def _profile_batch(names: list[str], shape: Shape, causal: bool, out_dir, stem: 
         return None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path = out_dir / f"{stem}.csv"
-    cmd = ncu_command(ncu, ",".join(names), shape, causal)
-    try:
-        rc, out, err = run_in_group(cmd, timeout, gpu)
-    except (subprocess.TimeoutExpired, OSError):
+    kernels, _, csv_path = run_capture(ncu_command(ncu, ",".join(names), shape, causal), out_dir, stem, timeout, gpu)
+    if kernels is None:
         return None
-    csv_path.write_text(out)
-    (out_dir / f"{stem}.log").write_text(" ".join(cmd) + "\n" + err)
-    if failure_reason(rc, out, err):
-        return None
-    parts = split(parse_ncu_csv(out))
+    parts = split(kernels)
     if parts is None or len(parts) != len(names) or not all(parts):
         return None
-    return [_result(name, shape, ok=True, csv_path=str(csv_path), kernels=ks, main=main_kernel(ks))
+    return [_result(name, shape, ok=True, csv_path=csv_path, kernels=ks, main=main_kernel(ks))
             for name, ks in zip(names, parts)]
 
 

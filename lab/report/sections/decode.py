@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from lab.report.formats import MISSING, md_table, new_lines
+from lab.report.formats import MISSING, fmt, md_table, new_lines
 from lab.report.context import Context
 
 COPY_FRACTION_BAR = 0.95  # issue 50, target 1: the end at 95 % of the copy where the cache streams, batch >= 8
@@ -221,10 +221,6 @@ def section_decode(ctx: Context) -> list[str]:
     return L
 
 
-def _num(x, fmt: str) -> str:
-    return MISSING if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
-
-
 def profile_lines(d: dict) -> list[str]:
     """Nsight Compute's DRAM throughput of each decode step and peer at the profiled shapes (decode.json's
     "profile", lab.measure.decode_profile's records), a table a shape; a line saying so where the run has none."""
@@ -236,9 +232,8 @@ def profile_lines(d: dict) -> list[str]:
     shapes = list(dict.fromkeys(r["shape"] for r in records))
     for spec in shapes:
         here = [r for r in records if r["shape"] == spec]
-        rows = [[f"`{r['impl']}`", str(r["n_kernels"]), _num(r["duration_us"], ".1f"),
-                 _num(r["dram_throughput_pct"], ".1f"), _num(r["main_dram_throughput_pct"], ".1f"),
-                 _num(r["main_grid_size"], ".0f")] if r.get("ok") else
+        rows = [[f"`{r['impl']}`", str(r["n_kernels"]), fmt(r["duration_us"], 1), fmt(r["dram_throughput_pct"], 1),
+                 fmt(r["main_dram_throughput_pct"], 1), fmt(r["main_grid_size"], 0)] if r.get("ok") else
                 [f"`{r['impl']}`", MISSING, MISSING, MISSING, MISSING, f"not profiled: {r.get('reason', '')[:200]}"]
                 for r in here]
         add(f"**Nsight Compute at {spec}** (one call of each, caches flushed between replay passes, so a cold "
