@@ -383,6 +383,11 @@ def split_rule(tmp_path_factory):
                    'extern "C" void one_cta_rule(long long pairs, long long wave, long long sms, int capacity, int bc,\n'
                    '                             int* out) {\n'
                    '  fa::SplitPartials p{};\n  fa::split_chunks_one_cta_an_sm(pairs, wave, sms, capacity, bc, p);\n'
+                   '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n'
+                   'extern "C" void wide_rule(long long pairs, long long wave, long long sms, int capacity, int bc,\n'
+                   '                          int* out) {\n'
+                   '  fa::SplitPartials p{};\n'
+                   '  out[2] = fa::wide_group_takes_row_blocks(pairs, wave, sms, capacity, bc, p);\n'
                    '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n')
     lib = out / "split_rule.so"
     subprocess.run([build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{build.INCLUDE_DIR}",
@@ -406,6 +411,14 @@ def split_rule(tmp_path_factory):
         return res[0], res[1]
 
     rule.one_cta_an_sm = one_cta_an_sm
+    library.wide_rule.argtypes = library.one_cta_rule.argtypes
+
+    def wide_group(pairs, wave, sms, capacity, bc=64):
+        res = (ctypes.c_int * 3)()
+        library.wide_rule(pairs, wave, sms, capacity, bc, res)
+        return bool(res[2]), (res[0], res[1])
+
+    rule.wide_group = wide_group
     return rule
 
 
@@ -472,3 +485,26 @@ def test_the_one_cta_an_sm_rule_counts_chunks_over_the_sms_where_step_42_splits(
     splits, chunk = split_rule.one_cta_an_sm(pairs, 264, 132, capacity)
     assert (splits, chunk) == expected
     assert chunk % 64 == 0 and chunk >= min(256, capacity) and splits * chunk >= capacity > (splits - 1) * chunk
+
+
+@pytest.mark.parametrize("pairs, capacity, expected", [
+    # Falcon-7B's 71 rows a K/V head are 5 blocks of 16. An H200: 132 SMs; the 16-row tile at D = 64 (48 KB of
+    # K/V stages, 109 registers) runs three CTAs an SM, a wave of 396.
+    # Batch 64 of 1,024 tokens: 320 blocks fill 0.8 of the wave (3,200 >= 8 x 396), no split: 1,024 keys a CTA
+    # -> row blocks
+    (320, 1024, (True, (1, 1024))),
+    # ... of 2,048 tokens: the bound itself (at most 2,048 keys a CTA); of 2,049: one chunk of 33 key tiles
+    (320, 2048, (True, (1, 2048))), (320, 2049, (False, (1, 2112))),
+    # The mixed batch of 32 sequences of up to 4,096 tokens: 160 blocks; over 132 slots 2 chunks fill 320 of 396
+    # (0.81), 3 fill 480 of 528 (0.909), within 85 % of the best (13: 2,080 of 2,112, 0.985) -> 3 of 1,366 keys
+    # -> 1,408
+    (160, 4096, (True, (3, 1408))),
+    # Batch 8 of 8,192 tokens: 40 blocks; 2 chunks fill 80 of 132 (0.606), 3 fill 120 (0.909; the best, 13, 0.985)
+    # -> 3 chunks of 2,731 keys -> 2,752, past the bound -> the row warps
+    (40, 8192, (False, (3, 2752))),
+    # The paged batch of 16 with 4 new queries: 284 rows, 18 blocks a sequence, 288 blocks, under 0.8 of the wave:
+    # over 132 slots 2 chunks fill 576 of 660 (0.873), within 85 % of the best -> 2 chunks of 16,384 keys
+    (288, 32768, (False, (2, 16384))),
+])
+def test_a_wide_group_takes_row_blocks_where_their_chunks_are_at_most_2048_keys(split_rule, pairs, capacity, expected):
+    assert split_rule.wide_group(pairs, 396, 132, capacity) == expected

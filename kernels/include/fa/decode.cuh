@@ -624,6 +624,19 @@ inline void split_chunks_one_cta_an_sm(long long pairs, long long wave, long lon
   chunks_of(capacity, BC, splits, p);
 }
 
+// Step 55's choice for a call of more than 32 packed query rows a K/V head (Falcon-7B's 71 on one): the 16-row
+// TMA tile, ceil(rows / 16) row blocks a (sequence, K/V head) (`pairs`), each block reading the head's keys
+// (the blocks of one head meet in L2), where step 54's rule over those pairs (`wave`: SMs x the 16-row tile's
+// CTAs an SM) leaves chunks of at most kRowBlocksMostKeys keys; else the row warps (step 46), whose finer split
+// wins where each CTA would otherwise walk a long chunk one tile after another. `p` is the row blocks' plan
+// either way.
+constexpr int kRowBlocksMostKeys = 2048;
+inline bool wide_group_takes_row_blocks(long long pairs, long long wave, long long sms, int capacity, int BC,
+                                        SplitPartials& p) {
+  split_chunks_one_cta_an_sm(pairs, wave, sms, capacity, BC, p);
+  return p.chunk <= kRowBlocksMostKeys;
+}
+
 // A split call's partial results in the caller's workspace (O, then the log-sum-exps), or a
 // cudaError_t value where it has none or too little (never written past).
 inline int bind_workspace(const DecodeArgs& a, SplitPartials& p, int D, void* workspace, long long bytes) {
