@@ -128,9 +128,9 @@ def test_the_decode_study_profiles_the_timed_steps_and_the_peers_that_took_each_
 
     def profile(names, spec, out_dir, gpu=None):
         asked.append((spec, list(names), out_dir.name))
-        return [{"impl": n, "shape": spec, "ok": True, "reason": "", "n_kernels": 1, "duration_us": 10.0,
-                 "dram_throughput_pct": 50.0, "dram_bytes": 1e6, "main_kernel": "k", "main_dram_throughput_pct": 50.0,
-                 "main_grid_size": 132} for n in names]
+        return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": str(out_dir / "ncu_decode.csv"),
+                 "n_kernels": 1, "duration_us": 10.0, "dram_throughput_pct": 50.0, "dram_bytes": 1e6,
+                 "main_kernel": "k", "main_dram_throughput_pct": 50.0, "main_grid_size": 132} for n in names]
 
     rec = _run(tmp_path, decode="8,32,8,128,8192,bf16;64,71,1,64,1024,bf16", modes="hot", check="quick")
     d = stages.decode_stage(rec, progress=lambda *_: None, **stand_ins, profile=profile)
@@ -139,6 +139,8 @@ def test_the_decode_study_profiles_the_timed_steps_and_the_peers_that_took_each_
     assert peers == ["sdpa_cudnn"]  # tests/decode_fakes.py's one peer
     assert asked == [("8,32,8,128,8192,bf16", timed + peers, "ncu")]  # the named shape only, steps in order
     assert len(d["profile"]) == len(timed) + 1 and rec.read_json("decode.json")["profile"] == d["profile"]
+    # the capture is named as the run folder's own file, not by the path of the machine that wrote it
+    assert {r["csv_path"] for r in d["profile"]} == {"ncu/ncu_decode.csv"}
     assert d["seconds"]["profile"] >= 0 and d["seconds"]["total"] >= d["seconds"]["profile"]
     rec2 = _run(tmp_path / "off", decode="8,32,8,128,8192,bf16", modes="hot", check="quick", profile="0")
     d2 = stages.decode_stage(rec2, progress=lambda *_: None, **stand_ins, profile=profile)

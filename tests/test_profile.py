@@ -502,13 +502,14 @@ def test_a_run_profiles_its_peers_in_one_process_a_shape_and_falls_back_one_by_o
 
     calls = []
 
-    def result(impl, shape, causal, *_a, **_k):
-        return profile._result(impl, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True)
+    def result(impl, shape, causal, out=None, *_a, **_k):
+        return profile._result(impl, Shape(*shape.dims, causal, shape.H_kv, shape.dtype), ok=True,
+                               csv_path=str(out / f"ncu_{impl}.csv") if out else "")
 
     monkeypatch.setattr(profile, "profile_variants", lambda names, shape, causal, out, gpu=None: [
-        result(n, shape, causal) for n in names])
+        result(n, shape, causal, out) for n in names])
     monkeypatch.setattr(profile, "profile_impl", lambda impl, shape, causal, out, gpu=None: calls.append(impl) or result(
-        impl, shape, causal))
+        impl, shape, causal, out))
     batches = iter([[result(n, Shape(1, 2, 128, 64, False), False) for n in ("sdpa_flash", "flash_attn3")], None])
     monkeypatch.setattr(profile, "profile_peers", lambda names, shape, causal, out, gpu=None: next(batches))
     rec = records.RunRecord(run_id="20990103T000000Z-test", root=tmp_path)
@@ -519,6 +520,8 @@ def test_a_run_profiles_its_peers_in_one_process_a_shape_and_falls_back_one_by_o
 
     table = pd.read_csv(rec.path("profile.csv"))
     assert sorted(table.impl) == sorted(["wmma", "sdpa_flash", "flash_attn3"] * 2)
+    # captures inside the run folder are named as its own files (ncu/...), wherever the folder was written
+    assert set(table.csv_path.dropna()) == {"ncu/ncu_wmma.csv", "ncu/ncu_sdpa_flash.csv", "ncu/ncu_flash_attn3.csv"}
 
 
 def test_a_shape_profiled_for_a_hypothesis_runs_only_the_kernels_asked_and_says_why(monkeypatch, tmp_path):

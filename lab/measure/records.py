@@ -240,6 +240,16 @@ class RunRecord:
     def path(self, name: str) -> Path:
         return self.dir / name
 
+    def relative(self, path: str) -> str:
+        """`path` as the run folder's own (ncu/x.csv) where it lies inside the folder, so that a record names
+        its files wherever the folder is copied, not the machine that wrote it; any other path as given."""
+        if not path:
+            return path
+        try:
+            return Path(path).resolve().relative_to(self.dir.resolve()).as_posix()
+        except ValueError:
+            return path
+
     def write_json(self, name: str, obj) -> None:
         text = json.dumps(obj, indent=1, default=str)
         if name in COMPRESSED:

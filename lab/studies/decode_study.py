@@ -196,7 +196,8 @@ def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gp
         names = [s for s in steps if s in took] + sorted(took - set(steps))
         if not names:
             continue
-        records = profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None)
+        records = [dict(r, csv_path=rec.relative(r.get("csv_path", "")))
+                   for r in profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None)]
         out["profile"] += records
         ok = sum(bool(r.get("ok")) for r in records)
         progress(f"  decode profile {shape.spec}: {ok} of {len(records)} calls profiled")

@@ -154,7 +154,8 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     lock = threading.Lock()
 
     def write() -> None:  # the rows so far, in the shapes' order (under the lock)
-        rec.write_table("profile.csv", pd.DataFrame([r for i in sorted(done) for r in done[i]]))
+        rows = [dict(r, csv_path=rec.relative(r.get("csv_path", ""))) for i in sorted(done) for r in done[i]]
+        rec.write_table("profile.csv", pd.DataFrame(rows))
 
     free = queue.Queue()
     for gpu in (gpus if gpus and len(gpus) > 1 else [None]):
