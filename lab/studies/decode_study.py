@@ -187,6 +187,7 @@ def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gp
     the run's GPUs: out["profile"], a record an implementation and shape (lab.measure.decode_profile's), written
     with decode.json; the raw captures under ncu/."""
     from lab.studies.measure_decode import DECODE_SHAPE_COLUMNS, decode_columns
+    from lab.studies.profiling import run_relative
     from lab.studies.shapes import decode_profile_shapes
 
     out["profile"] = []
@@ -196,8 +197,7 @@ def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gp
         names = [s for s in steps if s in took] + sorted(took - set(steps))
         if not names:
             continue
-        records = [dict(r, csv_path=rec.relative(r.get("csv_path", "")))
-                   for r in profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None)]
+        records = run_relative(rec, profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None))
         out["profile"] += records
         ok = sum(bool(r.get("ok")) for r in records)
         progress(f"  decode profile {shape.spec}: {ok} of {len(records)} calls profiled")

@@ -122,6 +122,11 @@ def profile_shape(prof, shape, names, peer_names, out, progress=print, where=Non
     return rows, None
 
 
+def run_relative(rec, rows: list[dict]) -> list[dict]:
+    """The rows with their captures named as the run folder's own files (RunRecord.relative)."""
+    return [dict(r, csv_path=rec.relative(r.get("csv_path", ""))) for r in rows]
+
+
 def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: dict | None = None,
                 where=None, not_taken=None, tick=None, gpus: list[str] | None = None,
                 purpose: dict | None = None) -> None:
@@ -154,8 +159,7 @@ def profile_run(rec, names, shapes, peer_names, progress=print, not_profiled: di
     lock = threading.Lock()
 
     def write() -> None:  # the rows so far, in the shapes' order (under the lock)
-        rows = [dict(r, csv_path=rec.relative(r.get("csv_path", ""))) for i in sorted(done) for r in done[i]]
-        rec.write_table("profile.csv", pd.DataFrame(rows))
+        rec.write_table("profile.csv", pd.DataFrame(run_relative(rec, [r for i in sorted(done) for r in done[i]])))
 
     free = queue.Queue()
     for gpu in (gpus if gpus and len(gpus) > 1 else [None]):
