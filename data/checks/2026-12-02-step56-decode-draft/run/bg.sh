@@ -1,7 +1,8 @@
 #!/bin/bash
 # Step 56's landing on a one-GPU machine, drafted 2026-12-02 for the next session (copy to .scratch/ with
-# ../../2026-12-02-step54-decode-draft/run/poll.sh; step56.patch applied and committed first, `git rev-parse HEAD >
-# .scratch/sha`): the decode GPU tests of step 56, memcheck and racecheck over the decode grid, Nsight Compute of
+# ../../2026-12-02-step54-decode-draft/run/poll.sh; launcher_refactor.patch and step56.patch applied and committed
+# first, `git rev-parse HEAD > .scratch/sha`): the decode GPU tests of steps 54-56 (the refactor moved 54's and 55's
+# launcher), memcheck and racecheck over the decode grid, Nsight Compute of
 # steps 55 and 56 at (8, 71, 1, 64, 8192) (the set shape where step 56 moves the call onto the row blocks), the
 # Falcon-7B set shapes, a control and seven held-out wide-group shapes timed against step 55
 # (../../explorations/2026-12-02-decode-splits/sweep.py), and then, only if the tests and sanitizers pass and step
@@ -22,9 +23,9 @@ say() { echo "$(date +%H:%M:%S) $*" >> /tmp/out/status; }
 nvidia-smi --query-gpu=index,name,power.limit,clocks.max.sm,uuid --format=csv,noheader > /tmp/out/gpu.txt
 newest() { ls -t data/runs | head -1; }
 T0=$(date +%s)
-python -c "from lab.kernels.build import build_all; build_all(['wide_groups_in_row_blocks', 'row_blocks_fill_one_wave'])" \
+python -c "from lab.kernels.build import build_all; build_all(['chunks_one_cta_an_sm', 'wide_groups_in_row_blocks', 'row_blocks_fill_one_wave'])" \
   > /tmp/out/log_build.txt 2>&1
-timeout 300 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py -k "row_blocks_fill_one_wave" \
+timeout 480 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py -k "chunks_one_cta_an_sm or wide_groups_in_row_blocks or row_blocks_fill_one_wave" \
   > /tmp/out/log_gpu_tests.txt 2>&1; rc_t=$?
 say "gpu tests rc=$rc_t $(( $(date +%s)-T0 )) s: $(tail -1 /tmp/out/log_gpu_tests.txt | cut -c1-120)"
 G=data/explorations/2026-11-28-decode-first-steps/grid_only.py
