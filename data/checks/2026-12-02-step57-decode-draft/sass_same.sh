@@ -38,4 +38,10 @@ per = {k: v.count("UTMACCTL.PF") for k, v in k57.items()}
 main = {k: n for k, n in per.items() if "decode_fwd" in k}
 print(f"57_tensor_maps_prefetched: {len(k57)} kernels; UTMACCTL.PF in each of its {len(main)} decode_fwd kernels: "
       f"{sorted(set(main.values()))}; in the others: {sorted({n for k, n in per.items() if k not in main})}")
+def first(sass, op):  # the address of the first instruction `op` in a kernel's SASS
+    m = re.search(r"/\*([0-9a-f]{4,})\*/ (?:@!?U?P\w+ )?" + re.escape(op), sass)
+    return m.group(1) if m else None
+for k in sorted(main):
+    print(f"  {re.sub(r'ANON|_ZN|N2fa', '', k)[:48]:<48} prefetches from {first(k57[k], 'UTMACCTL.PF')}, "
+          f"first global load (the length) at {first(k57[k], 'LDG')}")
 PY
