@@ -63,6 +63,10 @@ def _failed(name: str, spec: str, reason: str, csv_path: str = "") -> dict:
     return {"impl": name, "shape": spec, "ok": False, "reason": reason, "csv_path": csv_path}
 
 
+def _profiled(name: str, spec: str, csv_path: str, kernels: list[dict]) -> dict:
+    return {"impl": name, "shape": spec, "ok": True, "reason": "", "csv_path": csv_path, **call_record(kernels)}
+
+
 def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout: float, gpu: str | None,
                  runner) -> tuple[list[list[dict]] | None, str, str]:
     """One ncu process over `names`: (each name's kernels or None, why not, the CSV's path)."""
@@ -92,15 +96,13 @@ def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAUL
     stem = "ncu_decode_" + spec.replace(",", "_")
     parts, why, csv_path = _one_process(names, spec, out_dir, stem, timeout, gpu, runner)
     if parts is not None:
-        return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": csv_path, **call_record(ks)}
-                for n, ks in zip(names, parts)]
+        return [_profiled(n, spec, csv_path, ks) for n, ks in zip(names, parts)]
     if why.startswith(("ncu timed out", "ncu could not be started")):  # one a name would only take longer
         return [_failed(n, spec, why, csv_path) for n in names]
     records = []
     for name in names:
         one, why, path = _one_process([name], spec, out_dir, f"{stem}_{name}", timeout, gpu, runner)
-        records.append({"impl": name, "shape": spec, "ok": True, "reason": "", "csv_path": path, **call_record(one[0])}
-                       if one is not None else _failed(name, spec, why, path))
+        records.append(_profiled(name, spec, path, one[0]) if one is not None else _failed(name, spec, why, path))
     return records
 
 
