@@ -12,123 +12,17 @@
 // doubled): hence at least 2 chunks where the rule splits.
 // Predicted: 1.02-1.10x over step 47 at (8, 32 | 64, 8, 128, 8192), (8, 28, 4, 128, 8192),
 // (1, 32, 8, 128, 131072) and (8, 64, 8, 128, 131072), hot and cold; 0.99-1.01x at every other set shape.
-#include "fa/decode_row_warps.cuh"
-
-#ifndef FA_DECODE_L2_PROMOTION
-#define FA_DECODE_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_NONE  // a knob for explorations (-D), not a switch
-#endif
+#include "fa/decode_launch.cuh"
 
 namespace {
 
-template <class Elem, int D>
-struct LaunchDecode {
-  // The chunks of a call (fa::split_chunks_one_cta_an_sm, or step 42's fa::split_chunks_by_efficiency where
-  // ONE_CTA_AN_SM is false) for `pairs` CTAs' worth of rows, from the SMs and the kernel's CTAs an SM at
-  // `threads` a CTA: the occupancy calculator's, once a kernel and CTA size (internal linkage: per library),
-  // of the fp16 kernel for both element types, so that workspace_bytes (which has no type) plans alike.
-  template <class Tile, bool ONE_CTA_AN_SM, class Kernel>
-  static int plan_for(Kernel fp16_kernel, int threads, long long pairs, int capacity, fa::SplitPartials& p) {
-    static int per_sm[33] = {};  // by warps a CTA
-    int& here = per_sm[threads / 32];
-    int sms = 0;
-    if (int err = fa::multiprocessor_count(&sms)) return err;
-    if (here == 0) {
-      if (int err = fa::opt_in_shared_memory<Tile>(fp16_kernel)) return err;
-      const cudaError_t err =
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&here, fp16_kernel, threads, Tile::smem_bytes());
-      if (err != cudaSuccess) return static_cast<int>(err);
-      here = here > 0 ? here : 1;
-    }
-    const long long wave = static_cast<long long>(sms) * here;
-    if constexpr (ONE_CTA_AN_SM)
-      fa::split_chunks_one_cta_an_sm(pairs, wave, sms, capacity, Tile::BC, p);
-    else
-      fa::split_chunks_by_efficiency(pairs, wave, capacity, Tile::BC, p);
-    return 0;
-  }
-  template <int RT>
-  static int plan(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
-    using T = TmaTile<Elem, D, RT>;
-    const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
-    return plan_for<T, /*ONE_CTA_AN_SM=*/true>(decode_fwd<half, D, RT>, T::THREADS + 32, pairs, capacity, p);
-  }
-  // The row-warp call (rows > kRowWarpsAbove): as few CTAs a (sequence, K/V head) as hold its rows, up to MAX_WARPS
-  // consumer warps each, the rows dealt evenly among them (71 rows: one CTA of 5 warps; 284: three of 6).
-  static int row_blocks(int rows) { return fa::ceil_div(rows, RowWarpTile<Elem, D>::MAX_ROWS); }
-  static int row_warps(int rows) { return fa::ceil_div(fa::ceil_div(rows, row_blocks(rows)), 16); }
-  static int plan_row_warps(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
-    using T = RowWarpTile<Elem, D>;
-    const long long pairs = static_cast<long long>(row_blocks(rows)) * H_kv * B;
-    return plan_for<T, /*ONE_CTA_AN_SM=*/false>(decode_fwd_row_warps<half, D>, 32 * (row_warps(rows) + 1), pairs,
-                                                capacity, p);
-  }
-  static constexpr int kRowWarpsAbove = 32;  // packed rows step 45's widest tile holds (RT = 2)
-  static int plan_any(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
-    if (rows > kRowWarpsAbove) return plan_row_warps(B, H_kv, rows, capacity, p);
-    return rows <= 16 ? plan<1>(B, H_kv, rows, capacity, p) : plan<2>(B, H_kv, rows, capacity, p);
-  }
-  // The cache as (tokens, H_kv, D): B rows of S_max tokens, or the pages' tokens; a box of 64 keys, or of
-  // a page where pages are shorter (a box never crosses a page).
-  static int cache_maps(const fa::DecodeArgs& a, int BC, CUtensorMap* k_map, CUtensorMap* v_map, int* box_rows) {
-    const long long tokens = static_cast<long long>(a.cache_dim0) * a.seq_tokens;
-    *box_rows = a.block_table != nullptr && a.seq_tokens < BC ? a.seq_tokens : BC;
-    constexpr auto promotion = FA_DECODE_L2_PROMOTION;
-    if (int err = fa::tma::make_cache_map(k_map, static_cast<const Elem*>(a.k), tokens, a.H_kv, D, *box_rows, promotion))
-      return err;
-    return fa::tma::make_cache_map(v_map, static_cast<const Elem*>(a.v), tokens, a.H_kv, D, *box_rows, promotion);
-  }
-  template <int RT>
-  static int launch(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
-    using T = TmaTile<Elem, D, RT>;
-    fa::SplitPartials p{};
-    if (int err = plan<RT>(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
-    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
-    if (int err = fa::opt_in_shared_memory<T>(decode_fwd<Elem, D, RT>)) return err;
-    CUtensorMap k_map, v_map;
-    int box_rows = 0;
-    if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
-    const dim3 grid(fa::ceil_div(a.rows, T::BR) * p.splits, a.H_kv, a.B);
-    decode_fwd<Elem, D, RT><<<grid, T::THREADS + 32, T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
-    if (int err = static_cast<int>(cudaGetLastError())) return err;
-    return merge(a, p, stream);
-  }
-  static int launch_row_warps(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
-    using T = RowWarpTile<Elem, D>;
-    fa::SplitPartials p{};
-    if (int err = plan_row_warps(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
-    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
-    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_row_warps<Elem, D>)) return err;
-    CUtensorMap k_map, v_map;
-    int box_rows = 0;
-    if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
-    const dim3 grid(row_blocks(a.rows) * p.splits, a.H_kv, a.B);
-    decode_fwd_row_warps<Elem, D>
-        <<<grid, 32 * (row_warps(a.rows) + 1), T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
-    if (int err = static_cast<int>(cudaGetLastError())) return err;
-    return merge(a, p, stream);
-  }
-  // The merge of a split call: its splits side by side where there are more than kSideBySideFrom, else
-  // step 46's walk (fewer round trips than one CTA a row costs).
-  static constexpr int kSideBySideFrom = 8;
-  static int merge(const fa::DecodeArgs& a, const fa::SplitPartials& p, cudaStream_t stream) {
-    return p.splits > kSideBySideFrom ? fa::launch_merge_side_by_side<Elem, D>(a, p, stream)
-                                      : fa::launch_combine_early<Elem, D>(a, p, stream);
-  }
-  static int run(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
-    if (a.rows > kRowWarpsAbove) return launch_row_warps(a, workspace, bytes, stream);
-    return a.rows <= 16 ? launch<1>(a, workspace, bytes, stream) : launch<2>(a, workspace, bytes, stream);
-  }
-  static long long workspace_bytes(int B, int q_len, int H, int H_kv, int capacity) {
-    if (B < 1 || q_len < 1 || H_kv < 1 || H % H_kv || capacity < 1) return -1;
-    const int rows = q_len * (H / H_kv);
-    fa::SplitPartials p{};
-    if (plan_any(B, H_kv, rows, capacity, p)) return -1;
-    return fa::workspace_bytes_for(p, B, q_len, H, D);
-  }
+// A wide call keeps step 46's row warps, whatever its pairs.
+struct WideRule {
+  static bool takes_row_blocks(long long, long long, long long, int, int, fa::SplitPartials&) { return false; }
 };
 
-template <int D>
-using WidestTile = TmaTile<half, D, 2>;
+template <class Elem, int D>
+using LaunchDecode = LaunchDecodeWide<Elem, D, WideRule>;
 
 }  // namespace
 

@@ -1,0 +1,154 @@
+// The decode launcher of steps 54-56: the TMA tile's calls (up to 32 packed query rows a K/V head, 16 or 32 rows a
+// CTA) with their chunks counted over one CTA an SM (fa::split_chunks_one_cta_an_sm, step 54), a wide call's
+// (more than 32 rows) on the 16-row tile's row blocks or step 46's row warps as the step's WideRule decides, the
+// merge of a split call side by side or walked (step 47). A step's file gives its rule:
+//   static bool takes_row_blocks(long long pairs, long long wave, long long sms, int capacity, int BC,
+//                                fa::SplitPartials& p);
+// pairs: the wide call's (16-row block, sequence, K/V head) pairs; wave: SMs x the 16-row tile's CTAs an SM; p: the
+// row blocks' plan where it returns true. Included by the steps' translation units into their anonymous namespace
+// (internal linkage: each step's library its own kernels and occupancy caches).
+#pragma once
+
+#include "fa/decode_row_warps.cuh"
+
+#ifndef FA_DECODE_L2_PROMOTION
+#define FA_DECODE_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_NONE  // a knob for explorations (-D), not a switch
+#endif
+
+namespace {
+
+template <class Elem, int D, class WideRule>
+struct LaunchDecodeWide {
+  // The SMs and the wave of CTAs (SMs x the kernel's CTAs an SM at `threads` a CTA): the occupancy calculator's,
+  // once a kernel and CTA size (internal linkage: per library), of the fp16 kernel for both element types, so
+  // that workspace_bytes (which has no type) plans alike.
+  template <class Tile, class Kernel>
+  static int wave_for(Kernel fp16_kernel, int threads, long long* wave, int* sms) {
+    static int per_sm[33] = {};  // by warps a CTA
+    int& here = per_sm[threads / 32];
+    if (int err = fa::multiprocessor_count(sms)) return err;
+    if (here == 0) {
+      if (int err = fa::opt_in_shared_memory<Tile>(fp16_kernel)) return err;
+      const cudaError_t err =
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&here, fp16_kernel, threads, Tile::smem_bytes());
+      if (err != cudaSuccess) return static_cast<int>(err);
+      here = here > 0 ? here : 1;
+    }
+    *wave = static_cast<long long>(*sms) * here;
+    return 0;
+  }
+  // The chunks of a call (fa::split_chunks_one_cta_an_sm, or step 42's fa::split_chunks_by_efficiency where
+  // ONE_CTA_AN_SM is false) for `pairs` CTAs' worth of rows.
+  template <class Tile, bool ONE_CTA_AN_SM, class Kernel>
+  static int plan_for(Kernel fp16_kernel, int threads, long long pairs, int capacity, fa::SplitPartials& p) {
+    long long wave = 0;
+    int sms = 0;
+    if (int err = wave_for<Tile>(fp16_kernel, threads, &wave, &sms)) return err;
+    if constexpr (ONE_CTA_AN_SM)
+      fa::split_chunks_one_cta_an_sm(pairs, wave, sms, capacity, Tile::BC, p);
+    else
+      fa::split_chunks_by_efficiency(pairs, wave, capacity, Tile::BC, p);
+    return 0;
+  }
+  template <int RT>
+  static int plan(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
+    using T = TmaTile<Elem, D, RT>;
+    const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
+    return plan_for<T, /*ONE_CTA_AN_SM=*/true>(decode_fwd<half, D, RT>, T::THREADS + 32, pairs, capacity, p);
+  }
+  // The row-warp call (rows > kRowWarpsAbove): as few CTAs a (sequence, K/V head) as hold its rows, up to MAX_WARPS
+  // consumer warps each, the rows dealt evenly among them (71 rows: one CTA of 5 warps; 284: three of 6).
+  static int row_blocks(int rows) { return fa::ceil_div(rows, RowWarpTile<Elem, D>::MAX_ROWS); }
+  static int row_warps(int rows) { return fa::ceil_div(fa::ceil_div(rows, row_blocks(rows)), 16); }
+  static int plan_row_warps(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
+    using T = RowWarpTile<Elem, D>;
+    const long long pairs = static_cast<long long>(row_blocks(rows)) * H_kv * B;
+    return plan_for<T, /*ONE_CTA_AN_SM=*/false>(decode_fwd_row_warps<half, D>, 32 * (row_warps(rows) + 1), pairs,
+                                                capacity, p);
+  }
+  static constexpr int kRowWarpsAbove = 32;  // packed rows step 45's widest tile holds (RT = 2)
+  // A wide call's plan (rows > kRowWarpsAbove): the 16-row tile's row blocks where the step's WideRule says so
+  // (then p is its plan for them), else the row warps'.
+  static int plan_wide(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p, bool* row_blocks) {
+    using T = TmaTile<Elem, D, 1>;
+    long long wave = 0;
+    int sms = 0;
+    if (int err = wave_for<T>(decode_fwd<half, D, 1>, T::THREADS + 32, &wave, &sms)) return err;
+    const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
+    *row_blocks = WideRule::takes_row_blocks(pairs, wave, sms, capacity, T::BC, p);
+    return *row_blocks ? 0 : plan_row_warps(B, H_kv, rows, capacity, p);
+  }
+  static int plan_any(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
+    bool row_blocks = false;
+    if (rows > kRowWarpsAbove) return plan_wide(B, H_kv, rows, capacity, p, &row_blocks);
+    return rows <= 16 ? plan<1>(B, H_kv, rows, capacity, p) : plan<2>(B, H_kv, rows, capacity, p);
+  }
+  // The cache as (tokens, H_kv, D): B rows of S_max tokens, or the pages' tokens; a box of 64 keys, or of
+  // a page where pages are shorter (a box never crosses a page).
+  static int cache_maps(const fa::DecodeArgs& a, int BC, CUtensorMap* k_map, CUtensorMap* v_map, int* box_rows) {
+    const long long tokens = static_cast<long long>(a.cache_dim0) * a.seq_tokens;
+    *box_rows = a.block_table != nullptr && a.seq_tokens < BC ? a.seq_tokens : BC;
+    constexpr auto promotion = FA_DECODE_L2_PROMOTION;
+    if (int err = fa::tma::make_cache_map(k_map, static_cast<const Elem*>(a.k), tokens, a.H_kv, D, *box_rows, promotion))
+      return err;
+    return fa::tma::make_cache_map(v_map, static_cast<const Elem*>(a.v), tokens, a.H_kv, D, *box_rows, promotion);
+  }
+  template <int RT>
+  static int launch(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
+    using T = TmaTile<Elem, D, RT>;
+    fa::SplitPartials p{};
+    if (int err = plan<RT>(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
+    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
+    if (int err = fa::opt_in_shared_memory<T>(decode_fwd<Elem, D, RT>)) return err;
+    CUtensorMap k_map, v_map;
+    int box_rows = 0;
+    if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
+    const dim3 grid(fa::ceil_div(a.rows, T::BR) * p.splits, a.H_kv, a.B);
+    decode_fwd<Elem, D, RT><<<grid, T::THREADS + 32, T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
+    if (int err = static_cast<int>(cudaGetLastError())) return err;
+    return merge(a, p, stream);
+  }
+  static int launch_row_warps(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
+    using T = RowWarpTile<Elem, D>;
+    fa::SplitPartials p{};
+    if (int err = plan_row_warps(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
+    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
+    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_row_warps<Elem, D>)) return err;
+    CUtensorMap k_map, v_map;
+    int box_rows = 0;
+    if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
+    const dim3 grid(row_blocks(a.rows) * p.splits, a.H_kv, a.B);
+    decode_fwd_row_warps<Elem, D>
+        <<<grid, 32 * (row_warps(a.rows) + 1), T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
+    if (int err = static_cast<int>(cudaGetLastError())) return err;
+    return merge(a, p, stream);
+  }
+  // The merge of a split call: its splits side by side where there are more than kSideBySideFrom, else
+  // step 46's walk (fewer round trips than one CTA a row costs).
+  static constexpr int kSideBySideFrom = 8;
+  static int merge(const fa::DecodeArgs& a, const fa::SplitPartials& p, cudaStream_t stream) {
+    return p.splits > kSideBySideFrom ? fa::launch_merge_side_by_side<Elem, D>(a, p, stream)
+                                      : fa::launch_combine_early<Elem, D>(a, p, stream);
+  }
+  static int run(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
+    if (a.rows > kRowWarpsAbove) {
+      fa::SplitPartials p{};
+      bool row_blocks = false;
+      if (int err = plan_wide(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p, &row_blocks)) return err;
+      return row_blocks ? launch<1>(a, workspace, bytes, stream) : launch_row_warps(a, workspace, bytes, stream);
+    }
+    return a.rows <= 16 ? launch<1>(a, workspace, bytes, stream) : launch<2>(a, workspace, bytes, stream);
+  }
+  static long long workspace_bytes(int B, int q_len, int H, int H_kv, int capacity) {
+    if (B < 1 || q_len < 1 || H_kv < 1 || H % H_kv || capacity < 1) return -1;
+    const int rows = q_len * (H / H_kv);
+    fa::SplitPartials p{};
+    if (plan_any(B, H_kv, rows, capacity, p)) return -1;
+    return fa::workspace_bytes_for(p, B, q_len, H, D);
+  }
+};
+
+template <int D>
+using WidestTile = TmaTile<half, D, 2>;
+
+}  // namespace
