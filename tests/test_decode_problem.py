@@ -388,6 +388,10 @@ def split_rule(tmp_path_factory):
                    '                          int* out) {\n'
                    '  fa::SplitPartials p{};\n'
                    '  out[2] = fa::wide_group_takes_row_blocks(pairs, wave, sms, capacity, bc, p);\n'
+                   '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n'
+                   'extern "C" void wave_rule(long long pairs, long long wave, int capacity, int bc, int* out) {\n'
+                   '  fa::SplitPartials p{};\n'
+                   '  out[2] = fa::wide_group_fills_one_wave(pairs, wave, capacity, bc, p);\n'
                    '  out[0] = p.splits;\n  out[1] = p.chunk;\n}\n')
     lib = out / "split_rule.so"
     subprocess.run([build.nvcc_path(), "-shared", "-Xcompiler", "-fPIC", "-std=c++17", f"-I{build.INCLUDE_DIR}",
@@ -419,6 +423,14 @@ def split_rule(tmp_path_factory):
         return bool(res[2]), (res[0], res[1])
 
     rule.wide_group = wide_group
+    library.wave_rule.argtypes = library.split_rule.argtypes
+
+    def fills_one_wave(pairs, wave, capacity, bc=64):
+        res = (ctypes.c_int * 3)()
+        library.wave_rule(pairs, wave, capacity, bc, res)
+        return bool(res[2]), (res[0], res[1])
+
+    rule.fills_one_wave = fills_one_wave
     return rule
 
 
@@ -508,3 +520,33 @@ def test_the_one_cta_an_sm_rule_counts_chunks_over_the_sms_where_step_42_splits(
 ])
 def test_a_wide_group_takes_row_blocks_where_their_chunks_are_at_most_2048_keys(split_rule, pairs, capacity, expected):
     assert split_rule.wide_group(pairs, 396, 132, capacity) == expected
+
+
+@pytest.mark.parametrize("pairs, capacity, expected", [
+    # Step 56's rule, on an H200's 16-row tile at D = 64: a wave of 396 CTAs (3 an SM x 132). Falcon-7B's 71 rows
+    # a K/V head are 5 blocks of 16.
+    # Batch 64 of 1,024 tokens: 320 blocks, 396 // 320 = 1 chunk fits -> row blocks, one chunk of the whole cache
+    (320, 1024, (True, (1, 1024))),
+    # Batch 32: 160 blocks, 2 chunks fit (320 <= 396 < 480) -> 2 of 512 keys (step 55: 3 of 384, 480 CTAs)
+    (160, 1024, (True, (2, 512))),
+    # Batch 16: 80 blocks, 4 fit, and 1,024 keys allow at most 4 chunks of 256 -> 4 of 256
+    (80, 1024, (True, (4, 256))),
+    # Batch 4 of 4,096 tokens: 20 blocks, 19 fit, but 256 keys a chunk at the least allow 16 -> 16 of 256
+    (20, 4096, (True, (16, 256))),
+    # Batch 8 of 8,192: 40 blocks, 9 fit -> ceil(8192 / 9) = 911 keys -> 960 (whole 64-key tiles), 9 chunks
+    (40, 8192, (True, (9, 960))),
+    # A wave exactly (396 blocks): one chunk; one block more: not even one chunk fits -> the row warps
+    (396, 1024, (True, (1, 1024))), (397, 1024, (False, (1, 1024))),
+    # Batch 64 with 2 new queries: 142 rows, 9 blocks a sequence, 576 -> the row warps
+    (576, 1024, (False, (1, 1024))),
+    # The mixed batch of 32 of up to 4,096 tokens: 2 chunks of 2,048 keys, the bound itself -> row blocks; one
+    # token more: 2,049 keys -> 2,112, past it -> the row warps
+    (160, 4096, (True, (2, 2048))), (160, 4097, (False, (2, 2112))),
+    # The paged batch of 16 with 4 new queries: 288 blocks, 1 chunk of 32,768 keys, past the bound -> the row warps
+    (288, 32768, (False, (1, 32768))),
+])
+def test_step_56_row_blocks_take_the_most_chunks_that_fit_one_wave(split_rule, pairs, capacity, expected):
+    taken, (splits, chunk) = split_rule.fills_one_wave(pairs, 396, capacity)
+    assert (taken, (splits, chunk)) == expected
+    assert pairs * splits <= 396 or not taken  # the row blocks never take more CTAs than a wave holds
+    assert chunk % 64 == 0 and splits * chunk >= capacity > (splits - 1) * chunk  # the chunks cover the cache once

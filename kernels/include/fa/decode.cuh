@@ -637,6 +637,24 @@ inline bool wide_group_takes_row_blocks(long long pairs, long long wave, long lo
   return p.chunk <= kRowBlocksMostKeys;
 }
 
+// Step 56's choice for the same calls: the row blocks with the most chunks whose CTAs fit one wave of the 16-row
+// tile (pairs x chunks <= `wave`, SMs x its CTAs an SM; at least kMinChunkKeys keys a chunk), where one chunk a
+// block fits and the chunks are at most kRowBlocksMostKeys keys; else the row warps. Step 55 counted the chunks
+// over one CTA an SM (step 54's rule), which can put more CTAs than a wave holds: a second, partial round of short
+// CTAs (0.836x at (32, 71, 1, 64, 1024), data/explorations/2026-12-02-decode-row-block-chunks). The launcher
+// cannot see the lengths (on the GPU), so a mixed batch, whose short sequences leave some CTAs without keys, is
+// counted as if every sequence were full. `p` is the row blocks' plan either way.
+inline bool wide_group_fills_one_wave(long long pairs, long long wave, int capacity, int BC, SplitPartials& p) {
+  const long long fit = pairs > 0 ? wave / pairs : 0;
+  if (fit < 1) {
+    chunks_of(capacity, BC, 1, p);
+    return false;
+  }
+  const int most = most_chunks(capacity);
+  chunks_of(capacity, BC, fit < most ? static_cast<int>(fit) : most, p);
+  return p.chunk <= kRowBlocksMostKeys;
+}
+
 // A split call's partial results in the caller's workspace (O, then the log-sum-exps), or a
 // cudaError_t value where it has none or too little (never written past).
 inline int bind_workspace(const DecodeArgs& a, SplitPartials& p, int D, void* workspace, long long bytes) {
