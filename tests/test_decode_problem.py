@@ -550,3 +550,14 @@ def test_step_56_row_blocks_take_the_most_chunks_that_fit_one_wave(split_rule, p
     assert (taken, (splits, chunk)) == expected
     assert pairs * splits <= 396 or not taken  # the row blocks never take more CTAs than a wave holds
     assert chunk % 64 == 0 and splits * chunk >= capacity > (splits - 1) * chunk  # the chunks cover the cache once
+
+
+def test_step_57s_decode_kernels_prefetch_both_tensor_maps_and_step_56s_none():
+    """Step 57's one idea, read off the SASS (nvcc, no GPU): each of its 12 decode kernels (the TMA tile at two row
+    counts and the row warps, D = 64 and 128, fp16 and bf16) issues the two tensor-map prefetches, step 56's none."""
+    from lab.kernels import switches as sw
+
+    for name, prefetches in (("tensor_maps_prefetched", 2), ("row_blocks_fill_one_wave", 0)):
+        kernels = {k: t for k, t in sw.sass_by_kernel(sw.sass(name, "sm_90a")).items() if "decode_fwd" in k}
+        assert len(kernels) == 12, name
+        assert {k: t.count("UTMACCTL.PF") for k, t in kernels.items()} == {k: prefetches for k in kernels}, name

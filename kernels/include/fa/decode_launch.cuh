@@ -1,12 +1,13 @@
-// The decode launcher of steps 54-56: the TMA tile's calls (up to 32 packed query rows a K/V head, 16 or 32 rows a
+// The decode launcher of steps 54 on: the TMA tile's calls (up to 32 packed query rows a K/V head, 16 or 32 rows a
 // CTA) with their chunks counted over one CTA an SM (fa::split_chunks_one_cta_an_sm, step 54), a wide call's
 // (more than 32 rows) on the 16-row tile's row blocks or step 46's row warps as the step's WideRule decides, the
 // merge of a split call side by side or walked (step 47). A step's file gives its rule:
 //   static bool takes_row_blocks(long long pairs, long long wave, long long sms, int capacity, int BC,
 //                                fa::SplitPartials& p);
 // pairs: the wide call's (16-row block, sequence, K/V head) pairs; wave: SMs x the 16-row tile's CTAs an SM; p: the
-// row blocks' plan where it returns true. Included by the steps' translation units into their anonymous namespace
-// (internal linkage: each step's library its own kernels and occupancy caches).
+// row blocks' plan where it returns true. PREFETCH_MAPS (step 57 on): the kernels' producers prefetch their tensor
+// maps. Included by the steps' translation units into their anonymous namespace (internal linkage: each step's
+// library its own kernels and occupancy caches).
 #pragma once
 
 #include "fa/decode_row_warps.cuh"
@@ -17,7 +18,7 @@
 
 namespace {
 
-template <class Elem, int D, class WideRule>
+template <class Elem, int D, class WideRule, bool PREFETCH_MAPS = false>
 struct LaunchDecodeWide {
   // The SMs and the wave of CTAs (SMs x the kernel's CTAs an SM at `threads` a CTA): the occupancy calculator's,
   // once a kernel and CTA size (internal linkage: per library), of the fp16 kernel for both element types, so
@@ -54,7 +55,8 @@ struct LaunchDecodeWide {
   static int plan(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
     using T = TmaTile<Elem, D, RT>;
     const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
-    return plan_for<T, /*ONE_CTA_AN_SM=*/true>(decode_fwd<half, D, RT>, T::THREADS + 32, pairs, capacity, p);
+    return plan_for<T, /*ONE_CTA_AN_SM=*/true>(decode_fwd<half, D, RT, PREFETCH_MAPS>, T::THREADS + 32, pairs,
+                                               capacity, p);
   }
   // The row-warp call (rows > kRowWarpsAbove): as few CTAs a (sequence, K/V head) as hold its rows, up to MAX_WARPS
   // consumer warps each, the rows dealt evenly among them (71 rows: one CTA of 5 warps; 284: three of 6).
@@ -63,8 +65,8 @@ struct LaunchDecodeWide {
   static int plan_row_warps(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
     using T = RowWarpTile<Elem, D>;
     const long long pairs = static_cast<long long>(row_blocks(rows)) * H_kv * B;
-    return plan_for<T, /*ONE_CTA_AN_SM=*/false>(decode_fwd_row_warps<half, D>, 32 * (row_warps(rows) + 1), pairs,
-                                                capacity, p);
+    return plan_for<T, /*ONE_CTA_AN_SM=*/false>(decode_fwd_row_warps<half, D, PREFETCH_MAPS>,
+                                                32 * (row_warps(rows) + 1), pairs, capacity, p);
   }
   static constexpr int kRowWarpsAbove = 32;  // packed rows step 45's widest tile holds (RT = 2)
   // A wide call's plan (rows > kRowWarpsAbove): the 16-row tile's row blocks where the step's WideRule says so
@@ -73,7 +75,7 @@ struct LaunchDecodeWide {
     using T = TmaTile<Elem, D, 1>;
     long long wave = 0;
     int sms = 0;
-    if (int err = wave_for<T>(decode_fwd<half, D, 1>, T::THREADS + 32, &wave, &sms)) return err;
+    if (int err = wave_for<T>(decode_fwd<half, D, 1, PREFETCH_MAPS>, T::THREADS + 32, &wave, &sms)) return err;
     const long long pairs = static_cast<long long>(fa::ceil_div(rows, T::BR)) * H_kv * B;
     *row_blocks = WideRule::takes_row_blocks(pairs, wave, sms, capacity, T::BC, p);
     return *row_blocks ? 0 : plan_row_warps(B, H_kv, rows, capacity, p);
@@ -99,12 +101,13 @@ struct LaunchDecodeWide {
     fa::SplitPartials p{};
     if (int err = plan<RT>(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
     if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
-    if (int err = fa::opt_in_shared_memory<T>(decode_fwd<Elem, D, RT>)) return err;
+    if (int err = fa::opt_in_shared_memory<T>(decode_fwd<Elem, D, RT, PREFETCH_MAPS>)) return err;
     CUtensorMap k_map, v_map;
     int box_rows = 0;
     if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
     const dim3 grid(fa::ceil_div(a.rows, T::BR) * p.splits, a.H_kv, a.B);
-    decode_fwd<Elem, D, RT><<<grid, T::THREADS + 32, T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
+    decode_fwd<Elem, D, RT, PREFETCH_MAPS>
+        <<<grid, T::THREADS + 32, T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
     if (int err = static_cast<int>(cudaGetLastError())) return err;
     return merge(a, p, stream);
   }
@@ -113,12 +116,12 @@ struct LaunchDecodeWide {
     fa::SplitPartials p{};
     if (int err = plan_row_warps(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
     if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
-    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_row_warps<Elem, D>)) return err;
+    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_row_warps<Elem, D, PREFETCH_MAPS>)) return err;
     CUtensorMap k_map, v_map;
     int box_rows = 0;
     if (int err = cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
     const dim3 grid(row_blocks(a.rows) * p.splits, a.H_kv, a.B);
-    decode_fwd_row_warps<Elem, D>
+    decode_fwd_row_warps<Elem, D, PREFETCH_MAPS>
         <<<grid, 32 * (row_warps(a.rows) + 1), T::smem_bytes(), stream>>>(a, p, k_map, v_map, box_rows);
     if (int err = static_cast<int>(cudaGetLastError())) return err;
     return merge(a, p, stream);

@@ -1,7 +1,7 @@
-// The decode branch's row-warp kernel, as steps 46, 47 and 54 run it (step 46's): for calls of more than 32
-// packed query rows a K/V head (Falcon-7B's 71 heads on one), each consumer warp owns 16 rows against every key
-// of a tile, beside step 44's TMA tile kernel (fa/decode_tma_kernel.cuh). Included into the steps' anonymous
-// namespace, as fa/decode_tma_kernel.cuh is.
+// The decode branch's row-warp kernel, as steps 46, 47 and 54 on run it (step 46's; step 57 prefetches its maps):
+// for calls of more than 32 packed query rows a K/V head (Falcon-7B's 71 heads on one), each consumer warp owns 16
+// rows against every key of a tile, beside step 44's TMA tile kernel (fa/decode_tma_kernel.cuh). Included into the
+// steps' anonymous namespace, as fa/decode_tma_kernel.cuh is.
 #pragma once
 
 #include "fa/decode_tma_kernel.cuh"
@@ -19,7 +19,8 @@ struct RowWarpTile : TmaTile<Elem, D, 1> {
 
 // A CTA of blockDim.x / 32 - 1 consumer warps (16 packed rows each, the CTA's rows 16 x that) and one
 // producer warp; the rows' results leave from registers (no merge of warps).
-template <class Elem, int D>
+// PREFETCH_MAPS (step 57): the producer's first lane asks for both tensor maps first thing.
+template <class Elem, int D, bool PREFETCH_MAPS = false>
 __global__ void __launch_bounds__(32 * (RowWarpTile<Elem, D>::MAX_WARPS + 1), 1)
     decode_fwd_row_warps(const fa::DecodeArgs a, const fa::SplitPartials p, const __grid_constant__ CUtensorMap k_map,
                          const __grid_constant__ CUtensorMap v_map, const int box_rows) {
@@ -33,6 +34,8 @@ __global__ void __launch_bounds__(32 * (RowWarpTile<Elem, D>::MAX_WARPS + 1), 1)
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   const int consumers = blockDim.x / 32 - 1, consumer_threads = 32 * consumers;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  if constexpr (PREFETCH_MAPS)
+    if (tid == consumer_threads) fa::tma::prefetch_map(&k_map), fa::tma::prefetch_map(&v_map);
   const int row_blocks = fa::ceil_div(a.rows, 16 * consumers);
   const int row0 = (blockIdx.x % row_blocks) * 16 * consumers, split = blockIdx.x / row_blocks;
   const int kv = blockIdx.y, b = blockIdx.z;

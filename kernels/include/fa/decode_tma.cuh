@@ -18,6 +18,13 @@ __device__ __forceinline__ void load_bytes(void* dst, const void* src, unsigned 
                : "memory");
 }
 
+// Asks for a tensor map's 128 bytes ahead of the first copy that reads it (prefetch.tensormap), so that the copy
+// engine does not fetch them when the first box is asked for (FlashAttention-3's producers begin so). `map`: a
+// __grid_constant__ kernel parameter's address.
+__device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
 namespace {  // internal linkage, like fa::launch: nothing shared between variant libraries
 
 // A decode cache (tokens, H_kv, D) of Elem as a 3-D map (D fastest, then the K/V head, then the

@@ -1,8 +1,8 @@
-// The decode branch's TMA tile kernel, as steps 44-47 and 54 run it (step 44's, unchanged since): one CTA a
-// (row block, chunk, K/V head, sequence), a producer warp asking the copy engine for boxes of the cache
-// (fa/decode_tma.cuh), consumer warps each taking 16 keys of a tile with their own online softmax, merged at
-// the end through the stages. Included by the steps' translation units into their anonymous namespace, where
-// each step carried it before: one copy of the code, the same kernels (and names) in every step's library.
+// The decode branch's TMA tile kernel, as steps 44-47 and 54 on run it (step 44's; step 57 prefetches its maps):
+// one CTA a (row block, chunk, K/V head, sequence), a producer warp asking the copy engine for boxes of the cache
+// (fa/decode_tma.cuh), consumer warps each taking 16 keys of a tile with their own online softmax, merged at the
+// end through the stages. Included by the steps' translation units into their anonymous namespace, where each step
+// carried it before: one copy of the code, the same kernels (and names) in every step's library.
 #pragma once
 
 #include "fa/decode.cuh"
@@ -14,7 +14,8 @@ namespace {
 template <class Elem, int D, int RT>
 using TmaTile = fa::DecodeTmaTile<Elem, D, RT>;  // fa/decode_tma.cuh, with produce_boxes and zero_rows_past
 
-template <class Elem, int D, int RT>
+// PREFETCH_MAPS (step 57): the producer's first lane asks for both tensor maps first thing.
+template <class Elem, int D, int RT, bool PREFETCH_MAPS = false>
 __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
     decode_fwd(const fa::DecodeArgs a, const fa::SplitPartials p, const __grid_constant__ CUtensorMap k_map,
                const __grid_constant__ CUtensorMap v_map, const int box_rows) {
@@ -28,6 +29,8 @@ __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
   // The merge kernel may be scheduled once every CTA has started (it waits for this grid's end itself).
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  if constexpr (PREFETCH_MAPS)
+    if (tid == T::THREADS) fa::tma::prefetch_map(&k_map), fa::tma::prefetch_map(&v_map);
   const int row_blocks = fa::ceil_div(a.rows, T::BR);
   const int row0 = (blockIdx.x % row_blocks) * T::BR, split = blockIdx.x / row_blocks;
   const int kv = blockIdx.y, b = blockIdx.z;
