@@ -80,9 +80,19 @@ struct LaunchDecodeWide {
     *row_blocks = WideRule::takes_row_blocks(pairs, wave, sms, capacity, T::BC, p);
     return *row_blocks ? 0 : plan_row_warps(B, H_kv, rows, capacity, p);
   }
-  static int plan_any(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p) {
-    bool row_blocks = false;
-    if (rows > kRowWarpsAbove) return plan_wide(B, H_kv, rows, capacity, p, &row_blocks);
+  // Which kernel a call takes: the 16- or 32-row TMA tile, or the row warps.
+  enum class Path { kTile16, kTile32, kRowWarps };
+  // A call's kernel and its chunks. The launch and workspace_bytes both take this plan, so that the workspace a
+  // caller sizes is the one the launch binds (a wide call's row blocks are planned by the step's WideRule, not by
+  // the tile's own rule).
+  static int plan_call(int B, int H_kv, int rows, int capacity, fa::SplitPartials& p, Path* path) {
+    if (rows > kRowWarpsAbove) {
+      bool row_blocks = false;
+      const int err = plan_wide(B, H_kv, rows, capacity, p, &row_blocks);
+      *path = row_blocks ? Path::kTile16 : Path::kRowWarps;
+      return err;
+    }
+    *path = rows <= 16 ? Path::kTile16 : Path::kTile32;
     return rows <= 16 ? plan<1>(B, H_kv, rows, capacity, p) : plan<2>(B, H_kv, rows, capacity, p);
   }
   // The cache as (tokens, H_kv, D): B rows of S_max tokens, or the pages' tokens; a box of 64 keys, or of
@@ -96,10 +106,9 @@ struct LaunchDecodeWide {
     return fa::tma::make_cache_map(v_map, static_cast<const Elem*>(a.v), tokens, a.H_kv, D, *box_rows, promotion);
   }
   template <int RT>
-  static int launch(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
+  static int launch(const fa::DecodeArgs& a, fa::SplitPartials p, void* workspace, long long bytes,
+                    cudaStream_t stream) {
     using T = TmaTile<Elem, D, RT>;
-    fa::SplitPartials p{};
-    if (int err = plan<RT>(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
     if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
     if (int err = fa::opt_in_shared_memory<T>(decode_fwd<Elem, D, RT, PREFETCH_MAPS>)) return err;
     CUtensorMap k_map, v_map;
@@ -111,10 +120,9 @@ struct LaunchDecodeWide {
     if (int err = static_cast<int>(cudaGetLastError())) return err;
     return merge(a, p, stream);
   }
-  static int launch_row_warps(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
+  static int launch_row_warps(const fa::DecodeArgs& a, fa::SplitPartials p, void* workspace, long long bytes,
+                              cudaStream_t stream) {
     using T = RowWarpTile<Elem, D>;
-    fa::SplitPartials p{};
-    if (int err = plan_row_warps(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p)) return err;
     if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
     if (int err = fa::opt_in_shared_memory<T>(decode_fwd_row_warps<Elem, D, PREFETCH_MAPS>)) return err;
     CUtensorMap k_map, v_map;
@@ -134,19 +142,21 @@ struct LaunchDecodeWide {
                                       : fa::launch_combine_early<Elem, D>(a, p, stream);
   }
   static int run(const fa::DecodeArgs& a, void* workspace, long long bytes, cudaStream_t stream) {
-    if (a.rows > kRowWarpsAbove) {
-      fa::SplitPartials p{};
-      bool row_blocks = false;
-      if (int err = plan_wide(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p, &row_blocks)) return err;
-      return row_blocks ? launch<1>(a, workspace, bytes, stream) : launch_row_warps(a, workspace, bytes, stream);
+    fa::SplitPartials p{};
+    Path path = Path::kTile16;
+    if (int err = plan_call(a.B, a.H_kv, a.rows, fa::decode_capacity(a), p, &path)) return err;
+    switch (path) {
+      case Path::kTile16: return launch<1>(a, p, workspace, bytes, stream);
+      case Path::kTile32: return launch<2>(a, p, workspace, bytes, stream);
+      default: return launch_row_warps(a, p, workspace, bytes, stream);
     }
-    return a.rows <= 16 ? launch<1>(a, workspace, bytes, stream) : launch<2>(a, workspace, bytes, stream);
   }
   static long long workspace_bytes(int B, int q_len, int H, int H_kv, int capacity) {
     if (B < 1 || q_len < 1 || H_kv < 1 || H % H_kv || capacity < 1) return -1;
     const int rows = q_len * (H / H_kv);
     fa::SplitPartials p{};
-    if (plan_any(B, H_kv, rows, capacity, p)) return -1;
+    Path path = Path::kTile16;
+    if (plan_call(B, H_kv, rows, capacity, p, &path)) return -1;
     return fa::workspace_bytes_for(p, B, q_len, H, D);
   }
 };
