@@ -65,6 +65,8 @@ def test_the_decode_set_holds_the_served_models_within_the_memory_bound():
     assert any((s.B, s.cache_len, s.q_len, s.H_kv) == (1, 131072, 1, 8) for s in shapes)
     assert {s.q_len for s in shapes} == {1, 4} and any(s.mixed for s in shapes) and any(s.page_size for s in shapes)
     assert len({s.id for s in shapes}) == len(shapes)
+    # the wide group (71 query heads on one K/V head) at a uniform batch between 8 x 8k and 64 x 1k
+    assert any(s.group > 32 and 8 < s.B < 64 and not s.mixed for s in shapes)
     falcon = DecodeShape(8, 71, 1, 64, 8192)  # 2 x 8 x 8192 x 64 x 2 bytes = 16 MiB: fits a 50 MiB L2
     assert not streams_from_hbm(falcon, 50 << 20) and streams_from_hbm(DecodeShape(8, 32, 8, 128, 8192), 50 << 20)
 

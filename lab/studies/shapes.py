@@ -175,7 +175,9 @@ def spec_of(shapes: list[Shape]) -> str:
 # new query; 32 sequences of mixed lengths up to 4k; 16 sequences at 32k in 64-token pages with 4 new
 # queries (speculative decoding); 64 sequences at 1k. Then one sequence of 128k tokens with 8 K/V heads and
 # one query (a grid of one CTA a head cannot fill the GPU: split the keys or idle), and Llama-3-70B at 128k
-# for 8 sequences (4.3 GB). No cache over DECODE_MAX_CACHE_BYTES, so two copies and the output fit any GPU
+# for 8 sequences (4.3 GB). And Falcon-7B's 32 sequences at 1k: its 71 query heads on one K/V head make the set's
+# only wide group, whose kernel (row warps or 16-row blocks) and chunks turn on the batch (steps 55 and 56), and
+# its other uniform batches (8 x 8k, 64 x 1k) sit at the two ends of that choice. No cache over DECODE_MAX_CACHE_BYTES, so two copies and the output fit any GPU
 # the study runs on. A cache under DECODE_STREAMING_L2 times the L2 can be served from L2 (Falcon-7B's one
 # K/V head): it is judged against the peers only, not against the GPU's copy bandwidth.
 DECODE_MODELS = [heads for heads in MODELS if heads != (12, 12, 64)]
@@ -190,7 +192,8 @@ def decode_shapes() -> list:
     for H, H_kv, D in DECODE_MODELS:
         shapes += [DecodeShape(8, H, H_kv, D, 8192), DecodeShape(32, H, H_kv, D, 4096, mixed=True),
                    DecodeShape(16, H, H_kv, D, 32768, q_len=4, page_size=64), DecodeShape(64, H, H_kv, D, 1024)]
-    return shapes + [DecodeShape(1, 32, 8, 128, 131072), DecodeShape(8, 64, 8, 128, 131072)]
+    return shapes + [DecodeShape(1, 32, 8, 128, 131072), DecodeShape(8, 64, 8, 128, 131072),
+                     DecodeShape(32, 71, 1, 64, 1024)]
 
 
 def streams_from_hbm(shape, l2_bytes: int) -> bool:
