@@ -322,6 +322,26 @@ def test_threats_name_the_kernel_files_changed_since_the_run_built_them():
     assert changed_files(gone, ["baseline"]) == ["include/fa/old.cuh"]
 
 
+def test_the_decode_section_names_the_decode_steps_changed_since_the_run_built_them():
+    # decode.json records each decode step's build as build.json does a prefill step's; a step whose
+    # sources no longer hash as recorded is named with its changed file, and none is named where all match
+    from lab.kernels import build, variants
+    from lab.report.sections.decode import sources_changed
+
+    steps = ["decode_group_cta", "split_kv"]
+    now = {n: build.source_files(variants.get(n)) for n in steps}
+    hashes = {n: build.source_hash(variants.get(n)) for n in steps}
+    same = {"steps": steps, "builds": {n: {"source_hash": hashes[n], "source_files": now[n]} for n in steps}}
+    assert sources_changed(same) == ""
+    step_file = next(f for f in now["split_kv"] if f.startswith("variants/"))
+    changed = {"steps": steps, "builds": {**same["builds"], "split_kv": {
+        "source_hash": "0" * 64, "source_files": {**now["split_kv"], step_file: "0" * 64}}}}
+    text = sources_changed(changed)
+    assert text.startswith("The sources of 1 of the 2 decode steps") and "(split_kv)" in text
+    assert f"`kernels/{step_file}`" in text and "decode_group_cta" not in text
+    assert sources_changed({"steps": steps, "builds": {}}) == ""  # a run that recorded no builds: nothing said
+
+
 def test_the_threat_on_what_the_intervals_cover_follows_the_replicates_and_the_base_run():
     from types import SimpleNamespace
 

@@ -8,15 +8,31 @@ import difflib
 from lab.report.load import RunData, manifest_variant
 
 
+def _any_variant(name):
+    """A step of the manifest by its name, of any problem (prefill or decode); None where it has none."""
+    from lab.kernels import variants
+
+    try:
+        return next((v for v in variants.manifest() if v.name == name), None)
+    except Exception:  # noqa: BLE001 - a broken manifest leaves the check out, not the report
+        return None
+
+
 def source_check(data: RunData) -> tuple[list[str], list[str]]:
     """Variants whose working-tree sources hash as the run's build.json says, and those that differ."""
+    return sources_against(data.variants, data.build)
+
+
+def sources_against(names: list[str], builds: dict) -> tuple[list[str], list[str]]:
+    """Of `names`, those whose working-tree sources hash as `builds` (a build record by variant: build.json's,
+    or decode.json's "builds") says, and those that differ; a name without a recorded hash is in neither."""
     same, differ = [], []
     try:
         from lab.kernels import build
 
-        for name in data.variants:
-            v = manifest_variant(name)
-            rec_hash = (data.build.get(name) or {}).get("source_hash")
+        for name in names:
+            v = _any_variant(name)
+            rec_hash = (builds.get(name) or {}).get("source_hash")
             if v is None or not rec_hash:
                 continue
             (same if build.source_hash(v) == rec_hash else differ).append(name)
@@ -28,12 +44,17 @@ def source_check(data: RunData) -> tuple[list[str], list[str]]:
 def changed_files(data: RunData, names: list[str]) -> list[str]:
     """The files (under kernels/) whose hash differs from the one the run's build.json records for
     them, over the variants `names`; [] where the run recorded no per-file hashes (runs before them)."""
+    return files_changed_against(names, data.build)
+
+
+def files_changed_against(names: list[str], builds: dict) -> list[str]:
+    """changed_files over any build records by variant (build.json's, decode.json's "builds")."""
     changed = set()
     try:
         from lab.kernels import build
 
         for name in names:
-            v, recorded = manifest_variant(name), (data.build.get(name) or {}).get("source_files")
+            v, recorded = _any_variant(name), (builds.get(name) or {}).get("source_files")
             if v is None or not isinstance(recorded, dict) or not recorded:
                 continue
             now = build.source_files(v)

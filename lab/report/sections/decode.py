@@ -141,6 +141,21 @@ def not_measured(d: dict) -> str:
             " (This run predates the record; the reasons are today's code's.)"))
 
 
+def sources_changed(d: dict) -> str:
+    """A sentence naming the decode steps whose sources in this tree no longer hash as the run built them (decode.json's
+    builds), with the files changed since; "" where every recorded hash matches (or none was recorded)."""
+    from lab.report.provenance import files_changed_against, sources_against
+
+    builds = d.get("builds") or {}
+    _, differ = sources_against(list(d.get("steps", [])), builds)
+    if not differ:
+        return ""
+    files = files_changed_against(differ, builds)
+    where = f" (files changed since: {', '.join(f'`kernels/{f}`' for f in files)})" if files else ""
+    return (f"The sources of {len(differ)} of the {len(d.get('steps', []))} decode steps in this tree differ from "
+            f"those this run built ({', '.join(differ)}){where}: the numbers below are of the code as it was built.")
+
+
 def section_decode(ctx: Context) -> list[str]:
     rec = ctx.data.rec
     if not rec.has("decode.json"):
@@ -184,6 +199,10 @@ def section_decode(ctx: Context) -> list[str]:
     for step, why in sorted(d.get("excluded", {}).items()):
         add(f"- `{step}` left out: {why}")
     add("")
+    stale = sources_changed(d)
+    if stale:
+        add(stale)
+        add("")
     add(not_measured(d))
     add("")
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
