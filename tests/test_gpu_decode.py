@@ -14,9 +14,17 @@ DECODE_STEPS = variants.names(problem="decode")
 GRID = decode_grid()
 
 
+class _LoadedOnFirstUse(dict):
+    def __missing__(self, name):
+        self[name] = fn = variants.load(name)
+        return fn
+
+
 @pytest.fixture(scope="session")
 def decode_kernels():
-    return {name: variants.load(name) for name in DECODE_STEPS}
+    # each step built and loaded when a test first asks for it, so that `-k step` builds that step alone (building
+    # every decode step outlasted a one-step check's 90 s on an H200: data/explorations/2026-12-02-last-chunk-merges)
+    return _LoadedOnFirstUse()
 
 
 def _call(fn):
