@@ -156,6 +156,16 @@ def sources_changed(d: dict) -> str:
             f"those this run built ({', '.join(differ)}){where}: the numbers below are of the code as it was built.")
 
 
+def what_is_left_out(d: dict) -> list[str]:
+    """The lines after the decode section's opening: the steps left out and why, the steps whose sources changed
+    since the run built them, the peers not measured."""
+    L = [f"- `{step}` left out: {why}" for step, why in sorted(d.get("excluded", {}).items())] + [""]
+    stale = sources_changed(d)
+    if stale:
+        L += [stale, ""]
+    return L + [not_measured(d), ""]
+
+
 def section_decode(ctx: Context) -> list[str]:
     rec = ctx.data.rec
     if not rec.has("decode.json"):
@@ -196,15 +206,7 @@ def section_decode(ctx: Context) -> list[str]:
         add(f"**On this GPU the copy is no ceiling**: {above[1]} reads {above[0]:.2f} of it ({above[2]}, "
             f"{above[3]}), so the \"of copy\" column and target 1 read high here. Issue 50's bar assumes a copy "
             "that no kernel outruns; the report does not correct for it.")
-    for step, why in sorted(d.get("excluded", {}).items()):
-        add(f"- `{step}` left out: {why}")
-    add("")
-    stale = sources_changed(d)
-    if stale:
-        add(stale)
-        add("")
-    add(not_measured(d))
-    add("")
+    L += what_is_left_out(d)
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
         by_shape = medians(d["rows"], mode)
