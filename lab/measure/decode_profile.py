@@ -4,10 +4,10 @@ DRAM throughput per step), in one ncu process a shape, as lab.measure.profile ba
 A decode call is one kernel or two (a split call's merge) and a peer's may hold helpers, so the target ends
 each call with lab.measure.profile's separator kernel and the capture is cut there
 (lab.measure.profile.split_at_separators). Where ncu exits with an error or the capture does not map, each
-implementation is profiled alone, which records its reason (not after a timeout: each would take as long). A call's record (`call_record`) sums its kernels: their time, their
-DRAM bytes, and their DRAM throughput weighted by duration (the share of the DRAM's peak the call kept busy
-over its kernels' time; launch gaps are not in it). Caches are flushed between replay passes (ncu's default),
-so the numbers are a cold call's; clocks are left alone.
+implementation is profiled alone, which records its reason (not after a timeout: each would take as long). A
+call's record (`call_record`) sums its kernels: their time, their DRAM bytes, and their DRAM throughput weighted
+by duration (the share of the DRAM's peak the call kept busy over its kernels' time; launch gaps are not in it).
+Caches are flushed between replay passes (ncu's default), so the numbers are a cold call's; clocks are left alone.
 
 Host side (needs ncu and a GPU; never raises where profiling is impossible):
 

@@ -177,9 +177,10 @@ def spec_of(shapes: list[Shape]) -> str:
 # one query (a grid of one CTA a head cannot fill the GPU: split the keys or idle), and Llama-3-70B at 128k
 # for 8 sequences (4.3 GB). And Falcon-7B's 32 sequences at 1k: its 71 query heads on one K/V head make the set's
 # only wide group, whose kernel (row warps or 16-row blocks) and chunks turn on the batch (steps 55 and 56), and
-# its other uniform batches (8 x 8k, 64 x 1k) sit at the two ends of that choice. No cache over DECODE_MAX_CACHE_BYTES, so two copies and the output fit any GPU
-# the study runs on. A cache under DECODE_STREAMING_L2 times the L2 can be served from L2 (Falcon-7B's one
-# K/V head): it is judged against the peers only, not against the GPU's copy bandwidth.
+# its other uniform batches (8 x 8k, 64 x 1k) sit at the two ends of that choice. No cache over
+# DECODE_MAX_CACHE_BYTES, so two copies and the output fit any GPU the study runs on. A cache under
+# DECODE_STREAMING_L2 times the L2 can be served from L2 (Falcon-7B's one K/V head): it is judged against the
+# peers only, not against the GPU's copy bandwidth.
 DECODE_MODELS = [heads for heads in MODELS if heads != (12, 12, 64)]
 DECODE_MAX_CACHE_BYTES = 8 << 30
 DECODE_STREAMING_L2 = 4
