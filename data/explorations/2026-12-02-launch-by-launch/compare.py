@@ -1,7 +1,8 @@
 """The launch-level metrics of call.sh's captures (`ncu --csv --page raw --print-units base`) side by side: per
-capture, one line a metric, the step's longest kernel's value (attention_fwd or decode_*), the peer's
-longest kernel's, and the first over the second; then the derived lines: the SMs' idle share of the kernel's elapsed cycles (1 - active
-mean / elapsed max) and the active cycles' spread (min / max).
+capture, one line a metric (the SM, scheduler, DRAM and L2 counters and the launch's shape; not the device's
+attributes) with the step's longest kernel's value (attention_fwd or decode_*), the peer's longest kernel's, and
+the first over the second; then the derived lines: the SMs' idle share of the kernel's elapsed cycles (1 - active
+mean / elapsed max) and the active cycles' spread (min / max). call/compare.txt is its output.
 
     python compare.py ncu_*.csv
 """
@@ -40,7 +41,9 @@ for path in sorted(sys.argv[1:]):
     if not ours or not theirs:
         continue
     a, b = (max(g, key=lambda k: num(k, "gpu__time_duration.sum")) for g in (ours, theirs))
-    for m in sorted(x for x in a if "__" in x and num(a, x) is not None):
+    keep = ("smsp__", "sm__", "dram__", "lts__", "gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
+            "launch__registers_per_thread")
+    for m in sorted(x for x in a if x.startswith(keep) and num(a, x) is not None):
         x, y = num(a, m), num(b, m)
         r = f"{x / y:8.4f}" if y else "       -"
         print(f"{m[:84]:84s} {x:16.4f} {y if y is not None else float('nan'):16.4f} {r}")
