@@ -1,0 +1,59 @@
+# Issue 46, call 4 (drafted 2026-12-02, not yet run): the causal D = 64 launches' DRAM traffic. Call 1: at (4, 16,
+# 4096, 64, causal) step 53 reads 384 MB from DRAM against FA3's 121 MB (Q, K and V once: 100 MB) and needs 6 % more
+# active cycles with 5.6 % fewer instructions (long-scoreboard stalls 0.72 against 0.21). That launch takes step 52's
+# counter tile (192 rows, one CTA an SM), whose queue is one section of every head (ONE_SECTION): heaviest first
+# over all 64 heads, whose K/V (64 MB) is more than the L2 (60 MB). Step 52 took one section because the L2 sections
+# left a last section too small for the counter to balance (queue_cover.txt: 440 tiles under 4 x 132); call 2's
+# merged tail leaves 860-924 there. Configurations (queue_sections.patch and three_wgs_sections.patch, both on the
+# device copy only; every tile once, queue_cover.txt):
+#   s53: as committed;
+#   sec: the counter tile in L2 sections (FA_EXP_THREE_WGS_QUEUE_SECTIONS), the remainder merged into the last one
+#        (FA_EXP_QUEUE_MERGE_TAIL; the counter's threshold stays 4 tiles a CTA).
+# Predictions, written before the call (hot, paired rounds, over s53): 1.02x-1.06x at the causal D = 64 shapes that
+# take the counter tile in sections, (4, 16, 4096, 64), (2, 16, 8192, 64), (1, 16, 16384, 64), (8, 16, 4096, 64);
+# 0.99x-1.01x at Falcon-7B's (1, 71, 8192) (one K/V head: one section either way) and GPT-2's (1, 12, 8192) (not the
+# counter tile); at (4, 16, 4096, 128, causal) (the merged tail gives it the counter) 0.99x-1.015x (calls 2-3: 1.011x,
+# 1.001x); the other D = 128 rows unchanged. Nsight Compute: sec's DRAM reads at (4, 16, 4096, 64, causal) under
+# 180 MB (s53: 384 MB) and at (1, 16, 16384, 64, causal) within 1.5x of Q, K and V once. About 200 s with the start.
+source .whl/prelude.sh 2>/dev/null
+export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
+X=data/explorations/2026-11-28-kv-apart-d128
+E=data/explorations/2026-12-02-launch-by-launch
+git apply $E/queue_sections.patch && git apply $E/three_wgs_sections.patch || exit 1
+nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm --format=csv > $OUT/gpu.txt
+T0=$(date +%s)
+export EXP_CONFIGS='{"s53": ["two_stages_three_wgs_d64", {}],
+  "sec": ["two_stages_three_wgs_d64", {"FA_EXP_THREE_WGS_QUEUE_SECTIONS": 1, "FA_EXP_QUEUE_MERGE_TAIL": 1}]}'
+export EXP_SHAPES='["4,16,4096,64,causal", "2,16,8192,64,causal", "1,16,16384,64,causal", "8,16,4096,64,causal",
+  "1,71,8192,64,causal,kv1,bf16", "1,12,8192,64,causal,bf16", "4,16,4096,128,causal", "1,16,16384,128,causal",
+  "1,32,8192,128,causal,kv8,bf16", "4,16,512,64,causal"]'
+timeout 150 python $X/exp.py check > $OUT/check.txt 2>&1; echo "check rc=$? $(( $(date +%s)-T0 )) s"
+grep -E "^check|FAILED|built|BUILD" $OUT/check.txt | cut -c1-200 | head -12
+grep -qE "[1-9][0-9]* failed" $OUT/check.txt && { echo "a check failed: no timing"; exit 1; }
+timeout 60 python $E/same_out.py > $OUT/same_out.txt 2>&1; echo "same_out rc=$? $(( $(date +%s)-T0 )) s"
+grep -v "^built" $OUT/same_out.txt | cut -c1-160
+grep -q "every output equal" $OUT/same_out.txt || { echo "outputs differ: no timing"; exit 1; }
+timeout $(( 250 - ($(date +%s)-T0) )) python $X/exp.py time 1.2 > $OUT/time.txt 2>&1; echo "time rc=$? $(( $(date +%s)-T0 )) s"
+cut -c1-250 $OUT/time.txt | grep -v built
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_op_read.sum,sm__cycles_active.avg,smsp__inst_executed.sum
+M=$M,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
+for shape in 4,16,4096,64,causal 1,16,16384,64,causal; do for c in s53 sec; do
+  [ $(( $(date +%s)-T0 )) -lt 330 ] && timeout 60 $NCU --clock-control none --nvtx --nvtx-include profile/ --metrics $M \
+    --csv --page raw --print-units base python data/explorations/2026-11-29-q-double-buffer/prof_one.py $c $shape \
+    > $OUT/ncu_${c}_${shape//,/_}.csv 2>&1
+  echo "ncu $c $shape rc=$? $(( $(date +%s)-T0 )) s"; done; done
+python - $OUT/ncu_*.csv <<'PY'
+import csv, sys
+for p in sys.argv[1:]:
+    rows, h = [], None
+    for f in csv.reader(l for l in open(p) if l.startswith('"')):
+        if f and f[0] == "ID": h = f
+        elif h and len(f) == len(h) and f[0].strip().isdigit(): rows.append(dict(zip(h, f)))
+    for r in rows:
+        n = lambda m: float(r[m].replace(",", ""))
+        print(p.split("/")[-1], f"{n('gpu__time_duration.sum') / 1e3:.1f} us, DRAM read {n('dram__bytes_read.sum') / 1e6:.0f} MB,"
+              f" L2 read sectors {n('lts__t_sectors_op_read.sum'):.4g}, active cycles {n('sm__cycles_active.avg'):.4g},"
+              f" instructions {n('smsp__inst_executed.sum'):.4g}, long scoreboard "
+              f"{n('smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio'):.2f}")
+PY
