@@ -27,14 +27,7 @@ export EXP_CONFIGS='{"s53": ["two_stages_three_wgs_d64", {}],
 export EXP_SHAPES='["4,16,4096,64,causal", "2,16,8192,64,causal", "1,16,16384,64,causal", "8,16,4096,64,causal",
   "1,71,8192,64,causal,kv1,bf16", "1,12,8192,64,causal,bf16", "4,16,4096,128,causal", "1,16,16384,128,causal",
   "1,32,8192,128,causal,kv8,bf16", "4,16,512,64,causal"]'
-timeout 150 python $X/exp.py check > $OUT/check.txt 2>&1; echo "check rc=$? $(( $(date +%s)-T0 )) s"
-grep -E "^check|FAILED|built|BUILD" $OUT/check.txt | cut -c1-200 | head -12
-grep -qE "[1-9][0-9]* failed" $OUT/check.txt && { echo "a check failed: no timing"; exit 1; }
-timeout 60 python $E/same_out.py > $OUT/same_out.txt 2>&1; echo "same_out rc=$? $(( $(date +%s)-T0 )) s"
-grep -v "^built" $OUT/same_out.txt | cut -c1-160
-grep -q "every output equal" $OUT/same_out.txt || { echo "outputs differ: no timing"; exit 1; }
-timeout $(( 250 - ($(date +%s)-T0) )) python $X/exp.py time 1.2 > $OUT/time.txt 2>&1; echo "time rc=$? $(( $(date +%s)-T0 )) s"
-cut -c1-250 $OUT/time.txt | grep -v built
+TIME_END=250; source $E/check_then_time.sh || exit 1
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_op_read.sum,sm__cycles_active.avg,smsp__inst_executed.sum
 M=$M,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
