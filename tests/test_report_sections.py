@@ -392,3 +392,34 @@ def test_an_absent_peer_is_said_in_plain_words(recorded, plain):
     from lab.report.load import absent_reason_plain
 
     assert absent_reason_plain(recorded) == plain
+
+
+def test_capped_rows_threat_names_only_rows_wider_than_the_target_grouped_by_shape():
+    from lab.report.tables import CappedRow
+    from lab.report.validity import _capped_threat
+    rows = [CappedRow("a", "(1, 2, 3, 64) causal", "cold", 10, 0.05), CappedRow("b", "(1, 2, 3, 64) causal", "cold", 11, 0.02),
+            CappedRow("c", "(1, 2, 3, 64) causal", "cold", 12, 0.03), CappedRow("d", "(4, 5, 6, 128)", "hot", 13, 0.012),
+            CappedRow("e", "(4, 5, 6, 128)", "hot", 14, 0.009), CappedRow("f", "(7, 8, 9, 64)", "cold", 15, 0.001),
+            CappedRow("g", "(7, 8, 9, 64)", "hot", 0, None)]
+    text = _capped_threat(rows, 0.009)  # a row exactly at the target is not wider than it
+    assert text.startswith("7 row(s) hit the time cap before the CI rule stopped them")
+    assert "4 of them have a median CI half-width wider than the ±0.9 % target: " in text
+    assert "3 at (1, 2, 3, 64) causal cold (2.00-5.00 %); d at (4, 5, 6, 128) hot (n=13, median CI half-width 1.20 %)." in text
+    assert not any(f"{x} at" in text for x in "efg")
+    narrow = _capped_threat(rows[4:], 0.009)
+    assert narrow.endswith("none has a median CI half-width wider than the ±0.9 % target.")
+
+
+def test_methodology_lists_every_capped_row_widest_first(ctx, sections):
+    from lab.report.tables import capped_rows
+    summ = ctx.data.summary
+    capped = summ[summ["stopped_by"] == "cap"]
+    method = sections["methodology"]
+    table = method[method.index("| implementation | shape | mode | samples | median CI half-width (%) |"):]
+    body = table.splitlines()[2:]
+    lines = body[:next((i for i, l in enumerate(body) if not l.startswith("| ")), len(body))]
+    assert len(lines) == len(capped) > 0
+    widths = [float(l.rstrip(" |").rsplit("| ", 1)[1]) for l in lines]
+    assert widths == sorted(widths, reverse=True)
+    assert {l.split(" | ")[0][2:] for l in lines} == set(capped["impl"])
+    assert [c.impl for c in capped_rows(ctx.data)][0] == lines[0].split(" | ")[0][2:]

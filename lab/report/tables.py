@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -444,8 +445,17 @@ NCU_XVAL_MIN_US = ncu_xval.MIN_US
 # --- rows the time cap stopped ----------------------------------------------------------------
 
 
-def capped_rows(data: RunData) -> list[str]:
-    """The rows the time cap stopped, each with its n and median CI half-width."""
+class CappedRow(NamedTuple):
+    """A row the time cap stopped: its samples and its median's 95 % CI half-width (a fraction; None: no samples)."""
+    impl: str
+    shape: str
+    mode: str
+    n: int
+    half_width: float | None
+
+
+def capped_rows(data: RunData) -> list[CappedRow]:
+    """The rows the time cap stopped, the widest median CI first (then in the summary's order)."""
     summ = data.summary
     if summ is None or "stopped_by" not in summ:
         return []
@@ -454,6 +464,10 @@ def capped_rows(data: RunData) -> list[str]:
         s = Shape.from_row(r)
         x = data.lat(r.impl, s, r.mode)
         half = stats.relative_ci_halfwidth(x) if x is not None and len(x) else None
-        cap_rows.append(f"{r.impl} at {shape_label(s)} {r.mode} (n={r.n}, median CI half-width "
-                        f"{fmt(half * 100 if half is not None else None, 2)} %)")
-    return cap_rows
+        cap_rows.append(CappedRow(r.impl, shape_label(s), r.mode, int(r.n), half))
+    return sorted(cap_rows, key=lambda c: -(c.half_width if c.half_width is not None else float("inf")))
+
+
+def capped_label(c: CappedRow) -> str:
+    return (f"{c.impl} at {c.shape} {c.mode} (n={c.n}, median CI half-width "
+            f"{fmt(c.half_width * 100 if c.half_width is not None else None, 2)} %)")

@@ -11,7 +11,7 @@ from lab.kernels.shape import Shape
 from lab.report import provenance
 from lab.report.formats import MISSING, XVAL_GAP, isnum, shape_label
 from lab.report.load import RunData, first_line
-from lab.report.tables import clock_range
+from lab.report.tables import capped_label, clock_range
 
 
 def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None) -> str:
@@ -26,6 +26,24 @@ def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None
         return (f"{what}; how the effects move in a second run (`{base.run_id}`, {base.env.get('gpu', 'unknown')}) "
                 "is in \"Does it replicate?\".")
     return f"{what}; comparisons across runs go through `make replicate` (`python -m lab replicate`)."
+
+
+def _capped_threat(cap_rows: list, target: float) -> str:
+    """The time cap's rows whose median CI is wider than the stopping rule's target, by shape and mode (a lone row
+    by its label, more than one by their count and range of widths)."""
+    wide = [c for c in cap_rows if c.half_width is not None and c.half_width > target]
+    head = f"{len(cap_rows)} row(s) hit the time cap before the CI rule stopped them (Methodology lists them); "
+    if not wide:
+        return head + f"none has a median CI half-width wider than the ±{target * 100:.1f} % target."
+    groups: dict[tuple[str, str], list] = {}
+    for c in wide:
+        groups.setdefault((c.shape, c.mode), []).append(c)
+    parts = [capped_label(g[0]) if len(g) == 1 else
+             f"{len(g)} at {shape} {mode} ({min(c.half_width for c in g) * 100:.2f}-"
+             f"{max(c.half_width for c in g) * 100:.2f} %)"
+             for (shape, mode), g in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+    return head + (f"{len(wide)} of them have a median CI half-width wider than the ±{target * 100:.1f} % target: "
+                   + "; ".join(parts) + ".")
 
 
 def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunData | None = None) -> list[str]:
@@ -50,7 +68,7 @@ def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDat
     elif not data.crossval:
         t.append("The harness was not cross-validated in this run (crossval.json missing or empty).")
     if cap_rows:
-        t.append(f"{len(cap_rows)} row(s) hit the time cap before the CI target: " + "; ".join(cap_rows) + ".")
+        t.append(_capped_threat(cap_rows, data.run_params.replicate_rule().rel_ci))
     if data.summary is not None and "n" in data.summary:
         floor = data.run_params.min_samples
         small = int((data.summary["n"] <= floor).sum())

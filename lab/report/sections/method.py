@@ -55,6 +55,16 @@ def _timing(ctx: Context) -> list[str]:
     return L
 
 
+def _capped_summary(cap_rows: list, rel_ci) -> str:
+    """The sentence's end after the time cap's count: how many of its rows are wider than the CI target."""
+    if not cap_rows:
+        return "."
+    wide = [c for c in cap_rows if c.half_width is not None and isnum(rel_ci) and c.half_width > rel_ci]
+    return (f"; {len(wide)} of the {len(cap_rows)} have a median CI half-width wider than the "
+            f"±{fmt(rel_ci * 100 if isnum(rel_ci) else None, 1)} % target. The table below lists all {len(cap_rows)}, the "
+            "widest first.")
+
+
 def _sampling(ctx: Context) -> list[str]:
     data, params = ctx.data, ctx.data.params
     L, add = new_lines()
@@ -76,9 +86,14 @@ def _sampling(ctx: Context) -> list[str]:
            f"{fmt(guard[1] * rel_ci * 100 if isnum(rel_ci) else None, 1)} % (a guard against a median "
            "that sits between two modes of a multimodal latency distribution)" if guard[0] is not None else "")
         + f", or after {fmt(cap_s, 1)} s of sampling. "
-        f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)}"
-        + (f" ({'; '.join(cap_rows)})" if cap_rows else "") + f" (of {0 if summ is None else len(summ)} rows).")
+        f"Rows stopped by the CI rule: {counts.get('ci', 0)}; by the time cap: {counts.get('cap', 0)} "
+        f"(of {0 if summ is None else len(summ)} rows)" + _capped_summary(cap_rows, rel_ci))
     add("")
+    if cap_rows:
+        add(md_table(["implementation", "shape", "mode", "samples", "median CI half-width (%)"],
+                     [[c.impl, c.shape, c.mode, c.n, fmt(c.half_width * 100 if c.half_width is not None else None, 2)]
+                      for c in cap_rows], "lllrr"))
+        add("")
     interval = ("a 95 % interval over the replicates (below)" if R > 1 else
                 "a 95 % normal interval from a bootstrap of the rounds (2000 resamples, seed 0)" if data.by_round else
                 "a 95 % two-sample BCa bootstrap CI (2000 resamples, seed 0)")
