@@ -397,14 +397,15 @@ def test_an_absent_peer_is_said_in_plain_words(recorded, plain):
 def test_capped_rows_threat_names_only_rows_wider_than_the_target_grouped_by_shape():
     from lab.report.tables import CappedRow
     from lab.report.validity import _capped_threat
-    rows = [CappedRow("a", "(1, 2, 3, 64) causal", "cold", 10, 0.05), CappedRow("b", "(1, 2, 3, 64) causal", "cold", 11, 0.02),
-            CappedRow("c", "(1, 2, 3, 64) causal", "cold", 12, 0.03), CappedRow("d", "(4, 5, 6, 128)", "hot", 13, 0.012),
-            CappedRow("e", "(4, 5, 6, 128)", "hot", 14, 0.009), CappedRow("f", "(7, 8, 9, 64)", "cold", 15, 0.001),
-            CappedRow("g", "(7, 8, 9, 64)", "hot", 0, None)]
+    a, b, c = "(1, 2, 3, 64) causal", "(4, 5, 6, 128)", "(7, 8, 9, 64)"
+    rows = [CappedRow("a", a, "cold", 10, 0.05), CappedRow("b", a, "cold", 11, 0.02),
+            CappedRow("c", a, "cold", 12, 0.03), CappedRow("d", b, "hot", 13, 0.012),
+            CappedRow("e", b, "hot", 14, 0.009), CappedRow("f", c, "cold", 15, 0.001),
+            CappedRow("g", c, "hot", 0, None)]
     text = _capped_threat(rows, 0.009)  # a row exactly at the target is not wider than it
     assert text.startswith("7 row(s) hit the time cap before the CI rule stopped them")
     assert "4 of them have a median CI half-width wider than the ±0.9 % target: " in text
-    assert "3 at (1, 2, 3, 64) causal cold (2.00-5.00 %); d at (4, 5, 6, 128) hot (n=13, median CI half-width 1.20 %)." in text
+    assert f"3 at {a} cold (2.00-5.00 %); d at {b} hot (n=13, median CI half-width 1.20 %)." in text
     assert not any(f"{x} at" in text for x in "efg")
     narrow = _capped_threat(rows[4:], 0.009)
     assert narrow.endswith("none has a median CI half-width wider than the ±0.9 % target.")

@@ -469,5 +469,6 @@ def capped_rows(data: RunData) -> list[CappedRow]:
 
 
 def capped_label(c: CappedRow) -> str:
+    """One capped row in words, as the report names it."""
     return (f"{c.impl} at {c.shape} {c.mode} (n={c.n}, median CI half-width "
             f"{fmt(c.half_width * 100 if c.half_width is not None else None, 2)} %)")
