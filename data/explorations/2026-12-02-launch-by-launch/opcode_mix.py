@@ -5,7 +5,9 @@ instructions at (1, 16, 16384, 128); on GH100 that pipe alone takes IMAD (and ID
 so the IMAD lines here are the static side of that count. Uses lab.kernels.sass_mix and lab.studies.sass_compare.
 
     PYTHONPATH=. python data/explorations/2026-12-02-launch-by-launch/opcode_mix.py > opcode_mix.txt
+    PYTHONPATH=. python .../opcode_mix.py FA_EXP_FINITE_MAX=1   # step 53 built with these defines (a patch applied)
 """
+import sys
 from collections import Counter
 
 from lab.kernels import sass_mix, switches
@@ -28,12 +30,13 @@ def shortest_path_opcodes(sass: str, head_dim: int) -> tuple[Counter, float]:
 
 
 def main() -> None:
-    step_sass = switches.sass("two_stages_three_wgs_d64", "sm_90a")
+    defines = dict(a.split("=", 1) for a in sys.argv[1:]) or None
+    step_sass = switches.sass("two_stages_three_wgs_d64", "sm_90a", defines)
     names = sass_mix.kernel_names(step_sass)
     mine = sass_compare.step_kernels(sass_mix.demangle(names), ["Elem", "D", "KIND", "FROM_QUEUE"])
     k = next(k for k in mine if k["head_dim"] == 128 and k["dtype"] == "float16"
              and k["variant_args"] == "HopperTileKind 0, FROM_QUEUE=false")
-    rows = {"step 53": shortest_path_opcodes(sass_mix.kernel_sass(step_sass, names[k["index"]]), 128)}
+    rows = {"step 53" + (" " + " ".join(sys.argv[1:]) if defines else ""): shortest_path_opcodes(sass_mix.kernel_sass(step_sass, names[k["index"]]), 128)}
     lib = fa3.library_path()
     fa3_names = sass_mix.entry_names(lib)
     kernels = fa3.forward_kernels(sass_mix.demangle(fa3_names))
@@ -43,7 +46,7 @@ def main() -> None:
         rows[label] = shortest_path_opcodes(sass_mix.entry_sass(lib, fa3_names[f["index"]]), 128)
     per128 = {label: {op: n * 128 / keys for op, n in c.items()} for label, (c, keys) in rows.items()}
     ops = sorted({op for c in per128.values() for op in c},
-                 key=lambda op: (sass_mix.classify(op), -per128["step 53"].get(op, 0)))
+                 key=lambda op: (sass_mix.classify(op), -next(iter(per128.values())).get(op, 0), op))
     labels = list(per128)
     print(f"{'class':20s} {'mnemonic':18s} " + " ".join(f"{l:>22s}" for l in labels))
     for op in ops:
