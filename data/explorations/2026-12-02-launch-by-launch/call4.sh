@@ -44,17 +44,4 @@ for shape in 4,16,4096,64,causal 1,16,16384,64,causal; do for c in s53 sec; do
     --csv --page raw --print-units base python data/explorations/2026-11-29-q-double-buffer/prof_one.py $c $shape \
     > $OUT/ncu_${c}_${shape//,/_}.csv 2>&1
   echo "ncu $c $shape rc=$? $(( $(date +%s)-T0 )) s"; done; done
-python - $OUT/ncu_*.csv <<'PY'
-import csv, sys
-for p in sys.argv[1:]:
-    rows, h = [], None
-    for f in csv.reader(l for l in open(p) if l.startswith('"')):
-        if f and f[0] == "ID": h = f
-        elif h and len(f) == len(h) and f[0].strip().isdigit(): rows.append(dict(zip(h, f)))
-    for r in rows:
-        n = lambda m: float(r[m].replace(",", ""))
-        print(p.split("/")[-1], f"{n('gpu__time_duration.sum') / 1e3:.1f} us, DRAM read {n('dram__bytes_read.sum') / 1e6:.0f} MB,"
-              f" L2 read sectors {n('lts__t_sectors_op_read.sum'):.4g}, active cycles {n('sm__cycles_active.avg'):.4g},"
-              f" instructions {n('smsp__inst_executed.sum'):.4g}, long scoreboard "
-              f"{n('smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio'):.2f}")
-PY
+python $E/ncu_rows.py $OUT/ncu_*.csv
