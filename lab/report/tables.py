@@ -468,6 +468,13 @@ def capped_rows(data: RunData) -> list[CappedRow]:
     return sorted(cap_rows, key=lambda c: -(c.half_width if c.half_width is not None else float("inf")))
 
 
+def wider_than(cap_rows: list[CappedRow], target) -> list[CappedRow]:
+    """The capped rows whose median CI half-width exceeds `target` (a fraction; none where it is not a number)."""
+    if not isnum(target):
+        return []
+    return [c for c in cap_rows if c.half_width is not None and c.half_width > target]
+
+
 def capped_label(c: CappedRow) -> str:
     """One capped row in words, as the report names it."""
     return (f"{c.impl} at {c.shape} {c.mode} (n={c.n}, median CI half-width "

@@ -11,7 +11,7 @@ from lab.kernels.shape import Shape
 from lab.report import provenance
 from lab.report.formats import MISSING, XVAL_GAP, isnum, shape_label
 from lab.report.load import RunData, first_line
-from lab.report.tables import capped_label, clock_range
+from lab.report.tables import capped_label, clock_range, wider_than
 
 
 def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None) -> str:
@@ -31,7 +31,7 @@ def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None
 def _capped_threat(cap_rows: list, target: float) -> str:
     """The time cap's rows whose median CI is wider than the stopping rule's target, by shape and mode (a lone row
     by its label, more than one by their count and range of widths)."""
-    wide = [c for c in cap_rows if c.half_width is not None and c.half_width > target]
+    wide = wider_than(cap_rows, target)
     head = f"{len(cap_rows)} row(s) hit the time cap before the CI rule stopped them (Methodology lists them); "
     if not wide:
         return head + f"none has a median CI half-width wider than the ±{target * 100:.1f} % target."

@@ -11,7 +11,7 @@ from lab.report.load import first_line
 from lab.report.tables import (NCU_AGREE, NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary,
                                capped_rows, clock_summary, crossval_table, gpu_of_replicates, gpu_split_table,
                                ncu_crossval_table, ncu_xval_table, noise_floor, precision_summary,
-                               variance_split_table)
+                               variance_split_table, wider_than)
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
@@ -59,10 +59,10 @@ def _capped_summary(cap_rows: list, rel_ci) -> str:
     """The sentence's end after the time cap's count: how many of its rows are wider than the CI target."""
     if not cap_rows:
         return "."
-    wide = [c for c in cap_rows if c.half_width is not None and isnum(rel_ci) and c.half_width > rel_ci]
+    wide = wider_than(cap_rows, rel_ci)
     return (f"; {len(wide)} of the {len(cap_rows)} have a median CI half-width wider than the "
-            f"±{fmt(rel_ci * 100 if isnum(rel_ci) else None, 1)} % target. The table below lists all {len(cap_rows)}, the "
-            "widest first.")
+            f"±{fmt(rel_ci * 100 if isnum(rel_ci) else None, 1)} % target. The table below lists all "
+            f"{len(cap_rows)}, the widest first.")
 
 
 def _sampling(ctx: Context) -> list[str]:
