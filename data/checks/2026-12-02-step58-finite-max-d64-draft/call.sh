@@ -8,7 +8,7 @@
 #     (8, 16, 512, 64) 1.005x-1.02x;
 #   held out: (4, 16, 512, 64) and (16, 16, 1024, 64) 1.003x-1.03x, (16, 16, 2048, 64, causal) 1.000x-1.01x;
 #   unchanged (0.997x-1.003x): (4, 16, 4096, 128), (1, 16, 16384, 128, causal), (8, 16, 512, 128).
-# Every GPU test and sanitizer passes. At most 280 s and the start.
+# Every GPU test and sanitizer passes. At most TOTAL (270) s and the start.
 C=data/checks/2026-12-02-step58-finite-max-d64-draft
 source .whl/prelude.sh >/dev/null 2>&1
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
@@ -23,5 +23,5 @@ export EXP_CONFIGS='{"s53": ["two_stages_three_wgs_d64", {}], "s58": ["finite_ma
 export EXP_SHAPES='["4,16,4096,64", "8,16,4096,64", "1,12,8192,64,causal,bf16", "1,71,8192,64,causal,kv1,bf16",
   "4,16,512,64,causal", "8,16,512,64", "4,16,512,64", "16,16,1024,64", "16,16,2048,64,causal",
   "4,16,4096,128", "1,16,16384,128,causal", "8,16,512,128"]'
-timeout $(( 280 - ($(date +%s)-T0) )) python data/explorations/2026-11-28-kv-apart-d128/exp.py time 0.5 > $OUT/log_time.txt 2>&1
+timeout $(( ${TOTAL:-270} - ($(date +%s)-T0) )) python data/explorations/2026-11-28-kv-apart-d128/exp.py time 0.5 > $OUT/log_time.txt 2>&1
 echo "time rc=$? $(( $(date +%s)-T0 )) s"; grep -v "^built" $OUT/log_time.txt | cut -c1-200
