@@ -2,7 +2,7 @@
 joined to the SASS instructions. Per kernel: the samples by stall reason, and by reason the instructions that hold
 the most samples, with their mnemonics.
 
-    python stall_ledger.py src_<shape>.csv [top]
+    tar xJf call6/source_pages.tar.xz -C /tmp && python stall_ledger.py /tmp/src_<shape>.csv [top]
 """
 import csv
 import re
