@@ -132,8 +132,12 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // per SM) writes the mask as one bound per row: key kv0 + 2t + (8n + c) is visible when 8n + c is
 // below min(S, query + 1) - kv0 - 2t, so each element compares a constant with that bound; the
 // default form computes each element's key index, which ptxas keeps in registers for both rows
-// (72 bytes spilled at the 136 registers a consumer has with three CTAs per SM).
-template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false>
+// (72 bytes spilled at the 136 registers a consumer has with three CTAs per SM). FINITE_MAX (step 58)
+// acts on unmasked tiles only (MASK = false), where every score is finite: the row's max starts from
+// its first score instead of -inf, and the exponent's base takes no -inf guard (the running max is
+// finite), an FSETP, an FSEL and an FMNMX fewer for each of a thread's two rows. Off by default, so
+// that the earlier steps compile as before.
+template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false, bool FINITE_MAX = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
@@ -142,11 +146,13 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
   for (int half_row = 0; half_row < 2; ++half_row) {
     const int query = query0 + g + 8 * half_row;
     const int limit = min(shape.S, shape.causal ? query + 1 : shape.S) - kv0 - 2 * t;  // ROW_LIMIT only
-    float tile_max = kNegInf;
+    constexpr bool FINITE = FINITE_MAX && !MASK;
+    float tile_max = FINITE ? s[0][2 * half_row] : kNegInf;
 #pragma unroll
     for (int n = 0; n < T::BC / 8; ++n)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
+        if (FINITE && n == 0 && c == 0) continue;  // the max's start
         float& x = s[n][2 * half_row + c];
         if constexpr (ROW_LIMIT) {
           if (MASK && n * 8 + c >= limit) x = kNegInf;
@@ -158,7 +164,7 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
       }
     RowState& row = rows[half_row];
     const float m_new = fmaxf(row.m, group_max<4>(tile_max));
-    const float base = m_new == kNegInf ? 0.0f : m_new * scale_log2;
+    const float base = FINITE ? m_new * scale_log2 : m_new == kNegInf ? 0.0f : m_new * scale_log2;
     alpha[half_row] = softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base);
     float partial = 0.0f;
 #pragma unroll

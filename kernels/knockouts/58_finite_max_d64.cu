@@ -1,5 +1,5 @@
-// The switchable twin of step 53 (two_stages_three_wgs_d64, the sm_90a branch's end):
-// kernels/variants/53_two_stages_three_wgs_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 58 (finite_max_d64, the sm_90a branch's end):
+// kernels/variants/58_finite_max_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -75,6 +75,12 @@
 // the warps stall more on a full MIO queue (0.71 warps an issue against 0.56 at (4, 16, 4096, 64)) and the L2
 // serves 10.6 % more read sectors. Predicted: 1.01x-1.02x over +three consumer warpgroups from the counter for
 // causal D = 64 at (4, 16, 4096, 64).
+//
+// Step 58 - +finite row max at D = 64: in a D = 64 kernel's unmasked key tiles, each row's max starts from the row's
+// first score instead of -inf and the exponent's base takes no -inf guard (fa::mma_online_softmax's FINITE_MAX);
+// D = 128 keeps the guard (0.980x-0.986x with it). Hypothesis: an FSETP + FSEL a row half and an FMNMX a row fewer on
+// the D = 64 loop's issue-bound softmax. Predicted: 1.002x-1.03x over +two K/V stages for the three-warpgroup tile,
+// about 1.03x at (4, 16, 512, 64, causal); unchanged at D = 128.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -90,6 +96,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_FINITE_MAX_D64  // step 58: 0 -> D = 64's unmasked tiles keep the softmax's -inf guard, as D = 128 does
+#define FA_FINITE_MAX_D64 1
+#endif
 #ifndef FA_THREE_WGS_TWO_STAGES_D64  // step 53: 0 -> the static list's three-warpgroup tile keeps three K/V stages
 #define FA_THREE_WGS_TWO_STAGES_D64 1
 #endif
@@ -172,7 +181,7 @@ constexpr bool kTmaQ = FA_TMA_Q, kTmaKv = FA_TMA_KV, kWgmmaOverlap = FA_WGMMA_OV
 constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_KV_TILES_LONG_D64;
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
-constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128;
+constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128, kFiniteMaxD64 = FA_FINITE_MAX_D64;
 // The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
 constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
@@ -382,18 +391,22 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test;
     // the three-CTA tile masks with one bound per row (it spills otherwise).
     constexpr bool ROW_LIMIT = KIND == TileKind::kThreeCtas;
+    // An unmasked tile's row max starts from its first score and its base takes no -inf guard at D = 64 (step 58;
+    // FINITE_MAX acts on unmasked tiles only).
+    constexpr bool FINITE_MAX = kFiniteMaxD64 && D == 64;
     auto softmax_tile = [&](int kv0) {
       if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
-        fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0, lane,
-                                                                        scale_log2);
+        fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2, ROW_LIMIT, FINITE_MAX>(s, rows, alpha, shape, q0 + row0,
+                                                                                    kv0, lane, scale_log2);
       else
         fa::mma_online_softmax<T, /*MASK=*/true, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0, lane,
                                                                        scale_log2);
     };
     // The same with the choice made by the caller (std::true_type: masked), for a loop of one kind.
     auto softmax_tile_as = [&](int kv0, auto masked) {
-      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT>(s, rows, alpha, shape, q0 + row0, kv0,
-                                                                               lane, scale_log2);
+      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT, FINITE_MAX>(s, rows, alpha, shape,
+                                                                                           q0 + row0, kv0, lane,
+                                                                                           scale_log2);
     };
     // Tiles 0 .. n_unmasked - 1 need no mask for any row of the warpgroup: wholly inside the sequence and
     // (causal) at or below the diagonal of its first row. Warpgroup-uniform, as wgmma needs.
