@@ -12,7 +12,7 @@
 #   mv data/runs/* /tmp/oldruns/   # so that the tree with .whl, .whl-tuning and .fa3 fits 64 MiB; also the three
 #   largest explorations (2026-11-26-models-set-timing-ab, 2026-11-23-softmax-issue, 2026-11-26-models-set-cost)
 #   (run, carry .whl .whl-tuning .fa3 .scratch) WAIT=560 bash .scratch/poll.sh, again with WAIT=570 until "all done"
-# About 1,250 s of calls and 110 s of the machine's start.
+# About 1,250 s of calls and 110 s of the machine's start; about 900 s where the checks are skipped (below).
 # Predictions for the timing, written before the call (step 58's time over step 59's, the speedup): as
 # ../call.sh's header (the same shapes).
 cd /tmp/lab
@@ -22,6 +22,15 @@ say() { echo "$(date +%H:%M:%S) $*" >> /tmp/out/status; }
 nvidia-smi --query-gpu=index,name,power.limit,clocks.max.sm,uuid --format=csv,noheader > /tmp/out/gpu.txt
 newest() { ls -t data/runs | head -1; }
 T0=$(date +%s)
+# ../call/ ran the GPU tests, the sanitizers and the timing on the patch's kernel sources this same day; where the
+# committed kernels/ are those sources byte for byte (the hash of every file under kernels/, sorted by path), the
+# landing skips them and goes straight to the run, saving about 200 s of device time; else it runs them first.
+KERNELS_OF_CALL=36213fe3b249fe13bfc52217dea2b4739e5188358d8dfdff3edaf7d142a51c4c
+kernels_now=$(find kernels -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)
+if [ "$kernels_now" = "$KERNELS_OF_CALL" ]; then
+  rc_t=0; rc_s=0; say "kernels/ as ../call/ checked them ($kernels_now): tests, sanitizers and timing not repeated"
+else
+say "kernels/ differ from ../call/'s ($kernels_now): checks first"
 timeout 240 python -m pytest -q -p no:cacheprovider tests/test_gpu_correctness.py tests/test_gpu_streams_and_configurations.py \
   -k "queue_overlap_d64" > /tmp/out/log_gpu_tests.txt 2>&1; rc_t=$?
 say "gpu tests rc=$rc_t $(( $(date +%s)-T0 )) s: $(tail -1 /tmp/out/log_gpu_tests.txt | cut -c1-120)"
@@ -33,6 +42,7 @@ export EXP_SHAPES='["4,16,4096,64,causal", "2,16,8192,64,causal", "1,16,16384,64
   "1,32,8192,64,causal", "1,8,16384,64,causal", "8,16,4096,64,causal", "4,16,4096,64", "4,16,4096,128"]'
 OUT=/tmp/out timeout 150 python data/explorations/2026-11-28-kv-apart-d128/exp.py time 0.5 > /tmp/out/log_time.txt 2>&1
 say "time rc=$? $(( $(date +%s)-T0 )) s"
+fi
 if [ $rc_t -ne 0 ] || [ $rc_s -ne 0 ]; then say "a check failed: no recorded run"; say "all done"; touch /tmp/out/done; exit 0; fi
 rm -rf data/runs/*  # the checks' own folders, if any: the run folder below is the only one
 say "run start sha $LAB_GIT_SHA"
