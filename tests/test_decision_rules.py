@@ -174,6 +174,31 @@ def test_portable_bar_rows_use_the_same_rule_against_flashattention2():
     assert "4 of 7 rows" in text and "1 of 3 hot" in text
 
 
+def test_reference_rows_cover_canonical_large_long_in_every_mode_with_sustained_only_where_timed():
+    """Against FlashAttention-3 (lab.report.sections.reference): the bar's parity rule at the canonical, large
+    and long shapes the run measured, the burst modes everywhere and the sustained mode where the run has it."""
+    from lab.report.sections import reference
+    canon, large, long_ = shape_set("canonical")[0], shape_set("large")[2], shape_set("long")[0]
+    sweep_only = Shape(64, 16, 256, 64, False)  # not in the three sets: left out
+    cis = {("end", "flash_attn3", long_, "hot"): (0.95, 0.94, 0.96),
+           ("end", "flash_attn3", canon, "hot"): (1.0, 0.9901, 1.01),
+           ("end", "flash_attn3", canon, "cold"): (1.0, 0.99, 1.01),
+           ("end", "flash_attn3", large, "hot"): (1.2, 1.1, 1.3),
+           ("end", "flash_attn3", large, "sustained"): (0.9999, 0.98, 1.02),
+           ("end", "flash_attn3", sweep_only, "hot"): (2.0, 1.9, 2.1)}
+    data = FakeData(cis, modes=("hot", "cold"))
+    data.sustained_shapes = [large]
+    rows = reference.reference_rows(data, "end")
+    # canonical, then large, then long (the sets' order), each shape's modes hot, cold, sustained
+    assert [(r.shape, r.mode) for r in rows.itertuples()] == [
+        (canon, "hot"), (canon, "cold"), (large, "hot"), (large, "sustained"), (long_, "hot")]
+    # parity: ratio >= 1.0 and lower end > 0.99 (by hand: the first and the third)
+    assert list(rows["parity"]) == [True, False, True, False, False]
+    assert reference.parity_words(rows) == "2 of 5 rows (hot 2 of 3, cold 0 of 1, sustained 0 of 1)"
+    data.sustained_shapes = []  # a run without the sustained mode: no sustained rows even where an interval exists
+    assert "sustained" not in set(reference.reference_rows(data, "end")["mode"])
+
+
 def _verdict(parts, label_start):
     (part,) = [p for p in parts if p[0].startswith(label_start)]
     return part[1]

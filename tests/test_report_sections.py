@@ -10,12 +10,13 @@ import pytest
 
 from lab.measure import records, stats
 from lab.report import bar, branches, ladder, render
-from lab.report.formats import fmt_g
+from lab.report.formats import fmt_g, shape_label
 from lab.report.context import Context
 from lab.report.load import RunData
 from lab.report.sections import SECTIONS, section_bar, section_first_screen, section_headline
 from lab.report.tables import ablation_frame
 from lab.kernels.shape import Shape
+from lab.studies.shapes import shape_set
 from fixture_runs import FIXTURE_RUNS
 
 RUN_ID = "20261122T023222Z-793d6a3"
@@ -424,3 +425,33 @@ def test_methodology_lists_every_capped_row_widest_first(ctx, sections):
     assert widths == sorted(widths, reverse=True)
     assert {l.split(" | ")[0][2:] for l in lines} == set(capped["impl"])
     assert [c.impl for c in capped_rows(ctx.data)][0] == lines[0].split(" | ")[0][2:]
+
+
+def test_the_flashattention3_section_is_absent_without_it(ctx, sections):
+    """The fixture run has no flash_attn3: no section, no first-screen line (its absence is for "Not measured")."""
+    assert sections["reference"] == "" and "Against FlashAttention-3" not in sections["first_screen"]
+
+
+def test_the_reference_section_reads_its_rows_from_the_samples(ctx, monkeypatch):
+    """The section's machinery on a peer the fixture has (sdpa_cudnn standing in for flash_attn3): every row's
+    interval is stats.speedup_ci of the two rows' samples, and the count is the bar's parity rule over them."""
+    from lab.report.sections import reference
+    monkeypatch.setattr(reference, "REFERENCE", "sdpa_cudnn")
+    end = branches.arch_specific_end(ctx.data)
+    lines = reference.section_reference(ctx)
+    assert lines[0] == "## Against FlashAttention-3"
+    table = [ln for ln in "\n".join(lines).splitlines() if ln.startswith("| (")]
+    expected, parity = [], 0
+    for name in reference.REFERENCE_SETS:
+        for sh in shape_set(name):
+            for mode in ("hot", "cold"):
+                a, b = _lat(ctx, end, sh, mode), _lat(ctx, "sdpa_cudnn", sh, mode)
+                if len(a) and len(b):
+                    c = stats.speedup_ci(a, b, seed=0)
+                    expected.append((sh, mode, _fmt_ci(c)))
+                    parity += c.ratio >= 1.0 and c.lo > 0.99
+    assert expected and len(table) == len(expected)
+    for row, (sh, mode, ci) in zip(table, expected):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert (cells[0], cells[1], cells[4]) == (shape_label(sh), mode, ci)
+    assert f"At parity or above: {parity} of {len(expected)} rows" in "\n".join(lines)

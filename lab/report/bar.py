@@ -256,12 +256,12 @@ def success_bar(data: RunData, best: str, peer: str = PEER) -> list[str]:
 PORTABLE_PROFILE_SHAPE = HEADLINE_D128
 
 
-def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
-    """One row per canonical and large shape (lab.studies.shapes' sets) and mode: `step` against `peer`."""
+def peer_rows(data: RunData, step: str, peer: str, shapes: list[Shape], modes: list[str]) -> pd.DataFrame:
+    """One row per shape of `shapes` the run measured and mode of `modes` where both rows were timed: `step`
+    against `peer`, with the bar's parity and 1.10x verdicts."""
     rows = []
-    wanted = shape_set("canonical") + shape_set("large")
-    for sh in [s for s in dict.fromkeys(wanted) if s in set(data.measured_shapes)]:
-        for mode in data.modes:
+    for sh in [s for s in dict.fromkeys(shapes) if s in set(data.measured_shapes)]:
+        for mode in modes:
             c = data.speedup(step, peer, sh, mode)
             if c is None:
                 continue
@@ -270,6 +270,11 @@ def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFram
                              parity=bool(c.ratio >= BAR_PARITY and c.lo > BAR_PARITY_LO),
                              fast=bool(c.ratio >= BAR_FAST and c.lo > BAR_FAST_LO)))
     return pd.DataFrame(rows)
+
+
+def portable_bar_rows(data: RunData, step: str, peer: str = PEER) -> pd.DataFrame:
+    """One row per canonical and large shape (lab.studies.shapes' sets) and mode: `step` against `peer`."""
+    return peer_rows(data, step, peer, shape_set("canonical") + shape_set("large"), data.modes)
 
 
 def portable_bar(data: RunData, step: str, peer: str = PEER) -> list[str]:

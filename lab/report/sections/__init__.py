@@ -15,15 +15,16 @@ from lab.report.sections.first_screen import section_first_screen
 from lab.report.sections.front import section_environment, section_headline, section_objective, section_title
 from lab.report.sections.method import section_methodology
 from lab.report.sections.models import section_models
+from lab.report.sections.reference import section_reference
 from lab.report.sections.results import (section_missing, section_per_shape, section_profiler, section_reproduce,
                                          section_sweep, section_threats)
 from lab.report.sections.studies import section_knockouts, section_replication, section_tuning
 from lab.report.sections.sustained import section_sustained
 
 FIRST_SCREEN = [section_title, section_first_screen]
-SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_models, section_sustained, section_ablation,
-                           section_knockouts, section_decode, section_replication, section_per_shape, section_sweep,
-                           section_profiler, section_tuning,
+SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_reference, section_models, section_sustained,
+                           section_ablation, section_knockouts, section_decode, section_replication, section_per_shape,
+                           section_sweep, section_profiler, section_tuning,
                            section_objective, section_methodology, section_environment, section_missing,
                            section_threats, section_reproduce]
 # Knock-out and tuning impls (`<variant>~no_<switch>`, `<variant>@...`) appear only in their own
