@@ -45,10 +45,15 @@ def _extreme(rows: pd.DataFrame, lowest: bool) -> str:
     return f"{shape_label(r['shape'])} {r['mode']}, {fmt_ci(r['ratio'], r['lo'], r['hi'])}"
 
 
+def end_rows(data: RunData) -> tuple[str, pd.DataFrame]:
+    """The run's arch-specific end and its reference rows (none where either is missing)."""
+    step = branches.arch_specific_end(data)
+    return step, reference_rows(data, step) if step else pd.DataFrame()
+
+
 def section_reference(ctx: Context) -> list[str]:
     data = ctx.data
-    step = branches.arch_specific_end(data)
-    rows = reference_rows(data, step) if step else pd.DataFrame()
+    step, rows = end_rows(data)
     if not len(rows):
         return []
     out = ["## Against FlashAttention-3", "",
@@ -70,8 +75,7 @@ def section_reference(ctx: Context) -> list[str]:
 
 def first_screen_line(data: RunData) -> str:
     """One bold sentence for the top of the report: the parity count against FA3 ('' where the section is absent)."""
-    step = branches.arch_specific_end(data)
-    rows = reference_rows(data, step) if step else pd.DataFrame()
+    step, rows = end_rows(data)
     if not len(rows):
         return ""
     return (f"**Against FlashAttention-3: at parity or above at {parity_words(rows)}** ({step} against "
