@@ -373,6 +373,9 @@ def test_the_targets_at_their_edges():
                        "8,32,8,128,8192,bf16 (lower end 0.990 against peer)."
     assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (met).")
     assert lines[3].endswith("60.0 s on this GPU (within).")
+    # the Nsight Compute share of the decode set's time, where the record has it
+    with_profile = targets({**d, "seconds": {"total": 60.0, "profile": 16.25}}, by_shape, "end", {"peer"})
+    assert with_profile[3].endswith("60.0 s on this GPU, 16.2 s of it Nsight Compute's (within).")
     by_shape[key(16)]["end"]["gbps"] = 950.0
     by_shape[key(1)]["end"]["gbps"] = 799.0
     by_shape[key(8)]["peer"]["ci_lo_us"] = 99.01

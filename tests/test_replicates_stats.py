@@ -209,3 +209,19 @@ def test_leave_one_out_calibration():
     assert one_hits / len(rows) < 0.6
     with pytest.raises(ValueError):
         stats.leave_one_out({0: a[0], 1: a[1]}, {0: b[0], 1: b[1]})
+
+
+def test_leave_one_out_intervals_are_at_the_confidence_asked():
+    """Each left-out row's interval is replicated_speedup_ci of the other replicates at the confidence passed
+    (an independent call of the interval, not leave_one_out's own arithmetic); at 0.5 it is narrower than at 0.95."""
+    rng = np.random.default_rng(3)
+    a, b = experiment(rng, 3, 5 * WITHIN_SE)
+    rows = stats.leave_one_out(a, b, confidence=0.5, n_resamples=200, seed=1)
+    for r in rows:
+        rest = [k for k in range(3) if k != r["left_out"]]
+        ci = stats.replicated_speedup_ci({k: a[k] for k in rest}, {k: b[k] for k in rest}, 0.5, n_resamples=200,
+                                         seed=1)
+        wide = stats.replicated_speedup_ci({k: a[k] for k in rest}, {k: b[k] for k in rest}, 0.95, n_resamples=200,
+                                           seed=1)
+        assert (r["lo"], r["hi"]) == (ci.lo, ci.hi) and wide.hi - wide.lo > ci.hi - ci.lo
+
