@@ -224,4 +224,3 @@ def test_leave_one_out_intervals_are_at_the_confidence_asked():
         wide = stats.replicated_speedup_ci({k: a[k] for k in rest}, {k: b[k] for k in rest}, 0.95, n_resamples=200,
                                            seed=1)
         assert (r["lo"], r["hi"]) == (ci.lo, ci.hi) and wide.hi - wide.lo > ci.hi - ci.lo
-
