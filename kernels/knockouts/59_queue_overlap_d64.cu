@@ -1,5 +1,5 @@
-// The switchable twin of step 58 (finite_max_d64, the sm_90a branch's end):
-// kernels/variants/58_finite_max_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 59 (queue_overlap_d64, the sm_90a branch's end):
+// kernels/variants/59_queue_overlap_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -81,6 +81,12 @@
 // D = 128 keeps the guard (0.980x-0.986x with it). Hypothesis: an FSETP + FSEL a row half and an FMNMX a row fewer on
 // the D = 64 loop's issue-bound softmax. Predicted: 1.002x-1.03x over +two K/V stages for the three-warpgroup tile,
 // about 1.03x at (4, 16, 512, 64, causal); unchanged at D = 128.
+//
+// Step 59 - +the counter's D = 64 tile overlapped: the three-warpgroup D = 64 kernel that takes its work tiles from the
+// counter (kThreeWgsQueue) issues S_{j+1} before P_j V_j and runs its softmax while P_j V_j computes (step 11's
+// overlap), masking with one bound per row so that it fits without spills; every other D = 64 kernel stays in series.
+// Hypothesis: the serial loop's waits on S and on P_j V_j were most of causal D = 64's excess over FA3. Predicted:
+// 1.005x-1.015x over +finite row max at D = 64 where a causal D = 64 launch takes the counter; unchanged elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -96,6 +102,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_QUEUE_OVERLAP_D64  // step 59: 0 -> the counter's three-warpgroup D = 64 tile runs in series, as D = 64 does
+#define FA_QUEUE_OVERLAP_D64 1
+#endif
 #ifndef FA_FINITE_MAX_D64  // step 58: 0 -> D = 64's unmasked tiles keep the softmax's -inf guard, as D = 128 does
 #define FA_FINITE_MAX_D64 1
 #endif
@@ -182,6 +191,7 @@ constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128, kFiniteMaxD64 = FA_FINITE_MAX_D64;
+constexpr bool kQueueOverlapD64 = FA_QUEUE_OVERLAP_D64;
 // The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
 constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
@@ -299,8 +309,10 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
   // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
   // in step from one work tile to the next. Warpgroup 0 goes first; warpgroup 1 skips its very
   // last hand-over, which nobody waits for.
-  // Each key tile in series: at D = 64 (step 30), or everywhere without step 11's overlap.
-  constexpr bool IN_SERIES = !kWgmmaOverlap || (kSerialD64 && D == 64);
+  // Each key tile in series: at D = 64 (step 30), or everywhere without step 11's overlap; but the counter's
+  // three-warpgroup D = 64 tile overlaps (step 59: its own switch, whatever steps 11 and 30's say).
+  constexpr bool OVERLAP_D64 = kQueueOverlapD64 && KIND == TileKind::kThreeWgsQueue;
+  constexpr bool IN_SERIES = !OVERLAP_D64 && (!kWgmmaOverlap || (kSerialD64 && D == 64));
   constexpr bool PING_PONG = kPingPong && !IN_SERIES && T::CONSUMER_WARPGROUPS == 2;
   if constexpr (PING_PONG)
     if (warpgroup == 1) wg::pass_turn(warpgroup);
@@ -389,8 +401,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     float alpha[2];
 
     // Only tiles crossing the end of the sequence or (causal) the diagonal need the mask test;
-    // the three-CTA tile masks with one bound per row (it spills otherwise).
-    constexpr bool ROW_LIMIT = KIND == TileKind::kThreeCtas;
+    // the three-CTA tile and the overlapped counter's tile mask with one bound per row (they spill otherwise).
+    constexpr bool ROW_LIMIT = KIND == TileKind::kThreeCtas || OVERLAP_D64;
     // An unmasked tile's row max starts from its first score and its base takes no -inf guard at D = 64 (step 58;
     // FINITE_MAX acts on unmasked tiles only).
     constexpr bool FINITE_MAX = kFiniteMaxD64 && D == 64;
