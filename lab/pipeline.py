@@ -344,7 +344,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.resume:
         rec = records.RunRecord.open(args.resume)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
-        timings.update(run_stages(remaining(rec, args.stop_after), out_dir, run_id, run_notebook=_with_eta(rec)))
+        left = remaining(rec, args.stop_after)
+        try:  # the same code and GPU model as the run's start, or nothing runs; the machine is recorded
+            stages.resume_here(rec, [stage_name(nb) for nb in left])
+        except ValueError as exc:
+            print(f"{ap.prog}: {exc}", file=sys.stderr)
+            return 2
+        timings.update(run_stages(left, out_dir, run_id, run_notebook=_with_eta(rec)))
     else:
         rec = stages.start(params)
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"

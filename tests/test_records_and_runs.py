@@ -419,3 +419,91 @@ def test_a_compressed_record_reads_back_and_an_old_plain_one_still_reads(tmp_pat
     assert old.has("correctness.json") and old.read_json("correctness.json") == rows[:3]
     rec.write_json("env.json", {"gpu": "x"})
     assert rec.path("env.json").exists() and not rec.path("env.json.gz").exists()
+
+
+def _started_on(tmp_path, **env):
+    """A run record whose env.json holds `env` over an H200's fields (what a start records)."""
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("env.json", {"git_sha": "a" * 40, "git_dirty": False, "nvcc": "13.0", "torch": "2.11.0+cu130",
+                                "cuda_runtime": "13.0", "gpu": "NVIDIA H200", "compute_capability": "9.0",
+                                "sm_count": 132, "memory_bytes": 150_000_000_000, "l2_bytes": 62_914_560,
+                                "power_limit_w": 700.0, "sm_clock_max_mhz": 1980, "gpu_uuid": "GPU-start",
+                                "host": "first", "driver": "580.1", **env})
+    return rec
+
+
+def test_a_run_resumes_on_another_gpu_of_its_model_and_records_where(tmp_path):
+    from lab.studies import stages
+
+    rec = _started_on(tmp_path)
+    here = {**rec.read_json("env.json"), "utc": "2099-01-02T00:00:00+00:00", "host": "second",
+            "gpu_uuid": "GPU-other", "driver": "580.2"}
+    entry = stages.resume_here(rec, ["profile"], env_now=here)
+    assert entry == {"utc": "2099-01-02T00:00:00+00:00", "host": "second", "gpu_uuid": "GPU-other",
+                     "driver": "580.2", "same_gpu": False, "stages": ["profile"]}
+    stages.resume_here(rec, [], env_now={**here, "gpu_uuid": "GPU-start"})  # a second resume, on the first GPU
+    kept = rec.read_json("resumes.json")
+    assert [r["host"] for r in kept] == ["second", "second"] and [r["same_gpu"] for r in kept] == [False, True]
+
+
+@pytest.mark.parametrize("field, value", [("gpu", "NVIDIA H100 80GB HBM3"), ("power_limit_w", 500.0),
+                                          ("git_sha", "b" * 40), ("sm_count", 114), ("nvcc", "12.8"),
+                                          ("sm_clock_max_mhz", 1755), ("torch", "2.10.0+cu128")])
+def test_a_run_is_not_resumed_where_its_code_toolchain_or_gpu_model_differ(tmp_path, field, value):
+    from lab.studies import stages
+
+    rec = _started_on(tmp_path)
+    here = {**rec.read_json("env.json"), field: value}
+    with pytest.raises(ValueError, match=f"cannot be resumed on this machine: {field} "):
+        stages.resume_here(rec, ["timing", "profile"], env_now=here)
+    assert not rec.has("resumes.json")  # nothing recorded for a refused resume
+
+
+def test_a_run_is_not_resumed_from_or_onto_a_dirty_tree(tmp_path):
+    from lab.studies import stages
+
+    clean = {**_started_on(tmp_path).read_json("env.json")}
+    with pytest.raises(ValueError, match="dirty here"):
+        stages.resume_here(_started_on(tmp_path), ["profile"], env_now={**clean, "git_dirty": True})
+    with pytest.raises(ValueError, match="dirty at its start"):
+        stages.resume_here(_started_on(tmp_path, git_dirty=True), ["profile"], env_now=clean)
+
+
+def test_the_report_says_where_a_resumed_run_went_on():
+    from lab.report.validity import resumed_threat
+
+    env = {"gpu": "NVIDIA H200", "gpu_uuid": "GPU-start"}
+    assert resumed_threat([], env) is None
+    text = resumed_threat([{"utc": "2099-01-02T00:00:00+00:00", "host": "second", "gpu_uuid": "GPU-other",
+                            "driver": "580.2", "same_gpu": False, "stages": ["timing", "profile"]},
+                           {"utc": "2099-01-03T00:00:00+00:00", "host": "first", "gpu_uuid": "GPU-start",
+                            "driver": "580.1", "same_gpu": True, "stages": ["profile"]}], env)
+    assert text.startswith("The run was stopped and resumed 2 time(s)")
+    assert "timing, profile from 2099-01-02T00:00:00+00:00 on host `second`, another NVIDIA H200 (GPU-other)" in text
+    assert "profile from 2099-01-03T00:00:00+00:00 on host `first`, the GPU it started on" in text
+    # a start recorded before env.json named its GPU: the records cannot say whether it was the same one
+    older = resumed_threat([{"host": "second", "gpu_uuid": "GPU-other", "same_gpu": False, "stages": ["profile"]}],
+                           {"gpu": "NVIDIA H200"})
+    assert "cannot tell from the one it started on" in older
+
+
+def test_the_pipeline_runs_no_stage_of_a_run_it_may_not_resume(runs_dir, monkeypatch, capsys):
+    """`python -m lab.pipeline --resume RUN` on a GPU of another model: exit 2 with the reason, no stage run;
+    on the same model the stages left run and the resume is recorded."""
+    import torch
+
+    from lab import pipeline
+
+    rec = _started_on(runs_dir)
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    ran = []
+    monkeypatch.setattr(pipeline, "run_stages", lambda names, *a, **k: ran.append(names) or {})
+    monkeypatch.setattr(pipeline, "execute", lambda *a, **k: 0.0)
+    monkeypatch.setattr(pipeline, "keep_childrens_bytecode", lambda: None)  # leaves os.environ as the tests have it
+    monkeypatch.setattr(records, "environment", lambda: {**rec.read_json("env.json"), "gpu": "NVIDIA H100 80GB HBM3"})
+    assert pipeline.main(["--resume", rec.run_id, "--no-report"]) == 2
+    assert "gpu 'NVIDIA H200' at its start, 'NVIDIA H100 80GB HBM3' here" in capsys.readouterr().err and ran == []
+    monkeypatch.setattr(records, "environment", lambda: {**rec.read_json("env.json"), "host": "second"})
+    assert pipeline.main(["--resume", rec.run_id, "--no-report"]) == 0
+    assert ran == [["04_profile.ipynb"]] and rec.read_json("resumes.json")[0]["stages"] == ["profile"]

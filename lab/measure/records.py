@@ -5,7 +5,9 @@ recomputed from them. What can be (the summary table, the leave-one-replicate-ou
 the factorial's effects, the per-shape notes) is computed when read (lab.studies.derived) and
 never written here. `docs/methodology.md` (Records) says what stays in the repository.
 
-    env.json           GPU, clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
+    env.json           GPU (and its UUID), clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
+    resumes.json       each `--resume` of the run: when, host, GPU UUID, driver, the stages left
+                       (lab.studies.stages.resume_here, which refuses another GPU model or code)
     status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
                        midway keeps "running" (or "incomplete") and readers treat it as such
     params.json        the run's parameters (lab.studies.params.RunParams); stages.json: each
@@ -203,6 +205,9 @@ def environment() -> dict:
             env.update(gpu=p.name, sm_count=p.multi_processor_count, compute_capability=f"{p.major}.{p.minor}",
                        l2_bytes=int(p.L2_cache_size), memory_bytes=int(p.total_memory))
             env["cudnn"] = torch.backends.cudnn.version()
+            from lab.measure.clocks import gpu_identity
+
+            env["gpu_uuid"] = gpu_identity().get("gpu_uuid", "")  # which physical GPU (a resume may run on another)
     except ImportError:
         env["torch"] = None
     env.update(Clocks().static_info())

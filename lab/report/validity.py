@@ -1,5 +1,6 @@
-"""The threats to validity the report lists: clocks, cross-validation, capped rows, the intervals' scope, excluded
-variants, sources that no longer match the run's build, and what the profile does not show."""
+"""The threats to validity the report lists: clocks, cross-validation, capped rows, the intervals' scope, a run
+resumed on another machine, excluded variants, sources that no longer match the run's build, and what the profile
+does not show."""
 
 from __future__ import annotations
 
@@ -26,6 +27,28 @@ def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None
         return (f"{what}; how the effects move in a second run (`{base.run_id}`, {base.env.get('gpu', 'unknown')}) "
                 "is in \"Does it replicate?\".")
     return f"{what}; comparisons across runs go through `make replicate` (`python -m lab replicate`)."
+
+
+def resumed_threat(resumes: list[dict], env: dict) -> str | None:
+    """Where a run was stopped and resumed (resumes.json, lab.studies.stages.resume_here): which stages ran after
+    each resume, when, on which host and GPU; None for a run measured in one go."""
+    if not resumes:
+        return None
+    gpu = env.get("gpu", "GPU")
+
+    def where(r: dict) -> str:
+        if r.get("same_gpu"):
+            return "the GPU it started on"
+        if r.get("gpu_uuid") and env.get("gpu_uuid"):
+            return f"another {gpu} ({r['gpu_uuid']})"
+        return f"a {gpu} that the records cannot tell from the one it started on"
+
+    parts = [f"{', '.join(r.get('stages') or []) or 'no stage left'} from {r.get('utc', MISSING)} on host "
+             f"`{r.get('host', MISSING)}`, {where(r)}, driver {r.get('driver') or MISSING}" for r in resumes]
+    return (f"The run was stopped and resumed {len(resumes)} time(s) (resumes.json): {'; '.join(parts)}. Each resume "
+            "was refused unless the code, the toolchain and the GPU model with its power limit and clock ceiling "
+            "matched the run's start; a stage resumed midway may hold replicates of two GPUs, which replicates.json "
+            "names.")
 
 
 def _capped_threat(cap_rows: list, target: float) -> str:
@@ -77,6 +100,8 @@ def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDat
                      f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
                      "launches); slow drifts longer than their sampling window would not show in them.")
     t.append(scope_of_the_intervals(data, env, base))
+    if resumed := resumed_threat(data.resumes, env):
+        t.append(resumed)
     if data.excluded:
         t.append("Excluded variants (not timed): "
                  + "; ".join(f"{k}: {first_line(v)}" for k, v in data.excluded.items()) + ".")
