@@ -259,9 +259,10 @@ def section(run, figures_dir, figure_link: str | None = None) -> str:
     out.append(md_table(["optimization", "shape", "ladder gain", "knock-out cost", "note"], rows, compact=True))
     out += ["", _disagreement(run_dir, prim), "", "### Interactions", "", interactions(run_dir),
             "### Not removable", ""]
+    measured_in = dict(zip(tab.declared_in, tab.kernel))  # a run from before the branch grew: its own end (run_kernel)
     for st in sw.load()[1]:
-        if st.kernel in set(tab.declared_in):
-            out.append(f"- {', '.join(st.ideas)} ({st.kernel}): {st.reason}")
+        if st.kernel in measured_in:
+            out.append(f"- {', '.join(st.ideas)} ({measured_in[st.kernel]}): {st.reason}")
     return "\n".join(out) + "\n"
 
 
