@@ -1,5 +1,5 @@
-// The switchable twin of step 59 (queue_overlap_d64, the sm_90a branch's end):
-// kernels/variants/59_queue_overlap_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 60 (one_loop_causal_short_d64, the sm_90a branch's end):
+// kernels/variants/60_one_loop_causal_short_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -87,6 +87,12 @@
 // overlap), masking with one bound per row so that it fits without spills; every other D = 64 kernel stays in series.
 // Hypothesis: the serial loop's waits on S and on P_j V_j were most of causal D = 64's excess over FA3. Predicted:
 // 1.005x-1.015x over +finite row max at D = 64 where a causal D = 64 launch takes the counter; unchanged elsewhere.
+//
+// Step 60 - +one loop for the short D = 64 tile's causal calls: a causal call that takes the short D = 64 tile runs a
+// kernel of its own whose key tiles go through one loop, the mask decided per warp; its non-causal calls keep step
+// 48's two loops (the choice made on the host). Hypothesis: step 48's second loop cost those causal calls what it
+// bought the non-causal ones (why is not known: not the instruction fetch; the fixed-latency waits fall). Predicted:
+// 1.01x-1.06x over +the counter's D = 64 tile overlapped at those causal calls up to S = 1024; unchanged elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -102,6 +108,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_ONE_LOOP_CAUSAL_SHORT_D64  // step 60: 0 -> the short D = 64 tile's causal calls keep step 48's two loops
+#define FA_ONE_LOOP_CAUSAL_SHORT_D64 1
+#endif
 #ifndef FA_QUEUE_OVERLAP_D64  // step 59: 0 -> the counter's three-warpgroup D = 64 tile runs in series, as D = 64 does
 #define FA_QUEUE_OVERLAP_D64 1
 #endif
@@ -191,7 +200,7 @@ constexpr bool kTmaStoreD128 = FA_TMA_STORE_D128, kWideKvTilesLongD64 = FA_WIDE_
 constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELEASE_D64;
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128, kFiniteMaxD64 = FA_FINITE_MAX_D64;
-constexpr bool kQueueOverlapD64 = FA_QUEUE_OVERLAP_D64;
+constexpr bool kQueueOverlapD64 = FA_QUEUE_OVERLAP_D64, kOneLoopCausalShortD64 = FA_ONE_LOOP_CAUSAL_SHORT_D64;
 // The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
 constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
@@ -222,8 +231,9 @@ template <int BR>
 using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<BR>, fa::StaticTileScheduler<BR>>;
 
 // FROM_QUEUE: the tiles come from a fa::TileQueue's counter (the launch allows it), else from step
-// 27's static list.
-template <class Elem, int D, TileKind KIND, bool FROM_QUEUE>
+// 27's static list. ONE_LOOP: every key tile through one loop, the mask decided per warp (the short D = 64 tile's
+// causal calls, step 60).
+template <class Elem, int D, TileKind KIND, bool FROM_QUEUE, bool ONE_LOOP = false>
 __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KIND>::CTAS_PER_SM)
     attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap o_map, const __grid_constant__ CUtensorMap q_map,
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
@@ -462,8 +472,9 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         release(ring_slots + tile, st, n_tiles);
       };
       int tile = 0;
-      // The three-CTA tile keeps one loop: its 80 registers a thread do not hold two bodies without spilling.
-      if constexpr (kUnmaskedLoop && KIND != TileKind::kThreeCtas) {
+      // The three-CTA tile keeps one loop: its 80 registers a thread do not hold two bodies without spilling. So do
+      // the short tile's causal calls (ONE_LOOP), where one loop measured faster.
+      if constexpr (kUnmaskedLoop && KIND != TileKind::kThreeCtas && !ONE_LOOP) {
         for (; tile < n_unmasked; ++tile) serial_step(tile, std::false_type{});
         for (; tile < n_mine; ++tile) serial_step(tile, std::true_type{});
       } else {
@@ -590,8 +601,14 @@ struct LaunchWithTensorMaps {
     static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
                                     fa::TileQueue<T::BR>, fa::AttnShape) = {attention_fwd<Elem, D, KIND, false>,
                                                                              attention_fwd<Elem, D, KIND, kCounter>};
+    // The short D = 64 tile's causal calls take the one-loop kernels (step 60), its other calls step 48's two loops.
+    constexpr bool kOneLoopCausal = kOneLoopCausalShortD64 && kUnmaskedLoop && KIND == TileKind::kShort && D == 64;
+    static void (*const one_loop_kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap,
+                                             CUtensorMap FA_RAW_INPUT_PARAMS, fa::TileQueue<T::BR>, fa::AttnShape) = {
+        attention_fwd<Elem, D, KIND, false, kOneLoopCausal>, attention_fwd<Elem, D, KIND, kCounter, kOneLoopCausal>};
     return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection>(
-        kernels, shape, stream, o, o_map, q_map, k_map, v_map FA_RAW_INPUT_ARGS);
+        kOneLoopCausal && shape.causal ? one_loop_kernels : kernels, shape, stream, o, o_map, q_map, k_map,
+        v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
