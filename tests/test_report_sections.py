@@ -78,6 +78,22 @@ def test_first_screen_sentence_is_computed_from_the_samples(ctx, sections):
     assert "vs sdpa_cudnn (fastest peer) [95% CI]" in text
 
 
+def test_the_first_screen_names_the_steps_of_the_tree_the_run_did_not_measure(ctx, sections):
+    """The fixture run measured steps 1-18; every later step of the tree is named as not measured, so that a
+    report regenerated after the ladder grew does not pass for a measurement of the newest step."""
+    from types import SimpleNamespace
+
+    from lab.kernels import manifest
+
+    ladder = manifest.names()
+    assert ctx.data.params["variants"] == ladder[:18]
+    line = next(ln for ln in sections["first_screen"].splitlines() if "that the run did not measure" in ln)
+    assert line.startswith(f"**Steps of this tree that the run did not measure:** {len(ladder) - 18} steps (19")
+    assert branches.not_asked(SimpleNamespace(params={"variants": ladder[:-1]})) == ladder[-1:]
+    assert branches.not_asked(SimpleNamespace(params={"variants": ladder})) == []
+    assert branches.not_asked(SimpleNamespace(params={})) == []  # a run that names none measured the ladder of its day
+
+
 def test_hero_figure_groups_the_branches_and_draws_every_peer(ctx, tmp_path):
     steps = ladder.measured_steps(ctx.data, HEAD)
     assert [ladder.branch(v) for v in steps] == ["portable"] * 8 + ["sm_90a"] * 10

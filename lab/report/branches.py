@@ -53,6 +53,13 @@ def not_run(data: RunData) -> dict[str, str]:
     return out
 
 
+def not_asked(data: RunData) -> list[str]:
+    """The tree's prefill steps that the run was not asked to measure (absent from params.json's variants), in
+    manifest order: steps added after the run, or left out by its VARIANTS. [] where the run names no variants."""
+    asked = set(data.params.get("variants") or [])
+    return [v for v in manifest.names() if v not in asked] if asked else []
+
+
 def not_run_grouped(data: RunData) -> list[tuple[list[str], str]]:
     """not_run's steps grouped by reason, the step's own name in it said as 'the step' (ten sm_90a
     steps refused on one GPU share one line), in branch order."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lab.report import branches
 from lab.report.bar import bar_count, bar_step
 from lab.report.formats import FIGURES, shape_label
+from lab.report.load import manifest_variant
 from lab.report.context import Context
 from lab.report.ladder import figure_hero, finding, ladder_table
 from lab.report.sections.reference import first_screen_line
@@ -30,6 +31,11 @@ def section_first_screen(ctx: Context) -> list[str]:
     if absent:
         L += ["**Not measured in this run:** " + "; ".join(f"{p}, because {why}" for p, why in absent.items())
               + ". \"The fastest peer\" means the fastest of the peers measured, here and throughout.", ""]
+    if later := branches.not_asked(data):
+        listed = (", ".join(f"{manifest_variant(v).index} {v}" for v in later) if len(later) <= 3
+                  else f"{len(later)} steps ({branches.numbers(later)})")
+        L += [f"**Steps of this tree that the run did not measure:** {listed}, not among the variants it was asked "
+              "for; a branch's end in this report is the last step of that branch the run measured.", ""]
     ctx.notes["hero"] = figure_hero(data, head, ctx.figdir / FIGURES["hero"])
     ctx.add_figure(L.append, "hero", f"TFLOP/s of every step at {shape_label(head)}, hot, "
                    "with a dashed line per peer measured in this run")
