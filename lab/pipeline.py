@@ -22,7 +22,7 @@ from pathlib import Path
 from lab import jupyter_kernel
 from lab.cli import OneLineParser
 from lab.kernels.manifest import REPO
-from lab.studies import stages
+from lab.studies import resume, stages
 from lab.studies.params import RunParams, add_run_options
 
 NOTEBOOKS_DIR = REPO / "notebooks"
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         left = remaining(rec, args.stop_after)
         try:  # the same code and GPU model as the run's start, or nothing runs; the machine is recorded
-            stages.resume_here(rec, [stage_name(nb) for nb in left])
+            resume.resume_here(rec, [stage_name(nb) for nb in left])
         except ValueError as exc:
             print(f"{ap.prog}: {exc}", file=sys.stderr)
             return 2

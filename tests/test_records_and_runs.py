@@ -433,15 +433,15 @@ def _started_on(tmp_path, **env):
 
 
 def test_a_run_resumes_on_another_gpu_of_its_model_and_records_where(tmp_path):
-    from lab.studies import stages
+    from lab.studies import resume
 
     rec = _started_on(tmp_path)
     here = {**rec.read_json("env.json"), "utc": "2099-01-02T00:00:00+00:00", "host": "second",
             "gpu_uuid": "GPU-other", "driver": "580.2"}
-    entry = stages.resume_here(rec, ["profile"], env_now=here)
+    entry = resume.resume_here(rec, ["profile"], env_now=here)
     assert entry == {"utc": "2099-01-02T00:00:00+00:00", "host": "second", "gpu_uuid": "GPU-other",
                      "driver": "580.2", "same_gpu": False, "stages": ["profile"]}
-    stages.resume_here(rec, [], env_now={**here, "gpu_uuid": "GPU-start"})  # a second resume, on the first GPU
+    resume.resume_here(rec, [], env_now={**here, "gpu_uuid": "GPU-start"})  # a second resume, on the first GPU
     kept = rec.read_json("resumes.json")
     assert [r["host"] for r in kept] == ["second", "second"] and [r["same_gpu"] for r in kept] == [False, True]
 
@@ -450,23 +450,23 @@ def test_a_run_resumes_on_another_gpu_of_its_model_and_records_where(tmp_path):
                                           ("git_sha", "b" * 40), ("sm_count", 114), ("nvcc", "12.8"),
                                           ("sm_clock_max_mhz", 1755), ("torch", "2.10.0+cu128")])
 def test_a_run_is_not_resumed_where_its_code_toolchain_or_gpu_model_differ(tmp_path, field, value):
-    from lab.studies import stages
+    from lab.studies import resume
 
     rec = _started_on(tmp_path)
     here = {**rec.read_json("env.json"), field: value}
     with pytest.raises(ValueError, match=f"cannot be resumed on this machine: {field} "):
-        stages.resume_here(rec, ["timing", "profile"], env_now=here)
+        resume.resume_here(rec, ["timing", "profile"], env_now=here)
     assert not rec.has("resumes.json")  # nothing recorded for a refused resume
 
 
 def test_a_run_is_not_resumed_from_or_onto_a_dirty_tree(tmp_path):
-    from lab.studies import stages
+    from lab.studies import resume
 
     clean = {**_started_on(tmp_path).read_json("env.json")}
     with pytest.raises(ValueError, match="dirty here"):
-        stages.resume_here(_started_on(tmp_path), ["profile"], env_now={**clean, "git_dirty": True})
+        resume.resume_here(_started_on(tmp_path), ["profile"], env_now={**clean, "git_dirty": True})
     with pytest.raises(ValueError, match="dirty at its start"):
-        stages.resume_here(_started_on(tmp_path, git_dirty=True), ["profile"], env_now=clean)
+        resume.resume_here(_started_on(tmp_path, git_dirty=True), ["profile"], env_now=clean)
 
 
 def test_the_report_says_where_a_resumed_run_went_on():

@@ -7,7 +7,7 @@ never written here. `docs/methodology.md` (Records) says what stays in the repos
 
     env.json           GPU (and its UUID), clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
     resumes.json       each `--resume` of the run: when, host, GPU UUID, driver, the stages left
-                       (lab.studies.stages.resume_here, which refuses another GPU model or code)
+                       (lab.studies.resume.resume_here, which refuses another GPU model or code)
     status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
                        midway keeps "running" (or "incomplete") and readers treat it as such
     params.json        the run's parameters (lab.studies.params.RunParams); stages.json: each

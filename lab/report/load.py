@@ -65,7 +65,7 @@ class RunData(ProfileLookup):
         self.profile_status = self.read_json("profile_status.json", None)
         self.replicate_log = self.read_json("replicates.json", None, quiet=True)  # runs before replicates: none
         self.flex_warmup = self.read_json("flex_warmup.json", None, quiet=True)  # runs before the warm-up: none
-        self.resumes = self.read_json("resumes.json", [], quiet=True)  # lab.studies.stages.resume_here: none if never
+        self.resumes = self.read_json("resumes.json", [], quiet=True)  # lab.studies.resume.resume_here: none if never
         from lab.studies.replicates import seconds_by_scope
 
         self.scope_seconds = seconds_by_scope(rec.dir)  # runs before replicates: {}

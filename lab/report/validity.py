@@ -30,7 +30,7 @@ def scope_of_the_intervals(data: RunData, env: dict, base: RunData | None = None
 
 
 def resumed_threat(resumes: list[dict], env: dict) -> str | None:
-    """Where a run was stopped and resumed (resumes.json, lab.studies.stages.resume_here): which stages ran after
+    """Where a run was stopped and resumed (resumes.json, lab.studies.resume.resume_here): which stages ran after
     each resume, when, on which host and GPU; None for a run measured in one go."""
     if not resumes:
         return None

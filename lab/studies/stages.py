@@ -90,36 +90,6 @@ def start(params: RunParams | None = None, progress=print) -> records.RunRecord:
     return rec
 
 
-# What a run's numbers rest on and a resumed run must share with its start (env.json's keys): the code it
-# measures, the toolchain that builds it, and the GPU model with its limits. Another GPU of that model, another
-# host or another driver is allowed and recorded (resumes.json): a lent machine lost midway is the usual cause.
-RESUME_MUST_MATCH = ("git_sha", "nvcc", "torch", "cuda_runtime", "gpu", "compute_capability", "sm_count",
-                     "memory_bytes", "l2_bytes", "power_limit_w", "sm_clock_max_mhz")
-
-
-def resume_here(rec, stages_left: list[str], env_now: dict | None = None) -> dict:
-    """Check that run `rec` may go on on this machine and record that it does: a ValueError naming each
-    field of RESUME_MUST_MATCH that differs from env.json (a field the run's start did not record is not
-    compared), or naming a dirty tree then or now (the sha would not identify the code); else the entry
-    appended to the run's resumes.json (when, where, which GPU and driver, the stages still to run) and
-    returned. `env_now`: this machine's records.environment()."""
-    then = rec.read_json("env.json") if rec.has("env.json") else {}
-    now = records.environment() if env_now is None else env_now
-    differ = [f"{k} {then[k]!r} at its start, {now.get(k)!r} here" for k in RESUME_MUST_MATCH
-              if k in then and then[k] != now.get(k)]
-    differ += [f"the working tree was dirty {when}" for when, env in (("at its start", then), ("here", now))
-               if env.get("git_dirty")]
-    if differ:
-        raise ValueError(f"run {rec.run_id} cannot be resumed on this machine: " + "; ".join(differ)
-                         + " (a run's stages must measure the same code on the same GPU model)")
-    entry = {"utc": now.get("utc"), "host": now.get("host"), "gpu_uuid": now.get("gpu_uuid"),
-             "driver": now.get("driver"), "same_gpu": bool(then.get("gpu_uuid"))
-             and then.get("gpu_uuid") == now.get("gpu_uuid"), "stages": list(stages_left)}
-    resumes = rec.read_json("resumes.json") if rec.has("resumes.json") else []
-    rec.write_json("resumes.json", [*resumes, entry])
-    return entry
-
-
 def _timed_stage(rec, name, fn, progress, earlier_s: float = 0.0):
     """Run a stage, recording its seconds in stages.json (plus `earlier_s`: what a resumed stage
     spent before it was stopped, also recorded under `resumed`)."""
