@@ -3,7 +3,7 @@
 # recorded run was cut off at its profile stage when the device budget ran out, the partial folder then lost with the
 # session). Started by poll.sh beside it, in /tmp/lab on the GPU machine, in the background (setsid: it outlives a call).
 # - RESUME_RUN set (a run folder an earlier call brought back, carried in data/runs/): `python -m lab.pipeline
-#   --resume` it, which refuses another commit or GPU model (lab.studies.stages.resume_here) and records the machine;
+#   --resume` it, which refuses another commit or GPU model (lab.studies.resume.resume_here) and records the machine;
 #   no checks first (they ran with the run's start).
 # - Else: step 60's GPU tests and compute-sanitizer on the committed sources, then, only if both pass, one recorded
 #   run at the defaults, without its report (made afterwards on the CPU machine: make report).
