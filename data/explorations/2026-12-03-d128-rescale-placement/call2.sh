@@ -13,8 +13,10 @@
 # Predictions, written before the call (hot, paired rounds, s60 over each; > 1: that form faster):
 #   sp1 0.99x-1.01x at every row; sp2 1.01x-1.04x at the D = 128 rows if the block at the loop's end is what costs
 #   (less than nr: 30 FFMAs more, and no exponential before the wait), below 1.00x if the exponentials waiting for
-#   P V cost more; the D = 64 control 0.995x-1.005x for all three (its serial loop is untouched). sp1 and sp2 pass
-#   the 376-case grid.
+#   P V cost more; the D = 64 control (4, 16, 4096, 64) 0.995x-1.005x for all three (its serial loop is untouched).
+#   The causal D = 64 long rows take the counter's tile, whose overlapped loop leaves its 32 FMULs at the end too
+#   (step60_d64.txt): nr 1.01x-1.04x there, sp1 and sp2 0.995x-1.005x (their forms are D = 128's only).
+#   sp1 and sp2 pass the 376-case grid.
 source .whl/prelude.sh 2>/dev/null
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 X=data/explorations/2026-11-28-kv-apart-d128
@@ -34,7 +36,7 @@ export EXP_CONFIGS="{\"s60\": [\"one_loop_causal_short_d64\", {$F}],
   \"sp1\": [\"one_loop_causal_short_d64\", {\"FA_EXP_SPLIT_SOFTMAX\": 1}],
   \"sp2\": [\"one_loop_causal_short_d64\", {\"FA_EXP_SPLIT_SOFTMAX\": 2}]}"
 export EXP_SHAPES='["4,16,4096,128", "2,16,8192,128", "1,16,16384,128", "16,16,1024,128", "4,16,4096,128,causal",
-  "1,16,16384,128,causal", "4,16,4096,64"]'
+  "1,16,16384,128,causal", "4,16,4096,64", "4,16,4096,64,causal", "2,16,8192,64,causal"]'
 timeout ${TIME_END:-300} python $X/exp.py time 1.5 > $OUT/time.txt 2>&1
 echo "time rc=$? $(( $(date +%s)-T0 )) s"
 cut -c1-300 $OUT/time.txt | grep -v built

@@ -7,6 +7,8 @@ set), or FlashAttention-3's plain forward kernels of head dim 128 (its library, 
     |S| SYNCS (mbarrier)   e MUFU   m FMUL   + FADD   f FFMA   x FMNMX   c F2FP   s SHFL   . anything else
 
     PYTHONPATH=. python order.py ours [DEFINES] | fa3
+    PYTHONPATH=. python order.py ours64 | fa3-64    # head dim 64: the counter's three-warpgroup tile (HopperTileKind
+                                                    # 4, causal calls) and the static one (3); FA3's, both masks
 """
 import os
 import sys
@@ -43,8 +45,8 @@ def char(ins) -> str:
     return {"MUFU": "e", "FMUL": "m", "FADD": "+", "FFMA": "f", "FMNMX": "x", "F2FP": "c", "SHFL": "s"}.get(m, ".")
 
 
-def show(label: str, sass: str) -> None:
-    instrs, (per, path) = shortest_path(sass, 128)
+def show(label: str, sass: str, head_dim: int = 128) -> None:
+    instrs, (per, path) = shortest_path(sass, head_dim)
     seq = "".join(char(instrs[i]) for i in path)
     before, _, after = seq.partition("|W0x0|")
     count = lambda s: ", ".join(f"{k} {s.count(k)}" for k in KEYS)
@@ -55,7 +57,21 @@ def show(label: str, sass: str) -> None:
     print(seq)
 
 
-if sys.argv[1] == "ours":
+if sys.argv[1] == "ours64":
+    text = switches.sass("one_loop_causal_short_d64", "sm_90a", {"FA_SASS_FP16_ONLY": "1"}, twin=False)
+    for kind, label in (("KindE4ELb1ELb0E", "the counter's tile (kind 4), causal calls"),
+                        ("KindE3ELb0ELb0E", "the static three-warpgroup tile (kind 3)")):
+        show(f"step 60 head dim 64, {label}",
+             sass_mix.kernel_sass(text, sass_mix.find_kernel(text, "attention_fwdI6__halfLi64E", kind)), 64)
+elif sys.argv[1] == "fa3-64":
+    from lab.measure import fa3
+
+    lib = fa3.library_path()
+    names = sass_mix.entry_names(lib)
+    for causal in (False, True):
+        k = fa3.plain_forward_kernel(fa3.forward_kernels(sass_mix.demangle(names)), 64, causal, "float16")
+        show(f"FA3 head dim 64, {'causal' if causal else 'non-causal'}", sass_mix.entry_sass(lib, names[k["index"]]), 64)
+elif sys.argv[1] == "ours":
     defines = {"FA_SASS_FP16_ONLY": "1", **{kv.split("=")[0]: kv.split("=")[1]
                                             for kv in (sys.argv[2].split(",") if len(sys.argv) > 2 else []) if kv}}
     if os.environ.get("LEVEL"):

@@ -8,6 +8,8 @@ applied=""  # the patch on the tree now: taken back however the script ends
 trap '[ -z "$applied" ] || git apply -R $E/$applied' EXIT
 python $E/order.py fa3 > $E/fa3.txt
 python $E/order.py ours > $E/step60.txt
+python $E/order.py ours64 > $E/step60_d64.txt
+python $E/order.py fa3-64 > $E/fa3_d64.txt
 LEVEL=10 python $E/order.py ours > $E/step60_level10.txt
 LEVEL=0 python $E/order.py ours > $E/step60_level0.txt
 git apply $E/rescale_order.patch; applied=rescale_order.patch
