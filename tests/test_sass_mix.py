@@ -76,6 +76,17 @@ def test_keys_come_from_the_mmas_work_and_counts_are_per_128_keys():
     assert sass_mix.tile_keys(sass_mix.parse(LISTING.replace("64x64x16", "64x176x16")), 64) is None
 
 
+def test_the_shortest_path_is_the_unmasked_one_with_its_count_per_128_keys():
+    ins = sass_mix.parse(LISTING)
+    per, path = sass_mix.shortest_path(ins, head_dim=64)
+    assert per == pytest.approx(16 * 128 / 48)  # 16 instructions (unmasked path, by hand above) over 48 keys
+    # in program order: the loop's head, then past the masked block (0x070, 0x080) to its back edge
+    assert [ins[i].addr for i in path][:5] == [0x20, 0x30, 0x40, 0x50, 0x60]
+    assert ins[path[5]].addr == 0x90 and ins[path[-1]].addr == 0x130 and len(path) == 16
+    with pytest.raises(ValueError, match="no loop with tensor-core MMAs"):
+        sass_mix.shortest_path(sass_mix.parse(LISTING.replace("HGMMA", "HFMA2")), head_dim=64)
+
+
 def test_a_kernel_without_an_mma_loop_is_refused():
     with pytest.raises(ValueError, match="no loop with tensor-core MMAs"):
         sass_mix.loop_mix(LISTING.replace("HGMMA", "HFMA2"), head_dim=64)

@@ -242,6 +242,21 @@ def tile_keys(instrs: list[Instr], head_dim: int) -> int | None:
     return other.pop() if other else head_dim
 
 
+def shortest_path(instrs: list[Instr], head_dim: int) -> tuple[float, list[int]]:
+    """Over every main loop, the path with the fewest instructions per 128 keys (keys_of) and that count: the
+    loop a kernel spends its time in, as loop_mix ranks them, with its instructions' indices in order (for
+    reading the order of a loop, not only its counts). ValueError where the kernel has no main loop."""
+    best = None
+    for head, back in main_loops(instrs):
+        for p in paths(instrs, head, back):
+            per = len(p) * 128 / keys_of(instrs, p, head_dim)
+            if best is None or per < best[0]:
+                best = (per, p)
+    if best is None:
+        raise ValueError("no loop with tensor-core MMAs in this kernel")
+    return best
+
+
 def loop_mix(sass: str, head_dim: int) -> dict:
     """Every main loop of one kernel's SASS with its paths, shortest per key first: per path its
     instructions, tensor MMAs, the keys an iteration covers (keys_of), and the class counts per iteration

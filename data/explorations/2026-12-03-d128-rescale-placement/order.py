@@ -18,17 +18,6 @@ from lab.kernels import build, sass_mix, switches
 KEYS = "e m + f x c".split()
 
 
-def shortest_path(sass: str, head_dim: int):
-    instrs = sass_mix.parse(sass)
-    best = None
-    for head, back in sass_mix.main_loops(instrs):
-        for p in sass_mix.paths(instrs, head, back):
-            per = len(p) * 128 / sass_mix.keys_of(instrs, p, head_dim)
-            if best is None or per < best[0]:
-                best = (per, p)
-    return instrs, best
-
-
 def char(ins) -> str:
     op = ins.opcode
     m = op.split(".")[0]
@@ -46,7 +35,8 @@ def char(ins) -> str:
 
 
 def show(label: str, sass: str, head_dim: int = 128) -> None:
-    instrs, (per, path) = shortest_path(sass, head_dim)
+    instrs = sass_mix.parse(sass)
+    per, path = sass_mix.shortest_path(instrs, head_dim)
     seq = "".join(char(instrs[i]) for i in path)
     before, _, after = seq.partition("|W0x0|")
     count = lambda s: ", ".join(f"{k} {s.count(k)}" for k in KEYS)
