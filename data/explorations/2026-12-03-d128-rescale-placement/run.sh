@@ -1,7 +1,7 @@
 # SASS only, on the CPU machine (nvcc 13.0, .fa3 from ../../../../shared/anchors/fa3-binary.sh): this folder's
 # listings. rescale_order.patch adds FA_EXP_ORDER to step 60's file (1: P packed before O's rescale in the source;
 # 2: the two interleaved in the source, a P fragment then two of O's column blocks); split_softmax.patch adds
-# FA_EXP_NO_RESCALE and FA_EXP_SPLIT_SOFTMAX (1-4) to the file and its twin; rotated_loop.patch
+# FA_EXP_NO_RESCALE and FA_EXP_SPLIT_SOFTMAX (1-5) to the file and its twin; rotated_loop.patch
 # FA_EXP_ROTATED_LOOP to the file. Each applied for its listings, taken back.
 set -e
 E=data/explorations/2026-12-03-d128-rescale-placement
@@ -22,5 +22,5 @@ python $E/order.py ours FA_EXP_ROTATED_LOOP=1 > $E/step60_rotated.txt
 git apply -R $E/rotated_loop.patch; applied=""
 git apply $E/split_softmax.patch; applied=split_softmax.patch
 python $E/order.py ours FA_EXP_NO_RESCALE=1 > $E/step60_no_rescale.txt
-for v in 1 2 3 4; do python $E/order.py ours FA_EXP_SPLIT_SOFTMAX=$v > $E/step60_split$v.txt; done
+for v in 1 2 3 4 5; do python $E/order.py ours FA_EXP_SPLIT_SOFTMAX=$v > $E/step60_split$v.txt; done
 git apply -R $E/split_softmax.patch; applied=""
