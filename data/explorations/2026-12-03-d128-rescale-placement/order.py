@@ -53,15 +53,17 @@ if sys.argv[1] == "ours64":
                         ("KindE3ELb0ELb0E", "the static three-warpgroup tile (kind 3)")):
         show(f"step 60 head dim 64, {label}",
              sass_mix.kernel_sass(text, sass_mix.find_kernel(text, "attention_fwdI6__halfLi64E", kind)), 64)
-elif sys.argv[1] == "fa3-64":
+elif sys.argv[1] in ("fa3", "fa3-64"):  # FlashAttention-3's plain forward kernels of the head dim, both masks
     from lab.measure import fa3
 
+    head_dim = 64 if sys.argv[1] == "fa3-64" else 128
     lib = fa3.library_path()
     names = sass_mix.entry_names(lib)
     for causal in (False, True):
-        k = fa3.plain_forward_kernel(fa3.forward_kernels(sass_mix.demangle(names)), 64, causal, "float16")
-        show(f"FA3 head dim 64, {'causal' if causal else 'non-causal'}", sass_mix.entry_sass(lib, names[k["index"]]), 64)
-elif sys.argv[1] == "ours":
+        k = fa3.plain_forward_kernel(fa3.forward_kernels(sass_mix.demangle(names)), head_dim, causal, "float16")
+        show(f"FA3 head dim {head_dim}, {'causal' if causal else 'non-causal'}",
+             sass_mix.entry_sass(lib, names[k["index"]]), head_dim)
+else:  # ours [DEFINES]
     defines = {"FA_SASS_FP16_ONLY": "1", **{kv.split("=")[0]: kv.split("=")[1]
                                             for kv in (sys.argv[2].split(",") if len(sys.argv) > 2 else []) if kv}}
     if os.environ.get("LEVEL"):
@@ -69,11 +71,3 @@ elif sys.argv[1] == "ours":
     text = switches.sass("one_loop_causal_short_d64", "sm_90a", defines, twin=False)
     sass = sass_mix.kernel_sass(text, sass_mix.find_kernel(text, "attention_fwdI6__halfLi128E", "KindE0ELb0E"))
     show(f"step 60 {' '.join(sys.argv[2:])} {'register-usage-level ' + os.environ['LEVEL'] if os.environ.get('LEVEL') else ''}", sass)
-else:
-    from lab.measure import fa3
-
-    lib = fa3.library_path()
-    names = sass_mix.entry_names(lib)
-    for causal in (False, True):
-        k = fa3.plain_forward_kernel(fa3.forward_kernels(sass_mix.demangle(names)), 128, causal, "float16")
-        show(f"FA3 head dim 128, {'causal' if causal else 'non-causal'}", sass_mix.entry_sass(lib, names[k["index"]]))
