@@ -135,9 +135,13 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // (72 bytes spilled at the 136 registers a consumer has with three CTAs per SM). FINITE_MAX (step 58)
 // acts on unmasked tiles only (MASK = false), where every score is finite: the row's max starts from
 // its first score instead of -inf, and the exponent's base takes no -inf guard (the running max is
-// finite), an FSETP, an FSEL and an FMNMX fewer for each of a thread's two rows. Off by default, so
-// that the earlier steps compile as before.
-template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false, bool FINITE_MAX = false>
+// finite), an FSETP, an FSEL and an FMNMX fewer for each of a thread's two rows. LAZY_MAX (step 61,
+// FlashAttention-4's conditional rescale): the running max moves only where the tile raises it by more
+// than 8 in base-2 units of the scaled scores, so that against a stale max the exponentials stay below
+// 2^8 (fp16 and bf16 hold them, the sum's fp32 too); where it does not move alpha is exactly 1, and the
+// caller may skip O's rescale. Off by default, so that the earlier steps compile as before.
+template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false, bool FINITE_MAX = false,
+          bool LAZY_MAX = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
@@ -163,9 +167,14 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
         tile_max = fmaxf(tile_max, x);
       }
     RowState& row = rows[half_row];
-    const float m_new = fmaxf(row.m, group_max<4>(tile_max));
+    float m_new = fmaxf(row.m, group_max<4>(tile_max));
+    bool moved = true;
+    if constexpr (LAZY_MAX) {  // -inf + 8 is -inf: a row's first finite max always moves
+      moved = m_new * scale_log2 > row.m * scale_log2 + 8.0f;
+      m_new = moved ? m_new : row.m;
+    }
     const float base = FINITE ? m_new * scale_log2 : m_new == kNegInf ? 0.0f : m_new * scale_log2;
-    alpha[half_row] = softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base);
+    alpha[half_row] = moved ? softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base) : 1.0f;
     float partial = 0.0f;
 #pragma unroll
     for (int n = 0; n < T::BC / 8; ++n)

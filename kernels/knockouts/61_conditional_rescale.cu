@@ -1,5 +1,5 @@
-// The switchable twin of step 60 (one_loop_causal_short_d64, the sm_90a branch's end):
-// kernels/variants/60_one_loop_causal_short_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 61 (conditional_rescale, the sm_90a branch's end):
+// kernels/variants/61_conditional_rescale.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -93,6 +93,13 @@
 // 48's two loops (the choice made on the host). Hypothesis: step 48's second loop cost those causal calls what it
 // bought the non-causal ones (why is not known: not the instruction fetch; the fixed-latency waits fall). Predicted:
 // 1.01x-1.06x over +the counter's D = 64 tile overlapped at those causal calls up to S = 1024; unchanged elsewhere.
+//
+// Step 61 - +O rescaled only where a row's max moved by more than 2^8: in the overlapped loops (D = 128's ping-pong and
+// the counter's D = 64 tile) a row's running max moves only where a key tile raises it by more than 2^8
+// (fa::mma_online_softmax's LAZY_MAX, FlashAttention-4's conditional rescale), and after P V's wait one warp vote skips
+// O's rescale where no row of the warp moved, P packed before it. Hypothesis: O's rescale FMULs, one block at the
+// loop's end, keep the D = 128 loop behind FlashAttention-3. Predicted: 1.005x-1.03x over +one loop for the short
+// D = 64 tile's causal calls at (4, 16, 4096, 128), 1.01x-1.03x at the counter's causal D = 64 calls.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -108,6 +115,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_CONDITIONAL_RESCALE  // step 61: 0 -> the overlapped loops move the max and rescale O at every key tile
+#define FA_CONDITIONAL_RESCALE 1
+#endif
 #ifndef FA_ONE_LOOP_CAUSAL_SHORT_D64  // step 60: 0 -> the short D = 64 tile's causal calls keep step 48's two loops
 #define FA_ONE_LOOP_CAUSAL_SHORT_D64 1
 #endif
@@ -201,6 +211,7 @@ constexpr bool kThreeCtasD64 = FA_THREE_CTAS_D64, kWarpReleaseD64 = FA_WARP_RELE
 constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_THREE_WGS_D64;
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128, kFiniteMaxD64 = FA_FINITE_MAX_D64;
 constexpr bool kQueueOverlapD64 = FA_QUEUE_OVERLAP_D64, kOneLoopCausalShortD64 = FA_ONE_LOOP_CAUSAL_SHORT_D64;
+constexpr bool kConditionalRescale = FA_CONDITIONAL_RESCALE;
 // The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
 constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
@@ -416,6 +427,9 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     // An unmasked tile's row max starts from its first score and its base takes no -inf guard at D = 64 (step 58;
     // FINITE_MAX acts on unmasked tiles only).
     constexpr bool FINITE_MAX = kFiniteMaxD64 && D == 64;
+    // The overlapped loops move a row's max only by more than 2^8 and skip O's rescale where no row of the warp moved
+    // (step 61); the serial loops keep the eager one (step 53's lazy rescale lost 11-19 % there).
+    constexpr bool LAZY_MAX = kConditionalRescale && !IN_SERIES;
     auto softmax_tile = [&](int kv0) {
       if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
         fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2, ROW_LIMIT, FINITE_MAX>(s, rows, alpha, shape, q0 + row0,
@@ -426,9 +440,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     };
     // The same with the choice made by the caller (std::true_type: masked), for a loop of one kind.
     auto softmax_tile_as = [&](int kv0, auto masked) {
-      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT, FINITE_MAX>(s, rows, alpha, shape,
-                                                                                           q0 + row0, kv0, lane,
-                                                                                           scale_log2);
+      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT, FINITE_MAX, LAZY_MAX>(
+          s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
     };
     // Tiles 0 .. n_unmasked - 1 need no mask for any row of the warpgroup: wholly inside the sequence and
     // (causal) at or below the diagonal of its first row. Warpgroup-uniform, as wgmma needs.
@@ -515,8 +528,13 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
         release(ring_slots + tile - 1, prev_stage, n_tiles);
-        fa::rescale_rows(o_acc, alpha);
-        fa::pack_p_fragments<T>(p, s);
+        if constexpr (LAZY_MAX) {
+          fa::pack_p_fragments<T>(p, s);  // before the vote: the conversions stay among the exponentials
+          if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) fa::rescale_rows(o_acc, alpha);
+        } else {
+          fa::rescale_rows(o_acc, alpha);
+          fa::pack_p_fragments<T>(p, s);
+        }
       };
       int tile = 1;
       if constexpr (kUnmaskedLoop) {
