@@ -117,18 +117,29 @@ def test_without_a_gpu_and_without_parameters_the_committed_report_is_rebuilt(ca
 
 
 def test_the_committed_reports_label_says_how_many_gpus_ran_it():
-    """Issue 49: of the committed report's two runs, one ran its replicates on several H200s (as many as its
-    replicates.json names GPU UUIDs), the other on one; each one's label says so and still reads back, and the
-    report carries its run's."""
+    """Issue 49: of the committed report's two runs, one ran its replicates on several H200s at once (GPUS=N in its
+    params.json, as many GPU UUIDs in its replicates.json); a run of one GPU at a time says so, plainly where one
+    GPU ran it all, and as resumed where a lost machine left its replicates on two (lab.studies.resume); each label
+    still reads back, and the report carries its run's."""
+    import json
+
+    from lab.measure import records
     from lab.report.context import Context
     from lab.report.load import RunData
-    from lab.measure import records
 
     c = committed.committed()
-    gpus = {r: len(replicate_gpu_uuids(r)) for r in (c.run, c.base)}
-    several, one = sorted(gpus, key=lambda r: -gpus[r])
-    assert gpus[several] >= 2 and gpus[one] <= 1
-    data = {r: RunData(records.RunRecord.open(r)) for r in (c.run, c.base)}
-    assert Context(data=data[several], figdir=None, base=None).gpus == f"{gpus[several]} × NVIDIA H200"
-    assert Context(data=data[one], figdir=None, base=None).gpus == "NVIDIA H200"
+    runs = (c.run, c.base)
+    uuids = {r: len(replicate_gpu_uuids(r)) for r in runs}
+    at_once = {r: json.loads((records.RunRecord.open(r).dir / "params.json").read_text()).get("gpus") for r in runs}
+    assert any(uuids[r] >= 2 and at_once[r] not in (None, "1") for r in runs)  # the N-GPU run is one of the two
+    for r in runs:
+        label = Context(data=RunData(records.RunRecord.open(r)), figdir=None, base=None).gpus
+        if uuids[r] < 2:
+            assert label == "NVIDIA H200"
+        elif at_once[r] == "1":
+            assert label == f"NVIDIA H200, resumed on another ({uuids[r]} GPUs ran its replicates one after another)"
+        else:
+            assert label == f"{uuids[r]} × NVIDIA H200"
+    data = {r: RunData(records.RunRecord.open(r)) for r in runs}
     assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base]).label}**" in committed.REPORT.read_text()
+    assert committed.committed() == c  # the label reads back

@@ -69,30 +69,38 @@ def test_the_report_table_splits_each_shape_and_counts_rows_where_gpus_dominate(
 
 
 def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_path):
-    """Of the committed report's two runs, the one whose replicates ran one after another on one GPU says
-    nothing; the same run as recorded before replicates named their GPU says nothing and names none; spread
-    over two GPUs it says so, as the other committed run (as many H200s as its replicates.json names GPU
-    UUIDs) does."""
-    several, run = sorted((default_run(), committed().base), key=lambda r: -len(replicate_gpu_uuids(r)))
+    """Of the committed report's two runs, the base ran its replicates side by side on a host's GPUs (GPUS=N; as
+    many H200s as its replicates.json names GPU UUIDs) and says so; the run ran one GPU at a time and was resumed
+    on another machine, so its replicates name two GPUs one after another, by UUID (each machine's one GPU is its
+    GPU 0). A copy of it with every replicate on one GPU says nothing; as recorded before replicates named their
+    GPU it says nothing and names none; spread over two GPUs with GPUS=2 it says side by side."""
+    several, resumed = committed().base, default_run()
     n = len(replicate_gpu_uuids(several))
     assert n >= 2
     assert _where_replicates_ran(RunData(records.RunRecord.open(several))).startswith(f"side by side on {n} GPUs")
-    assert _where_replicates_ran(RunData(records.RunRecord.open(run))) == ""  # one GPU: nothing to say
-    copy = tmp_path / run
-    shutil.copytree(records.RunRecord.open(run).dir, copy)
-    log = json.loads((copy / "replicates.json").read_text())
+    log = json.loads((records.RunRecord.open(resumed).dir / "replicates.json").read_text())
+    uuids = [r["gpu"]["gpu_uuid"] for r in log["timing"]["runs"]]
+    assert len(uuids) == 3 and uuids[0] != uuids[1] == uuids[2]  # replicate 1 before the resume, 2 and 3 after
+    assert _where_replicates_ran(RunData(records.RunRecord.open(resumed))) == (
+        "one after another on 2 GPUs, the run resumed on a second machine (resumes.json; NVIDIA H200; "
+        f"{uuids[0]}: replicate 1; {uuids[1]}: replicates 2, 3)")
+    copy = tmp_path / resumed
+    shutil.copytree(records.RunRecord.open(resumed).dir, copy)
 
-    def with_gpus(gpus):
+    def with_gpus(gpus, at_once="1"):
         for r, g in zip(log["timing"]["runs"], gpus):
             r.pop("gpu", None)
             if g is not None:
                 r["gpu"] = {"gpu_index": g, "gpu_uuid": f"GPU-{g}", "gpu_name": "NVIDIA H100 80GB HBM3"}
         (copy / "replicates.json").write_text(json.dumps(log))
+        params = json.loads((copy / "params.json").read_text())
+        (copy / "params.json").write_text(json.dumps({**params, "gpus": at_once}))
         return RunData(records.RunRecord.open(str(copy)))
 
+    assert _where_replicates_ran(with_gpus([0, 0, 0])) == ""  # one GPU: nothing to say
     old = with_gpus([None, None, None])  # recorded before replicates named theirs
     assert old.replicate_gpus == {} and _where_replicates_ran(old) == ""
-    text = _where_replicates_ran(with_gpus([2, 5, 2]))
+    text = _where_replicates_ran(with_gpus([2, 5, 2], at_once="2"))
     assert text == ("side by side on 2 GPUs (NVIDIA H100 80GB HBM3; GPU 2: replicates 1, 3; GPU 5: replicate 2), "
                     "one a GPU at a time")
 

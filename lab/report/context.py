@@ -11,7 +11,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report.formats import FIGURES
 from lab.report.load import RunData
-from lab.report.tables import ablation_frame, gpu_of_replicates
+from lab.report.tables import ablation_frame, gpu_of_replicates, resumed_elsewhere
 
 
 @dataclass
@@ -51,9 +51,15 @@ class Context:
 
     @property
     def gpus(self) -> str:
-        """The GPU model, preceded by how many of them ran the replicates where more than one did (issue 49)."""
+        """The GPU model, preceded by how many of them ran the replicates where more than one did at once (issue
+        49: GPUS=N). A one-GPU run resumed on another machine (lab.studies.resume) also has replicates on two
+        GPUs, one after the other: its label says so instead of counting them as a host's."""
         n = len(set(gpu_of_replicates(self.data).values()))  # 0 where one GPU ran them all
-        return f"{n} × {self.gpu}" if n >= 2 else self.gpu
+        if n < 2:
+            return self.gpu
+        if resumed_elsewhere(self.data):
+            return f"{self.gpu}, resumed on another ({n} GPUs ran its replicates one after another)"
+        return f"{n} × {self.gpu}"
 
     @property
     def date(self) -> str:

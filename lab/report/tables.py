@@ -326,6 +326,12 @@ def gpu_of_replicates(data: RunData) -> dict[int, str]:
     return gpus if len(set(gpus.values())) >= 2 else {}
 
 
+def resumed_elsewhere(data: RunData) -> bool:
+    """Whether a run's replicates name two GPUs or more though it ran one GPU at a time (its GPUS, settled at its
+    start, was 1): a run resumed on another machine (lab.studies.resume), not one spread over a host's GPUs."""
+    return bool(gpu_of_replicates(data)) and str(data.params.get("gpus", "")) == "1"
+
+
 def gpu_split_table(data: RunData) -> list[list]:
     """Per measured shape, where two GPUs or more ran two replicates or more each: how many (impl, mode)
     rows, the median over them of the SD between GPUs and between processes on one GPU (% of the

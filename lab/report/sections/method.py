@@ -11,7 +11,7 @@ from lab.report.load import first_line
 from lab.report.tables import (NCU_AGREE, NCU_XVAL_MIN_US, PRECISION_BAND, clock_range, calibration_summary,
                                capped_rows, clock_summary, crossval_table, gpu_of_replicates, gpu_split_table,
                                ncu_crossval_table, ncu_xval_table, noise_floor, precision_summary,
-                               variance_split_table, wider_than)
+                               resumed_elsewhere, variance_split_table, wider_than)
 from lab.studies.measure_shape import AA_SUFFIX
 from lab.studies.params import RunParams
 
@@ -194,7 +194,8 @@ def _moved(log: dict) -> str:
 
 
 def _where_replicates_ran(data) -> str:
-    """'side by side on N GPUs (...)' where the replicates name two GPUs or more; "" otherwise."""
+    """'side by side on N GPUs (...)' where the replicates name two GPUs or more; 'one after another on N GPUs
+    (...)' where they do because the run was resumed on another machine (tables.resumed_elsewhere); "" otherwise."""
     gpu_of = gpu_of_replicates(data)
     if not gpu_of:
         return ""
@@ -203,8 +204,17 @@ def _where_replicates_ran(data) -> str:
     by = {}
     for i, g in sorted(gpu_of.items()):
         by.setdefault(g, []).append(i + 1)
-    where = "; ".join(f"GPU {gpus[reps[0] - 1].get('gpu_index', '?')}: replicate{'s' if len(reps) > 1 else ''} "
-                      + ", ".join(map(str, reps)) for reps in by.values())
+    resumed = resumed_elsewhere(data)
+
+    def gpu(reps):  # a resumed run's machines each number their one GPU 0: the UUID tells them apart
+        g = gpus[reps[0] - 1]
+        return g.get("gpu_uuid") or "?" if resumed else f"GPU {g.get('gpu_index', '?')}"
+
+    where = "; ".join(f"{gpu(reps)}: replicate{'s' if len(reps) > 1 else ''} " + ", ".join(map(str, reps))
+                      for reps in by.values())
+    if resumed:
+        return (f"one after another on {len(by)} GPUs, the run resumed on a second machine (resumes.json; "
+                f"{', '.join(names)}; {where})")
     return f"side by side on {len(by)} GPUs ({', '.join(names)}; {where}), one a GPU at a time"
 
 
