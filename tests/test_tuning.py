@@ -359,7 +359,9 @@ def test_successive_halving_prunes_and_records_the_shapes_left_out(tmp_path):
     from lab.studies.tuning.fake import FakeBackend
 
     params = TuneParams(trials=16, sampler="tpe", fake=True, min_samples=20, budget_s=0, heldout=False)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+    # one worker: the trials finish in the order they were asked for, so which ones TPE proposes and the pruner
+    # compares does not hang on two workers' race (with two, a loaded CI machine once saw no trial pruned)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         rec = tuning.tune(params, progress=lambda s: None, client=client, backend=FakeBackend, root=tmp_path)
     df = pd.read_parquet(rec.dir / "tuning.parquet")
