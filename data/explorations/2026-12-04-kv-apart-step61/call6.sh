@@ -3,7 +3,7 @@
 # 1.017x-1.019x at the grouped rows, 0.976x-0.978x at (8, 16, 512, 128) and (16, 16, 1024, 128, causal); ls3 (the
 # same alpha, the vote where it was) 0.973x-0.986x, but 1.018x-1.022x at the grouped rows. d0 1.017x-1.044x. The order
 # alone does not give d0's time. d3 (explore5.patch's FA_EXP_LAZY_SHIFT=3 with FA_EXP_DROP_RESCALE=1: the shifted lazy
-# max, alpha from the difference, no vote and no rescale; 408 instructions, d0's interleaved order; right wherever no
+# max, alpha from the difference, no vote and no rescale; 410 instructions, d0's interleaved order; right wherever no
 # max moves after the first tile) separates the vote's cost from the lazy max's.
 # Predictions (hot, paired rounds, s61 over each), written before the call:
 # - d3 1.03x-1.045x at D = 128 (near d0: the vote and its branch cost vt3 the rest), passes the 380-case grid; if
