@@ -133,8 +133,8 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    # 10: the five many-tile grids, causal and not
-    assert len(grid) == 116 + 12 + 10 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 10: the five many-tile grids, causal and not; 9: the rising-max cases
+    assert len(grid) == 116 + 12 + 10 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -286,3 +286,39 @@ def test_the_peer_grid_has_bf16_gqa_and_mqa_cases_at_both_head_dims():
     assert model == check.PEER_MODEL_CASES
     assert {c.D for c in model} == {64, 128} and {c.layout for c in model} == {"GQA", "MQA"}
     assert {c.dtype for c in model} == {"bf16"} and any(c.B == 1 for c in model)
+
+
+def test_the_rising_cases_move_a_lazy_max_after_the_first_tile():
+    """The lazy rescale (steps 24 and 61) moves a row's running max only where a key tile raises it by more than 2^8
+    (8 in the exponent's base 2, the scale folded in). The grid must hold cases whose rows do that after their first
+    128-key tile, in both head dims, causal and not, fp16 and bf16, grouped K/V heads, and one causal D = 64 case that
+    takes the counter's three-warpgroup tile (the rule written out in _causal_three_wg_rules). Derived from the case's
+    own inputs (make_inputs on the CPU, one head), not from check.py's constants: for the rows that see keys past the
+    rise, the max over those keys exceeds the max over the keys before it by more than 8, in scaled base-2 units."""
+    import math
+
+    import torch
+
+    rising = [c for c in check.grid() if c.rise_at is not None]
+    assert {c.D for c in rising} == {64, 128} and {c.causal for c in rising} == {False, True}
+    assert {c.dtype for c in rising} == {"fp16", "bf16"} and {c.layout for c in rising} >= {"MHA", "GQA"}
+    assert any(_causal_three_wg_rules(c, sms)[1] for c in rising for sms in (114, 132))
+    for c in rising:
+        assert 128 <= c.rise_at < c.S
+        q, k, _ = check.make_inputs(c, "cpu")
+        group = c.H // c.H_kv
+        qh, kh = q[0, 0].float(), k[0, 0 // group].float()
+        rows = torch.arange(c.rise_at, c.S, max(1, (c.S - c.rise_at) // 64))  # rows that see keys past the rise
+        scale = (1.0 / math.sqrt(c.D)) * math.log2(math.e)
+        scores = (qh[rows] @ kh.T) * scale
+        if c.causal:
+            scores = scores.masked_fill(torch.arange(c.S)[None, :] > rows[:, None], float("-inf"))
+        before = scores[:, :c.rise_at].max(dim=1).values
+        after = scores[:, c.rise_at:].max(dim=1).values
+        jumped = (after - before > 8).float().mean().item()
+        assert jumped >= 0.9, (c.id, jumped)
+    # and the plain cases' inputs do not jump (so the rising ones are what reaches the path)
+    plain = check.Case(2, 4, 2048, 128, False)
+    q, k, _ = check.make_inputs(plain, "cpu")
+    s = (q[0, 0].float()[1000:1064] @ k[0, 0].float().T) / math.sqrt(128) * math.log2(math.e)
+    assert ((s[:, 1000:].max(dim=1).values - s[:, :1000].max(dim=1).values) > 8).sum().item() == 0

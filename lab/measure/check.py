@@ -60,6 +60,15 @@ LONG_SEQ_LENS = (4096, 4097)
 # heads per K/V head at S = 4097 too, whose 704 tiles of 192 rows, causal, step 52 takes from the counter.
 MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 257, 1, "fp16"),
                    (1, 32, 4097, 32, "fp16"), (1, 32, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
+# A row's max that rises late: the lazy rescale (steps 24 and 61, FlashAttention-4's conditional rescale) moves a row's
+# running max only where a key tile raises it by more than 2^8, and the grid's normal inputs never do after their first
+# tile, so its rescaling path would go unchecked. In these cases K's keys from `rise_at` on are RISE_FACTOR times
+# larger: a row's scores there spread six times as wide and its max jumps by about 20 in natural-log units (about 29
+# in base 2) inside a later tile. (B, H, S, H_kv, dtype, rise_at), both D and causal and not, and one causal D = 64
+# case that takes the counter's three-warpgroup tile (step 52's overlapped loop from step 59).
+RISE_FACTOR = 6.0
+RISING_CASES = ((2, 4, 2048, 4, "fp16", 1000), (2, 8, 1000, 2, "bf16", 500))
+RISING_COUNTER_CASE = (1, 32, 4097, 8, "bf16", 2500)  # D = 64, causal
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,7 @@ class Case:
     scale: float | None = None
     H_kv: int | None = None  # K/V heads (None: H)
     dtype: str = "fp16"
+    rise_at: int | None = None  # K's keys from here on RISE_FACTOR times larger (RISING_CASES); None: plain inputs
 
     def __post_init__(self):
         object.__setattr__(self, "H_kv", self.H if self.H_kv is None else int(self.H_kv))
@@ -88,6 +98,7 @@ class Case:
         so the cases that existed before the model inputs keep their inputs."""
         s = f"B{self.B}H{self.H}-S{self.S}-D{self.D}-{'causal' if self.causal else 'full'}"
         s += f"-scale{self.scale:g}" if self.scale is not None else ""
+        s += f"-rise{self.rise_at}" if self.rise_at is not None else ""
         return "-".join([s, *self.shape.input_words])
 
     @property
@@ -111,7 +122,16 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
-    return cases + long_cases() + many_tile_cases() + model_cases()
+    return cases + long_cases() + many_tile_cases() + rising_max_cases() + model_cases()
+
+
+def rising_max_cases() -> list[Case]:
+    """RISING_CASES at both D, causal and not, and RISING_COUNTER_CASE: inputs whose rows' max jumps by far more than
+    2^8 in a later key tile, so that a lazy rescale's rescaling path runs."""
+    cases = [Case(B, H, S, D, causal, None, H_kv, dtype, rise_at) for (B, H, S, H_kv, dtype, rise_at) in RISING_CASES
+             for D in HEAD_DIMS for causal in (False, True)]
+    B, H, S, H_kv, dtype, rise_at = RISING_COUNTER_CASE
+    return cases + [Case(B, H, S, 64, True, None, H_kv, dtype, rise_at)]
 
 
 def many_tile_cases() -> list[Case]:
@@ -181,14 +201,18 @@ def counts(results) -> dict:
 
 def make_inputs(case: Case, device: str = "cuda"):
     """(q, k, v) of the case: q (B, H, S, D), k and v (B, H_kv, S, D), drawn in fp32 from the case's
-    seed and rounded to its element type (fp16 multi-head cases: the inputs they always had)."""
+    seed and rounded to its element type (fp16 multi-head cases: the inputs they always had); with rise_at,
+    K's keys from there on scaled by RISE_FACTOR before the rounding."""
     import torch
 
     gen = torch.Generator(device=device).manual_seed(case.seed)
     shape = case.shape
     dtype = shape.torch_dtype()
-    return tuple(torch.randn(s, generator=gen, device=device, dtype=torch.float32).to(dtype)
-                 for s in (shape.q_shape, shape.kv_shape, shape.kv_shape))
+    q, k, v = (torch.randn(s, generator=gen, device=device, dtype=torch.float32)
+               for s in (shape.q_shape, shape.kv_shape, shape.kv_shape))
+    if case.rise_at is not None:
+        k[:, :, case.rise_at:] *= RISE_FACTOR
+    return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
 def expand_kv(t, H: int):
