@@ -1,0 +1,70 @@
+"""lab/studies/landing: the shared landing job (land.sh) and its device call (poll.sh) refuse what they cannot land
+with one line naming the constraint, before they touch a GPU, and nothing else on this machine runs them."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LANDING = REPO / "lab" / "studies" / "landing"
+
+
+def _tree(tmp_path) -> Path:
+    """A scratch tree that reads the repository's lab/ and kernels/ (the manifest) and holds nothing to lose: a job
+    that went on by mistake would clear its data/runs, not the repository's."""
+    tree = tmp_path / "tree"
+    if not tree.exists():
+        tree.mkdir()
+        (tree / "lab").symlink_to(REPO / "lab")
+        (tree / "kernels").symlink_to(REPO / "kernels")
+    return tree
+
+
+def _env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("STEP", "RESUME_RUN")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `python` is this one
+    env.update({"LAB_TREE": str(_tree(tmp_path)), "LAB_LAND_OUT": str(tmp_path / "out"), **extra})
+    return env
+
+
+def _land(tmp_path, **extra):
+    r = subprocess.run(["bash", str(LANDING / "land.sh")], env=_env(tmp_path, **extra), capture_output=True, text=True,
+                       timeout=120)
+    status = (tmp_path / "out" / "status").read_text()
+    return r.returncode, status
+
+
+@pytest.mark.parametrize("script", ["land.sh", "poll.sh"])
+def test_the_scripts_parse(script):
+    assert subprocess.run(["bash", "-n", str(LANDING / script)], capture_output=True).returncode == 0
+
+
+def test_land_refuses_a_missing_step(tmp_path):
+    rc, status = _land(tmp_path)
+    assert rc == 2 and "STEP is not set" in status and status.rstrip().endswith("all done")
+    assert (tmp_path / "out" / "done").exists() and not (tmp_path / "out" / "gpu.txt").exists()
+
+
+def test_land_refuses_a_step_the_manifest_lacks(tmp_path):
+    rc, status = _land(tmp_path, STEP="no_such_step")
+    assert rc == 2 and "STEP=no_such_step is no variant of the manifest" in status and "unknown variant" in status
+    assert not (tmp_path / "out" / "gpu.txt").exists()
+
+
+def test_land_refuses_a_tree_without_the_commit_to_record(tmp_path):
+    rc, status = _land(tmp_path, STEP="conditional_rescale")  # _tree has no .scratch/sha_run
+    assert rc == 2 and ".scratch/sha_run is missing" in status and not (tmp_path / "out" / "gpu.txt").exists()
+
+
+@pytest.mark.parametrize("step, sha, why", [(None, True, "STEP is not set"),
+                                             ("conditional_rescale", False, ".scratch/sha_run is missing")])
+def test_poll_refuses_before_it_copies_anything(tmp_path, step, sha, why):
+    if sha:
+        (tmp_path / ".scratch").mkdir()
+        (tmp_path / ".scratch" / "sha_run").write_text("0" * 40)
+    env = _env(tmp_path, OUT=str(tmp_path / "o"), **({"STEP": step} if step else {}))
+    r = subprocess.run(["bash", str(LANDING / "poll.sh")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and why in r.stderr and not (tmp_path / "o").exists()
