@@ -1,8 +1,11 @@
 """Do the steps with a lazy rescale (24 lazy_rescale, 25 small_grid_tiles, 29 portable_model_inputs, 61
 conditional_rescale) pass the grid's new rising-max cases (lab.measure.check.rising_max_cases), whose rows' max jumps
-by far more than 2^8 in a later key tile, so that their rescaling path runs? One device call, the session's last
-device time (2026-12-04); builds the four in parallel, then checks each on the nine cases (a case a variant does not
-take is recorded as not taken). Prints one line a variant and case; writes rising.json under $OUT."""
+by far more than 2^8 in a later key tile, so that their rescaling path runs? Builds the four in parallel, then checks
+each on the nine cases (a case a variant does not take is recorded as not taken). Prints one line a variant and case;
+writes rising.json under $OUT. Written 2026-12-04 for one device call that the session's device time did not reach
+(not yet run):
+
+    source .whl/prelude.sh; PYTHONPATH=$PWD python data/explorations/2026-12-04-kv-apart-step61/rising_steps.py"""
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
