@@ -1,10 +1,10 @@
 """The shortest path through step 61's fp16 D = 128 loop (HopperTileKind 0, static list), one character an instruction,
-for each configuration of calls 1-7, built from the step's twin with explore6.patch applied (it holds every macro of
+for each configuration of calls 1-9, built from the step's twin with explore8.patch applied (it holds every macro of
 the earlier patches). The legend and the listing are ../2026-12-03-d128-rescale-placement/order.py's. SASS only, no GPU:
 
-    git apply data/explorations/2026-12-04-kv-apart-step61/explore6.patch
+    git apply data/explorations/2026-12-04-kv-apart-step61/explore8.patch
     PYTHONPATH=. python data/explorations/2026-12-04-kv-apart-step61/orders.py > data/explorations/2026-12-04-kv-apart-step61/orders.txt
-    git apply -R data/explorations/2026-12-04-kv-apart-step61/explore6.patch
+    git apply -R data/explorations/2026-12-04-kv-apart-step61/explore8.patch
 """
 import pathlib
 import types
@@ -26,6 +26,8 @@ CONFIGS = {  # label: defines, as the calls' EXP_CONFIGS
     "vt2": {"FA_EXP_VOTE_AT_TOP": 1, "FA_EXP_LAZY_SHIFT": 2}, "ls3": {"FA_EXP_LAZY_SHIFT": 3},
     "vt3": {"FA_EXP_VOTE_AT_TOP": 1, "FA_EXP_LAZY_SHIFT": 3}, "d3": {"FA_EXP_LAZY_SHIFT": 3, "FA_EXP_DROP_RESCALE": 1},
     "vt4": {"FA_EXP_VOTE_AT_TOP": 2, "FA_EXP_LAZY_SHIFT": 3},
+    "ex1": {"FA_EXP_EXIT_ON_MOVE": 1, "FA_EXP_LAZY_SHIFT": 3},
+    "va3": {"FA_EXP_VOTE_AFTER_S": 1, "FA_EXP_LAZY_SHIFT": 3}, "va1": {"FA_EXP_VOTE_AFTER_S": 1},
 }
 for label, defines in CONFIGS.items():
     text = switches.sass("conditional_rescale", "sm_90a", {"FA_SASS_FP16_ONLY": "1", **defines}, twin=True)
