@@ -5,11 +5,13 @@
 # FA_EXP_VOTE_AFTER_S: the last tile's vote and O's rescale between S_j's issue and P_{j-1} V_{j-1}'s, inside the
 # turn (a wgmma fence after it), so the vote's latency and branch overlap S_j. va3 = that with FA_EXP_LAZY_SHIFT=3 (414
 # instructions a warp per 128 keys, the maxima and exponentials interleaved as in d3; no spills, no wgmma
-# serialized), va1 with step 61's selected alpha (420, every max first).
+# serialized), va1 with step 61's selected alpha (420, every max first), vu3 as va3 with the vote read back through a
+# shuffle (FA_EXP_VOTE_AFTER_S=2: ptxas then drops the divergence check and issues the vote before S's first HGMMA; 417).
 # Predictions (hot, paired rounds, s61 over each), written before the call:
 # - va3 1.015x-1.04x at the long D = 128 rows (most of d3's 1.017x-1.052x), 0.995x-1.02x at (8, 16, 512, 128) and
 #   (16, 16, 1024, 128, causal), where vt3 lost 2.2 %; passes rare_path.py and the grid (now with its rising-max cases);
 # - va1 0.995x-1.015x (the select keeps every max first, as in d1);
+# - vu3 within 0.005 of va3 (the check and the vote's place are a few instructions while S computes);
 # - d3 and vt3 within 0.006 of calls 6-8.
 source .whl/prelude.sh 2>/dev/null
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
@@ -21,6 +23,7 @@ T0=$(date +%s)
 export EXP_CONFIGS='{"s61": ["conditional_rescale", {"FA_EXP_KV_APART": 0}],
   "va3": ["conditional_rescale", {"FA_EXP_VOTE_AFTER_S": 1, "FA_EXP_LAZY_SHIFT": 3}],
   "va1": ["conditional_rescale", {"FA_EXP_VOTE_AFTER_S": 1}],
+  "vu3": ["conditional_rescale", {"FA_EXP_VOTE_AFTER_S": 2, "FA_EXP_LAZY_SHIFT": 3}],
   "vt3": ["conditional_rescale", {"FA_EXP_VOTE_AT_TOP": 1, "FA_EXP_LAZY_SHIFT": 3}],
   "d3": ["conditional_rescale", {"FA_EXP_LAZY_SHIFT": 3, "FA_EXP_DROP_RESCALE": 1}]}'
 timeout 120 python $E/rare_path.py > $OUT/rare_path.txt 2>&1; echo "rare rc=$? $(( $(date +%s)-T0 )) s"

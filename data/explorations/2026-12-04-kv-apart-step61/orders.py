@@ -28,6 +28,7 @@ CONFIGS = {  # label: defines, as the calls' EXP_CONFIGS
     "vt4": {"FA_EXP_VOTE_AT_TOP": 2, "FA_EXP_LAZY_SHIFT": 3},
     "ex1": {"FA_EXP_EXIT_ON_MOVE": 1, "FA_EXP_LAZY_SHIFT": 3},
     "va3": {"FA_EXP_VOTE_AFTER_S": 1, "FA_EXP_LAZY_SHIFT": 3}, "va1": {"FA_EXP_VOTE_AFTER_S": 1},
+    "vu3": {"FA_EXP_VOTE_AFTER_S": 2, "FA_EXP_LAZY_SHIFT": 3},
 }
 for label, defines in CONFIGS.items():
     text = switches.sass("conditional_rescale", "sm_90a", {"FA_SASS_FP16_ONLY": "1", **defines}, twin=True)
