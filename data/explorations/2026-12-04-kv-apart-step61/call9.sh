@@ -6,7 +6,8 @@
 # turn (a wgmma fence after it), so the vote's latency and branch overlap S_j. va3 = that with FA_EXP_LAZY_SHIFT=3 (414
 # instructions a warp per 128 keys, the maxima and exponentials interleaved as in d3; no spills, no wgmma
 # serialized), va1 with step 61's selected alpha (420, every max first), vu3 as va3 with the vote read back through a
-# shuffle (FA_EXP_VOTE_AFTER_S=2: ptxas then drops the divergence check and issues the vote before S's first HGMMA; 417).
+# shuffle (FA_EXP_VOTE_AFTER_S=2, 417). In both ptxas issues the vote after the turn's barrier, before S's first HGMMA,
+# with no divergence check, and the branch over the FMULs right after S's last HGMMA.
 # Predictions (hot, paired rounds, s61 over each), written before the call:
 # - va3 1.015x-1.04x at the long D = 128 rows (most of d3's 1.017x-1.052x), 0.995x-1.02x at (8, 16, 512, 128) and
 #   (16, 16, 1024, 128, causal), where vt3 lost 2.2 %; passes rare_path.py and the grid (now with its rising-max cases);
