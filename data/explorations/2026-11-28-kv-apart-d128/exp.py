@@ -6,6 +6,7 @@ prints per-shape medians and the paired per-round ratios against the first confi
 rounds' log ratios). Adapted from ../2026-11-28-stall-sampling-sleeping-waits/call_sleep/exp_sleep.py.
 
     python exp.py check|time [seconds_per_shape]
+    python exp.py summary time.txt   # the first configuration over each other one, a line a shape
 """
 import json, math, os, random, sys, time
 import numpy as np
@@ -114,7 +115,22 @@ def do_time(kernels, seconds):
             json.dump(rows, fh)
 
 
+def summary(path):
+    """One line a shape of a `time` output: the first configuration over each other one (points only), as the
+    calls of ../2026-12-04-kv-apart-step61 print last."""
+    import re
+
+    for line in open(path):
+        if line.startswith("built"):
+            continue
+        cells = re.findall(r"(\w+)/(\w+) ([0-9.]+) \[", line)
+        print(f"{line.split()[0]:32s} " + " ".join(f"{other}={ratio}" for _, other, ratio in cells))
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "summary":  # added 2026-12-04 for later calls; earlier calls never pass it
+        summary(sys.argv[2])
+        sys.exit(0)
     kernels = built()
     if sys.argv[1] == "check":
         do_check(kernels)

@@ -36,10 +36,4 @@ export EXP_SHAPES='["4,16,4096,128", "2,16,8192,128", "1,16,16384,128", "16,16,1
   "4,32,2048,128,causal,kv8,bf16", "4,16,4096,64,causal", "4,16,4096,64"]'
 timeout ${TIME_END:-300} python $X/exp.py time 1.5 > $OUT/time.txt 2>&1
 echo "time rc=$? $(( $(date +%s)-T0 )) s"
-python - $OUT/time.txt <<'PY'
-import re, sys
-for line in open(sys.argv[1]):
-    if line.startswith("built"): continue
-    cells = re.findall(r"s61/(\w+) ([0-9.]+) \[", line)
-    print(f"{line.split()[0]:32s} " + " ".join(f"{k}={v}" for k, v in cells))
-PY
+python $X/exp.py summary $OUT/time.txt

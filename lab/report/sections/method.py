@@ -208,7 +208,7 @@ def _where_replicates_ran(data) -> str:
 
     def gpu(reps):  # a resumed run's machines each number their one GPU 0: the UUID tells them apart
         g = gpus[reps[0] - 1]
-        return g.get("gpu_uuid") or "?" if resumed else f"GPU {g.get('gpu_index', '?')}"
+        return (g.get("gpu_uuid") or "?") if resumed else f"GPU {g.get('gpu_index', '?')}"
 
     where = "; ".join(f"{gpu(reps)}: replicate{'s' if len(reps) > 1 else ''} " + ", ".join(map(str, reps))
                       for reps in by.values())

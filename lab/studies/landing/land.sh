@@ -18,7 +18,8 @@ say() { echo "$(date +%H:%M:%S) $*" >> "$OUT_DIR/status"; }
 finish() { say "all done"; touch "$OUT_DIR/done"; exit "${1:-0}"; }
 source .whl/prelude.sh >/dev/null 2>&1; source .whl-tuning/prelude.sh >/dev/null 2>&1
 if [ -z "${STEP:-}" ]; then say "STEP is not set: name the step to land (a variant of kernels/variants/manifest.toml)"; finish 2; fi
-if ! python -c "from lab.kernels.manifest import get; get('$STEP')" >/dev/null 2>"$OUT_DIR/log_step.txt"; then
+if ! STEP="$STEP" python -c "import os; from lab.kernels.manifest import get; get(os.environ['STEP'])" \
+    >/dev/null 2>"$OUT_DIR/log_step.txt"; then
   say "STEP=$STEP is no variant of the manifest: $(tail -1 "$OUT_DIR/log_step.txt" | cut -c1-200)"; finish 2
 fi
 if [ ! -s .scratch/sha_run ]; then say ".scratch/sha_run is missing: the commit the run records (git rev-parse HEAD)"; finish 2; fi
