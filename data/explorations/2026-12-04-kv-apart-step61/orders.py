@@ -1,11 +1,12 @@
 """The shortest path through step 61's fp16 D = 128 loop (HopperTileKind 0, static list), one character an instruction,
-for each configuration of calls 1-9, built from the step's twin with explore8.patch applied (it holds every macro of
+for each configuration of calls 1-10, built from the step's twin with explore9.patch applied (it holds every macro of
 the earlier patches). The legend and the listing are ../2026-12-03-d128-rescale-placement/order.py's. SASS only, no GPU:
 
-    git apply data/explorations/2026-12-04-kv-apart-step61/explore8.patch
+    git apply data/explorations/2026-12-04-kv-apart-step61/explore9.patch
     PYTHONPATH=. python data/explorations/2026-12-04-kv-apart-step61/orders.py > data/explorations/2026-12-04-kv-apart-step61/orders.txt
-    git apply -R data/explorations/2026-12-04-kv-apart-step61/explore8.patch
+    git apply -R data/explorations/2026-12-04-kv-apart-step61/explore9.patch
 """
+import os
 import pathlib
 import types
 
@@ -29,7 +30,11 @@ CONFIGS = {  # label: defines, as the calls' EXP_CONFIGS
     "ex1": {"FA_EXP_EXIT_ON_MOVE": 1, "FA_EXP_LAZY_SHIFT": 3},
     "va3": {"FA_EXP_VOTE_AFTER_S": 1, "FA_EXP_LAZY_SHIFT": 3}, "va1": {"FA_EXP_VOTE_AFTER_S": 1},
     "vu3": {"FA_EXP_VOTE_AFTER_S": 2, "FA_EXP_LAZY_SHIFT": 3},
+    "va4": {"FA_EXP_VOTE_AFTER_S": 1, "FA_EXP_LAZY_SHIFT": 4}, "ra3": {"FA_EXP_VOTE_AFTER_S": 3, "FA_EXP_LAZY_SHIFT": 3},
+    "ra4": {"FA_EXP_VOTE_AFTER_S": 3, "FA_EXP_LAZY_SHIFT": 4},
 }
+if os.environ.get("ORDERS_ONLY"):  # a comma-separated list of labels: print those alone
+    CONFIGS = {k: v for k, v in CONFIGS.items() if k in os.environ["ORDERS_ONLY"].split(",")}
 for label, defines in CONFIGS.items():
     text = switches.sass("conditional_rescale", "sm_90a", {"FA_SASS_FP16_ONLY": "1", **defines}, twin=True)
     sass = sass_mix.kernel_sass(text, sass_mix.find_kernel(text, "attention_fwdI6__halfLi128E", "KindE0ELb0E"))
