@@ -139,13 +139,20 @@ __device__ __forceinline__ float softmax_exp2(float x) {
 // FlashAttention-4's conditional rescale): the running max moves only where the tile raises it by more
 // than 8 in base-2 units of the scaled scores, so that against a stale max the exponentials stay below
 // 2^8 (fp16 and bf16 hold them, the sum's fp32 too); where it does not move alpha is exactly 1, and the
-// caller may skip O's rescale. Off by default, so that the earlier steps compile as before.
+// caller may skip O's rescale. SHIFTED_MAX (step 62, with LAZY_MAX) writes that rule as one FMNMX: the
+// max becomes max(m, tile max - 2^8's worth), alpha exp2((m_old - m) * scale), exactly 1 where m stays;
+// no compare and select, so ptxas interleaves the maxima with the exponentials. Kept from a row's first
+// tile taken eagerly (the caller's), m then moves only where a tile passes it by 2^8, and then to 2^8
+// below that tile's max (P stays below 2^8). m must be finite before (a row's first tile holds a visible
+// key): -inf - -inf would make alpha NaN. Off by default, so that the earlier steps compile as before.
 template <class T, bool MASK = true, bool FTZ_EXP2 = false, bool ROW_LIMIT = false, bool FINITE_MAX = false,
-          bool LAZY_MAX = false>
+          bool LAZY_MAX = false, bool SHIFTED_MAX = false>
 __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], RowState (&rows)[2],
                                                    float (&alpha)[2], const AttnShape& shape, int query0,
                                                    int kv0, int lane, float scale_log2) {
   const int g = lane / 4, t = lane % 4;
+  constexpr bool SHIFTED = LAZY_MAX && SHIFTED_MAX;
+  const float max_shift = 8.0f / scale_log2;  // SHIFTED: 2^8 in the exponent's base-2 units, in the scores' units
 #pragma unroll
   for (int half_row = 0; half_row < 2; ++half_row) {
     const int query = query0 + g + 8 * half_row;
@@ -167,14 +174,15 @@ __device__ __forceinline__ void mma_online_softmax(float (&s)[T::BC / 8][4], Row
         tile_max = fmaxf(tile_max, x);
       }
     RowState& row = rows[half_row];
-    float m_new = fmaxf(row.m, group_max<4>(tile_max));
+    float m_new = SHIFTED ? fmaxf(row.m, group_max<4>(tile_max) - max_shift) : fmaxf(row.m, group_max<4>(tile_max));
     bool moved = true;
-    if constexpr (LAZY_MAX) {  // -inf + 8 is -inf: a row's first finite max always moves
+    if constexpr (LAZY_MAX && !SHIFTED) {  // -inf + 8 is -inf: a row's first finite max always moves
       moved = m_new * scale_log2 > row.m * scale_log2 + 8.0f;
       m_new = moved ? m_new : row.m;
     }
     const float base = FINITE ? m_new * scale_log2 : m_new == kNegInf ? 0.0f : m_new * scale_log2;
-    alpha[half_row] = moved ? softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base) : 1.0f;
+    alpha[half_row] = SHIFTED ? softmax_exp2<FTZ_EXP2>((row.m - m_new) * scale_log2)
+                              : moved ? softmax_exp2<FTZ_EXP2>(row.m * scale_log2 - base) : 1.0f;
     float partial = 0.0f;
 #pragma unroll
     for (int n = 0; n < T::BC / 8; ++n)

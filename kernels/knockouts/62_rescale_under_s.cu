@@ -100,6 +100,14 @@
 // O's rescale where no row of the warp moved, P packed before it. Hypothesis: O's rescale FMULs, one block at the
 // loop's end, keep the D = 128 loop behind FlashAttention-3. Predicted: 1.005x-1.03x over +one loop for the short
 // D = 64 tile's causal calls at (4, 16, 4096, 128), 1.01x-1.03x at the counter's causal D = 64 calls.
+//
+// Step 62 - +O rescaled while S computes: in the overlapped loops the last tile's warp vote and O's rescale move to
+// between S_j's issue and P_{j-1} V_{j-1}'s (FlashAttention-3's place for the rescale), and step 61's lazy max takes
+// the form of one FMNMX, m = max(m, tile max - 2^8's worth) (fa::mma_online_softmax's SHIFTED_MAX), alpha exactly 1
+// where it stays. Hypothesis: the vote's branch at the step's end and the selected alpha (ptxas then issues every max
+// first) keep step 61 3.7-4.7 % behind its no-rescale bound. Predicted: 1.01x-1.035x over +O rescaled only where a
+// row's max moved by more than 2^8 at (4, 16, 4096, 128) and the other long D = 128 rows, 0.975x-0.995x at
+// (8, 16, 512, 128).
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -115,6 +123,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_RESCALE_UNDER_S  // step 62: 0 -> the vote and O's rescale after P V's wait, the lazy max selected (step 61)
+#define FA_RESCALE_UNDER_S 1
+#endif
 #ifndef FA_CONDITIONAL_RESCALE  // step 61: 0 -> the overlapped loops move the max and rescale O at every key tile
 #define FA_CONDITIONAL_RESCALE 1
 #endif
@@ -212,6 +223,8 @@ constexpr bool kUniformDescriptors = FA_UNIFORM_DESCRIPTORS, kThreeWgsD64 = FA_T
 constexpr bool kPipelineStateD128 = FA_PIPELINE_STATE_D128, kFiniteMaxD64 = FA_FINITE_MAX_D64;
 constexpr bool kQueueOverlapD64 = FA_QUEUE_OVERLAP_D64, kOneLoopCausalShortD64 = FA_ONE_LOOP_CAUSAL_SHORT_D64;
 constexpr bool kConditionalRescale = FA_CONDITIONAL_RESCALE;
+// Step 62 moves step 61's vote: without it there is none to move.
+constexpr bool kRescaleUnderS = FA_RESCALE_UNDER_S && kConditionalRescale;
 // The static list's three-warpgroup tile: K/V stages (fa::HopperThreeWgTileD64's STAGES).
 constexpr int kThreeWgsStages = FA_THREE_WGS_TWO_STAGES_D64 ? FA_TILE_STAGES_D64_THREE_WGS : FA_TILE_STAGES_D64;
 // Causal calls take the three-warpgroup tile only where the kernel has it.
@@ -430,6 +443,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     // The overlapped loops move a row's max only by more than 2^8 and skip O's rescale where no row of the warp moved
     // (step 61); the serial loops keep the eager one (step 53's lazy rescale lost 11-19 % there).
     constexpr bool LAZY_MAX = kConditionalRescale && !IN_SERIES;
+    // The lazy max as one FMNMX, the vote and O's rescale between S_j's issue and P_{j-1} V_{j-1}'s (step 62).
+    constexpr bool UNDER_S = kRescaleUnderS && LAZY_MAX;
     auto softmax_tile = [&](int kv0) {
       if (kUnmaskedInterior && kv0 + T::BC <= shape.S && (!shape.causal || kv0 + T::BC - 1 <= q0 + row0))
         fa::mma_online_softmax<T, /*MASK=*/false, kFtzExp2, ROW_LIMIT, FINITE_MAX>(s, rows, alpha, shape, q0 + row0,
@@ -440,7 +455,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
     };
     // The same with the choice made by the caller (std::true_type: masked), for a loop of one kind.
     auto softmax_tile_as = [&](int kv0, auto masked) {
-      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT, FINITE_MAX, LAZY_MAX>(
+      fa::mma_online_softmax<T, decltype(masked)::value, kFtzExp2, ROW_LIMIT, FINITE_MAX, LAZY_MAX, UNDER_S>(
           s, rows, alpha, shape, q0 + row0, kv0, lane, scale_log2);
     };
     // Tiles 0 .. n_unmasked - 1 need no mask for any row of the warpgroup: wholly inside the sequence and
@@ -507,9 +522,16 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
       wg::fence_registers(s);
       settle_store();
       if (n_mine == 1) q_read();
-      softmax_tile(0);
+      softmax_tile(0);  // eager: the rows' first maxima, which step 62's shifted max keeps
       fa::pack_p_fragments<T>(p, s);
+      if constexpr (UNDER_S) alpha[0] = alpha[1] = 1.0f;  // O is zero: the first vote has nothing to rescale
 
+      // UNDER_S: O's rescale for tile j - 1's maxima, where a row of the warp moved, after S_j's issue.
+      auto rescale_if_moved = [&] {
+        if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) fa::rescale_rows(o_acc, alpha);
+        wg::fence_registers(o_acc);
+        wg::fence();
+      };
       auto overlapped_step = [&](int tile, auto masked) {
         const int prev_stage = stage;
         stage = acquire(ring_slots + tile);
@@ -517,6 +539,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence();
         my_turn();
         wg::issue_scores<T, kUniformDescriptors>(s, q_wg, sm.k_stage(stage));  // S_j ...
+        if constexpr (UNDER_S) rescale_if_moved();                              // ... O's rescale while it computes
         wg::issue_pv<T, kUniformDescriptors>(o_acc, p, sm.v_stage(prev_stage));  // ... and P_{j-1} V_{j-1} behind it
         end_turn(false);
         wg::wait<1>();                                       // S_j has landed
@@ -528,7 +551,9 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         wg::fence_registers(o_acc);
         wg::fence_registers(p);
         release(ring_slots + tile - 1, prev_stage, n_tiles);
-        if constexpr (LAZY_MAX) {
+        if constexpr (UNDER_S) {
+          fa::pack_p_fragments<T>(p, s);
+        } else if constexpr (LAZY_MAX) {
           fa::pack_p_fragments<T>(p, s);  // before the vote: the conversions stay among the exponentials
           if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) fa::rescale_rows(o_acc, alpha);
         } else {
@@ -544,8 +569,12 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         for (; tile < n_mine; ++tile) overlapped_step(tile, true);
       }
       const bool last_work = NEXT_EARLY ? next.q0 < 0 : !scheduler.valid(scheduler.next(cursor));
-      wg::fence_registers(o_acc);
-      wg::fence();
+      if constexpr (UNDER_S) {
+        rescale_if_moved();  // the last tile's maxima (its fences are P V's)
+      } else {
+        wg::fence_registers(o_acc);
+        wg::fence();
+      }
       my_turn();
       wg::issue_pv<T, kUniformDescriptors>(o_acc, p, sm.v_stage(stage));
       end_turn(last_work && n_mine == n_tiles);
