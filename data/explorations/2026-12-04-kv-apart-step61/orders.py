@@ -1,6 +1,7 @@
 """The shortest path through step 61's fp16 D = 128 loop (HopperTileKind 0, static list), one character an instruction,
 for each configuration of calls 1-10, built from the step's twin with explore9.patch applied (it holds every macro of
-the earlier patches). The legend and the listing are ../2026-12-03-d128-rescale-placement/order.py's. SASS only, no GPU:
+the earlier patches; it applies to the tree up to 885c430, before step 62 moved the twin: run this in a worktree
+of 885c430). The legend and the listing are ../2026-12-03-d128-rescale-placement/order.py's. SASS only, no GPU:
 
     git apply data/explorations/2026-12-04-kv-apart-step61/explore9.patch
     PYTHONPATH=. python data/explorations/2026-12-04-kv-apart-step61/orders.py > data/explorations/2026-12-04-kv-apart-step61/orders.txt
