@@ -231,6 +231,13 @@ def remaining(rec, stop_after: str = "") -> list[str]:
     return todo
 
 
+def stages_left(rec, notebooks: list[str]) -> list[str]:
+    """What each of `notebooks` (remaining()'s) still runs, as resumes.json records it
+    (lab.studies.stages.left_to_run: a timing stage may have only its decode set or factorial left)."""
+    done = rec.read_json("stages.json") if rec.has("stages.json") else {}
+    return [stages.left_to_run(stage_name(nb), done, _has_factorial(rec), _has_decode(rec)) for nb in notebooks]
+
+
 def close_if_measured(rec) -> bool:
     """Mark an open run complete once every measuring stage has run (what the report notebook does
     first, for a run measured with --no-report); returns whether it was closed here."""
@@ -346,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         run_id, out_dir = rec.run_id, rec.dir / "notebooks"
         left = remaining(rec, args.stop_after)
         try:  # the same code and GPU model as the run's start, or nothing runs; the machine is recorded
-            resume.resume_here(rec, [stage_name(nb) for nb in left])
+            resume.resume_here(rec, stages_left(rec, left))
         except ValueError as exc:
             print(f"{ap.prog}: {exc}", file=sys.stderr)
             return 2

@@ -229,6 +229,26 @@ def test_pipeline_resume_reruns_the_timing_notebook_for_a_factorial_it_lacks(tmp
     assert pipeline.remaining(rec) == ["04_profile.ipynb"]
 
 
+def test_a_resume_records_which_part_of_the_timing_stage_it_still_runs(tmp_path):
+    """resumes.json names what a resume runs: the timing stage's decode set and factorial run after its own
+    timing, in the same notebook, so a run stopped between them resumes with those parts only."""
+    from lab import pipeline
+    from lab.studies import stages
+
+    assert stages.left_to_run("profile", {}, knockouts=True, decode=True) == "profile"
+    assert stages.left_to_run("timing", {}, knockouts=True, decode=True) == "timing with its decode set and factorial"
+    assert stages.left_to_run("timing", {}, knockouts=False, decode=False) == "timing"
+    assert stages.left_to_run("timing", {"timing_s": 3.0}, knockouts=True, decode=True) == (
+        "timing's decode set and factorial")
+    assert stages.left_to_run("timing", {"timing_s": 3.0, "decode_s": 1.0}, knockouts=True, decode=True) == (
+        "timing's factorial")
+    assert stages.left_to_run("timing", {"decode_s": 1.0}, knockouts=False, decode=True) == "timing"
+    rec = records.RunRecord(root=tmp_path)
+    rec.write_json("params.json", {"variants": ["wmma"], "shapes": [[1, 8, 512, 64, False]], "knockouts": True})
+    rec.write_json("stages.json", {"build_s": 1.0, "correctness_s": 2.0, "timing_s": 3.0})
+    assert pipeline.stages_left(rec, pipeline.remaining(rec)) == ["timing's factorial", "profile"]
+
+
 def test_profiled_shapes_all_or_one_per_s_and_d():
     ladder = shapes.shapes_from("canonical,large")
     assert profiling.select_profile_shapes(ladder, "all") == ladder

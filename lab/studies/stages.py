@@ -39,6 +39,19 @@ def stage_done(name: str, done: dict, knockouts: bool, decode: bool = False) -> 
     return f"{name}_s" in done
 
 
+def left_to_run(name: str, done: dict, knockouts: bool, decode: bool = False) -> str:
+    """What of stage `name` a resume still runs, as resumes.json names it: the stage's name, but for a timing
+    stage with its decode set or factorial, which it runs after its own timing: "timing with its decode set and
+    factorial" where the timing is not done, "timing's factorial" where only the factorial is left."""
+    if name != "timing":
+        return name
+    parts = [part for part, wanted, key in (("decode set", decode, "decode_s"), ("factorial", knockouts, "factorial_s"))
+             if wanted and key not in done]
+    if "timing_s" not in done:
+        return f"timing with its {' and '.join(parts)}" if parts else "timing"
+    return f"timing's {' and '.join(parts)}"
+
+
 def comparable_stage_seconds(rec, root=None) -> tuple[str | None, dict[str, float]]:
     """(run id, {stage: seconds}) of the latest complete run before `rec` on the same GPU model with
     the same parameters (what a progress bar's ETA starts from: lab.progress.eta_s), or (None, {})."""
