@@ -87,6 +87,25 @@ def test_the_shortest_path_is_the_unmasked_one_with_its_count_per_128_keys():
         sass_mix.shortest_path(sass_mix.parse(LISTING.replace("HGMMA", "HFMA2")), head_dim=64)
 
 
+def test_the_loops_order_one_character_an_instruction():
+    """LISTING's unmasked path, written out by hand from its addresses: IMAD, two HGMMAs, the wait on the
+    group, the branch past the mask, FFMA, MUFU, the branch out, the mbarrier's try-wait and its retry, two
+    HGMMAs, F2FP, SHFL, UIADD3 and the back edge."""
+    text = sass_mix.describe_order("fixture", LISTING, head_dim=64)
+    head, before, after, seq = text.splitlines()
+    assert seq == ".GG|W0x0|.fe.|S|.GGcs.."
+    assert head == "== fixture: 16 instructions on the path, 43 per 128 keys"  # 16 * 128 / 48
+    assert before.endswith("e 0, m 0, + 0, f 0, x 0, c 0")
+    assert after.startswith("   after it:                   e 1, m 0, + 0, f 1, x 0, c 1;")
+    assert after.endswith("c 1; no FMUL after it")
+    fmul = sass_mix.describe_order("fixture", LISTING.replace("F2FP.F16.F32.PACK_AB R10, R11, R12", "FMUL R10, R11, R12"),
+                                   head_dim=64).splitlines()
+    assert fmul[3] == ".GG|W0x0|.fe.|S|.GGms.." and fmul[2].endswith("the last FMUL at position 4 from the path's end")
+    ins = sass_mix.parse(LISTING)
+    assert [sass_mix.order_char(i) for i in ins[:2]] == [".", "G"]
+    assert sass_mix.order_char(sass_mix.parse("        /*0000*/ BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;")[0]) == "|BAR.SYNC|"
+
+
 def test_a_kernel_without_an_mma_loop_is_refused():
     with pytest.raises(ValueError, match="no loop with tensor-core MMAs"):
         sass_mix.loop_mix(LISTING.replace("HGMMA", "HFMA2"), head_dim=64)

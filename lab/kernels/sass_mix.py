@@ -281,3 +281,44 @@ def loop_mix(sass: str, head_dim: int) -> dict:
         out.append({"head": instrs[head].addr, "back_edge": instrs[back].addr, "paths": ps})
     return {"head_dim": head_dim, "tile_keys": tile_keys(instrs, head_dim), "loops": out,
             "paths": min((lp["paths"] for lp in out), key=lambda ps: ps[0]["instructions_per_128_keys"])}
+
+
+# The order of events on a loop's path, one character an instruction (the explorations' order.py and orders.py):
+#   G HGMMA   a WARPGROUP.ARRIVE   |W0x1| |W0x0| WARPGROUP.DEPBAR (a wgmma wait, its count)   |BAR.SYNC| |BAR.ARV|
+#   a named barrier   |S| SYNCS (an mbarrier)   e MUFU   m FMUL   + FADD   f FFMA   x FMNMX   c F2FP   s SHFL
+#   . anything else
+ORDER_CHARS = {"MUFU": "e", "FMUL": "m", "FADD": "+", "FFMA": "f", "FMNMX": "x", "F2FP": "c", "SHFL": "s"}
+ORDER_COUNTED = "e m + f x c".split()  # the softmax's and the rescale's characters, counted either side of a wait
+
+
+def order_char(ins: Instr) -> str:
+    """One instruction as the order's legend writes it (ORDER_CHARS; waits and barriers as |...|)."""
+    op = ins.opcode
+    mnemonic = op.split(".")[0]
+    if mnemonic == "HGMMA":
+        return "G"
+    if op.startswith("WARPGROUP.DEPBAR"):
+        return "|W" + ins.operands.split(",")[-1].strip() + "|"
+    if op.startswith("WARPGROUP.ARRIVE"):
+        return "a"
+    if mnemonic == "BAR":
+        return "|BAR." + op.split(".")[1] + "|"
+    if mnemonic.startswith("SYNCS"):
+        return "|S|"
+    return ORDER_CHARS.get(mnemonic, ".")
+
+
+def describe_order(label: str, sass: str, head_dim: int = 128, wait: str = "|W0x0|") -> str:
+    """The shortest path through one kernel's main loop (shortest_path) as the order's characters, with its
+    length, its count per 128 keys, the softmax's and rescale's instructions (ORDER_COUNTED) before and after
+    the first `wait` (in the ping-pong loop the one on P V) and where its last FMUL falls: four lines."""
+    instrs = parse(sass)
+    per, path = shortest_path(instrs, head_dim)
+    seq = "".join(order_char(instrs[i]) for i in path)
+    before, _, after = seq.partition(wait)
+    count = lambda s: ", ".join(f"{k} {s.count(k)}" for k in ORDER_COUNTED)
+    last = (f"the last FMUL at position {len(after) - after.rfind('m')} from the path's end" if "m" in after
+            else "no FMUL after it")
+    return (f"== {label}: {len(path)} instructions on the path, {per:.0f} per 128 keys\n"
+            f"   before P V's wait ({wait}): {count(before)}\n"
+            f"   after it:                   {count(after)}; {last}\n" + seq)
