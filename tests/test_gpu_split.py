@@ -70,28 +70,25 @@ def test_the_report_table_splits_each_shape_and_counts_rows_where_gpus_dominate(
 
 def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_path):
     """Of the committed report's two runs, the base ran its replicates side by side on a host's GPUs (GPUS=N; as
-    many H200s as its replicates.json names GPU UUIDs) and says so; the run ran one GPU at a time and was resumed
-    on another machine, so its replicates name two GPUs one after another, by UUID (each machine's one GPU is its
-    GPU 0). A copy of it with every replicate on one GPU says nothing; as recorded before replicates named their
-    GPU it says nothing and names none; spread over two GPUs with GPUS=2 it says side by side."""
-    several, resumed = committed().base, default_run()
+    many H200s as its replicates.json names GPU UUIDs) and says so. Copies of the report's run, its replicates
+    given GPUs here: on one GPU it says nothing; as recorded before replicates named their GPU it says nothing and
+    names none; spread over two GPUs with GPUS=2 it says side by side; on two GPUs with GPUS=1, each its machine's
+    GPU 0 (a run resumed on another machine: step 61's was), one after another, the GPUs by UUID."""
+    several, run = committed().base, default_run()
     n = len(replicate_gpu_uuids(several))
     assert n >= 2
     assert _where_replicates_ran(RunData(records.RunRecord.open(several))).startswith(f"side by side on {n} GPUs")
-    log = json.loads((records.RunRecord.open(resumed).dir / "replicates.json").read_text())
-    uuids = [r["gpu"]["gpu_uuid"] for r in log["timing"]["runs"]]
-    assert len(uuids) == 3 and uuids[0] != uuids[1] == uuids[2]  # replicate 1 before the resume, 2 and 3 after
-    assert _where_replicates_ran(RunData(records.RunRecord.open(resumed))) == (
-        "one after another on 2 GPUs, the run resumed on a second machine (resumes.json; NVIDIA H200; "
-        f"{uuids[0]}: replicate 1; {uuids[1]}: replicates 2, 3)")
-    copy = tmp_path / resumed
-    shutil.copytree(records.RunRecord.open(resumed).dir, copy)
+    log = json.loads((records.RunRecord.open(run).dir / "replicates.json").read_text())
+    assert len(log["timing"]["runs"]) == 3
+    copy = tmp_path / run
+    shutil.copytree(records.RunRecord.open(run).dir, copy)
 
-    def with_gpus(gpus, at_once="1"):
+    def with_gpus(gpus, at_once="1"):  # each an index (its UUID GPU-<index>), (index, UUID), or None: not named
         for r, g in zip(log["timing"]["runs"], gpus):
             r.pop("gpu", None)
             if g is not None:
-                r["gpu"] = {"gpu_index": g, "gpu_uuid": f"GPU-{g}", "gpu_name": "NVIDIA H100 80GB HBM3"}
+                index, uuid = g if isinstance(g, tuple) else (g, f"GPU-{g}")
+                r["gpu"] = {"gpu_index": index, "gpu_uuid": uuid, "gpu_name": "NVIDIA H100 80GB HBM3"}
         (copy / "replicates.json").write_text(json.dumps(log))
         params = json.loads((copy / "params.json").read_text())
         (copy / "params.json").write_text(json.dumps({**params, "gpus": at_once}))
@@ -103,6 +100,10 @@ def test_a_run_says_where_its_replicates_ran_and_an_old_run_says_nothing(tmp_pat
     text = _where_replicates_ran(with_gpus([2, 5, 2], at_once="2"))
     assert text == ("side by side on 2 GPUs (NVIDIA H100 80GB HBM3; GPU 2: replicates 1, 3; GPU 5: replicate 2), "
                     "one a GPU at a time")
+    resumed = with_gpus([(0, "GPU-first"), (0, "GPU-second"), (0, "GPU-second")])  # replicate 1 before the resume
+    assert _where_replicates_ran(resumed) == (
+        "one after another on 2 GPUs, the run resumed on a second machine (resumes.json; NVIDIA H100 80GB HBM3; "
+        "GPU-first: replicate 1; GPU-second: replicates 2, 3)")
 
 
 def test_three_gpus_weigh_their_groups_as_the_anova_does():
