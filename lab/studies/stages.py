@@ -28,13 +28,18 @@ from lab.studies.profiling import (JUDGED, NOT_PROFILED_REASON, PROFILED_PEERS, 
 STAGES = ("build", "correctness", "timing", "profile")  # in order; notebook 0i_<stage>.ipynb runs stage i
 
 
+def _timing_parts_left(done: dict, knockouts: bool, decode: bool) -> list[str]:
+    """The parts the timing stage runs after its own timing that stages.json (`done`) does not hold yet, in
+    order: the decode set where the run has decode shapes, then the factorial where it has knock-outs."""
+    return [part for part, wanted, key in (("decode set", decode, "decode_s"), ("factorial", knockouts, "factorial_s"))
+            if wanted and key not in done]
+
+
 def stage_done(name: str, done: dict, knockouts: bool, decode: bool = False) -> bool:
     """Whether stages.json (`done`) holds the whole of stage `name`: the timing stage ends with the
     decode set where the run has decode shapes, then the factorial where it has knock-outs (a run
     stopped between them resumes with what is left)."""
-    if name == "timing" and knockouts and "factorial_s" not in done:
-        return False
-    if name == "timing" and decode and "decode_s" not in done:
+    if name == "timing" and _timing_parts_left(done, knockouts, decode):
         return False
     return f"{name}_s" in done
 
@@ -45,8 +50,7 @@ def left_to_run(name: str, done: dict, knockouts: bool, decode: bool = False) ->
     factorial" where the timing is not done, "timing's factorial" where only the factorial is left."""
     if name != "timing":
         return name
-    parts = [part for part, wanted, key in (("decode set", decode, "decode_s"), ("factorial", knockouts, "factorial_s"))
-             if wanted and key not in done]
+    parts = _timing_parts_left(done, knockouts, decode)
     if "timing_s" not in done:
         return f"timing with its {' and '.join(parts)}" if parts else "timing"
     return f"timing's {' and '.join(parts)}"
