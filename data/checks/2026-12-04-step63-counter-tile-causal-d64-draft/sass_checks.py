@@ -1,0 +1,64 @@
+"""Step 63's SASS checks on the CPU machine (no GPU), with step63.patch applied:
+1. step 63 (its file) against step 62 (its file), kernel by kernel: which kernels change (only the static
+   three-warpgroup tile's, compiled without causal paths, are expected to), and spills;
+2. the twin at its defaults against step 63, every kernel (tests/test_knockouts.py asserts it too);
+3. the twin with FA_COUNTER_TILE_CAUSAL_D64=0 against step 62: the knock-out's kernels are step 62's;
+4. earlier steps that include the two edited headers (tile_size.cuh, tile_queue.cuh) against their SASS at the
+   commit before the patch (BASE_SASS_DIR, written by running this with --base on the unpatched tree).
+
+    PYTHONPATH=. python sass_checks.py --base /tmp/base_sass   # unpatched tree
+    git apply step63.patch && PYTHONPATH=. python sass_checks.py /tmp/base_sass
+"""
+import re
+import sys
+from pathlib import Path
+
+from lab.kernels import switches as sw
+
+EARLIER = ["longest_first_queue", "three_wgs_causal_d64", "three_wgs_queue_causal_d64", "queue_overlap_d64",
+           "rescale_under_s"]
+
+
+def kernels(text):
+    return sw.sass_by_kernel(text)
+
+
+def short(name):
+    m = re.search(r"attention_fwdI(\w+?)Li(\d+)ELN2fa14HopperTileKindE(\d)ELb(\d)ELb(\d)", name)
+    return f"{'bf16' if 'bfloat' in m.group(1) else 'fp16'} D={m.group(2)} kind {m.group(3)} queue {m.group(4)} one-loop {m.group(5)}" if m else name[:60]
+
+
+def compare(label, a, b):
+    ka, kb = kernels(a), kernels(b)
+    changed = sorted(short(n) for n in ka if n in kb and ka[n] != kb[n])
+    only_a = sorted(short(n) for n in ka if n not in kb)
+    only_b = sorted(short(n) for n in kb if n not in ka)
+    print(f"{label}: {len(ka)} / {len(kb)} kernels, {len(changed)} differ" +
+          (f": {changed}" if changed else "") + (f"; only in the first: {only_a}" if only_a else "") +
+          (f"; only in the second: {only_b}" if only_b else ""))
+    return changed, only_a, only_b
+
+
+def spills(text):
+    return sum(1 for line in text.splitlines() if re.search(r"\b(STL|LDL)\b", line))
+
+
+if sys.argv[1] == "--base":
+    out = Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in EARLIER:
+        (out / f"{name}.sass").write_text(sw.sass(name, "sm_90a", {}, twin=False))
+    sys.exit(0)
+
+base = Path(sys.argv[1])
+s63 = sw.sass("counter_tile_causal_d64", "sm_90a", {}, twin=False)
+s62 = sw.sass("rescale_under_s", "sm_90a", {}, twin=False)
+twin = sw.sass("counter_tile_causal_d64", "sm_90a", {}, twin=True)
+twin_off = sw.sass("counter_tile_causal_d64", "sm_90a", {"FA_COUNTER_TILE_CAUSAL_D64": 0}, twin=True)
+print(f"local loads/stores in step 63's SASS: {spills(s63)} (step 62's: {spills(s62)})")
+compare("1. step 63 against step 62", s63, s62)
+compare("2. the twin at its defaults against step 63", twin, s63)
+compare("3. the twin, FA_COUNTER_TILE_CAUSAL_D64=0, against step 62", twin_off, s62)
+for name in EARLIER:
+    compare(f"4. {name} against its SASS before the patch", sw.sass(name, "sm_90a", {}, twin=False),
+            (base / f"{name}.sass").read_text())
