@@ -1,17 +1,23 @@
-"""Step 62 and the draft (draft/62x_v_desc_ahead.cu, appended to the manifest as v_desc_ahead), SASS only: the fp16
+"""Step 62 and the drafts (draft/62x_v_desc_ahead.cu as v_desc_ahead, draft/62y_v_desc_early.cu as v_desc_early, each
+appended to the manifest by its draft/manifest_*.toml), SASS only: the fp16
 D = 128 ping-pong loop's shortest path per 128 keys (lab.kernels.sass_mix.shortest_path) of the static list's kernel
 (Lb0) and the counter's (Lb1), local loads and stores, and on the static list's path the instructions between the
 last wait before P V's issue and the first P V HGMMA (the shuffle the draft moves), then the path's order
 (lab.kernels.sass_mix.describe_order). With the draft in place:
 
     cp draft/62x_v_desc_ahead.cu ../../../kernels/variants/ && cat draft/manifest_62x.toml >> ../../../kernels/variants/manifest.toml
-    PYTHONPATH=. python data/explorations/2026-12-04-descriptors-ahead-step62/paths.py
+    PYTHONPATH=. python data/explorations/2026-12-04-descriptors-ahead-step62/paths.py [s62,ahead,early]
 """
 from lab.kernels import sass_mix
 from lab.kernels import switches as sw
 
+import sys
+
+# label -> variant: step 62 and the drafts whose manifest entries are in place (argv: labels, default all)
+ALL = {"s62": "rescale_under_s", "ahead": "v_desc_ahead", "early": "v_desc_early"}
+VARIANTS = [(k, ALL[k]) for k in (sys.argv[1].split(",") if len(sys.argv) > 1 else ALL)]
 orders = []
-for label, variant in (("s62", "rescale_under_s"), ("ahead", "v_desc_ahead")):
+for label, variant in VARIANTS:
     text = sw.sass(variant, "sm_90a", {"FA_SASS_FP16_ONLY": "1"}, twin=False)
     for kind in ("KindE0ELb0ELb0E", "KindE0ELb1ELb0E"):
         sass = sass_mix.kernel_sass(text, sass_mix.find_kernel(text, "attention_fwdI6__halfLi128E", kind))
