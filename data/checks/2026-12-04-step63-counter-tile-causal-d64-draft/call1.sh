@@ -18,12 +18,15 @@ export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 X=data/explorations/2026-11-28-kv-apart-d128
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm --format=csv > $OUT/gpu.txt
 T0=$(date +%s)
-timeout 300 python -m pytest -q -p no:cacheprovider tests/test_gpu_correctness.py \
-  tests/test_gpu_streams_and_configurations.py -k counter_tile_causal_d64 > $OUT/gpu_tests.txt 2>&1
-echo "gpu tests rc=$? $(( $(date +%s)-T0 )) s: $(tail -1 $OUT/gpu_tests.txt | cut -c1-120)"
-timeout 150 python -m lab sanitize --variants counter_tile_causal_d64 --tools memcheck,racecheck,synccheck \
-  --out $OUT/sanitize.json > $OUT/sanitize.txt 2>&1; echo "sanitize rc=$? $(( $(date +%s)-T0 )) s"
-grep -E "clean|CLEAN" $OUT/sanitize.txt | cut -c1-160
+# CHECKS=0 leaves part 1 to the landing (lab/studies/landing/land.sh runs the same tests and sanitizers before the run).
+if [ "${CHECKS:-1}" = 1 ]; then
+  timeout 300 python -m pytest -q -p no:cacheprovider tests/test_gpu_correctness.py \
+    tests/test_gpu_streams_and_configurations.py -k counter_tile_causal_d64 > $OUT/gpu_tests.txt 2>&1
+  echo "gpu tests rc=$? $(( $(date +%s)-T0 )) s: $(tail -1 $OUT/gpu_tests.txt | cut -c1-120)"
+  timeout 150 python -m lab sanitize --variants counter_tile_causal_d64 --tools memcheck,racecheck,synccheck \
+    --out $OUT/sanitize.json > $OUT/sanitize.txt 2>&1; echo "sanitize rc=$? $(( $(date +%s)-T0 )) s"
+  grep -E "clean|CLEAN" $OUT/sanitize.txt | cut -c1-160
+fi
 export EXP_CONFIGS='{"s62": ["rescale_under_s", {}], "s63": ["counter_tile_causal_d64", {}]}'
 export EXP_SHAPES='["1,71,8192,64,causal,kv1,bf16", "1,12,8192,64,causal,bf16", "1,71,4096,64,causal,kv1,bf16",
   "2,12,8192,64,causal,bf16", "1,12,4096,64,causal", "1,10,8192,64,causal", "1,11,4096,64,causal",
