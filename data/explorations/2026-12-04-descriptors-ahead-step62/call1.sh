@@ -1,6 +1,6 @@
 # Device call 1 of data/explorations/2026-12-04-descriptors-ahead-step62 (issue 46), from the repository root with carry
 # [".whl", ".fa3"]. PREPARED 2026-12-04 (SASS only so far), NOT YET RUN. Puts the drafts in the device's copy of the
-# tree (draft/*.cu into kernels/variants/, draft/manifest_*.toml appended to the manifest), checks them on the
+# tree (step 62's file plus draft/*.diff into kernels/variants/, draft/manifest_*.toml appended to the manifest), checks them on the
 # 389-case grid and times them hot in paired rounds over step 62 (../2026-11-28-kv-apart-d128/exp.py).
 # paths.txt: the D = 128 loop's shortest path a warp per 128 keys 414 (s62), 418 (early: V's descriptor shuffle moved
 # before S_j's issue, none left between S_j's last HGMMA and P V's first), 453 (ahead: carried a step, it leaves the
@@ -16,8 +16,13 @@ source .whl/prelude.sh 2>/dev/null
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
 X=data/explorations/2026-11-28-kv-apart-d128
 E=data/explorations/2026-12-04-descriptors-ahead-step62
-grep -q v_desc_early kernels/variants/manifest.toml || { cp $E/draft/62x_v_desc_ahead.cu $E/draft/62y_v_desc_early.cu kernels/variants/ &&
-  cat $E/draft/manifest_62x.toml $E/draft/manifest_62y.toml >> kernels/variants/manifest.toml; } || exit 1
+# Each draft is step 62's file plus its diff (draft/*.diff).
+if ! grep -q v_desc_early kernels/variants/manifest.toml; then
+  for d in 62x_v_desc_ahead 62y_v_desc_early; do
+    cp kernels/variants/62_rescale_under_s.cu kernels/variants/$d.cu && git apply $E/draft/$d.diff || exit 1
+  done
+  cat $E/draft/manifest_62x.toml $E/draft/manifest_62y.toml >> kernels/variants/manifest.toml
+fi
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm --format=csv > $OUT/gpu.txt
 T0=$(date +%s)
 export EXP_CONFIGS='{"s62": ["rescale_under_s", {}], "early": ["v_desc_early", {}], "ahead": ["v_desc_ahead", {}]}'

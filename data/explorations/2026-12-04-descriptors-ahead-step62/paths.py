@@ -1,11 +1,10 @@
-"""Step 62 and the drafts (draft/62x_v_desc_ahead.cu as v_desc_ahead, draft/62y_v_desc_early.cu as v_desc_early, each
-appended to the manifest by its draft/manifest_*.toml), SASS only: the fp16
+"""Step 62 and the drafts (step 62's file plus draft/62x_v_desc_ahead.diff as v_desc_ahead, plus draft/62y_v_desc_early.diff
+as v_desc_early, each appended to the manifest by its draft/manifest_*.toml, as call1.sh does), SASS only: the fp16
 D = 128 ping-pong loop's shortest path per 128 keys (lab.kernels.sass_mix.shortest_path) of the static list's kernel
-(Lb0) and the counter's (Lb1), local loads and stores, and on the static list's path the instructions between the
-last wait before P V's issue and the first P V HGMMA (the shuffle the draft moves), then the path's order
-(lab.kernels.sass_mix.describe_order). With the draft in place:
+(Lb0) and the counter's (Lb1), local loads and stores in the kernel and the shuffles on the path, then the static list's
+path in the order's characters (lab.kernels.sass_mix.describe_order). With the draft in place:
 
-    cp draft/62x_v_desc_ahead.cu ../../../kernels/variants/ && cat draft/manifest_62x.toml >> ../../../kernels/variants/manifest.toml
+    (the first lines of call1.sh, from the repository root)
     PYTHONPATH=. python data/explorations/2026-12-04-descriptors-ahead-step62/paths.py [s62,ahead,early]
 """
 from lab.kernels import sass_mix
