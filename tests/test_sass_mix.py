@@ -101,6 +101,10 @@ def test_the_loops_order_one_character_an_instruction():
     fmul = sass_mix.describe_order("fixture", LISTING.replace("F2FP.F16.F32.PACK_AB R10, R11, R12", "FMUL R10, R11, R12"),
                                    head_dim=64).splitlines()
     assert fmul[3] == ".GG|W0x0|.fe.|S|.GGms.." and fmul[2].endswith("the last FMUL at position 4 from the path's end")
+    # an instruction is counted once, whatever its characters: a wgmma wait before P V's ("|W0x1|") is no FMNMX
+    waits = sass_mix.describe_order("fixture", LISTING.replace("IMAD R2, R3, 0x2, R4", "WARPGROUP.DEPBAR.LE gsb0, 0x1"),
+                                    head_dim=64, wait="|W0x0|").splitlines()
+    assert waits[3] == "|W0x1|GG|W0x0|.fe.|S|.GGcs.." and waits[1].endswith("e 0, m 0, + 0, f 0, x 0, c 0")
     ins = sass_mix.parse(LISTING)
     assert [sass_mix.order_char(i) for i in ins[:2]] == [".", "G"]
     assert sass_mix.order_char(sass_mix.parse("        /*0000*/ BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;")[0]) == "|BAR.SYNC|"

@@ -314,11 +314,12 @@ def describe_order(label: str, sass: str, head_dim: int = 128, wait: str = "|W0x
     the first `wait` (in the ping-pong loop the one on P V) and where its last FMUL falls: four lines."""
     instrs = parse(sass)
     per, path = shortest_path(instrs, head_dim)
-    seq = "".join(order_char(instrs[i]) for i in path)
-    before, _, after = seq.partition(wait)
-    count = lambda s: ", ".join(f"{k} {s.count(k)}" for k in ORDER_COUNTED)
-    last = (f"the last FMUL at position {len(after) - after.rfind('m')} from the path's end" if "m" in after
-            else "no FMUL after it")
+    chars = [order_char(instrs[i]) for i in path]  # counted as instructions, not as characters: "|W0x1|" holds an x
+    split = chars.index(wait) if wait in chars else len(chars)
+    before, after = chars[:split], chars[split + 1:]
+    count = lambda part: ", ".join(f"{k} {part.count(k)}" for k in ORDER_COUNTED)
+    last = (f"the last FMUL at position {len(after) - max(i for i, c in enumerate(after) if c == 'm')} from the "
+            "path's end" if "m" in after else "no FMUL after it")
     return (f"== {label}: {len(path)} instructions on the path, {per:.0f} per 128 keys\n"
             f"   before P V's wait ({wait}): {count(before)}\n"
-            f"   after it:                   {count(after)}; {last}\n" + seq)
+            f"   after it:                   {count(after)}; {last}\n" + "".join(chars))
