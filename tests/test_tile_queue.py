@@ -102,3 +102,45 @@ def test_the_counter_only_where_the_last_section_holds_four_tiles_a_cta(queue_pr
     last = B * H - (math.ceil(B * H / heads) - 1) * heads
     assert (last * math.ceil(S / BR) >= 4 * grid) == takes_counter
     assert counter == takes_counter
+
+
+PER_CTA_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H S D causal l2 grid tiles_per_cta one_section; prints whether the launch takes the counter (BR 192: the
+// three-warpgroup D = 64 tile's rows).
+int main(int argc, char** argv) {
+  if (argc != 10) return 2;
+  const int H = std::atoi(argv[2]);
+  const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[5]), H};
+  const auto q = fa::make_tile_queue<192>(shape, std::atoi(argv[4]), 2, std::atoll(argv[6]), std::atoi(argv[7]), 0,
+                                          std::atoi(argv[9]) != 0, std::atoi(argv[8]));
+  std::printf("%d\n", q.from_counter);
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("B, H, S, tiles_per_cta, one_section, takes_counter", [
+    (1, 12, 8192, 4, True, False),  # GPT-2 on the three-warpgroup tile: 43 x 12 = 516 tiles < 4 x 132
+    (1, 12, 8192, 2, True, True),   # step 63's count: 516 >= 2 x 132
+    (1, 12, 4096, 2, True, True),   # 22 x 12 = 264 = 2 x 132
+    (1, 11, 4096, 2, True, False),  # 242 < 264
+    (1, 12, 8192, 2, False, True),  # 2 MB a head, 12 fit two fifths of 60 MB: one section anyway
+    (1, 12, 16384, 2, False, True),  # 4 MB a head, 6 fit: two sections of 6, the last 6 x 86 = 516 >= 264
+    (1, 12, 16384, 4, False, False),  # ... < 528
+])
+def test_the_counter_from_the_tiles_a_cta_the_launch_asks(tmp_path_factory, B, H, S, tiles_per_cta, one_section,
+                                                          takes_counter):
+    """make_tile_queue's tiles_per_cta (step 63: the counter's three-warpgroup tile from as many tiles a CTA as its
+    rule asks, 2): the counter where the last section's tiles are at least tiles_per_cta x grid, the sections as
+    section_heads works them out (one_section: every head)."""
+    exe = compile_host_program(tmp_path_factory.mktemp("per_cta"), "per_cta", PER_CTA_PROGRAM)
+    out = subprocess.run([str(exe), *map(str, (B, H, S, 64, 1, 60 * 1024 * 1024, 132, tiles_per_cta,
+                                                int(one_section)))], check=True, capture_output=True, text=True)
+    heads = B * H if one_section else section_heads(B, H, H, S, 64, l2=60 * 1024 * 1024)
+    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    assert (last * math.ceil(S / 192) >= tiles_per_cta * 132) is takes_counter  # the expectation, worked out here
+    assert out.stdout.split() == [str(int(takes_counter))]
