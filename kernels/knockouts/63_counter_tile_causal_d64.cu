@@ -275,9 +275,8 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
                   FA_RAW_INPUT_PARAMS, const fa::TileQueue<Tile<Elem, D, KIND>::BR> queue, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  // Without step 51, or with step 63, no causal call reaches the static three-warpgroup tile: its kernel is compiled
-  // without causal paths.
-  if constexpr (KIND == TileKind::kThreeWgs && (!kThreeWgsCausalD64 || kCounterTileCausalD64)) shape.causal = false;
+  // Without step 51 no causal call reaches the static three-warpgroup tile: its kernel is compiled without causal paths.
+  if constexpr (KIND == TileKind::kThreeWgs && !kThreeWgsCausalD64) shape.causal = false;
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];

@@ -45,8 +45,6 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
                   const fa::TileQueue<Tile<Elem, D, KIND>::BR> queue, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  // No causal call reaches the static three-warpgroup tile (this step): its kernel is compiled without causal paths.
-  if constexpr (KIND == TileKind::kThreeWgs) shape.causal = false;
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];

@@ -232,13 +232,13 @@ inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
     if (int err = multiprocessor_count(&sms)) return err;
     constexpr bool kQueueCausal = THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE;
     static_assert(!COUNTER_TILE_CAUSAL || kQueueCausal, "step 63's rule sends causal calls to step 52's tile");
+    if constexpr (COUNTER_TILE_CAUSAL)  // before step 51's rule: the calls it leaves keep step 62's tiles
+      if (takes_counter_tile_causal_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
     if constexpr (THREE_WGS)
-      if (takes_three_wg_tile_d64(shape, sms) ||
-          (THREE_WGS_CAUSAL && !COUNTER_TILE_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
+      if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
         return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
     if constexpr (kQueueCausal)
-      if (COUNTER_TILE_CAUSAL ? takes_counter_tile_causal_d64(shape, sms)
-                              : takes_three_wg_queue_tile_causal_d64(shape, sms))
+      if (takes_three_wg_queue_tile_causal_d64(shape, sms))
         return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
     if constexpr (THREE_CTAS)
       if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
