@@ -109,6 +109,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
     ([_switch(applies_to="D=96")], "applies_to"),
     ([_switch(applies_to="non-causal")], "applies_to"),
     ([_switch(), _switch()], "declared twice"),
+    ([_switch(host_only="yes")], "host_only must be true or false"),
 ])
 def test_switch_validation_names_the_broken_rule(switches, message):
     with pytest.raises(ValueError, match=message):
@@ -146,7 +147,8 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    assert all(differs.values()) and len(differs) == 31
+    # every switch but step 63's launch rule (host_only: its "off" build must compile to the same kernels)
+    assert len(differs) == 31 and [i for i, d in differs.items() if not d] == [f"{END}~no_counter_tile_causal_d64"]
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
@@ -163,6 +165,10 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
     with pytest.raises(ValueError, match="identical to the default"):
         sw.sass_differences(END, switches=[same], build_defines=fp16)
+    mislabelled = _switch(name="rescale_under_s", introduced_by="rescale_under_s", defines={"FA_RESCALE_UNDER_S": 0},
+                          host_only=True)  # step 62's switch changes the overlapped loops' code
+    with pytest.raises(ValueError, match="host_only switch changes the kernels"):
+        sw.sass_differences(END, switches=[mislabelled], build_defines=fp16)
 
 
 @needs_cuobjdump
@@ -202,7 +208,7 @@ def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
     v = variants.get(kernel)
     assert v.twin and v.source({"FA_X": 0}) != v.path and v.source({}) == v.path
     assert sw.twin_matches_step(kernel, arch)
-    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on)
+    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on and not s.host_only)
     # fp16 builds of the twin, which the knock-out test above compiles too (its cache; the twin at its
     # defaults is the step, as just asserted on every kernel)
     fp16 = {"FA_SASS_FP16_ONLY": 1}

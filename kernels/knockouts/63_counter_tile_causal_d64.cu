@@ -109,10 +109,10 @@
 // row's max moved by more than 2^8 at (4, 16, 4096, 128) and the other long D = 128 rows, 0.975x-0.995x at
 // (8, 16, 512, 128).
 //
-// Step 63 - +the counter's tile for every long causal D = 64 call: a causal D = 64 call of S >= 4096 with two 192-row
-// tiles an SM or more takes step 52's tile from the counter (overlapped since step 59), whatever step 51's pairs would
-// fill (fa::takes_counter_tile_causal_d64), and takes the counter from as many tiles a CTA; step 51's static tile is
-// left to non-causal calls. Hypothesis: step 51's rule was read off step 52's tile in series; overlapped, it runs the
+// Step 63 - +the counter's tile for every long causal D = 64 call: a causal D = 64 call of S >= 4096 with more than two
+// 192-row tiles an SM takes step 52's tile from the counter (overlapped since step 59), whatever step 51's pairs would
+// fill (fa::takes_counter_tile_causal_d64), and takes the counter from two tiles a CTA; the calls it leaves keep step
+// 62's tiles. Hypothesis: step 51's rule was read off step 52's tile in series; overlapped, it runs the
 // calls step 51 kept 4-8 % faster. Predicted: 1.04x-1.09x over +O rescaled while S computes at the models set's
 // causal D = 64 rows of S = 8192; unchanged at the ladder's shapes.
 #include "fa/common.cuh"

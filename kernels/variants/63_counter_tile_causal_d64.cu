@@ -1,17 +1,21 @@
-// Step 63 - +the counter's tile for every long causal D = 64 call: a causal D = 64 call of 4096 keys or more with two
-// 192-row work tiles an SM or more takes step 52's three-warpgroup tile fed from the counter (overlapped since step 59)
-// whatever step 51's heavy-light pairs would fill, and takes the counter from as many tiles a CTA
-// (fa::takes_counter_tile_causal_d64, fa::launch_from_queue's QUEUE_TILES_PER_CTA); step 51's static three-warpgroup
-// tile is left to non-causal calls, its kernel compiled without causal paths.
+// Step 63 - +the counter's tile for every long causal D = 64 call: a causal D = 64 call of 4096 keys or more with more
+// than two 192-row work tiles an SM (more than one round of heavy-light pairs) takes step 52's three-warpgroup tile fed
+// from the counter (overlapped since step 59), whatever step 51's pairs would fill, and takes the counter from two tiles
+// a CTA (fa::takes_counter_tile_causal_d64, fa::launch_from_queue's QUEUE_TILES_PER_CTA); the calls it leaves keep
+// step 62's tiles.
 // Hypothesis: step 51's rule (the static pairs where they fill the last round) was read off step 52's tile in series;
 // overlapped, the counter's tile runs the calls that rule sends to the static tile, in series, faster, by its loop and
 // by its schedule (Nsight Compute at GPT-2 and Falcon-7B's S = 8192 rows: the busiest SM 1.038-1.048 of the mean on
 // the static pairs against FA3's 1.009, data/explorations/2026-12-04-launch-by-launch-step62). Measured before this
-// step was written (one H200, hot, paired rounds over step 62, the rule's constants as defines,
-// data/explorations/2026-12-04-causal-schedule-step62 calls 4-5, q4): 1.077x / 1.079x at Falcon-7B (1, 71, 8192, 64,
-// causal, 1 K/V head, bf16), 1.050x / 1.051x at GPT-2 (1, 12, 8192, 64, causal, bf16), 1.061x at (1, 71, 4096, 64,
-// causal, 1 K/V head), 1.044x at (2, 12, 8192, 64, causal), FA3 1.025x-1.066x over step 62 at those four; 1.000x
-// where the call took step 52's tile already or no three-warpgroup tile; the 389-case grid passes.
+// step was written (one H200, hot, paired rounds over step 62, the rule's count as a define,
+// data/checks/2026-12-04-step63-counter-tile-causal-d64-draft calls 1-2, and the exploration
+// data/explorations/2026-12-04-causal-schedule-step62 calls 4-5): Falcon-7B (1, 71, 8192, 64, causal, 1 K/V head,
+// bf16) 1.071x-1.079x, GPT-2 (1, 12, 8192, 64, causal, bf16) 1.047x-1.051x, (1, 71, 4096, 64, causal, 1 K/V head)
+// 1.061x, (2, 12, 8192, 64, causal) 1.040x-1.044x (FA3 1.025x-1.066x over step 62 at those four); from 2.3 to 3.3
+// tiles an SM, where step 62 took step 50's tiles, 1.02x-1.10x, and 0.988x at (1, 8, 8192, 64, causal). At exactly
+// two tiles an SM, one round of pairs, the counter ran 0.770x (a CTA's first two tiles are fixed, the heavy with the
+// heavy): such calls keep step 51's pairs. The draft that took step 51's tile from causal calls altogether ran
+// (1, 11, 4096, 64, causal) at 0.682x. 1.000x where a call took step 52's tile already; the 389-case grid passes.
 // Predicted: 0.99x-1.01x over +O rescaled while S computes at the ladder's shapes, none of which took step 51's tile
 // (the judged (4, 16, 4096, 64, causal) took step 52's already); 1.04x-1.09x at the models set's causal D = 64 rows of
 // S = 8192 (its knock-out there).

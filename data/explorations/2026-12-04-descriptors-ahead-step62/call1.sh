@@ -1,5 +1,5 @@
 # Device call 1 of data/explorations/2026-12-04-descriptors-ahead-step62 (issue 46), from the repository root with carry
-# [".whl", ".fa3"]. PREPARED 2026-12-04 (SASS only so far), NOT YET RUN. Puts the drafts in the device's copy of the
+# [".whl", ".fa3"]. PREPARED 2026-12-04 (SASS only so far); ran as call 1 the same day (call1/). Puts the drafts in the device's copy of the
 # tree (step 62's file plus draft/*.diff into kernels/variants/, draft/manifest_*.toml appended to the manifest), checks them on the
 # 389-case grid and times them hot in paired rounds over step 62 (../2026-11-28-kv-apart-d128/exp.py).
 # paths.txt: the D = 128 loop's shortest path a warp per 128 keys 414 (s62), 418 (early: V's descriptor shuffle moved

@@ -57,8 +57,8 @@
 #ifndef FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64  // ... from the counter (step 52): 192-row work tiles per SM
 #define FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 4  // a causal call needs (step 35's kQueueTilesPerCta)
 #endif
-#ifndef FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64  // step 63: 192-row work tiles per SM a causal call needs for
-#define FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 2  // step 52's tile (and its counter), step 51's rule gone
+#ifndef FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64  // step 63: 192-row work tiles per SM a causal call must pass
+#define FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 2  // to take step 52's tile (and its counter) before step 51's rule
 #endif
 #ifndef FA_TILE_STAGES_D64_THREE_WGS  // the three-warpgroup tile's K/V stages on the static list from step 53 on
 #define FA_TILE_STAGES_D64_THREE_WGS 2     // (before it, and from the counter, FA_TILE_STAGES_D64)
@@ -187,15 +187,17 @@ inline bool takes_three_wg_queue_tile_causal_d64(const AttnShape& shape, int sms
 }
 
 // Whether a causal D = 64 call of step 63 takes HopperThreeWgQueueTileD64: S of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys
-// or more and FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 192-row tiles an SM or more, whatever step 51's pairs
-// would fill: since step 59 overlaps the counter's tile, it runs the calls step 51's static tile took 4-8 % faster
-// (data/explorations/2026-12-04-causal-schedule-step62, calls 4-5), and the launch takes the counter from as many
-// tiles a CTA (fa::launch_from_queue's QUEUE_TILES_PER_CTA).
+// or more and more than FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 192-row tiles an SM, whatever step 51's pairs
+// would fill: since step 59 overlaps the counter's tile, it runs the calls step 51's static tile took in two rounds of
+// pairs or more 4-8 % faster (data/explorations/2026-12-04-causal-schedule-step62, calls 4-5), and the launch takes
+// the counter from as many tiles a CTA (fa::launch_from_queue's QUEUE_TILES_PER_CTA). Not at exactly two tiles an
+// SM: a CTA's first two tiles are fixed (TileQueue::first, second: c and c + grid, the heavy with the heavy), and
+// one round of step 51's pairs ran 1.30x faster there (data/checks/2026-12-04-step63-counter-tile-causal-d64-draft).
 inline bool takes_counter_tile_causal_d64(const AttnShape& shape, int sms) {
   if (!shape.causal || shape.S < FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) return false;
   const long long tiles =
       static_cast<long long>(ceil_div(shape.S, HopperThreeWgQueueTileD64<>::BR)) * shape.B * shape.H;
-  return tiles >= static_cast<long long>(FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64) * sms;
+  return tiles > static_cast<long long>(FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64) * sms;
 }
 
 // The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
