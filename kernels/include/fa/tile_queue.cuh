@@ -137,12 +137,11 @@ inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAt
 
 // The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
 // and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the
-// counter where the last section holds tiles_per_cta tiles a CTA (kQueueTilesPerCta; step 63's counter tile
-// of causal D = 64 calls: as many as its tile rule asks, FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64). one_section:
-// every head in one section, whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
+// counter where the last section holds kQueueTilesPerCta tiles a CTA. one_section: every head in one section,
+// whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
 template <int BR>
 TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot,
-                              bool one_section = false, int tiles_per_cta = kQueueTilesPerCta) {
+                              bool one_section = false) {
   TileQueue<BR> queue;
   const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
   const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
@@ -157,7 +156,7 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
   queue.causal = shape.causal;
   const int last_section = queue.heads - (ceil_div(queue.heads, queue.section_heads) - 1) * queue.section_heads;
   queue.from_counter =
-      static_cast<long long>(last_section) * queue.m_blocks >= static_cast<long long>(tiles_per_cta) * grid;
+      static_cast<long long>(last_section) * queue.m_blocks >= static_cast<long long>(kQueueTilesPerCta) * grid;
   queue.slot = slot;
   return queue;
 }
@@ -167,11 +166,9 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
 // static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
 // knock-outs: Scheduler (step 27's pairs or single tiles), ONE_WAVE = false (one CTA per list item, as
 // many waves as they need) and COUNTER = false (the static list at every launch). ONE_SECTION: the counter's
-// order is one section of every head (make_tile_queue's one_section); QUEUE_TILES_PER_CTA: make_tile_queue's
-// tiles_per_cta.
+// order is one section of every head (make_tile_queue's one_section).
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
-          bool COUNTER = true, bool ONE_SECTION = false, int QUEUE_TILES_PER_CTA = kQueueTilesPerCta, class... Params,
-          class... Args>
+          bool COUNTER = true, bool ONE_SECTION = false, class... Params, class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -183,8 +180,7 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  auto queue =
-      make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION, QUEUE_TILES_PER_CTA);
+  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION);
   queue.from_counter = COUNTER && queue.from_counter;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;
