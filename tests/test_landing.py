@@ -68,3 +68,53 @@ def test_poll_refuses_before_it_copies_anything(tmp_path, step, sha, why):
     r = subprocess.run(["bash", str(LANDING / "poll.sh")], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and why in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_poll_will_not_start_a_landing_over_unless_asked(tmp_path):
+    """A later call that finds no job on its machine (lost, or released while idle) stops before it copies
+    anything: starting over would spend the GPU tests' and the finished stages' device time again."""
+    (tmp_path / ".scratch").mkdir()
+    (tmp_path / ".scratch" / "sha_run").write_text("0" * 40)
+    job = tmp_path / "no_job_here"
+    env = _env(tmp_path, OUT=str(tmp_path / "o"), STEP="conditional_rescale", LAB_TREE=str(job),
+               LAB_LAND_OUT=str(tmp_path / "job_out"))
+    r = subprocess.run(["bash", str(LANDING / "poll.sh")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 3 and "FRESH=1" in r.stderr and ".scratch/resume_run" in r.stderr
+    assert not job.exists() and not (tmp_path / "job_out").exists()
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_aside_moves_out_what_the_landing_does_not_read_and_puts_it_back(tmp_path):
+    repo = tmp_path / "repo"
+    files = ["data/explorations/x/a.txt", "data/checks/y/b.txt", "data/runs/r1/c.txt", "data/runs/r2/d.txt",
+             "data/index.toml", "kernels/k.cu"]
+    for f in files:
+        (repo / f).parent.mkdir(parents=True, exist_ok=True)
+        (repo / f).write_text(f)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "x")
+    (repo / ".scratch").mkdir()
+    (repo / ".scratch" / "resume_run").write_text("r2\n")  # the run to resume travels
+    aside = tmp_path / "aside"
+    env = {**os.environ, "ASIDE": str(aside)}
+
+    def run(arg):
+        return subprocess.run(["bash", str(LANDING / "aside.sh"), arg], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    r = run("out")
+    assert r.returncode == 0, r.stderr
+    assert sorted(_git(repo, "ls-files", "--deleted").split()) == sorted(files[:3])
+    assert (aside / "runs" / "r1" / "c.txt").exists() and (repo / "data/runs/r2/d.txt").exists()
+    again = run("out")  # a second 'out' would bury the first's folders
+    assert again.returncode == 2 and "run 'back' first" in again.stderr
+    r = run("back")
+    assert r.returncode == 0 and "no tracked file missing" in r.stdout
+    assert _git(repo, "status", "--porcelain", "--untracked-files=no") == "" and not aside.exists()
+    assert run("back").returncode == 2  # nothing aside
