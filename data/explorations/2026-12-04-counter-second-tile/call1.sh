@@ -1,10 +1,10 @@
 # Device call 1 of data/explorations/2026-12-04-counter-second-tile (issue 46), from the repository root, carry
-# [".whl", ".fa3"]. PREPARED 2026-12-04 (CPU only: sim.py, the drafts compiled), NOT YET RUN. Applies step 63
-# (../../checks/2026-12-04-step63-counter-tile-causal-d64-draft/step63-landing.patch) where the tree lacks it, then the
-# draft of step 64 (draft/headers.diff; step 63's file plus draft/64_mirrored_second_tile.diff; draft/manifest_64.toml
-# appended to the manifest), in the device's copy of the tree; checks the drafts on the 389-case grid and times them
-# hot in paired rounds over step 63 (../2026-11-28-kv-apart-d128/exp.py).
-# Configurations: m (the draft: the counter tile from 2 tiles an SM inclusive, mirrored under 3 a CTA), m1 (from 1 an
+# [".whl", ".fa3"]. PREPARED 2026-12-04 (CPU only: sim.py; the step compiled, its CPU tests run), NOT YET RUN. Applies,
+# in the device's copy of the tree, step 63 (../../checks/2026-12-04-step63-counter-tile-causal-d64-draft/
+# step63-landing.patch) where the tree lacks it and step 64 (step64-landing.patch, on step 63) where it lacks that;
+# checks step 64 on the 389-case grid and times it hot in paired rounds over step 63
+# (../2026-11-28-kv-apart-d128/exp.py).
+# Configurations: m (step 64: the counter tile from 2 tiles an SM inclusive, mirrored under 3 a CTA), m1 (from 1 an
 # SM), n (no mirror, from 2 inclusive: call 2's c2 of step 63, the control), and for the grid only mx (every causal
 # D = 64 call of any S on the counter tile, every launch mirrored: the mirrored path on all the grid's causal D = 64
 # cases).
@@ -24,12 +24,7 @@ X=data/explorations/2026-11-28-kv-apart-d128
 E=data/explorations/2026-12-04-counter-second-tile
 C=data/checks/2026-12-04-step63-counter-tile-causal-d64-draft
 [ -f kernels/variants/63_counter_tile_causal_d64.cu ] || git apply $C/step63-landing.patch || exit 1
-if ! grep -q mirrored_second_tile kernels/variants/manifest.toml; then
-  git apply $E/draft/headers.diff || exit 1
-  cp kernels/variants/63_counter_tile_causal_d64.cu kernels/variants/64_mirrored_second_tile.cu
-  git apply $E/draft/64_mirrored_second_tile.diff || exit 1
-  cat $E/draft/manifest_64.toml >> kernels/variants/manifest.toml
-fi
+[ -f kernels/variants/64_mirrored_second_tile.cu ] || git apply $E/step64-landing.patch || exit 1
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm --format=csv > $OUT/gpu.txt
 T0=$(date +%s)
 export EXP_CONFIGS='{"s63": ["counter_tile_causal_d64", {}], "m": ["mirrored_second_tile", {}],
