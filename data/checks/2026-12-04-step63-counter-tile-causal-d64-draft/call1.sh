@@ -1,5 +1,6 @@
-# Device call 1 for step 63 (counter_tile_causal_d64), from the repository root with step63.patch applied and
-# committed (the GPU tests run on the committed sources), carry [".whl", ".fa3"]. PREPARED 2026-12-04, NOT YET RUN.
+# Device call 1 for step 63 (counter_tile_causal_d64), from the repository root with step63.patch (the draft, git show
+# 639a0d5) applied and committed (the GPU tests run on the committed sources), carry [".whl", ".fa3"]. PREPARED
+# 2026-12-04; ran as call 1 the same day with CHECKS=0 (call1/).
 # 1. The step's GPU tests (the correctness grid, fp32 reference, poisoned outputs, every element) and
 #    compute-sanitizer (memcheck, racecheck, synccheck), as lab/studies/landing/land.sh runs them.
 # 2. Step 63 over step 62, hot, paired rounds (../../explorations/2026-11-28-kv-apart-d128/exp.py), at the rows that

@@ -1,4 +1,5 @@
-"""Step 63's SASS checks on the CPU machine (no GPU), with step63.patch applied:
+"""Step 63's SASS checks on the CPU machine (no GPU), with step63-landing.patch applied (the draft's step63.patch in
+its first run, git show 639a0d5):
 1. step 63 (its file) against step 62 (its file), kernel by kernel: which kernels change (none is expected to: the
    step is its launch rule and the counter's count, host code; the draft before call 2 changed the static
    three-warpgroup tile's, compiled without causal paths), and spills;
@@ -8,7 +9,7 @@
    commit before the patch (BASE_SASS_DIR, written by running this with --base on the unpatched tree).
 
     PYTHONPATH=. python sass_checks.py --base /tmp/base_sass   # unpatched tree
-    git apply step63.patch && PYTHONPATH=. python sass_checks.py /tmp/base_sass
+    git apply step63-landing.patch && PYTHONPATH=. python sass_checks.py /tmp/base_sass
 """
 import re
 import sys
