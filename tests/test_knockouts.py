@@ -27,7 +27,7 @@ def _switch(**kw):
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
     kos = {k.impl: k for k in sw.knockouts(END, switches)}
-    assert len(kos) == 30 and all(i.startswith(f"{END}~no_") for i in kos)
+    assert len(kos) == 32 and all(i.startswith(f"{END}~no_") for i in kos)
     overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
@@ -70,6 +70,10 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert kos[f"{END}~no_conditional_rescale"].applies_to == "all"
     assert kos[f"{END}~no_rescale_under_s"].defines == {"FA_RESCALE_UNDER_S": 0}
     assert kos[f"{END}~no_rescale_under_s"].applies_to == "all"
+    assert kos[f"{END}~no_counter_tile_causal_d64"].defines == {"FA_COUNTER_TILE_CAUSAL_D64": 0}
+    assert kos[f"{END}~no_counter_tile_causal_d64"].applies_to == "causal"
+    assert kos[f"{END}~no_mirrored_second_tile"].defines == {"FA_MIRRORED_SECOND_TILE": 0}
+    assert kos[f"{END}~no_mirrored_second_tile"].applies_to == "causal"
     assert kos[f"{END}~no_l2_sections"].defines == {"FA_QUEUE_L2_SECTIONS": 0}
     assert kos[f"{END}~no_unmasked_loop"].applies_to == "all"
     assert kos[f"{END}~no_unmasked_interior"].defines == {"FA_UNMASKED_INTERIOR": 0, "FA_UNMASKED_LOOP": 0}
@@ -99,7 +103,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/62_rescale_under_s.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/64_mirrored_second_tile.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -107,6 +111,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
     ([_switch(applies_to="D=96")], "applies_to"),
     ([_switch(applies_to="non-causal")], "applies_to"),
     ([_switch(), _switch()], "declared twice"),
+    ([_switch(host_only="yes")], "host_only must be true or false"),
 ])
 def test_switch_validation_names_the_broken_rule(switches, message):
     with pytest.raises(ValueError, match=message):
@@ -144,7 +149,8 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    assert all(differs.values()) and len(differs) == 30
+    # every switch but step 63's launch rule (host_only: its "off" build must compile to the same kernels)
+    assert len(differs) == 32 and [i for i, d in differs.items() if not d] == [f"{END}~no_counter_tile_causal_d64"]
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
@@ -155,12 +161,17 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
                 "FA_THREE_WGS_CAUSAL_D64": 1, "FA_THREE_WGS_QUEUE_CAUSAL_D64": 1,
                 "FA_THREE_WGS_TWO_STAGES_D64": 1, "FA_FINITE_MAX_D64": 1,
                 "FA_QUEUE_OVERLAP_D64": 1, "FA_ONE_LOOP_CAUSAL_SHORT_D64": 1,
-                "FA_CONDITIONAL_RESCALE": 1, "FA_RESCALE_UNDER_S": 1}
+                "FA_CONDITIONAL_RESCALE": 1, "FA_RESCALE_UNDER_S": 1, "FA_COUNTER_TILE_CAUSAL_D64": 1,
+                "FA_MIRRORED_SECOND_TILE": 1}
     assert sw.sass(END, "sm_90a", defaults | fp16) == sw.sass(END, "sm_90a", fp16, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing
     with pytest.raises(ValueError, match="identical to the default"):
         sw.sass_differences(END, switches=[same], build_defines=fp16)
+    mislabelled = _switch(name="rescale_under_s", introduced_by="rescale_under_s", defines={"FA_RESCALE_UNDER_S": 0},
+                          host_only=True)  # step 62's switch changes the overlapped loops' code
+    with pytest.raises(ValueError, match="host_only switch changes the kernels"):
+        sw.sass_differences(END, switches=[mislabelled], build_defines=fp16)
 
 
 @needs_cuobjdump
@@ -200,7 +211,7 @@ def test_each_switchable_twin_is_its_step_at_the_defaults(kernel, arch):
     v = variants.get(kernel)
     assert v.twin and v.source({"FA_X": 0}) != v.path and v.source({}) == v.path
     assert sw.twin_matches_step(kernel, arch)
-    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on)
+    one_off = next(s for s in sw.load()[0] if s.kernel == kernel and not s.depends_on and not s.host_only)
     # fp16 builds of the twin, which the knock-out test above compiles too (its cache; the twin at its
     # defaults is the step, as just asserted on every kernel)
     fp16 = {"FA_SASS_FP16_ONLY": 1}

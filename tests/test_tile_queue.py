@@ -102,3 +102,117 @@ def test_the_counter_only_where_the_last_section_holds_four_tiles_a_cta(queue_pr
     last = B * H - (math.ceil(B * H / heads) - 1) * heads
     assert (last * math.ceil(S / BR) >= 4 * grid) == takes_counter
     assert counter == takes_counter
+
+
+PER_CTA_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H S D causal l2 grid tiles_per_cta one_section; prints whether the launch takes the counter (BR 192: the
+// three-warpgroup D = 64 tile's rows).
+int main(int argc, char** argv) {
+  if (argc != 10) return 2;
+  const int H = std::atoi(argv[2]);
+  const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[5]), H};
+  const auto q = fa::make_tile_queue<192>(shape, std::atoi(argv[4]), 2, std::atoll(argv[6]), std::atoi(argv[7]), 0,
+                                          std::atoi(argv[9]) != 0, std::atoi(argv[8]));
+  std::printf("%d\n", q.from_counter);
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("B, H, S, tiles_per_cta, one_section, takes_counter", [
+    (1, 12, 8192, 4, True, False),  # GPT-2 on the three-warpgroup tile: 43 x 12 = 516 tiles < 4 x 132
+    (1, 12, 8192, 2, True, True),   # step 63's count: 516 >= 2 x 132
+    (1, 12, 4096, 2, True, True),   # 22 x 12 = 264 = 2 x 132
+    (1, 11, 4096, 2, True, False),  # 242 < 264
+    (1, 12, 8192, 2, False, True),  # 2 MB a head, 12 fit two fifths of 60 MB: one section anyway
+    (1, 12, 16384, 2, False, True),  # 4 MB a head, 6 fit: two sections of 6, the last 6 x 86 = 516 >= 264
+    (1, 12, 16384, 4, False, False),  # ... < 528
+])
+def test_the_counter_from_the_tiles_a_cta_the_launch_asks(tmp_path_factory, B, H, S, tiles_per_cta, one_section,
+                                                          takes_counter):
+    """make_tile_queue's tiles_per_cta (step 63: the counter's three-warpgroup tile from as many tiles a CTA as its
+    rule asks, 2): the counter where the last section's tiles are at least tiles_per_cta x grid, the sections as
+    section_heads works them out (one_section: every head)."""
+    exe = compile_host_program(tmp_path_factory.mktemp("per_cta"), "per_cta", PER_CTA_PROGRAM)
+    out = subprocess.run([str(exe), *map(str, (B, H, S, 64, 1, 60 * 1024 * 1024, 132, tiles_per_cta,
+                                                int(one_section)))], check=True, capture_output=True, text=True)
+    heads = B * H if one_section else section_heads(B, H, H, S, 64, l2=60 * 1024 * 1024)
+    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    assert (last * math.ceil(S / 192) >= tiles_per_cta * 132) is takes_counter  # the expectation, worked out here
+    assert out.stdout.split() == [str(int(takes_counter))]
+
+
+MIRROR_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H S grid tiles_per_cta mirror_under; prints the launch's from_counter, then each CTA's first and second
+// tile as (q0 / 192, head) pairs, the second by TileQueue::mirrored_second (-1 -1: none). One section (BR 192).
+int main(int argc, char** argv) {
+  if (argc != 7) return 2;
+  const int H = std::atoi(argv[2]), grid = std::atoi(argv[4]);
+  const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, 1, H};
+  const auto q = fa::make_tile_queue<192>(shape, 64, 2, 60LL << 20, grid, 0, true, std::atoi(argv[5]),
+                                          std::atoi(argv[6]));
+  std::printf("%d\n", q.from_counter);
+  for (int c = 0; c < grid; ++c) {
+    const fa::WorkTile a = q.tile(c);
+    const int i = fa::TileQueue<192>::mirrored_second(q.total, grid, c);
+    const fa::WorkTile b = i >= 0 ? q.tile(i) : fa::WorkTile{-192, -1};
+    std::printf("%d %d %d %d\n", a.q0 / 192, a.bh, b.q0 / 192, b.bh);
+  }
+  return 0;
+}
+'''
+
+
+def _mirror(tmp_path_factory, B, H, S, grid=132, tiles_per_cta=2, mirror_under=3):
+    exe = compile_host_program(tmp_path_factory.mktemp("mirror"), "mirror", MIRROR_PROGRAM)
+    out = subprocess.run([str(exe), *map(str, (B, H, S, grid, tiles_per_cta, mirror_under))], check=True,
+                         capture_output=True, text=True).stdout.split("\n")
+    return int(out[0]), [tuple(map(int, line.split())) for line in out[1:] if line]
+
+
+@pytest.mark.parametrize("B, H, S, mirror_under, expected", [
+    (1, 12, 4096, 3, 2),   # 264 tiles < 3 x 132: the counter, mirrored
+    (1, 18, 4096, 3, 1),   # 396 = 3 x 132: the counter as it is
+    (1, 12, 4096, 0, 1),   # mirror_under 0: never
+    (1, 11, 4096, 3, 0),   # 242 < 2 x 132: the static list (tiles_per_cta 2)
+])
+def test_the_counter_mirrors_under_mirror_under_tiles_a_cta(tmp_path_factory, B, H, S, mirror_under, expected):
+    from_counter, _ = _mirror(tmp_path_factory, B, H, S, mirror_under=mirror_under)
+    assert from_counter == expected
+
+
+def _work(q, S):  # key tiles of 128 a causal 192-row query tile runs: worked out here, not read from the kernel
+    return math.ceil(min(S, (q + 1) * 192) / 128)
+
+
+def test_the_mirrored_second_round_pairs_heavy_with_light(tmp_path_factory):
+    """At two tiles a CTA, (1, 12, 4096): 22 query tiles a head, so a CTA's two tiles are levels l and 21 - l of
+    some heads and every CTA runs the same work to a key tile, as step 27's pairs do; c + grid gives CTA 0 the
+    heaviest of each round. Each of the 264 tiles once."""
+    _, ctas = _mirror(tmp_path_factory, 1, 12, 4096)
+    assert len(ctas) == 132
+    tiles = [(q, h) for q1, h1, q2, h2 in ctas for q, h in ((q1, h1), (q2, h2))]
+    assert sorted(tiles) == sorted((q, h) for q in range(22) for h in range(12))
+    assert {q1 + q2 for q1, _, q2, _ in ctas} == {21}
+    work = [_work(q1, 4096) + _work(q2, 4096) for q1, _, q2, _ in ctas]
+    assert max(work) - min(work) <= 1  # 1.5 key tiles a query tile, rounded up: 34 or 35
+    plain = [_work(21 - c // 12, 4096) + _work(21 - (c + 132) // 12, 4096) for c in range(132)]  # c, c + grid
+    assert max(plain) - min(plain) >= 25  # CTA 0: levels 21 and 10, 49 key tiles; CTA 131: 11 and 0, 20
+
+
+def test_under_two_tiles_a_cta_the_lightest_ctas_take_no_second_tile(tmp_path_factory):
+    """(1, 11, 4096) on 132 CTAs: 242 tiles, 110 in the second round; the 110 CTAs with the heaviest first tiles
+    take them lightest first, the other 22 none."""
+    _, ctas = _mirror(tmp_path_factory, 1, 11, 4096)
+    seconds = [(q2, h2) for _, _, q2, h2 in ctas]
+    assert seconds[110:] == [(-1, -1)] * 22
+    assert sorted(seconds[:110]) == sorted((q, h) for q in range(10) for h in range(11))
+    assert [q2 for q2, _ in seconds[:110]] == sorted(q2 for q2, _ in seconds[:110])  # lightest to the heaviest

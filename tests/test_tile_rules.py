@@ -1,5 +1,6 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
-step 51's takes_three_wg_tile_causal_d64 and step 52's takes_three_wg_queue_tile_causal_d64, and step 53's stages.
+step 51's takes_three_wg_tile_causal_d64, step 52's takes_three_wg_queue_tile_causal_d64, step 53's stages, step 63's
+takes_counter_tile_causal_d64 and step 64's takes_mirrored_counter_tile_causal_d64.
 The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's
 fill; the tiles an SM for the counter; the shared memory), not read from the header; the shapes are those timed
 in data/explorations/2026-11-29-ftz-row-max (calls 2 and 4) and data/explorations/2026-11-29-q-double-buffer."""
@@ -18,14 +19,16 @@ PROGRAM = r'''
 #include "fa/tile_size.cuh"
 
 // argv: B H S causal sms; prints whether a D = 64 call takes the causal three-warpgroup tile from the static pairs
-// (step 51's rule) and from the counter (step 52's), 1 or 0 each.
+// (step 51's rule) and from the counter (step 52's), and the counter's tile by step 63's rule and step 64's, 1 or 0 each.
 int main(int argc, char** argv) {
   if (argc != 6) return 2;
   const int H = std::atoi(argv[2]);
   const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[4]), H};
   const int sms = std::atoi(argv[5]);
-  std::printf("%d %d\n", fa::takes_three_wg_tile_causal_d64(shape, sms) ? 1 : 0,
-              fa::takes_three_wg_queue_tile_causal_d64(shape, sms) ? 1 : 0);
+  std::printf("%d %d %d %d\n", fa::takes_three_wg_tile_causal_d64(shape, sms) ? 1 : 0,
+              fa::takes_three_wg_queue_tile_causal_d64(shape, sms) ? 1 : 0,
+              fa::takes_counter_tile_causal_d64(shape, sms) ? 1 : 0,
+              fa::takes_mirrored_counter_tile_causal_d64(shape, sms) ? 1 : 0);
   return 0;
 }
 '''
@@ -40,8 +43,15 @@ def rules(exe, B, H, S, causal=True, sms=132) -> tuple[bool, bool]:
     """(step 51's rule, step 52's) for a D = 64 call."""
     out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
                          text=True).stdout
-    pairs, queue = out.split()
+    pairs, queue = out.split()[:2]
     return pairs == "1", queue == "1"
+
+
+def counter_tile(exe, B, H, S, causal=True, sms=132) -> bool:
+    """Step 63's rule for a D = 64 call."""
+    out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
+                         text=True).stdout
+    return out.split()[2] == "1"
 
 
 def takes(exe, B, H, S, causal=True, sms=132) -> bool:
@@ -134,3 +144,50 @@ def test_step_53_gives_the_static_three_warpgroup_tile_two_stages_and_leaves_the
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     three, two = f"3 {192 * 64 * 2 + 3 * 2 * 128 * 64 * 2 + 1024}", f"2 {192 * 64 * 2 + 2 * 2 * 128 * 64 * 2 + 1024}"
     assert out[:4] == [three, three, two, three]  # steps 49-52: both three; step 53: the static list's two
+
+
+# Step 63: every causal call of S >= 4096 whose ceil(S / 192) * B * H tiles are more than 2 an SM (264 on 132 SMs: more
+# than one round of heavy-light pairs), whatever the pairs fill: the rows measured in
+# data/checks/2026-12-04-step63-counter-tile-causal-d64-draft (calls 1-2) and the edges of the count.
+@pytest.mark.parametrize("B, H, S, expected", [
+    (1, 71, 8192, True),    # Falcon-7B: 43 tiles a head, 3053 (step 51's before)
+    (1, 12, 8192, True),    # GPT-2: 516 (step 51's before: two full rounds of pairs)
+    (1, 71, 4096, True),    # 22 a head, 1562
+    (2, 12, 8192, True),    # 1032
+    (4, 16, 4096, True),    # 1408 (step 52's already)
+    (1, 7, 8192, True),     # 301: 2.28 an SM (step 50's tiles before)
+    (1, 13, 4096, True),    # 286: 2.17 an SM
+    (1, 12, 4096, False),   # 264: exactly 2 an SM, one round of pairs (step 51's, 1.30x faster than the counter)
+    (1, 11, 4096, False),   # 242 < 264
+    (1, 16, 4095, False),   # S under 4096
+    (4, 71, 2048, False),   # Falcon-7B at S = 2048: S under 4096
+])
+def test_step_63_sends_every_long_causal_d64_call_past_two_tiles_an_sm_to_the_counters_tile(rule_program, B, H, S,
+                                                                                            expected):
+    assert counter_tile(rule_program, B, H, S) is expected
+
+
+def test_step_63_counts_the_sms_and_takes_no_non_causal_call(rule_program):
+    # (1, 12, 4096): 264 tiles, not more than 2 an SM on 132, more on 131
+    assert [counter_tile(rule_program, 1, 12, 4096, sms=n) for n in (131, 132)] == [True, False]
+    assert not counter_tile(rule_program, 4, 16, 4096, causal=False)
+
+
+def mirrored_counter_tile(exe, B, H, S, causal=True, sms=132) -> bool:
+    """Step 64's rule for a D = 64 call."""
+    out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
+                         text=True).stdout
+    return out.split()[3] == "1"
+
+
+# Step 64: from two tiles an SM on, inclusive (its mirrored second round balances one round of pairs), S >= 4096.
+@pytest.mark.parametrize("B, H, S, expected", [
+    (1, 12, 4096, True),    # 264: exactly 2 an SM (step 63's rule: not)
+    (1, 11, 4096, False),   # 242 < 264
+    (1, 7, 8192, True),     # 301
+    (1, 71, 8192, True),    # Falcon-7B: 3053
+    (1, 16, 4095, False),   # S under 4096
+])
+def test_step_64_takes_the_counters_tile_from_two_tiles_an_sm_inclusive(rule_program, B, H, S, expected):
+    assert mirrored_counter_tile(rule_program, B, H, S) is expected
+    assert not mirrored_counter_tile(rule_program, B, H, S, causal=False)

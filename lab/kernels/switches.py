@@ -6,7 +6,9 @@ and with every switch it depends on off too; its impl name is `<kernel>~no_<swit
 
 `validate` checks the declarations against the manifest and the kernel sources (no compiler);
 `sass_differences` compiles each "off" build and the default with plain nvcc and compares their
-SASS (cuobjdump), so a switch that changes nothing is an error, not a zero in the report.
+SASS (cuobjdump), kernel by kernel, so a switch that changes nothing is an error, not a zero in the
+report. A `host_only` switch changes the launch rule, not the kernels (which tile or schedule a call
+takes): its "off" build must compile to the same kernels, and the host tests check its rule.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Switch:
     off: str
     depends_on: tuple[str, ...] = ()
     applies_to: str = "all"
+    host_only: bool = False  # the switch changes which kernel a call launches, not any kernel's code
 
     @property
     def impl(self) -> str:
@@ -86,7 +89,7 @@ def parse_impl(impl: str) -> tuple[str, str] | None:
 def load(text: str | None = None) -> tuple[list[Switch], list[Structural]]:
     """Switches and structural ideas from the manifest (or TOML `text`), validated."""
     raw = manifest.tables(text)
-    known = {"name", "introduced_by", "kernel", "defines", "off", "depends_on", "applies_to"}
+    known = {"name", "introduced_by", "kernel", "defines", "off", "depends_on", "applies_to", "host_only"}
     switches = []
     for entry in raw.get("switch", []):
         if unknown := set(entry) - known:
@@ -127,6 +130,8 @@ def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
             raise ValueError(f"switch {s.name!r}: introduced_by {s.introduced_by!r} is not a variant")
         if s.applies_to not in APPLIES:
             raise ValueError(f"switch {s.name!r}: applies_to must be one of {APPLIES}, not {s.applies_to!r}")
+        if not isinstance(s.host_only, bool):
+            raise ValueError(f"switch {s.name!r}: host_only must be true or false, not {s.host_only!r}")
         if not s.defines:
             raise ValueError(f"switch {s.name!r}: defines is empty")
         kernel = variants.get(s.kernel)
@@ -255,21 +260,33 @@ def sass(variant_name: str, arch: str, defines: dict | None = None, twin: bool |
 
 def sass_differences(kernel: str, arch: str = "sm_90", switches: list[Switch] | None = None,
                      jobs: int = 2, build_defines: dict | None = None) -> dict[str, bool]:
-    """Per knock-out impl: whether its SASS differs from the default build's. Raises ValueError
-    naming every knock-out whose "off" build is byte-identical to the default. `build_defines` go to
+    """Per knock-out impl: whether its SASS differs from the default build's, kernel by kernel. Raises
+    ValueError naming every knock-out whose "off" build compiles to the default's kernels, but for host_only
+    switches, which must (and raise where they do not). `build_defines` go to
     every build alike (FA_SASS_FP16_ONLY=1: the fp16 kernels only, half the compile; a switch's
     effect on them is its effect on the bf16 ones, which take the same code)."""
+    switches = load()[0] if switches is None else switches
+    host_only = {s.name for s in switches if s.host_only}
     kos = knockouts(kernel, switches)
     has_twin = bool(variants.get(kernel).twin)  # the default from the same file as the "off" builds
     common = dict(build_defines or {})
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         texts = list(pool.map(lambda d: sass(kernel, arch, {**common, **d}, twin=has_twin or None),
                               [{}, *[k.defines for k in kos]]))
-    differs = {k.impl: t != texts[0] for k, t in zip(kos, texts[1:])}
-    if same := [i for i, d in differs.items() if not d]:
+    default = _kernel_bodies(texts[0])
+    differs = {k.impl: _kernel_bodies(t) != default for k, t in zip(kos, texts[1:])}
+    if same := [k.impl for k in kos if not differs[k.impl] and not set(k.off) <= host_only]:
         raise ValueError(f"knock-out(s) {same}: the 'off' build's SASS is identical to the default "
                          "(the switch changes nothing; list the idea as structural instead)")
+    if moved := [k.impl for k in kos if differs[k.impl] and set(k.off) <= host_only]:
+        raise ValueError(f"knock-out(s) {moved}: a host_only switch changes the kernels' SASS")
     return differs
+
+
+def _kernel_bodies(text: str) -> dict[str, str]:
+    """Each kernel's instructions, whatever order the dump lists them in (a change to host code alone can
+    reorder the instantiations) and whatever blank lines end it."""
+    return {name: body.strip() for name, body in sass_by_kernel(text).items()}
 
 
 # Kernel names in SASS carry the source file's anonymous-namespace tag (_GLOBAL__N__<hash>_<len>_
@@ -278,8 +295,9 @@ _ANONYMOUS_NAMESPACE = re.compile(r"_ZN\d+_GLOBAL__N__\w+?_cu_[0-9a-f]{8}")
 
 
 def same_code(sass_a: str, sass_b: str) -> bool:
-    """Whether two SASS texts are the same instructions, kernel names' file tags aside."""
-    return _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_a) == _ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", sass_b)
+    """Whether two SASS texts are the same kernels of the same instructions, kernel names' file tags and the
+    dump's order aside."""
+    return _kernel_bodies(sass_a) == _kernel_bodies(sass_b)
 
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)[ \t]*$", re.M)

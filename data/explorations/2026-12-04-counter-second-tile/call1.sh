@@ -1,5 +1,5 @@
 # Device call 1 of data/explorations/2026-12-04-counter-second-tile (issue 46), from the repository root, carry
-# [".whl", ".fa3"]. PREPARED 2026-12-04 (CPU only: sim.py; the step compiled, its CPU tests run), NOT YET RUN. Applies,
+# [".whl", ".fa3"]. PREPARED 2026-12-04 (CPU only: sim.py; the step compiled, its CPU tests run), RAN 2026-12-04 (stop 87; results in call1/ and the README). Applies,
 # in the device's copy of the tree, step 63 (../../checks/2026-12-04-step63-counter-tile-causal-d64-draft/
 # step63-landing.patch) where the tree lacks it and step 64 (step64-landing.patch, on step 63) where it lacks that;
 # checks step 64 on the 389-case grid and times it hot in paired rounds over step 63

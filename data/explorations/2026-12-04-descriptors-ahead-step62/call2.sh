@@ -1,5 +1,5 @@
 # Device call 2 of data/explorations/2026-12-04-descriptors-ahead-step62 (issue 46), from the repository root with carry
-# [".whl", ".fa3"]. PREPARED 2026-12-04 after call 1, NOT YET RUN. Call 1: `early` ran 1.007x-1.014x over step 62 at
+# [".whl", ".fa3"]. PREPARED 2026-12-04 after call 1, RAN 2026-12-04 (stop 87; results in call2/ and the README). Call 1: `early` ran 1.007x-1.014x over step 62 at
 # the long fp16 D = 128 rows but 0.973x and 0.979x at the two grouped bf16 rows; the bf16 loop is the fp16 one
 # (paths_bf16.txt), so the rows' other difference, 8 K/V heads for 32 query heads, is the suspect. This call
 # separates grouping from the element type at the two losing rows, each in four forms, `early` over step 62, hot,

@@ -47,6 +47,8 @@ namespace fa {
 constexpr int kTileQueueSlots = 1024;
 // Tiles a CTA the last section must hold for the counter to balance the launch's end (see above).
 constexpr int kQueueTilesPerCta = 4;
+// TileQueue::from_counter's value where each CTA's second tile is the mirrored one (second_mirrored, step 64).
+constexpr int kCounterSecondMirrored = 2;
 
 namespace {  // one set of counters per variant library (each is one translation unit)
 
@@ -61,13 +63,27 @@ struct TileQueue {
   int section_heads;  // (batch, head) matrices a section: a multiple of H / H_kv (the last may have fewer)
   int total;          // work tiles in the launch
   int causal;
-  int from_counter;  // 0: the kernel walks step 27's static list (the launch takes that kernel)
+  int from_counter;  // 0: the kernel walks step 27's static list (the launch takes that kernel); 1: the counter;
+                     // kCounterSecondMirrored: the counter, each CTA's second tile second_mirrored()
   int slot;          // this launch's counters: tile_queue_counters[2 * slot] (next), [2 * slot + 1] (done)
 
   // A CTA's first two tiles need no counter (the heaviest 2 x gridDim.x, one of each a CTA): CTA c
   // starts with tile c, then c + gridDim.x (none past the end).
   __device__ WorkTile first() const { return tile(static_cast<int>(blockIdx.x)); }
   __device__ WorkTile second() const { return tile(static_cast<int>(blockIdx.x + gridDim.x)); }
+  // Step 64: the second round handed out in reverse, min(total, 2 x gridDim.x) - 1 - c (none where that falls in the
+  // first round), so the CTA with the heaviest first tile gets the lightest second one, as step 27's heavy-light pairs
+  // do: with second(), at two tiles a CTA, CTA 0 ran the two heaviest of a head and the launch ended 1.3x after a
+  // balanced one (data/checks/2026-12-04-step63-counter-tile-causal-d64-draft, call 2).
+  __device__ WorkTile second_mirrored() const {
+    const int index = mirrored_second(total, static_cast<int>(gridDim.x), static_cast<int>(blockIdx.x));
+    return index >= 0 ? tile(index) : WorkTile{-1, 0};
+  }
+  // The counter's index of CTA `cta`'s mirrored second tile in a launch of `total` tiles on `grid` CTAs; -1: none.
+  __host__ __device__ static int mirrored_second(int total, int grid, int cta) {
+    const int index = (total < 2 * grid ? total : 2 * grid) - 1 - cta;
+    return index >= grid ? index : -1;
+  }
   // The next tile from the counter (q0 < 0: none left).
   __device__ WorkTile take() const {
     return tile(static_cast<int>(atomicAdd(&tile_queue_counters[2 * slot], 1u) + 2 * gridDim.x));
@@ -137,11 +153,14 @@ inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAt
 
 // The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
 // and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the
-// counter where the last section holds kQueueTilesPerCta tiles a CTA. one_section: every head in one section,
-// whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
+// counter where the last section holds tiles_per_cta tiles a CTA (kQueueTilesPerCta; step 63's counter tile
+// of causal D = 64 calls: as many as its tile rule asks, FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64). one_section:
+// every head in one section, whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
+// mirror_under: a launch from the counter with fewer than that many tiles a CTA takes each CTA's second tile mirrored
+// (kCounterSecondMirrored; step 64; 0: never).
 template <int BR>
 TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot,
-                              bool one_section = false) {
+                              bool one_section = false, int tiles_per_cta = kQueueTilesPerCta, int mirror_under = 0) {
   TileQueue<BR> queue;
   const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
   const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
@@ -156,7 +175,9 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
   queue.causal = shape.causal;
   const int last_section = queue.heads - (ceil_div(queue.heads, queue.section_heads) - 1) * queue.section_heads;
   queue.from_counter =
-      static_cast<long long>(last_section) * queue.m_blocks >= static_cast<long long>(kQueueTilesPerCta) * grid;
+      static_cast<long long>(last_section) * queue.m_blocks >= static_cast<long long>(tiles_per_cta) * grid;
+  if (queue.from_counter && static_cast<long long>(queue.total) < static_cast<long long>(mirror_under) * grid)
+    queue.from_counter = kCounterSecondMirrored;
   queue.slot = slot;
   return queue;
 }
@@ -166,9 +187,11 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
 // static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
 // knock-outs: Scheduler (step 27's pairs or single tiles), ONE_WAVE = false (one CTA per list item, as
 // many waves as they need) and COUNTER = false (the static list at every launch). ONE_SECTION: the counter's
-// order is one section of every head (make_tile_queue's one_section).
+// order is one section of every head (make_tile_queue's one_section); QUEUE_TILES_PER_CTA, MIRROR_UNDER:
+// make_tile_queue's tiles_per_cta and mirror_under.
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
-          bool COUNTER = true, bool ONE_SECTION = false, class... Params, class... Args>
+          bool COUNTER = true, bool ONE_SECTION = false, int QUEUE_TILES_PER_CTA = kQueueTilesPerCta,
+          int MIRROR_UNDER = 0, class... Params, class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -180,8 +203,9 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION);
-  queue.from_counter = COUNTER && queue.from_counter;
+  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION,
+                                         QUEUE_TILES_PER_CTA, MIRROR_UNDER);
+  if (!COUNTER) queue.from_counter = 0;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;
   const int items = Scheduler<Tile::BR>(shape).items();

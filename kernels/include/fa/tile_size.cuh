@@ -57,6 +57,15 @@
 #ifndef FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64  // ... from the counter (step 52): 192-row work tiles per SM
 #define FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64 4  // a causal call needs (step 35's kQueueTilesPerCta)
 #endif
+#ifndef FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64  // step 63: 192-row work tiles per SM a causal call must pass
+#define FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 2  // to take step 52's tile (and its counter) before step 51's rule
+#endif
+#ifndef FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64  // step 64: 192-row work tiles per SM from which a causal call takes
+#define FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 2     // step 52's tile (and its counter), the second round mirrored
+#endif
+#ifndef FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64  // ... under this many tiles a CTA (TileQueue::second_mirrored)
+#define FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 3
+#endif
 #ifndef FA_TILE_STAGES_D64_THREE_WGS  // the three-warpgroup tile's K/V stages on the static list from step 53 on
 #define FA_TILE_STAGES_D64_THREE_WGS 2     // (before it, and from the counter, FA_TILE_STAGES_D64)
 #endif
@@ -183,6 +192,31 @@ inline bool takes_three_wg_queue_tile_causal_d64(const AttnShape& shape, int sms
   return tiles >= static_cast<long long>(FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64) * sms;
 }
 
+// The 192-row work tiles of a causal D = 64 call of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys or more; 0 for any other.
+inline long long long_causal_d64_tiles(const AttnShape& shape) {
+  if (!shape.causal || shape.S < FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) return 0;
+  return static_cast<long long>(ceil_div(shape.S, HopperThreeWgQueueTileD64<>::BR)) * shape.B * shape.H;
+}
+
+// Whether a causal D = 64 call of step 63 takes HopperThreeWgQueueTileD64: S of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys
+// or more and more than FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64 192-row tiles an SM, whatever step 51's pairs
+// would fill: since step 59 overlaps the counter's tile, it runs the calls step 51's static tile took in two rounds of
+// pairs or more 4-8 % faster (data/explorations/2026-12-04-causal-schedule-step62, calls 4-5), and the launch takes
+// the counter from as many tiles a CTA (fa::launch_from_queue's QUEUE_TILES_PER_CTA). Not at exactly two tiles an
+// SM: a CTA's first two tiles are fixed (TileQueue::first, second: c and c + grid, the heavy with the heavy), and
+// one round of step 51's pairs ran 1.30x faster there (data/checks/2026-12-04-step63-counter-tile-causal-d64-draft).
+inline bool takes_counter_tile_causal_d64(const AttnShape& shape, int sms) {
+  return long_causal_d64_tiles(shape) > static_cast<long long>(FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64) * sms;
+}
+
+// Whether a causal D = 64 call of step 64 takes HopperThreeWgQueueTileD64: as step 63's rule, from
+// FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 192-row tiles an SM on (inclusive): with the second round mirrored a launch of
+// two tiles a CTA is step 27's heavy-light pairs on the overlapped tile.
+inline bool takes_mirrored_counter_tile_causal_d64(const AttnShape& shape, int sms) {
+  const long long tiles = long_causal_d64_tiles(shape);
+  return tiles > 0 && tiles >= static_cast<long long>(FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64) * sms;
+}
+
 // The tiles a Hopper call can take: kShort (HopperTile), and at D = 64 kLong (HopperLongTileD64, S >=
 // FA_TILE_LONG_S_D64, step 32), kThreeCtas (HopperThreeCtaTileD64, takes_three_cta_tile_d64, step 33) and
 // kThreeWgs (HopperThreeWgTileD64, takes_three_wg_tile_d64, step 49; causal: step 51) and kThreeWgsQueue
@@ -205,18 +239,25 @@ using HopperTileOf = std::conditional_t<
 // and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has
 // those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile); THREE_WGS_CAUSAL: whether
 // causal calls may take the three-warpgroup tile (step 51 on); THREE_WGS_QUEUE: whether the causal calls it leaves
-// take it from the counter (step 52 on). Returns run_tile's result, or the error of reading the SM count.
+// take it from the counter (step 52 on); COUNTER_TILE_CAUSAL: whether every long causal call takes the counter's
+// tile and none the static one (takes_counter_tile_causal_d64, step 63 on). Returns run_tile's result, or the error
+// of reading the SM count. MIRRORED: step 64's count (takes_mirrored_counter_tile_causal_d64) for step 63's.
 template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
-          bool THREE_WGS_QUEUE = false, class RunTile>
+          bool THREE_WGS_QUEUE = false, bool COUNTER_TILE_CAUSAL = false, bool MIRRORED = false, class RunTile>
 inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
   using Kind = HopperTileKind;
   if constexpr (D == 64) {
     int sms = 0;
     if (int err = multiprocessor_count(&sms)) return err;
+    constexpr bool kQueueCausal = THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE;
+    static_assert(!COUNTER_TILE_CAUSAL || kQueueCausal, "step 63's rule sends causal calls to step 52's tile");
+    if constexpr (COUNTER_TILE_CAUSAL)  // before step 51's rule: the calls it leaves keep step 62's tiles
+      if (MIRRORED ? takes_mirrored_counter_tile_causal_d64(shape, sms) : takes_counter_tile_causal_d64(shape, sms))
+        return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
     if constexpr (THREE_WGS)
       if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
         return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
-    if constexpr (THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE)
+    if constexpr (kQueueCausal)
       if (takes_three_wg_queue_tile_causal_d64(shape, sms))
         return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
     if constexpr (THREE_CTAS)

@@ -1,5 +1,5 @@
-// The switchable twin of step 61 (conditional_rescale, the sm_90a branch's end):
-// kernels/variants/61_conditional_rescale.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 64 (mirrored_second_tile, the sm_90a branch's end):
+// kernels/variants/64_mirrored_second_tile.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -108,6 +108,20 @@
 // first) keep step 61 3.7-4.7 % behind its no-rescale bound. Predicted: 1.01x-1.035x over +O rescaled only where a
 // row's max moved by more than 2^8 at (4, 16, 4096, 128) and the other long D = 128 rows, 0.975x-0.995x at
 // (8, 16, 512, 128).
+//
+// Step 63 - +the counter's tile for every long causal D = 64 call: a causal D = 64 call of S >= 4096 with more than two
+// 192-row tiles an SM takes step 52's tile from the counter (overlapped since step 59), whatever step 51's pairs would
+// fill (fa::takes_counter_tile_causal_d64), and takes the counter from two tiles a CTA; the calls it leaves keep step
+// 62's tiles. Hypothesis: step 51's rule was read off step 52's tile in series; overlapped, it runs the
+// calls step 51 kept 4-8 % faster. Predicted: 1.04x-1.09x over +O rescaled while S computes at the models set's
+// causal D = 64 rows of S = 8192; unchanged at the ladder's shapes.
+//
+// Step 64 - +the counter's second round mirrored: under three tiles a CTA, the counter's three-warpgroup tile hands
+// each CTA's second tile out mirrored (fa::TileQueue::second_mirrored, the heaviest first tile with the lightest
+// second one), and causal D = 64 calls take it from two 192-row tiles an SM, inclusive
+// (fa::takes_mirrored_counter_tile_causal_d64). Hypothesis: step 35's second tile, c + grid, puts the heavy with the
+// heavy; a simulation of the launch's end (data/explorations/2026-12-04-counter-second-tile) puts the mirror 1.06x-1.38x
+// ahead from 2 to 2.61 tiles a CTA.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -123,6 +137,12 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_MIRRORED_SECOND_TILE  // step 64: 0 -> step 63's schedule: each CTA's second tile c + grid, and the counter's
+#define FA_MIRRORED_SECOND_TILE 1  // causal D = 64 tile from more than two tiles an SM only
+#endif
+#ifndef FA_COUNTER_TILE_CAUSAL_D64  // step 63: 0 -> step 51's rule again: causal D = 64 calls whose static pairs fill the
+#define FA_COUNTER_TILE_CAUSAL_D64 1  // last round take the static three-warpgroup tile, in series (step 62's tiles)
+#endif
 #ifndef FA_RESCALE_UNDER_S  // step 62: 0 -> the vote and O's rescale after P V's wait, the lazy max selected (step 61)
 #define FA_RESCALE_UNDER_S 1
 #endif
@@ -236,6 +256,12 @@ constexpr bool kUnmaskedLoop = FA_UNMASKED_LOOP && kUnmaskedInterior;
 constexpr bool kQueue = FA_LONGEST_FIRST_QUEUE && kPersistent && kTmaKv;
 // They take it from the counter only where the kernel has the causal three-warpgroup tile and the counter.
 constexpr bool kThreeWgsQueueCausalD64 = FA_THREE_WGS_QUEUE_CAUSAL_D64 && kThreeWgsCausalD64 && kQueue;
+// Step 63 sends every long causal call to the counter's tile: only where the kernel has it.
+constexpr bool kCounterTileCausalD64 = FA_COUNTER_TILE_CAUSAL_D64 && kThreeWgsQueueCausalD64;
+// Step 64's mirrored second tile: in the counter's three-warpgroup kernel wherever it is compiled; its launches take
+// it, and step 64's count, only on step 63's rule (so step 63's switch stays a host_only one).
+constexpr bool kMirroredSecondTile = FA_MIRRORED_SECOND_TILE && kThreeWgsQueueCausalD64;
+constexpr bool kMirroredLaunches = kMirroredSecondTile && kCounterTileCausalD64;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -263,7 +289,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
                   FA_RAW_INPUT_PARAMS, const fa::TileQueue<Tile<Elem, D, KIND>::BR> queue, fa::AttnShape shape) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  // Without step 51 no causal call reaches the three-warpgroup tile: its kernel is compiled without causal paths.
+  // Without step 51 no causal call reaches the static three-warpgroup tile: its kernel is compiled without causal paths.
   if constexpr (KIND == TileKind::kThreeWgs && !kThreeWgsCausalD64) shape.causal = false;
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
@@ -317,7 +343,10 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
         // when this one's Q lands); the one after is taken at the end of the round, where the take's
         // round trip to L2 overlaps the wait for the consumers to read this tile's Q.
         handoff.put(0, queue.first());
-        handoff.put(1, queue.second());
+        // Only the counter's three-warpgroup tile mirrors its second round (step 64); the other kernels are step 63's.
+        constexpr bool kMayMirror = kMirroredSecondTile && KIND == TileKind::kThreeWgsQueue;
+        handoff.put(1, kMayMirror && queue.from_counter == fa::kCounterSecondMirrored ? queue.second_mirrored()
+                                                                                       : queue.second());
         for (int round = 0; handoff.written(round).q0 >= 0; ++round) {
           produce(handoff.written(round), round);
           if (handoff.written(round + 1).q0 >= 0) handoff.put(round + 2, queue.take());
@@ -653,14 +682,22 @@ struct LaunchWithTensorMaps {
     static void (*const one_loop_kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap,
                                              CUtensorMap FA_RAW_INPUT_PARAMS, fa::TileQueue<T::BR>, fa::AttnShape) = {
         attention_fwd<Elem, D, KIND, false, kOneLoopCausal>, attention_fwd<Elem, D, KIND, kCounter, kOneLoopCausal>};
-    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection>(
+    // The counter's three-warpgroup tile takes the counter from as many tiles a CTA as step 63's rule asks (step 64's:
+    // from FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64, its second round mirrored under
+    // FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 tiles a CTA).
+    constexpr int kQueueTilesPerCta = !(kCounterTileCausalD64 && kOneSection) ? fa::kQueueTilesPerCta
+                                      : kMirroredLaunches ? FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64
+                                                          : FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64;
+    constexpr int kMirrorUnder = kMirroredLaunches && kOneSection ? FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 : 0;
+    return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection, kQueueTilesPerCta,
+                                 kMirrorUnder>(
         kOneLoopCausal && shape.causal ? one_loop_kernels : kernels, shape, stream, o, o_map, q_map, k_map,
         v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
     return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64, kThreeWgsCausalD64,
-                               kThreeWgsQueueCausalD64>(
+                               kThreeWgsQueueCausalD64, kCounterTileCausalD64, kMirroredLaunches>(
         shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
