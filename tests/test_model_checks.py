@@ -133,8 +133,8 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    # 10: the five many-tile grids, causal and not; 9: the rising-max cases
-    assert len(grid) == 116 + 12 + 10 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 10: the five many-tile grids, causal and not; 2: the mirrored-round launches, causal; 9: the rising-max cases
+    assert len(grid) == 116 + 12 + 10 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -244,6 +244,27 @@ def test_the_grid_and_the_sanitizer_reach_the_causal_three_warpgroup_tile_from_t
         assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
         assert all(c.S % 192 for c in hit)
         assert any(taken(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_the_mirrored_second_round():
+    """Step 64 gives a causal D = 64 call of S >= FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 the counter's tile from
+    FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 192-row tiles an SM (inclusive) and mirrors its second round under
+    FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 tiles a CTA (the constants read from the header, the rule written out
+    here, the CTAs one an SM). On GPUs of 114 and 132 SMs (H100 PCIe, H100 SXM and H200) the grid must reach the
+    mirrored launches in fp16 and bf16, at a ragged S, and the sanitizer one bf16 shape."""
+    from lab.measure import sanitize
+    min_s = _tile_size_define("FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64")
+    lo = _tile_size_define("FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64")
+    under = _tile_size_define("FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64")
+
+    def mirrored(c, sms):
+        tiles = -(-c.S // 192) * c.B * c.H
+        return c.causal and c.D == 64 and c.S >= min_s and lo * sms <= tiles < under * sms
+
+    for sms in (114, 132):
+        hit = [c for c in check.grid() if mirrored(c, sms)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"} and all(c.S % 192 for c in hit)
+        assert any(mirrored(s, sms) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
 
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():

@@ -60,6 +60,10 @@ LONG_SEQ_LENS = (4096, 4097)
 # heads per K/V head at S = 4097 too, whose 704 tiles of 192 rows, causal, step 52 takes from the counter.
 MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 257, 1, "fp16"),
                    (1, 32, 4097, 32, "fp16"), (1, 32, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
+# Causal D = 64 launches of two to three 192-row tiles an SM, where step 64 hands each CTA its second tile from the
+# counter's second round mirrored: 13 heads at S = 4097 are 286 tiles, 2.5 an SM on 114 SMs and 2.17 on 132. The
+# grid's other long causal cases have under two (the static pairs) or over three (the counter as it was).
+MIRRORED_ROUND_CASES = ((1, 13, 4097, 13, "fp16"), (1, 13, 4097, 1, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
 # A row's max that rises late: the lazy rescale (steps 24 and 61, FlashAttention-4's conditional rescale) moves a row's
 # running max only where a key tile raises it by more than 2^8, and the grid's normal inputs never do after their first
 # tile, so its rescaling path would go unchecked. In these cases K's keys from `rise_at` on are RISE_FACTOR times
@@ -113,7 +117,8 @@ class Case:
 
 def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
-    (long_cases), grids of many work tiles (many_tile_cases), then the model inputs (model_cases)."""
+    (long_cases), grids of many work tiles (many_tile_cases), launches of two to three tiles a CTA
+    (mirrored_round_cases), rows whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -122,7 +127,12 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
-    return cases + long_cases() + many_tile_cases() + rising_max_cases() + model_cases()
+    return cases + long_cases() + many_tile_cases() + mirrored_round_cases() + rising_max_cases() + model_cases()
+
+
+def mirrored_round_cases() -> list[Case]:
+    """MIRRORED_ROUND_CASES, causal: launches whose second round of work tiles step 64 hands out mirrored."""
+    return [Case(B, H, S, 64, True, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in MIRRORED_ROUND_CASES]
 
 
 def rising_max_cases() -> list[Case]:
