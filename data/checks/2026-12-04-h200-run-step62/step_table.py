@@ -3,6 +3,7 @@ recorded run timed both (paired speedups with 95 % intervals over its replicates
 the report computes them). > 1: step 62 faster.
 
     PYTHONPATH=. python data/checks/2026-12-04-h200-run-step62/step_table.py 20261204T054448Z-7192073
+    PYTHONPATH=. python data/checks/2026-12-04-h200-run-step62/step_table.py <run> <step> <parent>   # another step
 """
 import sys
 
@@ -14,12 +15,13 @@ STEP, PARENT = "rescale_under_s", "conditional_rescale"
 
 def main() -> None:
     """The table (a function, so that the worker processes lab.report's parallel map starts can import this file)."""
+    step, parent = sys.argv[2:4] if len(sys.argv) > 3 else (STEP, PARENT)
     data = RunData(records.RunRecord.open(sys.argv[1]))
-    print(f"{STEP} over {PARENT}, run {sys.argv[1]}")
+    print(f"{step} over {parent}, run {sys.argv[1]}")
     rows = []
     for shape in data.shapes:
         for mode in ("hot", "cold", "sustained"):
-            ci = data.speedup(STEP, PARENT, shape, mode)
+            ci = data.speedup(step, parent, shape, mode)
             if ci:
                 rows.append((shape.D, str(shape), mode, ci))
     for _, spec, mode, ci in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
