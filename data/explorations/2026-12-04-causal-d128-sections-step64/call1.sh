@@ -1,5 +1,7 @@
 # Device call 1 of data/explorations/2026-12-04-causal-d128-sections-step64 (issue 46), from the repository root,
-# carry [".whl", ".fa3"]. PREPARED 2026-12-04 (stop 87, CPU only: explore.patch compiles, sections.txt), NOT YET RUN.
+# carry [".whl", ".fa3"]. PREPARED 2026-12-04 (stop 87, CPU only: explore.patch compiles, sections.txt), RAN 2026-12-04 (stop 87) without its
+# Nsight part (the lines from NCU= to `capture r` and the split's echo, cut with sed for want of device time): results in
+# call1/ and the README.
 # Applies explore.patch in the device's copy where the tree lacks it (at its defaults nothing changes). At the
 # causal D = 128 rows step 64 walks step 27's static heavy-light pairs (sections.txt: the counter's last section is
 # 0.97-2.2 tiles a CTA there, under the 4 it asks for), and ../2026-12-04-launch-by-launch-step62 put 1.6-2.0 % of
