@@ -10,15 +10,23 @@ its first run, git show 639a0d5):
 
     PYTHONPATH=. python sass_checks.py --base /tmp/base_sass   # unpatched tree
     git apply step63-landing.patch && PYTHONPATH=. python sass_checks.py /tmp/base_sass
+
+A later host-only step (step 65 on) runs the same checks with its names: STEP, PARENT, SWITCH (its knock-out's
+define) and EARLIER (comma-separated) in the environment, e.g. STEP=fa3_sections_causal_d128
+PARENT=mirrored_second_tile SWITCH=FA_FA3_SECTIONS_CAUSAL_D128 EARLIER=... python sass_checks.py /tmp/base_sass.
 """
+import os
 import re
 import sys
 from pathlib import Path
 
 from lab.kernels import switches as sw
 
-EARLIER = ["longest_first_queue", "three_wgs_causal_d64", "three_wgs_queue_causal_d64", "queue_overlap_d64",
-           "rescale_under_s"]
+EARLIER = (os.environ["EARLIER"].split(",") if os.environ.get("EARLIER") else
+           ["longest_first_queue", "three_wgs_causal_d64", "three_wgs_queue_causal_d64", "queue_overlap_d64",
+            "rescale_under_s"])
+STEP, PARENT = os.environ.get("STEP", "counter_tile_causal_d64"), os.environ.get("PARENT", "rescale_under_s")
+SWITCH = os.environ.get("SWITCH", "FA_COUNTER_TILE_CAUSAL_D64")
 
 
 def kernels(text):
@@ -53,14 +61,14 @@ if sys.argv[1] == "--base":
     sys.exit(0)
 
 base = Path(sys.argv[1])
-s63 = sw.sass("counter_tile_causal_d64", "sm_90a", {}, twin=False)
-s62 = sw.sass("rescale_under_s", "sm_90a", {}, twin=False)
-twin = sw.sass("counter_tile_causal_d64", "sm_90a", {}, twin=True)
-twin_off = sw.sass("counter_tile_causal_d64", "sm_90a", {"FA_COUNTER_TILE_CAUSAL_D64": 0}, twin=True)
-print(f"local loads/stores in step 63's SASS: {spills(s63)} (step 62's: {spills(s62)})")
-compare("1. step 63 against step 62", s63, s62)
-compare("2. the twin at its defaults against step 63", twin, s63)
-compare("3. the twin, FA_COUNTER_TILE_CAUSAL_D64=0, against step 62", twin_off, s62)
+step = sw.sass(STEP, "sm_90a", {}, twin=False)
+parent = sw.sass(PARENT, "sm_90a", {}, twin=False)
+twin = sw.sass(STEP, "sm_90a", {}, twin=True)
+twin_off = sw.sass(STEP, "sm_90a", {SWITCH: 0}, twin=True)
+print(f"local loads/stores in {STEP}'s SASS: {spills(step)} ({PARENT}'s: {spills(parent)})")
+compare(f"1. {STEP} against {PARENT}", step, parent)
+compare("2. the twin at its defaults against the step", twin, step)
+compare(f"3. the twin, {SWITCH}=0, against {PARENT}", twin_off, parent)
 for name in EARLIER:
     compare(f"4. {name} against its SASS before the patch", sw.sass(name, "sm_90a", {}, twin=False),
             (base / f"{name}.sass").read_text())
