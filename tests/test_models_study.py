@@ -486,3 +486,26 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
                 if j.scope == "sustained"]
     only = stages.timing_jobs(RunParams.from_text(shapes="large", modes="sustained", variants=variants), kernels)
     assert only and all(j.scope == "sustained" for j in only)
+
+
+def test_the_long_shapes_time_the_headline_end_beside_its_parent():
+    """At the long set ("tails") a replicate times the branch ends and the headline end's parent, no earlier step
+    and no knock-out; the sweep ("tails-hot") the branch ends only, hot; a ladder shape every step."""
+    from lab.kernels import manifest
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+
+    grandparent = manifest.get(PARENT).parent
+    variants = f"{END},{PARENT},{grandparent},portable_model_inputs"
+    p = RunParams.from_text(shapes="long,sweep,canonical", variants=variants, modes="hot,cold")
+    kernels = list(p.variants)
+    jobs = {(j.shape, j.scope): j for j in stages.timing_jobs(p, kernels)}
+    long_jobs = [j for (_, scope), j in jobs.items() if scope == "tails"]
+    sweep_jobs = [j for (_, scope), j in jobs.items() if scope == "tails-hot"]
+    assert len(long_jobs) == 6 and sweep_jobs
+    for j in long_jobs:
+        assert sorted(j.impls) == sorted(["portable_model_inputs", END, PARENT]) and j.modes == ["hot", "cold"]
+    for j in sweep_jobs:
+        assert sorted(j.impls) == sorted(["portable_model_inputs", END]) and j.modes == ["hot"]
+    ladder = [j for (_, scope), j in jobs.items() if scope == "ladder"]
+    assert ladder and all({END, PARENT, grandparent} <= set(j.impls) for j in ladder)

@@ -60,8 +60,10 @@ def model_names(shape: Shape) -> tuple[str, ...]:
 # run's modes. "models": the last step of each branch, the knock-outs where their switch changes the
 # kernel (and the kernel each is measured against), and the peers, in the run's modes; whatever does not
 # take the shape's dtype or K/V heads is left out and recorded as not taken. "tails": the last step of
-# each branch (lab.kernels.manifest.branch_ends) and the peers, in the run's modes: the long shapes,
-# where the early steps would take minutes. "tails-hot": the same, hot only: the TFLOP/s-vs-S sweep. A
+# each branch (lab.kernels.manifest.branch_ends), the headline branch end's parent (a step that acts only at
+# long sequences, such as step 65, is then measured against its parent) and the peers, in the run's modes: the
+# long shapes, where the early steps would take minutes. "tails-hot": the branch ends and the peers, hot only:
+# the TFLOP/s-vs-S sweep. A
 # shape in several sets takes the widest scope.
 SET_SCOPES = {"canonical": "ladder", "large": "ladder", "long": "tails", "sweep": "tails-hot", "models": "models",
               "models-fp16": "models"}
