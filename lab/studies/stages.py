@@ -249,18 +249,15 @@ def stage_correctness(rec, progress=print) -> list:
 
 
 def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
-    """What each replicate of the timing measures, shape by shape (lab.studies.replicates.Job): at a
-    ladder shape every kernel (a knock-out only where its switch changes the kernel) and the A/A
-    twin of the headline branch's end; at the long shapes the branch ends and the headline end's parent (so
-    that a step acting only at long sequences is measured against its parent in the run); at the sweep shapes
-    the branch ends; at the models
-    shapes the branch ends, the knock-outs where their switch changes the kernel and the kernels they
-    are measured against, within the scope's sample budget (SCOPE_CAP_S); the peers everywhere, less
-    a scope's SCOPE_PEERS_LEFT_OUT; the sweep hot only. `not_taken(kernel, shape)`: why a kernel does
-    not take the shape's dtype or K/V heads ('' where it does); such a kernel is left out of the shape
-    and the job records why. Each shape's interleave seed is the run's plus its index."""
-    from lab.kernels.manifest import branch_ends, headline_end
-    from lab.kernels.manifest import get as manifest_get
+    """What each replicate of the timing measures, shape by shape (lab.studies.replicates.Job): at a ladder shape
+    every kernel (a knock-out only where its switch changes the kernel) and the A/A twin of the headline branch's
+    end; at the long shapes the branch ends and the headline end's parent (a step acting only there is measured
+    against its parent); at the models shapes the branch ends, the knock-outs where their switch changes the
+    kernel and the kernels they are measured against, within the scope's sample budget (SCOPE_CAP_S); at the sweep
+    shapes the branch ends, hot only; the peers everywhere, less a scope's SCOPE_PEERS_LEFT_OUT. `not_taken(kernel,
+    shape)`: why a kernel does not take the shape's dtype or K/V heads ('' where it does; the job records it and
+    leaves the kernel out). Each shape's interleave seed is the run's plus its index."""
+    from lab.kernels.manifest import branch_ends, get, headline_end
     from lab.studies.replicates import Job
     from lab.studies.shapes import SCOPE_CAP_S, SCOPE_PEERS_LEFT_OUT
 
@@ -269,7 +266,6 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     configs = knockout_configs(p)
     ko_applies = {i: a for i, (_, _, a) in configs.items()}
     tails = set(branch_ends(variant_names))
-    aa_parent = manifest_get(aa).parent if aa else None
     burst = [m for m in p.modes if m != "sustained"]  # the modes every job takes; sustained: its own jobs
     jobs = []
     for i, shape in enumerate(p.shapes, 1):
@@ -282,10 +278,8 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
             kos = [n for n in kernels if n in ko_applies and applies(ko_applies[n], shape)]
             against = {configs[n][0] for n in kos}
             here = [n for n in kernels if n in tails or n in kos or n in against]
-        elif scope == "tails":
-            here = [n for n in kernels if n in tails or n == aa_parent]
-        else:
-            here = [n for n in kernels if n in tails]
+        else:  # the long shapes ("tails") with the headline end's parent, the sweep's without
+            here = [n for n in kernels if n in tails or (scope == "tails" and aa and n == get(aa).parent)]
         refused = {n: why for n in here if not_taken is not None and (why := not_taken(n, shape))}
         cap = SCOPE_CAP_S.get(scope)
         modes = ["hot"] if scope == "tails-hot" else burst
