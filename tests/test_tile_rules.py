@@ -39,19 +39,22 @@ def rule_program(tmp_path_factory):
     return compile_host_program(tmp_path_factory.mktemp("tile_rules"), "tile_rules", PROGRAM)
 
 
-def rules(exe, B, H, S, causal=True, sms=132) -> tuple[bool, bool]:
-    """(step 51's rule, step 52's) for a D = 64 call."""
+def _all_rules(exe, B, H, S, causal, sms) -> list[bool]:
+    """The program's four answers for a D = 64 call: steps 51, 52, 63 and 64's rules."""
     out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
                          text=True).stdout
-    pairs, queue = out.split()[:2]
-    return pairs == "1", queue == "1"
+    return [bit == "1" for bit in out.split()]
+
+
+def rules(exe, B, H, S, causal=True, sms=132) -> tuple[bool, bool]:
+    """(step 51's rule, step 52's) for a D = 64 call."""
+    pairs, queue = _all_rules(exe, B, H, S, causal, sms)[:2]
+    return pairs, queue
 
 
 def counter_tile(exe, B, H, S, causal=True, sms=132) -> bool:
     """Step 63's rule for a D = 64 call."""
-    out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
-                         text=True).stdout
-    return out.split()[2] == "1"
+    return _all_rules(exe, B, H, S, causal, sms)[2]
 
 
 def takes(exe, B, H, S, causal=True, sms=132) -> bool:
@@ -175,9 +178,7 @@ def test_step_63_counts_the_sms_and_takes_no_non_causal_call(rule_program):
 
 def mirrored_counter_tile(exe, B, H, S, causal=True, sms=132) -> bool:
     """Step 64's rule for a D = 64 call."""
-    out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), sms))], check=True, capture_output=True,
-                         text=True).stdout
-    return out.split()[3] == "1"
+    return _all_rules(exe, B, H, S, causal, sms)[3]
 
 
 # Step 64: from two tiles an SM on, inclusive (its mirrored second round balances one round of pairs), S >= 4096.
