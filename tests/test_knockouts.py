@@ -27,7 +27,7 @@ def _switch(**kw):
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
     kos = {k.impl: k for k in sw.knockouts(END, switches)}
-    assert len(kos) == 32 and all(i.startswith(f"{END}~no_") for i in kos)
+    assert len(kos) == 33 and all(i.startswith(f"{END}~no_") for i in kos)
     overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
@@ -74,6 +74,8 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert kos[f"{END}~no_counter_tile_causal_d64"].applies_to == "causal"
     assert kos[f"{END}~no_mirrored_second_tile"].defines == {"FA_MIRRORED_SECOND_TILE": 0}
     assert kos[f"{END}~no_mirrored_second_tile"].applies_to == "causal"
+    assert kos[f"{END}~no_fa3_sections_causal_d128"].defines == {"FA_FA3_SECTIONS_CAUSAL_D128": 0}
+    assert kos[f"{END}~no_fa3_sections_causal_d128"].applies_to == "causal"
     assert kos[f"{END}~no_l2_sections"].defines == {"FA_QUEUE_L2_SECTIONS": 0}
     assert kos[f"{END}~no_unmasked_loop"].applies_to == "all"
     assert kos[f"{END}~no_unmasked_interior"].defines == {"FA_UNMASKED_INTERIOR": 0, "FA_UNMASKED_LOOP": 0}
@@ -103,7 +105,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/64_mirrored_second_tile.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/65_fa3_sections_causal_d128.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -149,8 +151,9 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    # every switch but step 63's launch rule (host_only: its "off" build must compile to the same kernels)
-    assert len(differs) == 32 and [i for i, d in differs.items() if not d] == [f"{END}~no_counter_tile_causal_d64"]
+    # every switch but steps 63's and 65's launch rules (host_only: their "off" builds must compile to the same kernels)
+    assert len(differs) == 33 and sorted(i for i, d in differs.items() if not d) == [
+        f"{END}~no_counter_tile_causal_d64", f"{END}~no_fa3_sections_causal_d128"]
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
@@ -162,7 +165,7 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
                 "FA_THREE_WGS_TWO_STAGES_D64": 1, "FA_FINITE_MAX_D64": 1,
                 "FA_QUEUE_OVERLAP_D64": 1, "FA_ONE_LOOP_CAUSAL_SHORT_D64": 1,
                 "FA_CONDITIONAL_RESCALE": 1, "FA_RESCALE_UNDER_S": 1, "FA_COUNTER_TILE_CAUSAL_D64": 1,
-                "FA_MIRRORED_SECOND_TILE": 1}
+                "FA_MIRRORED_SECOND_TILE": 1, "FA_FA3_SECTIONS_CAUSAL_D128": 1}
     assert sw.sass(END, "sm_90a", defaults | fp16) == sw.sass(END, "sm_90a", fp16, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing

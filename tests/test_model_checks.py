@@ -133,8 +133,9 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    # 10: the five many-tile grids, causal and not; 2: the mirrored-round launches, causal; 9: the rising-max cases
-    assert len(grid) == 116 + 12 + 10 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 10: the five many-tile grids, causal and not; 2 + 2: the mirrored-round and FA3-sections launches, causal;
+    # 9: the rising-max cases
+    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -265,6 +266,38 @@ def test_the_grid_and_the_sanitizer_reach_the_mirrored_second_round():
         hit = [c for c in check.grid() if mirrored(c, sms)]
         assert {c.dtype for c in hit} == {"fp16", "bf16"} and all(c.S % 192 for c in hit)
         assert any(mirrored(s, sms) and s.dtype == "bf16" for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
+    """Step 65 gives a causal D = 128 call of FA_QUEUE_FA3_SECTIONS_MIN_S keys or more sections of
+    FA_QUEUE_FA3_SECTION_MB MB of K/V and the counter where the last section holds FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA
+    128-row tiles a CTA (the constants read from fa/tile_queue.cuh, the rule written out here, a CTA an SM). On GPUs
+    of 114 and 132 SMs the grid must reach that counter in fp16 and bf16, multi-head and grouped, at a ragged S, and
+    the sanitizer one bf16 grouped shape."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
+    const = {n: int(re.search(rf"#define {n} (\d+)", header).group(1))
+             for n in ("FA_QUEUE_FA3_SECTIONS_MIN_S", "FA_QUEUE_FA3_SECTION_MB", "FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA")}
+
+    def counter(c, sms):
+        if not (c.causal and c.D == 128 and c.S >= const["FA_QUEUE_FA3_SECTIONS_MIN_S"]):
+            return False
+        kv_bytes = 2 * c.S * c.D * 2  # a K/V head's K and V, 2-byte elements
+        kv_heads = c.B * c.H_kv
+        fit = max(1, min(kv_heads, (const["FA_QUEUE_FA3_SECTION_MB"] << 20) // kv_bytes))
+        heads = -(-kv_heads // -(-kv_heads // fit)) * (c.H // c.H_kv)
+        last = c.B * c.H - (-(-c.B * c.H // heads) - 1) * heads
+        tiles = -(-c.S // 128) * c.B * c.H
+        return last * -(-c.S // 128) >= const["FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA"] * min(tiles, sms)
+
+    for sms in (114, 132):
+        hit = [c for c in check.grid() if counter(c, sms)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
+        assert all(c.S % 128 for c in hit)
+        assert any(counter(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
 
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():

@@ -1,7 +1,8 @@
 """CPU test of step 35's work order (kernels/include/fa/tile_queue.cuh), compiled for the host with
 nvcc: TileQueue::tile numbers every (query tile, head) of a launch exactly once, heaviest first
 within a section of heads, sections in head order; make_tile_queue's sections fit two fifths of the
-L2 and the launch takes the counter only where its last section holds four tiles a CTA. The
+L2 and the launch takes the counter only where its last section holds four tiles a CTA (step 65: long causal D = 128
+calls 32 MB sections and three). The
 expectations are worked out here from the shapes, not read from the header."""
 
 from __future__ import annotations
@@ -216,3 +217,55 @@ def test_under_two_tiles_a_cta_the_lightest_ctas_take_no_second_tile(tmp_path_fa
     assert seconds[110:] == [(-1, -1)] * 22
     assert sorted(seconds[:110]) == sorted((q, h) for q in range(10) for h in range(11))
     assert [q2 for q2, _ in seconds[:110]] == sorted(q2 for q2, _ in seconds[:110])  # lightest to the heaviest
+
+
+FA3_SECTIONS_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H H_kv S D causal; prints step 65's rule (takes_fa3_sections_causal_d128), then the queue a launch of 132
+// CTAs with a 60 MB L2 (an H200) makes under it, as launch_from_queue asks for it (BR 128, the D = 128 tile's rows):
+// whether it takes the counter, and the query heads a section.
+int main(int argc, char** argv) {
+  if (argc != 7) return 2;
+  const fa::AttnShape shape{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[4]), 1.0f, std::atoi(argv[6]),
+                            std::atoi(argv[3])};
+  const int D = std::atoi(argv[5]);
+  const bool rule = fa::takes_fa3_sections_causal_d128(shape, D);
+  const auto q = fa::make_tile_queue<128>(shape, D, 2, 60LL << 20, 132, 0, false,
+                                          rule ? FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA : fa::kQueueTilesPerCta, 0,
+                                          rule ? static_cast<long long>(FA_QUEUE_FA3_SECTION_MB) << 20 : 0);
+  std::printf("%d %d %d\n", rule ? 1 : 0, q.from_counter, q.section_heads);
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("B, H, H_kv, S, D, causal, rule, section, counter", [
+    # 32 MB of K/V a section; a head's K and V are 2 x S x 128 x 2 bytes (2, 4, 8 MB at S = 4096, 8192, 16384)
+    (4, 16, 16, 4096, 128, True, True, 16, True),    # 16 heads a section, 4 sections: the last 16 x 32 = 512 >= 396
+    (2, 16, 16, 8192, 128, True, True, 8, True),     # 8 a section: 8 x 64 = 512
+    (1, 16, 16, 16384, 128, True, True, 4, True),    # 4 a section: 4 x 128 = 512
+    (1, 32, 8, 8192, 128, True, True, 32, True),     # 8 K/V heads fit: one section of 32 query heads
+    (1, 16, 16, 4095, 128, True, False, 8, False),  # under 4096 keys: two fifths of 60 MB (12 heads), 2 sections of
+                                                     # 8, the last 8 x 32 = 256 < 4 x 132: the static pairs
+    (4, 16, 16, 4096, 128, False, False, 11, False),  # non-causal: 24 MB sections, 6 of 11 heads, the last 9 x 32 = 288
+                                                     # < 528 tiles: the static list
+    (4, 16, 16, 4096, 64, True, False, 22, True),    # D = 64 (1 MB a head): 24 heads fit, 3 sections of 22, the
+                                                     # last 20 x 32 = 640 >= 528
+])
+def test_long_causal_d128_calls_take_fa3_sections_and_the_counter_from_three_tiles_a_cta(
+        tmp_path_factory, B, H, H_kv, S, D, causal, rule, section, counter):
+    """Step 65: a causal D = 128 call of 4096 keys or more takes sections of 32 MB of K/V and the counter where its last
+    section holds 3 tiles a CTA; any other call two fifths of the L2 and 4 (the expectations worked out here)."""
+    exe = compile_host_program(tmp_path_factory.mktemp("fa3_sections"), "fa3_sections", FA3_SECTIONS_PROGRAM)
+    out = subprocess.run([str(exe), *map(str, (B, H, H_kv, S, D, int(causal)))], check=True, capture_output=True,
+                         text=True).stdout.split()
+    budget, per_cta = ((32 << 20), 3) if rule else ((60 << 20) * 2 // 5, 4)
+    kv_heads = B * H_kv
+    fit = max(1, min(kv_heads, budget // (2 * S * D * 2)))
+    heads = math.ceil(kv_heads / math.ceil(kv_heads / fit)) * (H // H_kv)
+    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    assert heads == section and (last * math.ceil(S / 128) >= per_cta * 132) is counter  # the worked-out rows agree
+    assert out == [str(int(rule)), str(int(counter)), str(section)]

@@ -64,6 +64,10 @@ MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 
 # counter's second round mirrored: 13 heads at S = 4097 are 286 tiles, 2.5 an SM on 114 SMs and 2.17 on 132. The
 # grid's other long causal cases have under two (the static pairs) or over three (the counter as it was).
 MIRRORED_ROUND_CASES = ((1, 13, 4097, 13, "fp16"), (1, 13, 4097, 1, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
+# Causal D = 128 launches that step 65's rule sends to the counter in FA3's 32 MB sections: 24 heads at S = 4097 are
+# 792 tiles of 128 rows; multi-head, 15 heads' K/V fit a section, so two of 12, the last 396 tiles (3 a CTA on 132 SMs,
+# 3.5 on 114); grouped (8 K/V heads), one section. The grid's other long causal D = 128 cases walk the static pairs.
+FA3_SECTIONS_CASES = ((1, 24, 4097, 24, "fp16"), (1, 24, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 128
 # A row's max that rises late: the lazy rescale (steps 24 and 61, FlashAttention-4's conditional rescale) moves a row's
 # running max only where a key tile raises it by more than 2^8, and the grid's normal inputs never do after their first
 # tile, so its rescaling path would go unchecked. In these cases K's keys from `rise_at` on are RISE_FACTOR times
@@ -118,7 +122,7 @@ class Case:
 def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
     (long_cases), grids of many work tiles (many_tile_cases), launches of two to three tiles a CTA
-    (mirrored_round_cases), rows whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
+    (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), rows whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -127,7 +131,13 @@ def grid() -> list[Case]:
         for causal in (False, True)
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
-    return cases + long_cases() + many_tile_cases() + mirrored_round_cases() + rising_max_cases() + model_cases()
+    return (cases + long_cases() + many_tile_cases() + mirrored_round_cases() + fa3_sections_cases()
+            + rising_max_cases() + model_cases())
+
+
+def fa3_sections_cases() -> list[Case]:
+    """FA3_SECTIONS_CASES, causal: launches that step 65 sends to the counter in sections of 32 MB."""
+    return [Case(B, H, S, 128, True, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in FA3_SECTIONS_CASES]
 
 
 def mirrored_round_cases() -> list[Case]:

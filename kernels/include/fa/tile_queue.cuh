@@ -41,6 +41,18 @@
 #ifndef FA_QUEUE_L2_SECTIONS  // 0 -> one section of every head, whatever the L2 holds
 #define FA_QUEUE_L2_SECTIONS 1
 #endif
+// Step 65's rule (takes_fa3_sections_causal_d128): causal D = 128 calls of FA_QUEUE_FA3_SECTIONS_MIN_S keys or more
+// take sections of FA_QUEUE_FA3_SECTION_MB MB of K/V (FlashAttention-3's size) and the counter from
+// FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA tiles a CTA in the last section, instead of two fifths of the L2 and four.
+#ifndef FA_QUEUE_FA3_SECTIONS_MIN_S
+#define FA_QUEUE_FA3_SECTIONS_MIN_S 4096
+#endif
+#ifndef FA_QUEUE_FA3_SECTION_MB
+#define FA_QUEUE_FA3_SECTION_MB 32
+#endif
+#ifndef FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA
+#define FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA 3
+#endif
 
 namespace fa {
 
@@ -157,13 +169,15 @@ inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAt
 // of causal D = 64 calls: as many as its tile rule asks, FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64). one_section:
 // every head in one section, whatever the L2 holds (step 52's three-warpgroup tile: too few tiles a section otherwise).
 // mirror_under: a launch from the counter with fewer than that many tiles a CTA takes each CTA's second tile mirrored
-// (kCounterSecondMirrored; step 64; 0: never).
+// (kCounterSecondMirrored; step 64; 0: never). section_bytes: a section's K/V bytes where not two fifths of the L2
+// (0; step 65's FA3 sections).
 template <int BR>
 TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot,
-                              bool one_section = false, int tiles_per_cta = kQueueTilesPerCta, int mirror_under = 0) {
+                              bool one_section = false, int tiles_per_cta = kQueueTilesPerCta, int mirror_under = 0,
+                              long long section_bytes = 0) {
   TileQueue<BR> queue;
   const int group = shape.H / shape.H_kv, kv_heads = shape.B * shape.H_kv;
-  const long long fit = l2_bytes * 2 / 5 / (2LL * shape.S * D * elem_bytes);
+  const long long fit = (section_bytes ? section_bytes : l2_bytes * 2 / 5) / (2LL * shape.S * D * elem_bytes);
   const int sections = FA_QUEUE_L2_SECTIONS && !one_section
                            ? ceil_div(kv_heads, fit < 1 ? 1 : fit > kv_heads ? kv_heads : static_cast<int>(fit))
                            : 1;
@@ -182,16 +196,25 @@ TileQueue<BR> make_tile_queue(const AttnShape& shape, int D, int elem_bytes, lon
   return queue;
 }
 
+// Step 65: a causal D = 128 call of FA_QUEUE_FA3_SECTIONS_MIN_S keys or more takes FlashAttention-3's sections of
+// FA_QUEUE_FA3_SECTION_MB MB and the counter from FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA tiles a CTA: with two fifths of
+// the L2 its last section held one to nine heads (0.97-2.2 tiles a CTA), under the counter's four, so it walked step
+// 27's static pairs, whose last round is part empty.
+inline bool takes_fa3_sections_causal_d128(const AttnShape& shape, int D) {
+  return shape.causal && D == 128 && shape.S >= FA_QUEUE_FA3_SECTIONS_MIN_S;
+}
+
 // Launch a persistent kernel fed by a TileQueue: KERNELS are {the static list's kernel, the counter's};
 // min(work tiles, SMs x Tile's CTAs per SM) CTAs from the counter, min(the list's items, that) from the
 // static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
 // knock-outs: Scheduler (step 27's pairs or single tiles), ONE_WAVE = false (one CTA per list item, as
 // many waves as they need) and COUNTER = false (the static list at every launch). ONE_SECTION: the counter's
 // order is one section of every head (make_tile_queue's one_section); QUEUE_TILES_PER_CTA, MIRROR_UNDER:
-// make_tile_queue's tiles_per_cta and mirror_under.
+// make_tile_queue's tiles_per_cta and mirror_under. FA3_SECTIONS: step 65's sections where
+// takes_fa3_sections_causal_d128.
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
           bool COUNTER = true, bool ONE_SECTION = false, int QUEUE_TILES_PER_CTA = kQueueTilesPerCta,
-          int MIRROR_UNDER = 0, class... Params, class... Args>
+          int MIRROR_UNDER = 0, bool FA3_SECTIONS = false, class... Params, class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -203,8 +226,11 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  auto queue = make_tile_queue<Tile::BR>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION,
-                                         QUEUE_TILES_PER_CTA, MIRROR_UNDER);
+  const bool fa3_sections = FA3_SECTIONS && takes_fa3_sections_causal_d128(shape, D);
+  auto queue = make_tile_queue<Tile::BR>(
+      shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION,
+      fa3_sections ? FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA : QUEUE_TILES_PER_CTA, MIRROR_UNDER,
+      fa3_sections ? static_cast<long long>(FA_QUEUE_FA3_SECTION_MB) << 20 : 0);
   if (!COUNTER) queue.from_counter = 0;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;

@@ -1,5 +1,5 @@
-// The switchable twin of step 64 (mirrored_second_tile, the sm_90a branch's end):
-// kernels/variants/64_mirrored_second_tile.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 65 (fa3_sections_causal_d128, the sm_90a branch's end):
+// kernels/variants/65_fa3_sections_causal_d128.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -122,6 +122,12 @@
 // (fa::takes_mirrored_counter_tile_causal_d64). Hypothesis: step 35's second tile, c + grid, puts the heavy with the
 // heavy; a simulation of the launch's end (data/explorations/2026-12-04-counter-second-tile) puts the mirror 1.06x-1.38x
 // ahead from 2 to 2.61 tiles a CTA.
+//
+// Step 65 - +FlashAttention-3's sections for long causal D = 128 calls: a causal D = 128 call of 4096 keys or more
+// takes the counter in sections of 32 MB of K/V from three tiles a CTA (fa::takes_fa3_sections_causal_d128) instead
+// of two fifths of the L2 and four, which left those calls on step 27's static pairs. Hypothesis: the pairs' last
+// round is a quarter empty; from the counter the launch ends balanced. Predicted: 1.01x-1.025x over +the counter's
+// second round mirrored at the long causal D = 128 rows, level at (4, 16, 4096, 128, causal) and elsewhere.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -137,6 +143,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_FA3_SECTIONS_CAUSAL_D128  // step 65: 0 -> long causal D = 128 calls take sections of two fifths of the L2
+#define FA_FA3_SECTIONS_CAUSAL_D128 1  // and the counter from four tiles a CTA again (step 27's static pairs, mostly)
+#endif
 #ifndef FA_MIRRORED_SECOND_TILE  // step 64: 0 -> step 63's schedule: each CTA's second tile c + grid, and the counter's
 #define FA_MIRRORED_SECOND_TILE 1  // causal D = 64 tile from more than two tiles an SM only
 #endif
@@ -262,6 +271,8 @@ constexpr bool kCounterTileCausalD64 = FA_COUNTER_TILE_CAUSAL_D64 && kThreeWgsQu
 // it, and step 64's count, only on step 63's rule (so step 63's switch stays a host_only one).
 constexpr bool kMirroredSecondTile = FA_MIRRORED_SECOND_TILE && kThreeWgsQueueCausalD64;
 constexpr bool kMirroredLaunches = kMirroredSecondTile && kCounterTileCausalD64;
+// Step 65's sections: a launch rule only, wherever the counter is (so its switch is a host_only one).
+constexpr bool kFa3SectionsCausalD128 = FA_FA3_SECTIONS_CAUSAL_D128 && kQueue;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -689,8 +700,9 @@ struct LaunchWithTensorMaps {
                                       : kMirroredLaunches ? FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64
                                                           : FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64;
     constexpr int kMirrorUnder = kMirroredLaunches && kOneSection ? FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 : 0;
+    // Long causal D = 128 calls take FA3's sections where the counter is (step 65).
     return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection, kQueueTilesPerCta,
-                                 kMirrorUnder>(
+                                 kMirrorUnder, kFa3SectionsCausalD128>(
         kOneLoopCausal && shape.causal ? one_loop_kernels : kernels, shape, stream, o, o_map, q_map, k_map,
         v_map FA_RAW_INPUT_ARGS);
   }
