@@ -278,6 +278,7 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
 
     from lab.kernels import variants
     from lab.measure import sanitize
+    from tests.queue_sections import last_section_heads, section_heads
     header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
     const = {n: int(re.search(rf"#define {n} (\d+)", header).group(1))
              for n in ("FA_QUEUE_FA3_SECTIONS_MIN_S", "FA_QUEUE_FA3_SECTION_MB", "FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA")}
@@ -285,11 +286,8 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
     def counter(c, sms):
         if not (c.causal and c.D == 128 and c.S >= const["FA_QUEUE_FA3_SECTIONS_MIN_S"]):
             return False
-        kv_bytes = 2 * c.S * c.D * 2  # a K/V head's K and V, 2-byte elements
-        kv_heads = c.B * c.H_kv
-        fit = max(1, min(kv_heads, (const["FA_QUEUE_FA3_SECTION_MB"] << 20) // kv_bytes))
-        heads = -(-kv_heads // -(-kv_heads // fit)) * (c.H // c.H_kv)
-        last = c.B * c.H - (-(-c.B * c.H // heads) - 1) * heads
+        heads = section_heads(c.B, c.H, c.H_kv, c.S, c.D, const["FA_QUEUE_FA3_SECTION_MB"] << 20)
+        last = last_section_heads(c.B, c.H, heads)
         tiles = -(-c.S // 128) * c.B * c.H
         return last * -(-c.S // 128) >= const["FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA"] * min(tiles, sms)
 

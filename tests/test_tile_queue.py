@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from tests.host_programs import compile_host_program
+from tests.queue_sections import last_section_heads, section_heads
 
 PROGRAM = r'''
 #include <cstdio>
@@ -57,14 +58,6 @@ def run(exe, B, H, H_kv, S, D, causal, grid, BR, l2=H100_L2, elem=2):
     return bool(int(head[1])), int(head[3]), int(head[5]), tiles
 
 
-def section_heads(B, H, H_kv, S, D, l2=H100_L2, elem=2):
-    """K/V heads that fit two fifths of the L2 (at least one), split evenly into sections, times the
-    query heads a K/V head serves."""
-    kv_heads, fit = B * H_kv, max(1, min(B * H_kv, (l2 * 2 // 5) // (2 * S * D * elem)))
-    sections = math.ceil(kv_heads / fit)
-    return math.ceil(kv_heads / sections) * (H // H_kv)
-
-
 @pytest.mark.parametrize("B, H, H_kv, S, D, causal, grid, BR", [
     (1, 64, 8, 8192, 128, True, 132, 128),   # Llama-3-70B: two sections of 32 query heads
     (4, 71, 1, 2048, 64, True, 396, 64),     # Falcon-7B: one section
@@ -74,7 +67,7 @@ def section_heads(B, H, H_kv, S, D, l2=H100_L2, elem=2):
 def test_every_tile_once_heaviest_first_within_a_section(queue_program, B, H, H_kv, S, D, causal, grid, BR):
     counter, heads, total, tiles = run(queue_program, B, H, H_kv, S, D, causal, grid, BR)
     m_blocks = math.ceil(S / BR)
-    assert total == m_blocks * B * H and heads == section_heads(B, H, H_kv, S, D)
+    assert total == m_blocks * B * H and heads == section_heads(B, H, H_kv, S, D, H100_L2 * 2 // 5)
     assert tiles[-1][0] == -1  # past the end: none
     tiles = tiles[:-1]
     assert sorted(tiles) == sorted((m * BR, bh) for m in range(m_blocks) for bh in range(B * H))
@@ -100,7 +93,7 @@ def test_every_tile_once_heaviest_first_within_a_section(queue_program, B, H, H_
 def test_the_counter_only_where_the_last_section_holds_four_tiles_a_cta(queue_program, B, H, H_kv, S, D, grid, BR,
                                                                         takes_counter):
     counter, heads, total, _ = run(queue_program, B, H, H_kv, S, D, True, grid, BR)
-    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    last = last_section_heads(B, H, heads)
     assert (last * math.ceil(S / BR) >= 4 * grid) == takes_counter
     assert counter == takes_counter
 
@@ -137,12 +130,12 @@ def test_the_counter_from_the_tiles_a_cta_the_launch_asks(tmp_path_factory, B, H
                                                           takes_counter):
     """make_tile_queue's tiles_per_cta (step 63: the counter's three-warpgroup tile from as many tiles a CTA as its
     rule asks, 2): the counter where the last section's tiles are at least tiles_per_cta x grid, the sections as
-    section_heads works them out (one_section: every head)."""
+    tests/queue_sections.py works them out (one_section: every head)."""
     exe = compile_host_program(tmp_path_factory.mktemp("per_cta"), "per_cta", PER_CTA_PROGRAM)
     out = subprocess.run([str(exe), *map(str, (B, H, S, 64, 1, 60 * 1024 * 1024, 132, tiles_per_cta,
                                                 int(one_section)))], check=True, capture_output=True, text=True)
-    heads = B * H if one_section else section_heads(B, H, H, S, 64, l2=60 * 1024 * 1024)
-    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    heads = B * H if one_section else section_heads(B, H, H, S, 64, 60 * 1024 * 1024 * 2 // 5)
+    last = last_section_heads(B, H, heads)
     assert (last * math.ceil(S / 192) >= tiles_per_cta * 132) is takes_counter  # the expectation, worked out here
     assert out.stdout.split() == [str(int(takes_counter))]
 
@@ -263,9 +256,7 @@ def test_long_causal_d128_calls_take_fa3_sections_and_the_counter_from_three_til
     out = subprocess.run([str(exe), *map(str, (B, H, H_kv, S, D, int(causal)))], check=True, capture_output=True,
                          text=True).stdout.split()
     budget, per_cta = ((32 << 20), 3) if rule else ((60 << 20) * 2 // 5, 4)
-    kv_heads = B * H_kv
-    fit = max(1, min(kv_heads, budget // (2 * S * D * 2)))
-    heads = math.ceil(kv_heads / math.ceil(kv_heads / fit)) * (H // H_kv)
-    last = B * H - (math.ceil(B * H / heads) - 1) * heads
+    heads = section_heads(B, H, H_kv, S, D, budget)
+    last = last_section_heads(B, H, heads)
     assert heads == section and (last * math.ceil(S / 128) >= per_cta * 132) is counter  # the worked-out rows agree
     assert out == [str(int(rule)), str(int(counter)), str(section)]
