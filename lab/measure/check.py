@@ -122,7 +122,8 @@ class Case:
 def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
     (long_cases), grids of many work tiles (many_tile_cases), launches of two to three tiles a CTA
-    (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), rows whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
+    (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), rows
+    whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -135,14 +136,19 @@ def grid() -> list[Case]:
             + rising_max_cases() + model_cases())
 
 
+def _table_cases(table, D: int, causals=(True,)) -> list[Case]:
+    """The cases of a (B, H, S, H_kv, dtype) table at head dim D, in each of `causals`."""
+    return [Case(B, H, S, D, causal, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in table for causal in causals]
+
+
 def fa3_sections_cases() -> list[Case]:
     """FA3_SECTIONS_CASES, causal: launches that step 65 sends to the counter in sections of 32 MB."""
-    return [Case(B, H, S, 128, True, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in FA3_SECTIONS_CASES]
+    return _table_cases(FA3_SECTIONS_CASES, 128)
 
 
 def mirrored_round_cases() -> list[Case]:
     """MIRRORED_ROUND_CASES, causal: launches whose second round of work tiles step 64 hands out mirrored."""
-    return [Case(B, H, S, 64, True, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in MIRRORED_ROUND_CASES]
+    return _table_cases(MIRRORED_ROUND_CASES, 64)
 
 
 def rising_max_cases() -> list[Case]:
@@ -156,8 +162,7 @@ def rising_max_cases() -> list[Case]:
 
 def many_tile_cases() -> list[Case]:
     """MANY_TILE_CASES, causal and not: grids large enough for step 33's three CTAs per SM."""
-    return [Case(B, H, S, 64, causal, None, H_kv, dtype) for (B, H, S, H_kv, dtype) in MANY_TILE_CASES
-            for causal in (False, True)]
+    return _table_cases(MANY_TILE_CASES, 64, (False, True))
 
 
 def long_cases() -> list[Case]:
