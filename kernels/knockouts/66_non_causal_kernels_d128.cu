@@ -1,5 +1,5 @@
-// The switchable twin of step 65 (fa3_sections_causal_d128, the sm_90a branch's end):
-// kernels/variants/65_fa3_sections_causal_d128.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 66 (non_causal_kernels_d128, the sm_90a branch's end):
+// kernels/variants/66_non_causal_kernels_d128.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -128,6 +128,12 @@
 // of two fifths of the L2 and four, which left those calls on step 27's static pairs. Hypothesis: the pairs' last
 // round is a quarter empty; from the counter the launch ends balanced. Predicted: 1.01x-1.025x over +the counter's
 // second round mirrored at the long causal D = 128 rows, level at (4, 16, 4096, 128, causal) and elsewhere.
+//
+// Step 66 - +non-causal D = 128 kernels without causal paths: non-causal D = 128 calls launch kernels instantiated
+// with NON_CAUSAL (shape.causal the constant false, every causal path folded away), as FA3 compiles Is_causal = false
+// apart; causal calls keep step 65's kernels. Hypothesis: ptxas schedules the overlapped loop for the code around
+// it; without the causal paths more of the softmax issues before P V's wait. Predicted: 1.015x-1.040x over +FA3's
+// sections at the non-causal D = 128 rows, 1.000x at causal and D = 64 shapes.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -143,6 +149,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_NON_CAUSAL_KERNELS_D128  // step 66: 0 -> non-causal D = 128 calls run the kernels causal ones do (causal
+#define FA_NON_CAUSAL_KERNELS_D128 1  // paths compiled in, shape.causal read at run time), as before step 66
+#endif
 #ifndef FA_FA3_SECTIONS_CAUSAL_D128  // step 65: 0 -> long causal D = 128 calls take sections of two fifths of the L2
 #define FA_FA3_SECTIONS_CAUSAL_D128 1  // and the counter from four tiles a CTA again (step 27's static pairs, mostly)
 #endif
@@ -293,8 +302,8 @@ using Scheduler = std::conditional_t<kBalancedCausal, fa::BalancedTileScheduler<
 
 // FROM_QUEUE: the tiles come from a fa::TileQueue's counter (the launch allows it), else from step
 // 27's static list. ONE_LOOP: every key tile through one loop, the mask decided per warp (the short D = 64 tile's
-// causal calls, step 60).
-template <class Elem, int D, TileKind KIND, bool FROM_QUEUE, bool ONE_LOOP = false>
+// causal calls, step 60). NON_CAUSAL: compiled for non-causal calls only, without causal paths (step 66).
+template <class Elem, int D, TileKind KIND, bool FROM_QUEUE, bool ONE_LOOP = false, bool NON_CAUSAL = false>
 __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KIND>::CTAS_PER_SM)
     attention_fwd(Elem* __restrict__ o, const __grid_constant__ CUtensorMap o_map, const __grid_constant__ CUtensorMap q_map,
                   const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map
@@ -302,6 +311,7 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   // Without step 51 no causal call reaches the static three-warpgroup tile: its kernel is compiled without causal paths.
   if constexpr (KIND == TileKind::kThreeWgs && !kThreeWgsCausalD64) shape.causal = false;
+  if constexpr (NON_CAUSAL) shape.causal = false;  // a constant: every causal path folds away (step 66)
   using T = Tile<Elem, D, KIND>;
   namespace wg = fa::wgmma;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -693,6 +703,12 @@ struct LaunchWithTensorMaps {
     static void (*const one_loop_kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap,
                                              CUtensorMap FA_RAW_INPUT_PARAMS, fa::TileQueue<T::BR>, fa::AttnShape) = {
         attention_fwd<Elem, D, KIND, false, kOneLoopCausal>, attention_fwd<Elem, D, KIND, kCounter, kOneLoopCausal>};
+    // Non-causal D = 128 calls take kernels compiled without causal paths (step 66).
+    constexpr bool kNonCausalKernels = FA_NON_CAUSAL_KERNELS_D128 && D == 128;
+    static void (*const non_causal_kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap,
+                                               CUtensorMap FA_RAW_INPUT_PARAMS, fa::TileQueue<T::BR>, fa::AttnShape) = {
+        attention_fwd<Elem, D, KIND, false, false, kNonCausalKernels>,
+        attention_fwd<Elem, D, KIND, kCounter, false, kNonCausalKernels>};
     // The counter's three-warpgroup tile takes the counter from as many tiles a CTA as step 63's rule asks (step 64's:
     // from FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64, its second round mirrored under
     // FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 tiles a CTA).
@@ -703,8 +719,10 @@ struct LaunchWithTensorMaps {
     // Long causal D = 128 calls take FA3's sections where the counter is (step 65).
     return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection, kQueueTilesPerCta,
                                  kMirrorUnder, kFa3SectionsCausalD128>(
-        kOneLoopCausal && shape.causal ? one_loop_kernels : kernels, shape, stream, o, o_map, q_map, k_map,
-        v_map FA_RAW_INPUT_ARGS);
+        kOneLoopCausal && shape.causal      ? one_loop_kernels
+        : kNonCausalKernels && !shape.causal ? non_causal_kernels
+                                             : kernels,
+        shape, stream, o, o_map, q_map, k_map, v_map FA_RAW_INPUT_ARGS);
   }
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
