@@ -134,8 +134,8 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
     # 10: the five many-tile grids, causal and not; 2 + 2: the mirrored-round and FA3-sections launches, causal;
-    # 9: the rising-max cases
-    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 2: the non-causal counter launches; 9: the rising-max cases
+    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -297,6 +297,34 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
         assert all(c.S % 128 for c in hit)
         assert any(counter(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
 
+
+def test_the_grid_and_the_sanitizer_reach_the_counter_of_the_non_causal_d128_kernels():
+    """Step 66 gives non-causal D = 128 calls kernels of their own, one for the static list and one for the counter.
+    The counter is taken where the last section (K/V heads in two fifths of the L2) holds kQueueTilesPerCta 128-row
+    tiles a CTA (the constant read from fa/tile_queue.cuh, the rule written out here, a CTA an SM). On an H100 of 114
+    or 132 SMs (50 MB of L2) and an H200 (132, 60 MB) the grid must reach that kernel in fp16 and bf16, and the
+    sanitizer with one bf16 grouped shape; the static list's is reached by any small non-causal D = 128 case."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    from tests.queue_sections import last_section_heads, section_heads
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
+    per_cta = int(re.search(r"constexpr int kQueueTilesPerCta = (\d+);", header).group(1))
+
+    def counter(c, sms, l2):
+        if c.causal or c.D != 128:
+            return False
+        heads = section_heads(c.B, c.H, c.H_kv, c.S, c.D, l2 * 2 // 5)
+        m_blocks = -(-c.S // 128)
+        return last_section_heads(c.B, c.H, heads) * m_blocks >= per_cta * min(m_blocks * c.B * c.H, sms)
+
+    for sms, l2 in ((114, 50 << 20), (132, 50 << 20), (132, 60 << 20)):
+        hit = [c for c in check.grid() if counter(c, sms, l2)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"}, (sms, l2)
+        assert any(counter(s, sms, l2) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
+    small = [s for s in sanitize.MODEL_SHAPES if not s.causal and s.D == 128]
+    assert any(not counter(s, 132, 60 << 20) for s in small)
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():
     q, k, v = check.make_inputs(check.Case(2, 8, 17, 64, True, None, 2, "bf16"), device="cpu")

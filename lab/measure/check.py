@@ -68,6 +68,10 @@ MIRRORED_ROUND_CASES = ((1, 13, 4097, 13, "fp16"), (1, 13, 4097, 1, "bf16"))  # 
 # 792 tiles of 128 rows; multi-head, 15 heads' K/V fit a section, so two of 12, the last 396 tiles (3 a CTA on 132 SMs,
 # 3.5 on 114); grouped (8 K/V heads), one section. The grid's other long causal D = 128 cases walk the static pairs.
 FA3_SECTIONS_CASES = ((1, 24, 4097, 24, "fp16"), (1, 24, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 128
+# Non-causal D = 128 launches that take the counter, which step 66 gives a kernel of its own: a section of two fifths of
+# an L2 of 50 MB holds about 320 128-row tiles of multi-head K/V, under the counter's four tiles a CTA, so only grouped
+# calls reach it. 8 K/V heads at S = 4097 fit one section: 792 tiles, 6 a CTA on 132 SMs, 6.9 on 114.
+NON_CAUSAL_COUNTER_CASES = ((1, 24, 4097, 8, "fp16"), (1, 24, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 128
 # A row's max that rises late: the lazy rescale (steps 24 and 61, FlashAttention-4's conditional rescale) moves a row's
 # running max only where a key tile raises it by more than 2^8, and the grid's normal inputs never do after their first
 # tile, so its rescaling path would go unchecked. In these cases K's keys from `rise_at` on are RISE_FACTOR times
@@ -122,8 +126,9 @@ class Case:
 def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
     (long_cases), grids of many work tiles (many_tile_cases), launches of two to three tiles a CTA
-    (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), rows
-    whose max rises late (rising_max_cases), then the model inputs (model_cases)."""
+    (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), non-causal
+    D = 128 launches from the counter (non_causal_counter_cases), rows whose max rises late (rising_max_cases), then
+    the model inputs (model_cases)."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -133,7 +138,7 @@ def grid() -> list[Case]:
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
     return (cases + long_cases() + many_tile_cases() + mirrored_round_cases() + fa3_sections_cases()
-            + rising_max_cases() + model_cases())
+            + non_causal_counter_cases() + rising_max_cases() + model_cases())
 
 
 def _table_cases(table, D: int, causals=(True,)) -> list[Case]:
@@ -144,6 +149,11 @@ def _table_cases(table, D: int, causals=(True,)) -> list[Case]:
 def fa3_sections_cases() -> list[Case]:
     """FA3_SECTIONS_CASES, causal: launches that step 65 sends to the counter in sections of 32 MB."""
     return _table_cases(FA3_SECTIONS_CASES, 128)
+
+
+def non_causal_counter_cases() -> list[Case]:
+    """NON_CAUSAL_COUNTER_CASES, non-causal: launches that take the counter's non-causal D = 128 kernel (step 66)."""
+    return _table_cases(NON_CAUSAL_COUNTER_CASES, 128, (False,))
 
 
 def mirrored_round_cases() -> list[Case]:
