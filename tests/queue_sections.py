@@ -14,3 +14,11 @@ def section_heads(B, H, H_kv, S, D, budget, elem=2):
 def last_section_heads(B, H, heads):
     """The query heads the last of the sections of `heads` query heads keeps."""
     return B * H - (math.ceil(B * H / heads) - 1) * heads
+
+
+def takes_counter(B, H, H_kv, S, D, budget, tiles_per_cta, sms, BR=128):
+    """Whether a launch of one CTA an SM takes the counter: the last section's BR-row tiles at least tiles_per_cta
+    for each CTA, min(the launch's tiles, sms)."""
+    m_blocks = math.ceil(S / BR)
+    last = last_section_heads(B, H, section_heads(B, H, H_kv, S, D, budget))
+    return last * m_blocks >= tiles_per_cta * min(m_blocks * B * H, sms)

@@ -278,7 +278,7 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
 
     from lab.kernels import variants
     from lab.measure import sanitize
-    from tests.queue_sections import last_section_heads, section_heads
+    from tests.queue_sections import takes_counter
     header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
     const = {n: int(re.search(rf"#define {n} (\d+)", header).group(1))
              for n in ("FA_QUEUE_FA3_SECTIONS_MIN_S", "FA_QUEUE_FA3_SECTION_MB", "FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA")}
@@ -286,10 +286,8 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
     def counter(c, sms):
         if not (c.causal and c.D == 128 and c.S >= const["FA_QUEUE_FA3_SECTIONS_MIN_S"]):
             return False
-        heads = section_heads(c.B, c.H, c.H_kv, c.S, c.D, const["FA_QUEUE_FA3_SECTION_MB"] << 20)
-        last = last_section_heads(c.B, c.H, heads)
-        tiles = -(-c.S // 128) * c.B * c.H
-        return last * -(-c.S // 128) >= const["FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA"] * min(tiles, sms)
+        return takes_counter(c.B, c.H, c.H_kv, c.S, c.D, const["FA_QUEUE_FA3_SECTION_MB"] << 20,
+                             const["FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA"], sms)
 
     for sms in (114, 132):
         hit = [c for c in check.grid() if counter(c, sms)]
@@ -308,16 +306,12 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_of_the_non_causal_d128_ker
 
     from lab.kernels import variants
     from lab.measure import sanitize
-    from tests.queue_sections import last_section_heads, section_heads
+    from tests.queue_sections import takes_counter
     header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
     per_cta = int(re.search(r"constexpr int kQueueTilesPerCta = (\d+);", header).group(1))
 
     def counter(c, sms, l2):
-        if c.causal or c.D != 128:
-            return False
-        heads = section_heads(c.B, c.H, c.H_kv, c.S, c.D, l2 * 2 // 5)
-        m_blocks = -(-c.S // 128)
-        return last_section_heads(c.B, c.H, heads) * m_blocks >= per_cta * min(m_blocks * c.B * c.H, sms)
+        return not c.causal and c.D == 128 and takes_counter(c.B, c.H, c.H_kv, c.S, c.D, l2 * 2 // 5, per_cta, sms)
 
     for sms, l2 in ((114, 50 << 20), (132, 50 << 20), (132, 60 << 20)):
         hit = [c for c in check.grid() if counter(c, sms, l2)]
@@ -325,6 +319,7 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_of_the_non_causal_d128_ker
         assert any(counter(s, sms, l2) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
     small = [s for s in sanitize.MODEL_SHAPES if not s.causal and s.D == 128]
     assert any(not counter(s, 132, 60 << 20) for s in small)
+
 
 def test_inputs_of_a_case_have_k_v_heads_and_the_dtype():
     q, k, v = check.make_inputs(check.Case(2, 8, 17, 64, True, None, 2, "bf16"), device="cpu")
