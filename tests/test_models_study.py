@@ -170,7 +170,8 @@ def test_timing_jobs_at_a_models_shape_time_what_takes_it_within_the_budget():
                                                         f"{END}~no_wgmma_overlap",
                                                         f"{END}~no_tma_store_d128",
                                                         f"{END}~no_pipeline_state_d128",
-                                                        f"{END}~no_non_causal_kernels_d128")}  # the D = 128-only switches
+                                                        f"{END}~no_non_causal_kernels_d128",
+                                                        f"{END}~no_uniform_row0_d128")}  # the D = 128-only switches
     assert d64.not_taken[END] == f"variant '{END}' takes float16 only"
     # the scope's budget: 0.15 s a row over the run, 0.05 s in each of 3 replicates
     assert d64.cap_s == pytest.approx(0.05)

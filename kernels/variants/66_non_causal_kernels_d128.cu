@@ -5,16 +5,16 @@
 // Hypothesis: one kernel served both until now, and ptxas schedules the one overlapped loop for the code around it.
 // On step 65 two copies of the same D = 128 body, one chosen a work tile (data/explorations/2026-12-04-half-diagonal-
 // d128, calls 2-3, one H200, hot, paired rounds), ran the non-causal fp16 D = 128 rows 1.012x-1.022x faster (the
-// grouped bf16 (4, 32, 2048, 128) 1.002x-1.003x) with no work saved: in the counter's kernel the copy the non-causal
-// tiles ran issues 27 of a tile's 66 exponentials before P V's wait (step 65: 20), more of the softmax in the shadow
-// of the tensor cores. Kernels with causal compiled out (call 3, this step's form as a define on step 65): 32
-// exponentials before the wait in the counter's kernel (its path 453 instructions a 128 keys, 414 before), and
-// 1.025x-1.029x at (4, 16, 4096, 128), (2, 16, 8192, 128), (1, 16, 16384, 128) and (16, 16, 1024, 128), 1.028x and
-// 1.046x at the grouped bf16 rows (4, 32, 2048, 128) and (1, 64, 8192, 128); 0.9998x-1.0010x at the causal rows
-// (their kernels are step 65's) and 1.000x at (4, 16, 4096, 64) (D = 64 untouched). FA3 ran 0.994x-1.012x over step
-// 65 at those non-causal rows. The two copies in one kernel lost up to 3.1 % at the causal rows, a split on causality
-// alone in one kernel 0.4-1.4 % at the causal rows up to S = 4096 and the grouped one: separate kernels leave the
-// causal ones as they were.
+// grouped bf16 (4, 32, 2048, 128) 1.002x-1.003x) with no work saved. Kernels with causal compiled out (call 3, this
+// step's form as a define on step 65): 1.025x-1.029x at (4, 16, 4096, 128), (2, 16, 8192, 128), (1, 16, 16384, 128)
+// and (16, 16, 1024, 128), 1.028x and 1.046x at the grouped bf16 rows (4, 32, 2048, 128) and (1, 64, 8192, 128);
+// 0.9998x-1.0010x at the causal rows (their kernels are step 65's) and 1.000x at (4, 16, 4096, 64) (D = 64
+// untouched). FA3 ran 0.994x-1.012x over step 65 at those non-causal rows. The two copies in one kernel lost up to
+// 3.1 % at the causal rows, a split on causality alone in one kernel 0.4-1.4 % at the causal rows up to S = 4096 and
+// the grouped one: separate kernels leave the causal ones as they were. What moved in the schedule, found with step
+// 67 (data/explorations/2026-12-04-causal-kernels): without the causal prologue's branch on each warp's row, the K/V
+// ring's state and the wgmma descriptors stay in uniform registers, where the causal kernels pay two SHFL.IDX + R2UR
+// pairs a key tile (this header first put it on exponentials issued before P V's wait, which the SASS did not show).
 // Predicted: 1.015x-1.040x over +FlashAttention-3's sections for long causal D = 128 calls at (4, 16, 4096, 128),
 // the same at the other non-causal D = 128 rows (the models set's grouped bf16 ones included), 1.000x within 0.003
 // at causal and D = 64 shapes (the same kernels).

@@ -1,5 +1,5 @@
-// The switchable twin of step 66 (non_causal_kernels_d128, the sm_90a branch's end):
-// kernels/variants/66_non_causal_kernels_d128.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 67 (uniform_row0_d128, the sm_90a branch's end):
+// kernels/variants/67_uniform_row0_d128.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -132,8 +132,16 @@
 // Step 66 - +non-causal D = 128 kernels without causal paths: non-causal D = 128 calls launch kernels instantiated
 // with NON_CAUSAL (shape.causal the constant false, every causal path folded away), as FA3 compiles Is_causal = false
 // apart; causal calls keep step 65's kernels. Hypothesis: ptxas schedules the overlapped loop for the code around
-// it; without the causal paths more of the softmax issues before P V's wait. Predicted: 1.015x-1.040x over +FA3's
-// sections at the non-causal D = 128 rows, 1.000x at causal and D = 64 shapes.
+// it (found with step 67: without the causal prologue's branch on each warp's row the K/V ring's state and the wgmma
+// descriptors stay in uniform registers). Predicted: 1.015x-1.040x over +FA3's sections at the non-causal D = 128
+// rows, 1.000x at causal and D = 64 shapes.
+//
+// Step 67 - +each warp's first row known warp-uniform at D = 128: the D = 128 kernels read each warp's first row
+// through a shuffle from lane 0, so that the compiler knows it warp-uniform. Hypothesis: the causal prologue's branch
+// on that row (which the compiler took as divergent) left the K/V ring's stage and parity in vector registers and cost
+// each key tile two SHFL.IDX + R2UR pairs before its wgmmas; step 66's non-causal kernels, without the branch, keep
+// them uniform. Predicted: 1.015x-1.035x over +non-causal D = 128 kernels at the long causal D = 128 rows, 1.000x at
+// non-causal D = 128 and D = 64 shapes (D = 64 lost with it: it keeps the plain row).
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -149,6 +157,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_UNIFORM_ROW0_D128  // step 67: 0 -> the D = 128 kernels compute each warp's first row from the thread's
+#define FA_UNIFORM_ROW0_D128 1  // index (not known warp-uniform to the compiler), as D = 64 does, as before step 67
+#endif
 #ifndef FA_NON_CAUSAL_KERNELS_D128  // step 66: 0 -> non-causal D = 128 calls run the kernels causal ones do (causal
 #define FA_NON_CAUSAL_KERNELS_D128 1  // paths compiled in, shape.causal read at run time), as before step 66
 #endif
@@ -387,7 +398,10 @@ __global__ void __launch_bounds__(Tile<Elem, D, KIND>::THREADS, Tile<Elem, D, KI
   // it then live in uniform registers, leaving the consumer's registers to S, P and O.
   const int warpgroup = __shfl_sync(0xffffffffu, tid / 128, 0);
   const int wg_row0 = warpgroup * 64;               // this warpgroup's rows within the tile
-  const int row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  const int warp_row0 = wg_row0 + (tid % 128) / 32 * 16;  // this warp's 16 rows
+  // At D = 128 through a shuffle, so that the compiler knows the row warp-uniform: the causal prologue's branch on it
+  // then leaves the K/V ring's state and the wgmma descriptors in uniform registers (step 67; D = 64 lost with it).
+  const int row0 = FA_UNIFORM_ROW0_D128 && D == 128 ? __shfl_sync(0xffffffffu, warp_row0, 0) : warp_row0;
   const Elem* q_wg = sm.q + wg_row0 * 64;            // row offset inside every 64-column block
   const float scale_log2 = shape.scale * 1.4426950408889634f;
   // Ping-pong (D = 128): each warpgroup takes n_tiles + 1 turns per work tile, so the turns stay
