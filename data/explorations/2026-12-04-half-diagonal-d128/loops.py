@@ -10,9 +10,14 @@ instantiations (a trailing Lb1E). On d144b93's tree with explore.patch applied:
 from lab.kernels import sass_mix
 from lab.kernels import switches as sw
 
+import json
+import sys
+
 STEP = "fa3_sections_causal_d128"
 CONFIGS = {"s65": {}, "hd": {"FA_HALF_DIAGONAL_D128": "1"}, "dup": {"FA_HALF_DIAGONAL_D128": "2"},
            "ck": {"FA_HALF_DIAGONAL_D128": "3"}, "nc": {"FA_CAUSAL_FREE_D128": "1"}}
+if len(sys.argv) > 2:  # another step and configurations (added for ../2026-12-04-causal-kernels): STEP '{"label": {defines}}'
+    STEP, CONFIGS = sys.argv[1], json.loads(sys.argv[2])
 WAIT = "|W0x0|"
 for label, defines in CONFIGS.items():
     text = sw.sass(STEP, "sm_90a", {"FA_SASS_FP16_ONLY": "1", **defines}, twin=True)
