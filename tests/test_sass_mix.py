@@ -76,6 +76,22 @@ def test_keys_come_from_the_mmas_work_and_counts_are_per_128_keys():
     assert sass_mix.tile_keys(sass_mix.parse(LISTING.replace("64x64x16", "64x176x16")), 64) is None
 
 
+def test_the_uniform_datapath_and_r2ur_are_counted_across_the_classes():
+    """LISTING's unmasked path (16 instructions, by hand above) holds one uniform-datapath instruction (UIADD3 at
+    0x120) and no R2UR; its masked path the same. With the IMAD at 0x020 an R2UR, one R2UR (a move, not a
+    uniform-datapath instruction), and an ULDC in place of the loop's SHFL adds one to the uniform count."""
+    ins = sass_mix.parse(LISTING)
+    (head, back), = sass_mix.main_loops(ins)
+    unmasked, masked = sass_mix.paths(ins, head, back)
+    assert sass_mix.datapaths(ins, unmasked) == {"uniform": 1, "to uniform": 0}
+    assert sass_mix.datapaths(ins, masked) == {"uniform": 1, "to uniform": 0}
+    listing = LISTING.replace("IMAD R2, R3, 0x2, R4", "R2UR UR9, R3").replace("SHFL.BFLY PT, R13, R6, 0x1, 0x1f",
+                                                                             "ULDC UR5, c[0x0][0x10]")
+    best = sass_mix.loop_mix(listing, head_dim=64)["paths"][0]
+    assert best["datapaths_per_128_keys"] == pytest.approx({"uniform": 2 * 128 / 48, "to uniform": 128 / 48})
+    assert best["per_128_keys"]["move"] == pytest.approx(128 / 48)  # the R2UR keeps its class
+
+
 def test_the_shortest_path_is_the_unmasked_one_with_its_count_per_128_keys():
     ins = sass_mix.parse(LISTING)
     per, path = sass_mix.shortest_path(ins, head_dim=64)
@@ -158,6 +174,23 @@ def test_the_studys_kernel_names_read_as_dtype_head_dim_and_template_choices():
     assert [k["variant_args"] for k in step_kernels(names, ["Elem", "D"])] == [
         "TileKind 0, false", "HopperTileKind 2, true", "true"]
     assert {k["causal"] for k in step_kernels(names)} == {None}
+
+
+def test_a_kernel_compiled_non_causal_is_a_full_mask_row_and_old_records_read_so_too():
+    """Step 66 on: NON_CAUSAL=true compiles a kernel for non-causal calls only (its mask: full), false leaves
+    the mask to run time; a record written before step_kernels read the parameter keeps it in its kernel label."""
+    from lab.studies.sass_compare import mask_label, row_causal
+
+    names = ["void (anonymous namespace)::attention_fwd<__half, 128, (fa::HopperTileKind)0, true, false, true>(int)",
+             "void (anonymous namespace)::attention_fwd<__half, 128, (fa::HopperTileKind)0, true, false, false>(int)"]
+    ks = step_kernels(names, ["Elem", "D", "KIND", "FROM_QUEUE", "ONE_LOOP", "NON_CAUSAL"])
+    assert [(k["variant_args"], k["causal"]) for k in ks] == [
+        ("HopperTileKind 0, FROM_QUEUE=true, ONE_LOOP=false", False),
+        ("HopperTileKind 0, FROM_QUEUE=true, ONE_LOOP=false", None)]
+    old = {"kernel": "HopperTileKind 0, FROM_QUEUE=true, ONE_LOOP=false, NON_CAUSAL=true", "causal": None}
+    assert mask_label(row_causal(old)) == "full"
+    assert mask_label(row_causal({**old, "kernel": old["kernel"].replace("=true", "=false")})) == "at run time"
+    assert row_causal({"kernel": "TileKind 0", "causal": True}) is True
 
 
 def test_a_steps_template_parameters_are_read_from_its_source():
@@ -249,6 +282,16 @@ def test_the_reports_table_shows_each_kernels_counts_and_what_was_not_read():
     assert "| flash_attn3 | 128 x 176, 2 stages | 128 | full | 176 |" in text
     assert "Not read: flash_attn3 D=256 causal=False: made up." in text
     assert "| other |" not in text.splitlines()[4]  # a class no kernel issues is not a column
+
+    assert "| uniform datapath | R2UR |" not in text  # a record from before the counts: no such columns
+
+    class New:
+        sass_mix = {"rows": [dict(r, datapaths_per_128_keys={"uniform": 23.0, "to uniform": 2.0})
+                             for r in Data.sass_mix["rows"]], "errors": []}
+
+    new = "\n".join(_sass_mix(New))
+    assert "| uniform datapath | R2UR |" in new.splitlines()[4]
+    assert next(ln for ln in new.splitlines() if ln.startswith("| longest_first_queue |")).endswith("| 23 | 2 |")
 
     class Empty:
         sass_mix = {"rows": [], "errors": ["FileNotFoundError: no libdew_flash_attn3.so"]}

@@ -210,6 +210,15 @@ def mix(instrs: list[Instr], path: list[int]) -> dict[str, int]:
     return {name: c.get(name, 0) for name in CLASS_NAMES}
 
 
+def datapaths(instrs: list[Instr], path: list[int]) -> dict[str, int]:
+    """Across the classes: {"uniform": instructions of the uniform datapath (a U-prefixed mnemonic: one value a
+    warp, kept off the vector registers), "to uniform": R2UR, a vector register copied into a uniform one}. A
+    loop that builds its wgmma descriptors or ring state per thread pays R2UR (and the SHFL.IDX before it) each
+    iteration; FlashAttention-3's loops issue none (data/explorations/2026-12-04-causal-kernels)."""
+    return {"uniform": sum(instrs[i].mnemonic.startswith("U") for i in path),
+            "to uniform": sum(instrs[i].mnemonic == "R2UR" for i in path)}
+
+
 _GMMA_SHAPE = re.compile(r"^[A-Z]+GMMA\.(\d+)x(\d+)x(\d+)")  # warpgroup M x N x K
 _HMMA_SHAPE = re.compile(r"^HMMA\.(\d\d)(\d)(\d+)")  # warp m16n8k16 as 16816, m16n8k8 as 1688
 
@@ -259,8 +268,8 @@ def shortest_path(instrs: list[Instr], head_dim: int) -> tuple[float, list[int]]
 
 def loop_mix(sass: str, head_dim: int) -> dict:
     """Every main loop of one kernel's SASS with its paths, shortest per key first: per path its
-    instructions, tensor MMAs, the keys an iteration covers (keys_of), and the class counts per iteration
-    and per 128 keys (a warp's rows against 128 keys, whatever the tile). "paths": the paths of the loop
+    instructions, tensor MMAs, the keys an iteration covers (keys_of), the class counts per iteration
+    and per 128 keys (a warp's rows against 128 keys, whatever the tile) and, per 128 keys, datapaths'. "paths": the paths of the loop
     with the fewest instructions per key (a causal kernel's unmasked loop). ValueError where the kernel
     has no main loop."""
     instrs = parse(sass)
@@ -276,6 +285,7 @@ def loop_mix(sass: str, head_dim: int) -> dict:
             ps.append({"instructions": len(p), "mma": sum(instrs[i].mnemonic in TENSOR_MMA for i in p),
                        "keys": keys, "per_iteration": m,
                        "per_128_keys": {k: v * 128 / keys for k, v in m.items()},
+                       "datapaths_per_128_keys": {k: v * 128 / keys for k, v in datapaths(instrs, p).items()},
                        "instructions_per_128_keys": len(p) * 128 / keys})
         ps.sort(key=lambda r: r["instructions_per_128_keys"])
         out.append({"head": instrs[head].addr, "back_edge": instrs[back].addr, "paths": ps})

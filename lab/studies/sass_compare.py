@@ -53,8 +53,8 @@ def _split_arguments(text: str) -> list[str]:
 
 def step_kernels(demangled: list[str], parameters: list[str] | None = None) -> list[dict]:
     """The study's kernels among demangled names (`attention_fwd<Elem, D, ...>`): per kernel its index,
-    dtype, head dim, the mask (`causal`: the value of a CAUSAL template parameter; None where the kernel
-    has none and reads the mask at run time, as every step does) and the other template arguments as
+    dtype, head dim, the mask (`causal`: the value of a CAUSAL template parameter, False where a NON_CAUSAL one
+    is true; None where the kernel reads the mask at run time) and the other template arguments as
     written: an enum as "TileKind 0", and, with the step's `parameters` (template_parameters), a bool as
     "FROM_QUEUE=true"."""
     out = []
@@ -70,6 +70,9 @@ def step_kernels(demangled: list[str], parameters: list[str] | None = None) -> l
         for arg, pname in zip(args[2:], names[2:]):
             if pname == "CAUSAL":
                 causal = arg == "true"
+                continue
+            if pname == "NON_CAUSAL":  # step 66 on: true compiles the kernel for non-causal calls only
+                causal = False if arg == "true" else causal
                 continue
             enum = _ENUM.match(arg)
             extra.append(f"{enum[1]} {enum[2]}" if enum else f"{pname}={arg}" if pname and arg in ("true", "false")
@@ -95,7 +98,7 @@ def _row(impl: str, kernel: str, head_dim: int, causal: bool | None, sass: str, 
             "keys_per_iteration": best["keys"], "loops": len(m["loops"]),
             "paths": [len(lp["paths"]) for lp in m["loops"]],
             "instructions_per_128_keys": best["instructions_per_128_keys"], "per_128_keys": best["per_128_keys"],
-            **extra}
+            "datapaths_per_128_keys": best["datapaths_per_128_keys"], **extra}
 
 
 def compare(step: str, step_sass: str, fa3_library: Path | None = None) -> dict:
@@ -131,23 +134,35 @@ def compare(step: str, step_sass: str, fa3_library: Path | None = None) -> dict:
     return {"dtype": DTYPE, "rows": rows, "errors": errors}
 
 
+def row_causal(row: dict) -> bool | None:
+    """A row's mask: its "causal", or False where a record written before step_kernels read NON_CAUSAL (runs
+    before 2026-12-04) names the argument in its kernel ("NON_CAUSAL=true")."""
+    if row["causal"] is None and "NON_CAUSAL=true" in row["kernel"].split(", "):
+        return False
+    return row["causal"]
+
+
 def mask_label(causal: bool | None) -> str:
     """A row's mask column: its kernel's compile-time mask, or "at run time" (one kernel for both)."""
     return "at run time" if causal is None else "causal" if causal else "full"
 
 
 def table(result: dict) -> list[list[str]]:
-    """Rows of text: impl, kernel, D, mask, keys an iteration, instructions per 128 keys, then each class."""
+    """Rows of text: impl, kernel, D, mask, keys an iteration, instructions per 128 keys, each class, then the
+    uniform datapath's instructions and the R2UR among them (sass_mix.datapaths)."""
     out = []
     for r in result["rows"]:
-        out.append([r["impl"], r["kernel"], str(r["head_dim"]), mask_label(r["causal"]),
+        out.append([r["impl"], r["kernel"], str(r["head_dim"]), mask_label(row_causal(r)),
                     f"{r['keys_per_iteration']:g}",
                     f"{r['instructions_per_128_keys']:.0f}",
-                    *(f"{r['per_128_keys'][c]:.0f}" for c in sass_mix.CLASS_NAMES)])
+                    *(f"{r['per_128_keys'][c]:.0f}" for c in sass_mix.CLASS_NAMES),
+                    *(f"{r['datapaths_per_128_keys'][d]:.0f}" for d in DATAPATHS)])
     return out
 
 
-HEADER = ["impl", "kernel", "D", "mask", "keys / iteration", "instr / 128 keys", *sass_mix.CLASS_NAMES]
+DATAPATHS = ("uniform", "to uniform")
+HEADER = ["impl", "kernel", "D", "mask", "keys / iteration", "instr / 128 keys", *sass_mix.CLASS_NAMES,
+          "uniform datapath", "R2UR"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
 from lab.kernels.shape import Shape
-from lab.studies.sass_compare import mask_label
+from lab.studies.sass_compare import mask_label, row_causal
 from lab.report.formats import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
@@ -146,18 +146,24 @@ def _sass_mix(data) -> list[str]:
         add("Not available for this run: " + "; ".join(mix.get("errors") or ["no kernels read"]) + ".")
         add("")
         return L
+    with_datapaths = all("datapaths_per_128_keys" in r for r in mix["rows"])  # runs from 2026-12-04 on
     add("Static counts from the SASS (`lab.kernels.sass_mix`): the shortest path through each kernel's K/V loop "
         "(no mask, where the loop branches on one), per 128 keys of a warp's 16 query rows, fp16; the keys an "
         "iteration covers come from its MMAs' work, so kernels of different tiles compare. What a warp issues, "
-        "not how long each instruction takes. A kernel whose mask is decided at run time (every step's) serves "
-        "causal and full calls alike; FA3 compiles one kernel for each.")
+        "not how long each instruction takes. A kernel whose mask is decided at run time serves causal and full "
+        "calls alike; FA3 compiles one kernel for each mask, and so does a step from 66 on for non-causal D = 128 "
+        "calls." + (" Across the classes, the uniform datapath's instructions (one value a warp) and the R2UR "
+                    "(a vector register copied into a uniform one)." if with_datapaths else ""))
     add("")
     classes = [c for c in SASS_CLASSES if any(r["per_128_keys"].get(c) for r in mix["rows"])]
-    rows = [[r["impl"], r["kernel"], str(r["head_dim"]), mask_label(r["causal"]),
+    datapaths = ("uniform", "to uniform") if with_datapaths else ()
+    rows = [[r["impl"], r["kernel"], str(r["head_dim"]), mask_label(row_causal(r)),
              f"{r['keys_per_iteration']:g}", f"{r['instructions_per_128_keys']:.0f}",
-             *(f"{r['per_128_keys'][c]:.0f}" for c in classes)] for r in mix["rows"]]
-    add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes], rows,
-                 "llllr" + "r" * (1 + len(classes))))
+             *(f"{r['per_128_keys'][c]:.0f}" for c in classes),
+             *(f"{r['datapaths_per_128_keys'][d]:.0f}" for d in datapaths)] for r in mix["rows"]]
+    add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes,
+                  *(("uniform datapath", "R2UR") if with_datapaths else ())], rows,
+                 "llllr" + "r" * (1 + len(classes) + len(datapaths))))
     add("")
     if mix.get("errors"):
         add("Not read: " + "; ".join(mix["errors"]) + ".")
