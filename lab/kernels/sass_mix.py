@@ -214,7 +214,8 @@ def datapaths(instrs: list[Instr], path: list[int]) -> dict[str, int]:
     """Across the classes: {"uniform": instructions of the uniform datapath (a U-prefixed mnemonic: one value a
     warp, kept off the vector registers), "to uniform": R2UR, a vector register copied into a uniform one}. A
     loop that builds its wgmma descriptors or ring state per thread pays R2UR (and the SHFL.IDX before it) each
-    iteration; FlashAttention-3's loops issue none (data/explorations/2026-12-04-causal-kernels)."""
+    iteration; FlashAttention-3's loops issue none (data/explorations/2026-12-04-causal-kernels,
+    sass_compare_s67.txt)."""
     return {"uniform": sum(instrs[i].mnemonic.startswith("U") for i in path),
             "to uniform": sum(instrs[i].mnemonic == "R2UR" for i in path)}
 
@@ -268,10 +269,10 @@ def shortest_path(instrs: list[Instr], head_dim: int) -> tuple[float, list[int]]
 
 def loop_mix(sass: str, head_dim: int) -> dict:
     """Every main loop of one kernel's SASS with its paths, shortest per key first: per path its
-    instructions, tensor MMAs, the keys an iteration covers (keys_of), the class counts per iteration
-    and per 128 keys (a warp's rows against 128 keys, whatever the tile) and, per 128 keys, datapaths'. "paths": the paths of the loop
-    with the fewest instructions per key (a causal kernel's unmasked loop). ValueError where the kernel
-    has no main loop."""
+    instructions, tensor MMAs, the keys an iteration covers (keys_of), the class counts per iteration and per
+    128 keys (a warp's rows against 128 keys, whatever the tile), and the datapaths counts per 128 keys.
+    "paths": the paths of the loop with the fewest instructions per key (a causal kernel's unmasked loop).
+    ValueError where the kernel has no main loop."""
     instrs = parse(sass)
     found = main_loops(instrs)
     if not found:

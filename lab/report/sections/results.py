@@ -6,7 +6,7 @@ from __future__ import annotations
 from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
 from lab.kernels.shape import Shape
-from lab.studies.sass_compare import mask_label, row_causal
+from lab.studies.sass_compare import DATAPATHS, mask_label, row_causal
 from lab.report.formats import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
@@ -156,13 +156,13 @@ def _sass_mix(data) -> list[str]:
                     "(a vector register copied into a uniform one)." if with_datapaths else ""))
     add("")
     classes = [c for c in SASS_CLASSES if any(r["per_128_keys"].get(c) for r in mix["rows"])]
-    datapaths = ("uniform", "to uniform") if with_datapaths else ()
+    datapaths = DATAPATHS if with_datapaths else {}
     rows = [[r["impl"], r["kernel"], str(r["head_dim"]), mask_label(row_causal(r)),
              f"{r['keys_per_iteration']:g}", f"{r['instructions_per_128_keys']:.0f}",
              *(f"{r['per_128_keys'][c]:.0f}" for c in classes),
              *(f"{r['datapaths_per_128_keys'][d]:.0f}" for d in datapaths)] for r in mix["rows"]]
-    add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes,
-                  *(("uniform datapath", "R2UR") if with_datapaths else ())], rows,
+    add(md_table(["impl", "kernel", "D", "mask", "keys an iteration", "instructions", *classes, *datapaths.values()],
+                 rows,
                  "llllr" + "r" * (1 + len(classes) + len(datapaths))))
     add("")
     if mix.get("errors"):
