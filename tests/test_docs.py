@@ -50,4 +50,54 @@ def test_the_readme_is_a_front_page():
     for path in re.findall(r"`(docs/[\w-]+\.md)`", text):
         assert (REPO / path).is_file(), path
     assert {p.name for p in (REPO / "docs").glob("*.md")} == {"methodology.md", "knockouts.md", "autotuning.md",
-                                                              "python-api.md", "adding-a-step.md"}
+                                                              "python-api.md", "adding-a-step.md", "ladder.md"}
+
+
+def _block(text: str, name: str) -> str:
+    return next(m.group("body") for m in docs.BLOCK.finditer(text) if m.group("name") == name)
+
+
+def _expand(runs: str) -> list[int]:
+    """'1–3, 5' -> [1, 2, 3, 5], read apart from the code that writes it."""
+    out = []
+    for part in runs.split(", "):
+        lo, _, hi = part.partition("–")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def test_index_runs_collapses_consecutive_numbers():
+    from lab.report.formats import index_runs
+
+    assert index_runs([20, 1, 2, 3, 5, 19]) == "1–3, 5, 19–20"
+    assert index_runs([7]) == "7" and index_runs([]) == ""
+
+
+def test_the_front_page_names_every_step_once_and_each_branch_end():
+    """The README's row a branch, read back: every manifest step on exactly one row, the counts right, each row's
+    last step the highest of its numbers, its file the manifest's; docs/ladder.md has a row a step."""
+    from lab.kernels import manifest
+
+    steps = manifest.manifest()
+    body = _block((REPO / "README.md").read_text(), "branches")
+    rows = [line.split(" | ") for line in body.splitlines()[2:]]
+    seen = []
+    for row in rows:
+        count, _, runs = row[1].partition(": ")
+        numbers = _expand(runs)
+        assert int(count) == len(numbers)
+        last = max(numbers)
+        assert row[3].startswith(f"{last} `{steps[last - 1].file}`"), row
+        seen += numbers
+    assert sorted(seen) == list(range(1, len(steps) + 1))
+    full = _block((REPO / "docs" / "ladder.md").read_text(), "ladder")
+    assert len(full.splitlines()) == 2 + len(steps)
+
+
+def test_the_front_page_finding_is_the_reports_first_sentence():
+    """The README's finding block quotes the committed report's first screen (its run, its first bold sentence)."""
+    report = (REPO / "reports" / "OPTIMIZATION_REPORT.md").read_text()
+    first = re.search(r"^\*\*(At .*?)\*\*$", report, re.M).group(1)
+    body = _block((REPO / "README.md").read_text(), "finding")
+    assert committed.committed().run in body
+    assert "a" + first[1:] in body

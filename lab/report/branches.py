@@ -15,6 +15,7 @@ import re
 from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE
 from lab.kernels.shape import Shape
+from lab.report.formats import index_runs
 from lab.report.load import RunData, first_line, manifest_variant
 
 
@@ -123,14 +124,7 @@ def role(data: RunData, name: str, short: bool = False) -> str:
 
 def numbers(names: list[str]) -> str:
     """The manifest numbers of `names` with runs collapsed: '1–8, 19–20'."""
-    idx = sorted(manifest_variant(n).index for n in names if manifest_variant(n))
-    runs: list[list[int]] = []
-    for i in idx:
-        if runs and i == runs[-1][-1] + 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+    return index_runs([manifest_variant(n).index for n in names if manifest_variant(n)])
 
 
 def summary(names: list[str]) -> str:

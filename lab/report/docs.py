@@ -10,10 +10,13 @@ run, the manifest or the parameters' defaults is written here, between markers, 
 committed report by default; `--check` lists the files that differ from what would be written
 (tests/test_docs.py runs it). The blocks:
 
-    ladder        the steps of kernels/variants/manifest.toml (number, file, branch, parent, idea)
+    ladder        the steps of kernels/variants/manifest.toml (number, file, branch, parent, idea): docs/ladder.md
+    branches      the front page's summary of that ladder: a row a branch (its steps, where it leaves
+                  another, its last step and that step's idea), so the README does not grow a line a step
     switches      the manifest's knock-out switches and structural ideas
     parameters    make ablation's parameters and defaults (lab.studies.params)
     tune-parameters  make tune's
+    finding       the report's first sentences: the headline shape's finding and the parity count against FA3
     stage-times   the run's seconds per stage (stages.json)
     portable      the portable branch's end against FlashAttention-2 (sdpa_flash) in that run
     tuning        the tuning runs of the committed dispatch table (data/tuning/)
@@ -30,7 +33,7 @@ from lab.kernels import manifest
 from lab.kernels.manifest import PORTABLE, REPO
 from lab.measure import records
 from lab.report import bar, branches, committed
-from lab.report.formats import MISSING, PEER, fmt_ci, md_table
+from lab.report.formats import MISSING, PEER, fmt_ci, index_runs, md_table
 from lab.report.load import RunData
 from lab.studies.params import RUN_OPTIONS, TUNE_OPTIONS, RunParams, TuneParams, options_table
 from lab.studies.shapes import HEADLINE, HEADLINE_D128
@@ -50,6 +53,22 @@ def ladder() -> str:
         where = v.arch if v.branch == v.arch else f"{v.branch} ({v.arch})"  # decode (portable), decode (sm_90a)
         rows.append([v.index, f"`{v.file}`", where, parent, v.change])
     return md_table(["#", "file", "branch", "parent", "the step's one idea"], rows, "rllrl", compact=True)
+
+
+def branch_summary() -> str:
+    """A row a branch of the whole manifest (prefill branches by arch, then each other problem's):
+    how many steps and which, the step it leaves from (another branch's, or none: a root), its last
+    step and that step's idea."""
+    rows = []
+    for name, steps in manifest.branches(manifest.names(problem=None)).items():
+        first, last = manifest.get(steps[0]), manifest.get(steps[-1])
+        arches = sorted({manifest.get(s).arch for s in steps}, key=lambda a: a != PORTABLE)
+        label = name if arches == [name] else f"{name} ({', '.join(arches)})"
+        leaves = f"{manifest.get(first.parent).index} {first.parent}" if first.parent else "its own root"
+        rows.append([label, f"{len(steps)}: {index_runs(manifest.get(s).index for s in steps)}", leaves,
+                     f"{last.index} `{last.file}`: {last.change}"])
+    return md_table(["branch", "steps", "leaves from", "its last step, and that step's one idea"], rows,
+                    "llll", compact=True)
 
 
 def switches() -> str:
@@ -87,6 +106,21 @@ def _non_default(data: RunData) -> str:
     mine, base = data.run_params.as_text(), RunParams().resolved().as_text()
     diff = [f"{o.make}={mine[o.name]}" for o in RUN_OPTIONS if o.make and o.name != "variants" and mine[o.name] != base[o.name]]
     return "parameters " + ", ".join(f"`{d}`" for d in diff) if diff else "the default parameters"
+
+
+def finding(data: RunData) -> str:
+    """The report's first screen in two sentences (lab.report.ladder.finding and the FlashAttention-3
+    parity count), the run named; without the report's bold."""
+    from lab.report.ladder import finding as headline_finding
+    from lab.report.sections.reference import first_screen_line
+
+    head = data.headline()
+    sentence = headline_finding(data, head) if head else None
+    if not sentence:
+        return f"Run `{data.run_id}` has no samples at the headline shape."
+    parity = first_screen_line(data).replace("**", "")
+    run = f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')})"
+    return f"{run}: {sentence[0].lower()}{sentence[1:]}" + (f" {parity}" if parity else "")
 
 
 def portable(data: RunData, peer: str = PEER) -> str:
@@ -193,8 +227,9 @@ def tuning(variant: str | None = None) -> str:
 def blocks(rec) -> dict[str, str]:
     """Every block's text, the run-dependent ones from `rec` (a RunRecord or RunData)."""
     data = rec if isinstance(rec, RunData) else RunData(rec)
-    return {"ladder": ladder(), "switches": switches(), "parameters": parameters(RUN_OPTIONS, RunParams().as_text()),
-            "tune-parameters": parameters(TUNE_OPTIONS, TuneParams().as_text()), "stage-times": stage_times(data),
+    return {"ladder": ladder(), "branches": branch_summary(), "switches": switches(), "parameters": parameters(RUN_OPTIONS, RunParams().as_text()),
+            "tune-parameters": parameters(TUNE_OPTIONS, TuneParams().as_text()), "finding": finding(data),
+            "stage-times": stage_times(data),
             "portable": portable(data), "tuning": tuning(), "tune-space": tune_space()}
 
 

@@ -125,6 +125,17 @@ def _md_cell(x) -> str:
     return str(x).replace("\n", " ").replace("|", "\\|")
 
 
+def index_runs(indices) -> str:
+    """Step numbers with runs collapsed, in order: [1, 2, 3, 5, 19, 20] -> '1–3, 5, 19–20'."""
+    runs: list[list[int]] = []
+    for i in sorted(indices):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
 def md_table(headers: list[str], rows: list[list], align: str | None = None, compact: bool = False) -> str:
     """A Markdown table; `align` one letter a column (l, r, c); `compact`: the rule under the
     header written `|---|---|` (the studies' sections) rather than `| --- | --- |`."""
