@@ -23,7 +23,7 @@ def _tree(tmp_path) -> Path:
 
 
 def _env(tmp_path, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("STEP", "RESUME_RUN")}
+    env = {k: v for k, v in os.environ.items() if k not in ("STEP", "RESUME_RUN", "CHECKED")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `python` is this one
     env.update({"LAB_TREE": str(_tree(tmp_path)), "LAB_LAND_OUT": str(tmp_path / "out"), **extra})
     return env
@@ -56,6 +56,33 @@ def test_land_refuses_a_step_the_manifest_lacks(tmp_path):
 def test_land_refuses_a_tree_without_the_commit_to_record(tmp_path):
     rc, status = _land(tmp_path, STEP="conditional_rescale")  # _tree has no .scratch/sha_run
     assert rc == 2 and ".scratch/sha_run is missing" in status and not (tmp_path / "out" / "gpu.txt").exists()
+
+
+def _fake_gpu_commands(tmp_path) -> dict:
+    """PATH with a `python` that logs the landing's GPU commands (its tests, the sanitizer, the run) instead of running
+    them and passes everything else to this Python; the tree has the commit to record."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f"""#!/bin/bash
+case "$*" in *pytest*|*sanitize*|*lab.pipeline*) echo "$*" >> {log}; exit 0;; esac
+exec {sys.executable} "$@"
+""")
+    (bin_dir / "python").chmod(0o755)
+    (_tree(tmp_path) / ".scratch").mkdir()
+    (_tree(tmp_path) / ".scratch" / "sha_run").write_text("0" * 40)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+@pytest.mark.parametrize("checked", ["", "data/checks/2026-12-04-x"])
+def test_land_skips_the_checks_only_where_told_where_they_passed(tmp_path, checked):
+    rc, status = _land(tmp_path, STEP="conditional_rescale", CHECKED=checked, **_fake_gpu_commands(tmp_path))
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert rc == 0 and status.rstrip().endswith("all done") and "lab.pipeline --no-report" in calls[-1]
+    if checked:
+        assert len(calls) == 1 and f"skipped: they passed on these kernel sources in {checked}" in status
+    else:
+        assert [c.split()[:2] for c in calls[:2]] == [["-m", "pytest"], ["-m", "lab"]] and "sanitize" in calls[1]
+        assert "skipped" not in status and len(calls) == 3
 
 
 @pytest.mark.parametrize("step, sha, why", [(None, True, "STEP is not set"),
