@@ -5,7 +5,8 @@ recomputed from them. What can be (the summary table, the leave-one-replicate-ou
 the factorial's effects, the per-shape notes) is computed when read (lab.studies.derived) and
 never written here. `docs/methodology.md` (Records) says what stays in the repository.
 
-    env.json           GPU (and its UUID), clocks, driver, CUDA, torch, nvcc, git sha and dirty flag
+    env.json           GPU (and its UUID), clocks, driver, CUDA, torch, nvcc, git sha and dirty flag, the cold
+                       mode's L2 flush (cold_flush: its kind and a probe's reading)
     resumes.json       each `--resume` of the run: when, host, GPU UUID, driver, the stages left
                        (lab.studies.resume.resume_here, which refuses another GPU model or code)
     status.json        {"state": "running" | "complete" | "incomplete", ...}; a run stopped
@@ -208,6 +209,12 @@ def environment() -> dict:
             from lab.measure.clocks import gpu_identity
 
             env["gpu_uuid"] = gpu_identity().get("gpu_uuid", "")  # which physical GPU (a resume may run on another)
+            from lab.measure.timing import COLD_FLUSH, flush_probe
+
+            try:  # how the cold mode empties the L2, and that it does (a few ms)
+                env["cold_flush"] = flush_probe()
+            except Exception as exc:  # noqa: BLE001 - recorded, not fatal: the report says the probe failed
+                env["cold_flush"] = {"kind": COLD_FLUSH, "error": f"{type(exc).__name__}: {exc}"}
     except ImportError:
         env["torch"] = None
     env.update(Clocks().static_info())

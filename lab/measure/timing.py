@@ -6,8 +6,10 @@ Three modes:
   time, not per launch, so a few-microsecond kernel is not launch-bound. A block starts behind a
   1 ms sleep and a turn of the round robin takes at most StopRule.hot_turn_us of GPU time, so a
   hot sample is a burst at the clock an idle GPU boosts to.
-- cold: before every launch a buffer twice the size of L2 is overwritten (as nvbench does), so
-  the kernel starts with its inputs in DRAM; a sample is one launch between two events. A turn of
+- cold: before every launch a buffer twice the size of L2 is read (L2Flusher), so the kernel starts
+  with its inputs in DRAM and no dirty lines in the L2 to write back (runs before env.json's cold_flush
+  overwrote the buffer, as nvbench does, and each cold launch paid that write-back; see L2Flusher); a
+  sample is one launch between two events. A turn of
   the round robin takes at most StopRule.turn_us of GPU time (one sample at launches of a
   millisecond and more), so that no one clock state decides a row's median.
 - sustained: the load real training and serving put on the GPU, attention back to back for
@@ -49,15 +51,64 @@ def l2_bytes() -> int:
     return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
 
 
-class L2Flusher:
-    """Overwrites a buffer of 2x the L2 size; enqueued right before a cold launch."""
+# How the cold mode empties the L2 (L2Flusher's kinds); env.json's cold_flush records the kind and flush_probe's reading.
+FLUSH_KINDS = ("read", "write")
+COLD_FLUSH = "read"
 
-    def __init__(self):
+
+def recorded_flush(env: dict) -> str:
+    """The flush a run's cold mode used, from its env.json: cold_flush's kind, or "write" for the runs before it."""
+    return (env.get("cold_flush") or {}).get("kind", "write")
+
+
+class L2Flusher:
+    """Empties the L2 of a launch's data, enqueued right before a cold launch, through a buffer of twice the L2's size:
+    - "read" (COLD_FLUSH): the buffer is read (one reduction), which evicts every line the L2 held (dirty ones are
+      written back then, outside the timed launch) and leaves it holding clean lines, which the launch evicts for
+      free;
+    - "write": the buffer is overwritten (as nvbench does, and the runs before env.json's cold_flush did), which
+      leaves up to the L2's size of dirty lines, whose write-back to DRAM the timed launch then pays beside its own
+      traffic where it keeps the DRAM busy: cold 10.1 µs above hot (the median over 204 implementation x shape
+      pairs) at the decode shapes whose cache streams from HBM in an H200 run
+      (data/explorations/2026-12-04-cold-flush-writeback)."""
+
+    def __init__(self, kind: str = COLD_FLUSH):
+        if kind not in FLUSH_KINDS:
+            raise ValueError(f"L2Flusher kind {kind!r}: one of {', '.join(FLUSH_KINDS)}")
         torch = _torch()
-        self.buffer = torch.empty(2 * max(l2_bytes(), 1 << 20), dtype=torch.uint8, device="cuda")
+        self.kind = kind
+        self.buffer = torch.zeros(2 * max(l2_bytes(), 1 << 20) // 16 * 16, dtype=torch.uint8, device="cuda")
+        self._words = self.buffer.view(torch.int32)
 
     def __call__(self) -> None:
-        self.buffer.fill_(1)
+        if self.kind == "write":
+            self.buffer.fill_(1)
+        else:
+            self._words.amax()  # its one-element result is not read: the reads are the point
+
+
+def flush_probe(flusher: L2Flusher | None = None, repeats: int = 5) -> dict:
+    """Whether the cold mode's flush empties the L2, measured (env.json's cold_flush): a probe of half the L2 is
+    overwritten (its lines dirty in the L2), then read back, straight away (from the L2) and with the flush between
+    (from DRAM where the flush evicted it): the medians of `repeats` samples each, µs."""
+    import statistics
+
+    torch = _torch()
+    flusher = flusher or L2Flusher()
+    probe = torch.empty(l2_bytes() // 2 // 16 * 16, dtype=torch.uint8, device="cuda")
+    words = probe.view(torch.int32)
+
+    def read_us(flush: bool) -> float:
+        def before():
+            probe.fill_(1)
+            if flush:
+                flusher()
+
+        return statistics.median(timed_blocks(repeats, lambda: words.amax(), before=before, hold=None))
+
+    read_us(True)  # the warm-up: the reduction's first call
+    return {"kind": flusher.kind, "probe_bytes": int(probe.numel()), "l2_read_us": read_us(False),
+            "flushed_read_us": read_us(True)}
 
 
 def _gpu_sleep():

@@ -21,6 +21,7 @@ import math
 import pandas as pd
 
 from lab.measure import records, stats
+from lab.measure.timing import recorded_flush
 from lab.report import bar, knockouts
 from lab.report.formats import MISSING, fmt, fmt_ci, md_table, shape_label
 from lab.report.load import RunData, run_data
@@ -200,6 +201,18 @@ def _agreement_text(agr: dict) -> str:
                if agr["differ"] else f"Every verdict against the {band} noise band is the same in both."))
 
 
+def flush_note(a: RunData, b: RunData) -> str:
+    """A line where the two runs emptied the L2 differently before their cold samples (lab.measure.timing.L2Flusher;
+    env.json's cold_flush), else ""."""
+    fa, fb = recorded_flush(a.env), recorded_flush(b.env)
+    if fa == fb:
+        return ""
+    words = {"read": "read a buffer of twice the L2", "write": "overwrote one, leaving dirty lines the timed call wrote "
+             "back (data/explorations/2026-12-04-cold-flush-writeback)"}
+    return (f"The two runs emptied the L2 differently before each cold sample (A {words[fa]}; B {words[fb]}): a cold "
+            "row that differs between them may differ for that.")
+
+
 def section(run_a, run_b) -> list[str]:
     """The report's "Does it replicate?" section: run_a is the report's run, run_b the other."""
     a, b = run_data(run_a), run_data(run_b)
@@ -217,6 +230,8 @@ def section(run_a, run_b) -> list[str]:
             + (": " + "; ".join(f"{r.kind} {r.what} at {r.shape} ({r.a_verdict} in A, {r.b_verdict} in B)"
                                 for r in broken.itertuples()) + " do not." if len(broken) else "."), "",
             _table(tab), "", _agreement_text(agreement(a, b)), ""]
+    if note := flush_note(a, b):
+        out += [note, ""]
     return out
 
 
@@ -247,5 +262,7 @@ def main(run_a: str, run_b: str, progress=print, root=None) -> int:
                  f"{'holds' if r.holds else 'DIFFERS'}" + ("" if r.same_code in ("yes", MISSING) else " (code differs)"))
     progress(f"{int(tab['holds'].sum()) if len(tab) else 0} of {len(tab)} verdicts hold in both runs")
     progress(_agreement_text(agreement(a, b)))
+    if note := flush_note(a, b):
+        progress(note)
     return 0
 

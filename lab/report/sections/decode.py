@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from lab.measure.timing import recorded_flush
 from lab.report.formats import MISSING, fmt, md_table, new_lines
 from lab.report.context import Context
 
@@ -127,6 +128,44 @@ def end_row(key: tuple, here: dict, end: str, peers, copy: float, streams: dict)
     return cells + [f"{best['impl']} {best['median_us']:.1f}", f"{r:.3f} [{lo:.3f}, {hi:.3f}]"]
 
 
+def cold_excess(d: dict) -> tuple[int, float, float, float] | None:
+    """Each implementation's cold median less its hot one (µs) at the shapes whose cache streams from HBM: (pairs,
+    least, most, median); None where the run timed no such shape in both modes."""
+    import statistics
+
+    hot, cold, streams = medians(d["rows"], "hot"), medians(d["rows"], "cold"), d.get("streams", {})
+    xs = [cold[k][i]["median_us"] - hot[k][i]["median_us"] for k in cold if k in hot and streams.get(shape_of(k).id)
+          for i in cold[k] if i in hot[k]]
+    return (len(xs), min(xs), max(xs), statistics.median(xs)) if xs else None
+
+
+def cold_flush_line(d: dict, flush: dict | None) -> str:
+    """What the cold rows' L2 flush was (env.json's cold_flush; absent: the overwrite of the runs before it) and
+    what cold cost over hot at the streaming shapes, where the overwrite's dirty lines were written back in the
+    timed call (data/explorations/2026-12-04-cold-flush-writeback)."""
+    read = recorded_flush({"cold_flush": flush}) == "read"
+    if read:
+        how = "read a buffer of twice the L2 before every cold call, which leaves the L2 no dirty lines to write back"
+        if "flushed_read_us" in flush:
+            how += (f" (a probe of {flush['probe_bytes'] / 1e6:.1f} MB, overwritten and read back, took "
+                    f"{flush['l2_read_us']:.1f} µs from the L2 and {flush['flushed_read_us']:.1f} µs after the flush)")
+        elif flush.get("error"):
+            how += f" (its probe failed: {flush['error'][:200]})"
+    else:
+        how = ("overwrote a buffer of twice the L2 before every cold call (as runs before env.json's cold_flush did), "
+               "which leaves up to the L2's size of dirty lines for the timed call to write back beside its own "
+               "traffic")
+    text = f"**The cold flush**: this run {how}."
+    if excess := cold_excess(d):
+        n, lo, hi, med = excess
+        text += (f" At the shapes whose cache streams from HBM, the cold median is {med:.1f} µs above the hot one "
+                 f"(median over {n} implementation × shape pairs; {lo:.1f} to {hi:.1f})")
+        text += "." if read else (": the write-back, where a call keeps the DRAM busy "
+                                  "(data/explorations/2026-12-04-cold-flush-writeback), which target 1's cold verdicts "
+                                  "below include.")
+    return text
+
+
 def not_measured(d: dict) -> str:
     """The decode peers issue 50 names that the run did not measure, with why: decode.json's record, or, for a
     run recorded before it, this code's (lab.measure.decode_peers.NOT_WIRED, said as such)."""
@@ -209,6 +248,8 @@ def section_decode(ctx: Context) -> list[str]:
     L += what_is_left_out(d)
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
+        if mode == "cold":
+            L += [cold_flush_line(d, ctx.data.env.get("cold_flush")), ""]
         by_shape = medians(d["rows"], mode)
         table = [end_row(key, here, end, peers, copy_of(d, shape_of(key).id), d.get("streams", {}))
                  for key, here in by_shape.items()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lab.kernels.shape import Shape
 from lab.measure import stats
+from lab.measure.timing import recorded_flush
 from lab.report.formats import KEYS, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_ratio, md_table, new_lines
 from lab.report.context import Context
 from lab.report.load import first_line
@@ -33,6 +34,17 @@ def block_sizes(rule) -> str:
     return text
 
 
+def cold_flush_words(flush: dict | None) -> str:
+    """How the run's cold mode emptied the L2 (env.json's cold_flush, lab.measure.timing.L2Flusher), as the subject
+    of a sentence."""
+    if recorded_flush({"cold_flush": flush}) == "read":
+        return ("a buffer of twice the L2 is read (which evicts the launch's data and leaves no dirty lines for it to "
+                "write back; env.json's cold_flush holds a probe of the flush)")
+    return ("a buffer of twice the L2 is overwritten (which leaves up to the L2's size of dirty lines for the launch "
+            "to write back, a cost the decode section reads off the memory-bound calls; later runs read the buffer "
+            "instead)")
+
+
 def _timing(ctx: Context) -> list[str]:
     data, env = ctx.data, ctx.data.env
     L, add = new_lines()
@@ -49,8 +61,8 @@ def _timing(ctx: Context) -> list[str]:
         "is one replay's CUDA-event time divided by its launches. Where one set of Q, K, V and O fits in L2"
         + (f" ({l2 / 2**20:.0f} MiB here)" if isnum(l2) else "")
         + ", the graph rotates through enough input sets to exceed twice the L2, so inputs are not simply "
-        f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: a buffer of twice the "
-        "L2 is overwritten before every launch and a sample is one launch.")
+        f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: "
+        + cold_flush_words(env.get("cold_flush")) + " before every launch and a sample is one launch.")
     add("")
     return L
 
