@@ -33,6 +33,7 @@ def tflops_ci(data: RunData, impl: str, shape: Shape, mode: str = "hot"):
     return f(med), f(hi_us), f(lo_us)
 
 
+DENSE_STEPS = 30  # more bars than this in the hero figure: value and step labels turned upright
 PEER_DASHES = ("--", (0, (6, 2, 1, 2)), ":", (0, (3, 1, 1, 1, 1, 1)), (0, (8, 3)), "-.")
 
 
@@ -67,8 +68,10 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         err = np.array([[t[0] - t[1] for t in vals], [t[2] - t[0] for t in vals]])
         colors = [BRANCH_COLORS.get(branch(v), "#8C8C8C") for v in steps]
         ax.bar(xs, mid, color=colors, width=0.75, yerr=err, capsize=2, ecolor="black", error_kw={"lw": 0.8})
-        for xi, m in zip(xs, mid):
-            ax.annotate(f"{m:.0f}", (xi, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+        dense = len(steps) > DENSE_STEPS  # labels upright would run into each other: turned to read bottom to top
+        for xi, m, e in zip(xs, mid, err[1]):
+            ax.annotate(f"{m:.0f}", (xi, m + e), textcoords="offset points", xytext=(0, 2), ha="center",
+                        va="bottom", fontsize=6.5 if dense else 7, rotation=90 if dense else 0)
         pc = peer_colors(peers)
         levels = {p: tflops_ci(data, p, shape, mode)[0] for p in peers}
         for k, p in enumerate(peers):
@@ -80,8 +83,9 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
             ax.annotate(p, (1.0, y), xycoords=("axes fraction", "data"), xytext=(4, 0), textcoords="offset points",
                         va="center", fontsize=7, color=pc[p], annotation_clip=False)
         ax.set_xticks(xs)
-        ax.set_xticklabels([f"{manifest_variant(v).index} {v}" if manifest_variant(v) else v for v in steps], rotation=40,
-                           ha="right", rotation_mode="anchor")
+        ax.set_xticklabels([f"{manifest_variant(v).index} {v}" if manifest_variant(v) else v for v in steps],
+                           rotation=90 if dense else 40, ha="center" if dense else "right",
+                           rotation_mode="default" if dense else "anchor", fontsize=7 if dense else None)
         ax.set_ylabel(f"TFLOP/s ({mode} median, 95 % CI)")
         ax.set_title(f"Every step of the ladder at {shape_label(shape)}, fp16, {mode}, branch by branch; "
                      "dashed: peers in this run")
@@ -91,8 +95,12 @@ def figure_hero(data: RunData, shape: Shape, path: Path, mode: str = "hot") -> s
         arches = list(dict.fromkeys(branch(v) for v in steps))  # not `branches`: that is the module
         handles = [Patch(color=BRANCH_COLORS.get(b, "#8C8C8C")) for b in arches] + handles
         labels = [("portable steps (sm_80+)" if b == "portable" else f"{b} steps") for b in arches] + labels
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
         ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
+        ax.set_ylim(top=ax.get_ylim()[1] * (1.08 if dense else 1.0))  # room for the turned labels
+        fig.canvas.draw()  # the tick labels' extent, so that the legend sits below the longest of them
+        lowest = min(t.get_window_extent().y0 for t in ax.get_xticklabels())
+        below = ax.transAxes.inverted().transform((0, lowest))[1] - 0.02
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below), ncol=3, frameon=False)
         save_figure(fig, path)
     return None
 
