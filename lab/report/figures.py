@@ -117,7 +117,8 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
     if abl.empty or not abl["vs_sdpa_flash"].notna().any() and not abl["vs_parent"].notna().any():
         return "no speedups to plot"
     with set_style():
-        fig = new_figure((12.7, 5.6))
+        height = max(5.6, 0.2 * len(abl) + 1.4)  # a row a step, 0.2 in apart: 51 steps would overlap in 5.6
+        fig = new_figure((12.7, height))
         axes = fig.subplots(1, 2)
         panels = (("vs_parent", "speedup over parent step", "tab:blue"),
                   ("vs_sdpa_flash", f"speedup over {PEER}", "tab:orange"))
@@ -147,7 +148,7 @@ def figure_speedup(abl: pd.DataFrame, path: Path) -> str | None:
         shape = abl.attrs.get("shape") or ""
         fig.suptitle(f"Ablation at {shape}, {abl.attrs.get('mode', 'hot')}: speedup with its 95 % interval "
                      "(> 1: faster)", fontsize=10)
-        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.88, wspace=0.1)
+        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.67 / height, top=1 - 0.67 / height, wspace=0.1)
         save_figure(fig, path)
     return None
 

@@ -157,8 +157,9 @@ def figure(prim: pd.DataFrame, out_dir: Path) -> Path:
     names = [f"{r.switch}{' (+' + r.with_off + ' off)' if r.with_off else ''}\nin {r.kernel}, {r.shape}"
              for r in prim.itertuples()]
     ax.set_yticks(y, names, fontsize=8)
+    ax.set_ylim(-0.6, len(prim) - 0.4)
     ax.set_xlabel("speedup, median ratio (x); > 1: the optimization makes the kernel faster; 95 % bootstrap intervals")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(prim) > 3 else -0.35), ncol=1, frameon=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1, frameon=False)  # above: no offset to guess
     path = out_dir / FIGURE
     save_figure(fig, path, dpi=130)
     plt.close(fig)
