@@ -83,7 +83,11 @@ def highlighted(data: RunData) -> list[str]:
 
 
 def figure_latency(data: RunData, shape: Shape, path: Path, mode="hot") -> str | None:
-    impls = [i for i in data.impls(shape) if data.lat(i, shape, mode) is not None]
+    """The latency ECDFs at `shape` of the summary figures' implementations (highlighted: each branch's end and the
+    peers) and the A/A twins: fifty steps' curves, each a legend line, would hide what the figure is for."""
+    timed = [i for i in data.impls(shape) if data.lat(i, shape, mode) is not None]
+    shown = set(highlighted(data))
+    impls = [i for i in timed if i in shown or i.removesuffix(AA_SUFFIX) in shown] or timed
     if not impls:
         return f"no {mode} samples at {shape_label(shape)}: latency figure skipped"
     with set_style():
@@ -278,8 +282,9 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
     import seaborn as sns
 
     colors = sns.color_palette("tab10", 10)
+    height = max(4.6, 0.16 * len(plot) + 1.2)  # a bar a kernel, 0.16 in apart
     with set_style():
-        fig = new_figure((9.0, 4.6))
+        fig = new_figure((9.0, height))
         ax = fig.subplots()
         y = np.arange(len(plot))[::-1]
         left = np.zeros(len(plot))
@@ -293,6 +298,7 @@ def figure_stalls(data: RunData, pshape: Shape | None, path: Path) -> str | None
         ax.set_xlabel("warps stalled per issued instruction (ncu smsp__average_warps_issue_stalled_*)")
         ax.set_title(f"Warp-stall breakdown at {shape_label(pshape)}")
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-        fig.subplots_adjust(left=0.16, right=0.78, bottom=0.12, top=0.92)
+        ax.set_ylim(-0.6, len(plot) - 0.4)
+        fig.subplots_adjust(left=0.25, right=0.78, bottom=0.55 / height, top=1 - 0.37 / height)
         save_figure(fig, path)
     return None

@@ -173,7 +173,8 @@ def _ablation_figures(ctx: Context) -> list[str]:
     notes["latency"] = figure_latency(data, head, figdir / FIGURES["latency"])
     for key, caption in (("speedup", "Speedup of each step over its parent and over " + PEER
                           + " (95 % interval; dashed line at 1.0)"),
-                         ("latency", f"Hot latency distributions at {shape_label(head)}")):
+                         ("latency", f"Hot latency distributions at {shape_label(head)}: each branch's end, its A/A "
+                          "twin and the peers")):
         ctx.add_figure(add, key, caption)
     return L
 
