@@ -222,6 +222,76 @@ def test_a_decode_peer_that_cannot_take_a_case_says_why():
     assert DecodeSdpaPeer("math").unsupported_reason(y["q"], y["k_cache"], y["v_cache"], y["cache_lens"]) is None
 
 
+def _flex_call(peer):
+    """flex_attention as a decode call (check_decode_case's signature), its result copied into `out`."""
+    def call(q, k_cache, v_cache, cache_lens, block_table, out):
+        out.copy_(peer.bind(q, k_cache, v_cache, cache_lens, block_table)())
+
+    return call
+
+
+def test_flex_attention_as_a_decode_peer_passes_the_decode_check_on_every_contiguous_case():
+    """Eager flex_attention (its reference path, on the CPU) through DecodeFlexPeer's views and block mask, judged
+    as a decode step is (fp32 reference, poisoned outputs, every element) on the grid's cases of a contiguous
+    cache: several queries bottom-right, mixed and odd lengths, grouped and multi-query heads, both head dims."""
+    from lab.measure.decode_check import check_decode_case, decode_grid
+    from lab.measure.decode_peers import DecodeFlexPeer
+
+    call = _flex_call(DecodeFlexPeer(compiled=False))
+    cases = [(i, s) for i, s in enumerate(decode_grid()) if not s.page_size and s.cache_len <= 1000]
+    assert {s.q_len for _, s in cases} >= {1, 2, 4, 8} and any(s.mixed for _, s in cases)
+    for i, s in cases:
+        r = check_decode_case("flex_attention", call, s, i, device="cpu")
+        assert r["passed"], (s.spec, r)
+
+
+def test_flex_attention_sees_each_sequence_only_to_its_length():
+    """A mask that let a query see past its sequence's end (or its own bottom-right diagonal) fails the check: the
+    test of the peer can fail."""
+    import lab.measure.decode_peers as decode_peers
+    from lab.measure.decode_check import check_decode_case
+    from lab.measure.decode_peers import DecodeFlexPeer
+
+    shape = DecodeShape.parse("4,32,8,128,300,q4,mixed")
+    good = check_decode_case("flex_attention", _flex_call(DecodeFlexPeer(compiled=False)), shape, 3, device="cpu")
+    assert good["passed"]
+    original = decode_peers._bottom_right
+    try:
+        decode_peers._bottom_right = lambda lens, q_len: (lambda b, h, q_idx, kv_idx: kv_idx < lens[b])  # no diagonal
+        wrong = check_decode_case("flex_attention", _flex_call(DecodeFlexPeer(compiled=False)), shape, 3,
+                                  device="cpu")
+    finally:
+        decode_peers._bottom_right = original
+    assert not wrong["passed"] and wrong["max_abs_err"] > wrong["tolerance"]
+
+
+def test_flex_attention_takes_no_paged_cache_and_says_why():
+    from lab.measure.decode_peers import DecodeFlexPeer, DecodeSdpaPeer, decode_peer
+
+    x = DecodeShape.parse("2,4,2,16,40,page16").random_inputs(device="cpu")
+    why = DecodeFlexPeer(compiled=False).unsupported_reason(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"],
+                                                            x["block_table"])
+    assert why.startswith("ValueError: flex_attention reads contiguous caches only (no block table)")
+    assert decode_peer("flex_attention") == DecodeFlexPeer() and decode_peer("sdpa_cudnn") == DecodeSdpaPeer("cudnn")
+    with pytest.raises(ValueError, match="unknown decode peer 'fa3': sdpa_<backend> or flex_attention"):
+        decode_peer("fa3")
+
+
+def test_the_decode_set_times_flex_attention_where_the_run_names_it():
+    from lab.studies.decode_study import gpu_peers
+    from lab.studies.params import RunParams
+
+    names = lambda p: [x.name for x in gpu_peers(p)]  # noqa: E731
+    default = RunParams.from_text(backends="cudnn,flash")
+    assert names(default) == names(default.resolved()) == ["sdpa_cudnn", "sdpa_flash", "flex_attention"]
+    assert names(RunParams.from_text(peers="sdpa_cudnn").resolved()) == ["sdpa_cudnn"]  # as params.json names them
+    assert names(RunParams.from_text(peers="sdpa_cudnn,flex_attention").resolved()) == ["sdpa_cudnn", "flex_attention"]
+    import dataclasses
+
+    old = dataclasses.replace(RunParams.from_text(backends="cudnn"), peers=None)  # a run from before peers.json
+    assert names(old) == ["sdpa_cudnn"]
+
+
 def test_the_decode_grid_covers_what_a_kernel_must_get_right():
     from lab.measure.decode_check import decode_grid
 

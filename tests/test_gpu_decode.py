@@ -142,3 +142,42 @@ def test_nsight_compute_profiles_the_decode_end_and_a_peer_in_one_process(tmp_pa
     assert got[0]["csv_path"] == got[1]["csv_path"]  # the batch mapped: one process
     for r in got:
         assert r["n_kernels"] >= 1 and r["duration_us"] > 0 and 0 < r["dram_throughput_pct"] <= 100
+
+
+CONTIGUOUS = [(i, s) for i, s in enumerate(GRID) if not s.page_size]
+
+
+@pytest.mark.parametrize("index", [i for i, _ in CONTIGUOUS], ids=[s.id for _, s in CONTIGUOUS])
+def test_flex_attention_as_a_decode_peer_matches_the_fp32_reference(index):
+    """The decode peer flex_attention compiled (as the decode set times it) on the grid's contiguous caches, judged
+    as a step is; its launch captured in a CUDA graph gives the same output (the hot mode replays one)."""
+    import torch
+
+    from lab.measure.decode_peers import DecodeFlexPeer
+
+    peer = DecodeFlexPeer()
+
+    def call(q, k, v, lens, table, out):
+        out.copy_(peer.bind(q, k, v, lens, table)())
+
+    result = check_decode_case("flex_attention", call, GRID[index], index)
+    assert result["passed"], result
+    x = GRID[index].random_inputs(generator=torch.Generator().manual_seed(index))
+    launch = peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"])
+    eager = launch().clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = launch()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured, eager)
+
+
+def test_nsight_compute_profiles_flex_attention_as_a_decode_peer(tmp_path):
+    from lab.measure.decode_profile import profile_decode
+    from lab.measure.ncu_process import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("no ncu (Nsight Compute) here")
+    got = profile_decode(["flex_attention"], "2,32,8,128,4096,bf16", tmp_path)
+    assert got[0]["ok"] and got[0]["duration_us"] > 0, got[0].get("reason")

@@ -119,9 +119,15 @@ def test_warm_flex_compiles_each_shape_once_and_records_failures_without_stoppin
 
 
 def test_only_runs_that_time_flex_attention_warm_it():
-    p = RunParams.from_text(shapes="canonical")
+    """The prefill shapes, then the decode set's shapes of a contiguous cache (the decode peer takes no paged one)."""
+    p = RunParams.from_text(shapes="canonical", decode="")
     assert warm.shapes_to_warm(p) == list(p.shapes) and len(p.shapes) == 7
-    assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="flex_attention,sdpa_cudnn")) == list(p.shapes)
+    assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="flex_attention,sdpa_cudnn",
+                                                   decode="")) == list(p.shapes)
+    with_decode = RunParams.from_text(shapes="canonical")
+    contiguous = [s for s in with_decode.decode_shapes if "page" not in s.spec]
+    assert len(with_decode.decode_shapes) == 19 and len(contiguous) == 15
+    assert warm.shapes_to_warm(with_decode) == list(p.shapes) + contiguous
     assert warm.shapes_to_warm(RunParams.from_text(shapes="canonical", peers="sdpa_cudnn")) == []
     assert warm.shapes_to_warm(dataclasses.replace(p, peers=None)) == []  # a run from before peers.json: SDPA only
 

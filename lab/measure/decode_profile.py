@@ -31,7 +31,6 @@ DECODE_METRICS = {k: METRICS[k] for k in ("duration", "dram_throughput_pct", "dr
                                           "registers")}
 DEFAULT_TIMEOUT_S = 180.0
 INPUT_SEED = 4242  # the target's inputs (lab.kernels.decode.DecodeShape.random_inputs)
-PEER_PREFIX = "sdpa_"  # a decode peer's name: sdpa_<backend> (lab.measure.decode_peers.DecodeSdpaPeer)
 
 
 def call_record(kernels: list[dict]) -> dict:
@@ -82,10 +81,10 @@ def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout:
 
 def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAULT_TIMEOUT_S, gpu: str | None = None,
                    runner=run_in_group) -> list[dict]:
-    """A record a name (decode steps and decode peers, sdpa_<backend>) at the decode shape `spec`: ok with
-    call_record's numbers, or not with the reason. One ncu process for all of them; where it exits with an error
-    or its capture does not map, one a name (where it times out or cannot start, none: every name has that
-    reason). `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`: lab.measure.ncu_process.run_in_group, or a
+    """A record a name (decode steps and decode peers, sdpa_<backend> and flex_attention) at the decode shape
+    `spec`: ok with call_record's numbers, or not with the reason. One ncu process for all of them; where it exits
+    with an error or its capture does not map, one a name (where it times out or cannot start, none: every name
+    has that reason). `runner(cmd, timeout, gpu) -> (rc, stdout, stderr)`: lab.measure.ncu_process.run_in_group, or a
     stand-in in the tests. Never raises."""
     if not names:
         return []
@@ -116,14 +115,16 @@ def target(names: list[str], spec: str) -> None:
 
     from lab.kernels import variants
     from lab.kernels.decode import DecodeShape
-    from lab.measure.decode_peers import DecodeSdpaPeer
+    from lab.kernels.manifest import names as step_names
+    from lab.measure.decode_peers import decode_peer
     from lab.measure.profile import launch_once, separator
 
     x = DecodeShape.parse(spec).random_inputs(seed=INPUT_SEED)
     args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+    steps = set(step_names(problem=None))
     for name in names:
-        if name.startswith(PEER_PREFIX):
-            peer = DecodeSdpaPeer(name[len(PEER_PREFIX):])
+        if name not in steps:  # a peer (sdpa_<backend>, flex_attention)
+            peer = decode_peer(name)
             with peer.context():
                 launch_once(peer.bind(*args))
         else:
@@ -137,7 +138,7 @@ def target(names: list[str], spec: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m lab.measure.decode_profile", description=__doc__.splitlines()[0])
     p.add_argument("--target", metavar="NAMES", required=True, help="(inside ncu) one profiled call of each of "
-                   "these comma-separated decode steps and peers (sdpa_<backend>)")
+                   "these comma-separated decode steps and peers (sdpa_<backend>, flex_attention)")
     p.add_argument("--shape", required=True, help="a decode shape, B,H,H_kv,D,cache_len[,qN][,mixed][,pageN][,bf16] "
                    "(lab.kernels.decode.DecodeShape)")
     args = p.parse_args(argv)

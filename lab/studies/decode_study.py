@@ -337,9 +337,13 @@ def gpu_profile(names, spec, out_dir, gpu=None) -> list[dict]:
 
 
 def gpu_peers(p) -> list:
-    from lab.measure.decode_peers import DecodeSdpaPeer
+    """The run's decode peers: SDPA under its backends, and flex_attention where the run's peers hold it (a run
+    recorded before peers.json, p.peers None, timed SDPA alone)."""
+    from lab.measure.decode_peers import DecodeFlexPeer, DecodeSdpaPeer
+    from lab.measure.peers import FLEX
 
-    return [DecodeSdpaPeer(b) for b in p.backends]
+    named = p.resolved().peers if p.peers == () else (p.peers or ())  # (): the defaults, as params.json names them
+    return [DecodeSdpaPeer(b) for b in p.backends] + ([DecodeFlexPeer()] if FLEX in named else [])
 
 
 def gpu_clocks():

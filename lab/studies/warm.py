@@ -1,4 +1,4 @@
-"""flex_attention's compiles for a run's timing shapes, made ahead of the timing stage.
+"""flex_attention's compiles for a run's timing shapes and decode shapes, made ahead of the timing stage.
 
 flex_attention is compiled per shape (dynamic=False), and every timing replicate is a fresh process:
 the first replicate compiles each shape while it measures, the later ones find inductor's and
@@ -68,11 +68,16 @@ def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> d
     from lab.measure.peers import first_line
 
     if bind is None:
+        from lab.kernels.decode import DecodeShape
+        from lab.measure.decode_peers import DecodeFlexPeer
         from lab.measure.peers import FlexAttentionPeer
 
-        peer = FlexAttentionPeer()
+        peer, decode_peer = FlexAttentionPeer(), DecodeFlexPeer()
 
         def bind(shape):
+            if isinstance(shape, DecodeShape):  # as the decode set binds it (lab.studies.measure_decode)
+                x = shape.random_inputs()
+                return decode_peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
             q, k, v = shape.random_inputs()
             return peer.bind(q, k, v, shape.causal, None)
     if synchronize is None:
@@ -131,13 +136,13 @@ def warm_in_parallel(shapes, workers: int = WORKERS, pool=None, warm=None, clock
 
 
 def shapes_to_warm(p: RunParams) -> list:
-    """The run's timing shapes where flex_attention is among its peers (a run that names its peers
-    without it warms nothing)."""
+    """The run's timing shapes and its decode shapes of a contiguous cache (those the decode peer takes) where
+    flex_attention is among its peers (a run that names its peers without it warms nothing)."""
     from lab.measure.peers import FLEX
 
     if p.peers is None or (p.peers and FLEX not in p.peers):
         return []
-    return list(p.shapes)
+    return list(p.shapes) + [s for s in p.decode_shapes if not s.page_size]
 
 
 def main(argv: list[str] | None = None) -> int:
