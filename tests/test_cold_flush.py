@@ -80,9 +80,11 @@ def test_the_probe_dirties_half_the_l2_then_reads_it_with_and_without_the_flush(
 
 
 def test_the_methodology_names_the_flush_the_run_recorded():
-    assert "is read (which evicts the launch's data and leaves no dirty lines" in cold_flush_words({"kind": "read"})
+    assert cold_flush_words({"kind": "read"}).startswith("read a buffer of twice the L2 before every launch, which "
+                                                         "evicts the launch's data and leaves no dirty lines")
     for older in (None, {}, {"kind": "write"}):
-        assert "is overwritten (which leaves up to the L2's size of dirty lines" in cold_flush_words(older)
+        assert cold_flush_words(older).startswith("overwrote a buffer of twice the L2 before every launch, which "
+                                                  "leaves up to the L2's size of dirty lines")
 
 
 def _row(impl, B, mode, median):
@@ -107,7 +109,7 @@ def test_the_decode_sections_cold_line_reads_the_excess_at_streaming_shapes_only
     probe = {"kind": "read", "probe_bytes": 31_457_280, "l2_read_us": 5.04, "flushed_read_us": 9.96}
     line = cold_flush_line(d, probe)
     assert "this run read a buffer of twice the L2" in line and "write-back" not in line
-    assert "a probe of 31.5 MB, overwritten and read back, took 5.0 µs from the L2 and 10.0 µs after the flush" in line
+    assert "a probe of 31.5 MB, overwritten and then read, took 5.0 µs from the L2 and 10.0 µs after the flush" in line
     line = cold_flush_line(d, {"kind": "read", "error": "RuntimeError: no GPU"})
     assert "its probe failed: RuntimeError: no GPU" in line
 

@@ -11,6 +11,7 @@ import math
 from lab.measure.timing import recorded_flush
 from lab.report.formats import MISSING, fmt, md_table, new_lines
 from lab.report.context import Context
+from lab.report.sections.method import cold_flush_words
 
 COPY_FRACTION_BAR = 0.95  # issue 50, target 1: the end at 95 % of the copy where the cache streams, batch >= 8
 BATCH_ONE_BAR = 0.80  # target 3: at batch 1
@@ -144,18 +145,7 @@ def cold_flush_line(d: dict, flush: dict | None) -> str:
     what cold cost over hot at the streaming shapes, where the overwrite's dirty lines were written back in the
     timed call (data/explorations/2026-12-04-cold-flush-writeback)."""
     read = recorded_flush({"cold_flush": flush}) == "read"
-    if read:
-        how = "read a buffer of twice the L2 before every cold call, which leaves the L2 no dirty lines to write back"
-        if "flushed_read_us" in flush:
-            how += (f" (a probe of {flush['probe_bytes'] / 1e6:.1f} MB, overwritten and read back, took "
-                    f"{flush['l2_read_us']:.1f} µs from the L2 and {flush['flushed_read_us']:.1f} µs after the flush)")
-        elif flush.get("error"):
-            how += f" (its probe failed: {flush['error'][:200]})"
-    else:
-        how = ("overwrote a buffer of twice the L2 before every cold call (as runs before env.json's cold_flush did), "
-               "which leaves up to the L2's size of dirty lines for the timed call to write back beside its own "
-               "traffic")
-    text = f"**The cold flush**: this run {how}."
+    text = f"**The cold flush**: this run {cold_flush_words(flush)}."
     if excess := cold_excess(d):
         n, lo, hi, med = excess
         text += (f" At the shapes whose cache streams from HBM, the cold median is {med:.1f} µs above the hot one "

@@ -35,14 +35,19 @@ def block_sizes(rule) -> str:
 
 
 def cold_flush_words(flush: dict | None) -> str:
-    """How the run's cold mode emptied the L2 (env.json's cold_flush, lab.measure.timing.L2Flusher), as the subject
-    of a sentence."""
-    if recorded_flush({"cold_flush": flush}) == "read":
-        return ("a buffer of twice the L2 is read (which evicts the launch's data and leaves no dirty lines for it to "
-                "write back; env.json's cold_flush holds a probe of the flush)")
-    return ("a buffer of twice the L2 is overwritten (which leaves up to the L2's size of dirty lines for the launch "
-            "to write back, a cost the decode section reads off the memory-bound calls; later runs read the buffer "
-            "instead)")
+    """How the run's cold mode emptied the L2 before every launch (env.json's cold_flush, lab.measure.timing.L2Flusher;
+    absent: the overwrite of the runs before it), with the probe's reading where recorded: a clause that follows
+    "*cold*: " or "this run"."""
+    if recorded_flush({"cold_flush": flush}) != "read":
+        return ("overwrote a buffer of twice the L2 before every launch, which leaves up to the L2's size of dirty "
+                "lines for the launch to write back beside its own traffic (later runs read the buffer instead)")
+    text = "read a buffer of twice the L2 before every launch, which evicts the launch's data and leaves no dirty lines"
+    if "flushed_read_us" in flush:
+        text += (f" (a probe of {flush['probe_bytes'] / 1e6:.1f} MB, overwritten and then read, took "
+                 f"{flush['l2_read_us']:.1f} µs from the L2 and {flush['flushed_read_us']:.1f} µs after the flush)")
+    elif flush.get("error"):
+        text += f" (its probe failed: {flush['error'][:200]})"
+    return text
 
 
 def _timing(ctx: Context) -> list[str]:
@@ -61,8 +66,8 @@ def _timing(ctx: Context) -> list[str]:
         "is one replay's CUDA-event time divided by its launches. Where one set of Q, K, V and O fits in L2"
         + (f" ({l2 / 2**20:.0f} MiB here)" if isnum(l2) else "")
         + ", the graph rotates through enough input sets to exceed twice the L2, so inputs are not simply "
-        f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: "
-        + cold_flush_words(env.get("cold_flush")) + " before every launch and a sample is one launch.")
+        f"re-read from it (input sets per shape, from each row's stop record, stops.parquet: {sets_txt}). *cold*: the "
+        "run " + cold_flush_words(env.get("cold_flush")) + "; a sample is one launch.")
     add("")
     return L
 
