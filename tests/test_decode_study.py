@@ -522,3 +522,28 @@ def test_a_row_over_its_own_processs_copy_is_measured_against_that_copy():
     # 1300 over GPU 1's 1250 = 1.04 (over GPU 0's copy it would be 1.3, over the stage's 1.625); 990 is under 1000
     assert copy_exceeded([row(8, 990.0), row(16, 1300.0)], lambda sid: copy_of(d, sid)) == \
         (1300.0 / 1250.0, "k16", "16,32,8,128,8192,bf16", "hot")
+
+
+def test_the_front_pages_decode_sentence_reads_the_end_against_the_copy_and_the_fastest_peer():
+    """README.md's decode sentence, worked by hand: the end's share of the copy at the two streaming shapes (60 / 63
+    and batch 1's bytes over 1,032 us), its speed against the fastest peer at each (cuDNN's 64.0 / 63.0 and
+    900 / 1,032), and their geometric mean."""
+    from lab.report.sections.decode import front_page
+
+    steps = manifest.names(problem=manifest.DECODE)
+    end = steps[-1]
+    big, one = "8,32,8,128,8192", "1,32,8,128,131072"
+    copy_gbps = decode_shapes_from(big)[0].bytes_moved() / (60.0 * 1e3)
+    rows = [_row(end, big, 63.0, 62.0, 64.0), _row("sdpa_cudnn", big, 64.0, 63.5, 64.5),
+            _row("sdpa_flash", big, 70.0, 69.0, 71.0), _row(end, one, 1032.0, 1030.0, 1034.0),
+            _row("sdpa_cudnn", one, 900.0, 899.0, 901.0), _row(end, one, 1100.0, 1090.0, 1110.0, mode="cold")]
+    d = {"shapes": [big, one], "steps": steps, "end": end, "rows": rows, "copy": {"gbps": copy_gbps},
+         "streams": {decode_shapes_from(big)[0].id: True, decode_shapes_from(one)[0].id: True}}
+    share_one = decode_shapes_from(one)[0].bytes_moved() / 1032e3 / copy_gbps
+    lo, hi = sorted([60 / 63, share_one])
+    text = front_page(d)
+    assert text.startswith(f"The decode branch's end, `{end}`, hot, at the 2 decode shapes")
+    assert f": {lo:.2f}-{hi:.2f} of the GPU's copy bandwidth where the cache streams from HBM" in text
+    assert (f"; {900 / 1032:.3f}×-{64 / 63:.3f}× the fastest peer measured (sdpa_cudnn, sdpa_flash; geometric mean "
+            f"{(64 / 63 * 900 / 1032) ** 0.5:.3f}× over the 2 shapes a peer takes)." in text)
+    assert front_page({**d, "rows": []}) == ""

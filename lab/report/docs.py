@@ -16,7 +16,8 @@ committed report by default; `--check` lists the files that differ from what wou
     switches      the manifest's knock-out switches and structural ideas
     parameters    make ablation's parameters and defaults (lab.studies.params)
     tune-parameters  make tune's
-    finding       the report's first sentences: the headline shape's finding and the parity count against FA3
+    finding       the report's first sentences: the headline shape's finding and the parity count against FA3,
+                  then the decode set's in one (lab.report.sections.decode.front_page)
     stage-times   the run's seconds per stage (stages.json)
     portable      the portable branch's end against FlashAttention-2 (sdpa_flash) in that run
     tuning        the tuning runs of the committed dispatch table (data/tuning/)
@@ -118,9 +119,12 @@ def finding(data: RunData) -> str:
     sentence = headline_finding(data, head) if head else None
     if not sentence:
         return f"Run `{data.run_id}` has no samples at the headline shape."
+    from lab.report.sections.decode import front_page
+
     parity = first_screen_line(data).replace("**", "")
+    decode = front_page(data.rec.read_json("decode.json")) if data.rec.has("decode.json") else ""
     run = f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')})"
-    return f"{run}: {sentence[0].lower()}{sentence[1:]}" + (f" {parity}" if parity else "")
+    return f"{run}: {sentence[0].lower()}{sentence[1:]}" + "".join(f" {t}" for t in (parity, decode) if t)
 
 
 def portable(data: RunData, peer: str = PEER) -> str:

@@ -111,6 +111,33 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     return lines
 
 
+def front_page(d: dict) -> str:
+    """The decode set in one sentence (README.md's generated block): the end, hot, at the shapes whose cache streams
+    from HBM its share of the copy bandwidth, and its speed against the fastest peer at every shape a peer takes
+    (medians); "" where the run has no hot decode rows."""
+    end, by_shape = d.get("end"), medians(d.get("rows", []), "hot")
+    peers = {r["impl"] for r in d.get("rows", [])} - set(d.get("steps", []))
+    if not end or not by_shape or not d.get("copy"):
+        return ""
+    shares, speeds = [], []
+    for key, impls in by_shape.items():
+        if end not in impls:
+            continue
+        if d.get("streams", {}).get(shape_of(key).id):
+            shares.append(impls[end]["gbps"] / copy_of(d, shape_of(key).id))
+        timed = [impls[p] for p in sorted(peers) if p in impls]
+        if timed:
+            speeds.append(speed_interval(impls[end], min(timed, key=lambda r: r["median_us"]))[0])
+    text = (f"The decode branch's end, `{end}`, hot, at the {len(d['shapes'])} decode shapes (1-8 new queries against "
+            "a K/V cache)")
+    if shares:
+        text += f": {min(shares):.2f}-{max(shares):.2f} of the GPU's copy bandwidth where the cache streams from HBM"
+    if speeds:
+        text += (f"; {min(speeds):.3f}×-{max(speeds):.3f}× the fastest peer measured ({', '.join(sorted(peers))}; "
+                 f"geometric mean {geomean(speeds):.3f}× over the {len(speeds)} shapes a peer takes)")
+    return text + "."
+
+
 def end_row(key: tuple, here: dict, end: str, peers, copy: float, streams: dict) -> list[str]:
     """A shape's row of the end's table: its time, bandwidth and share of the copy, the fastest peer
     (in a fixed order where two tie) and the end's speed against it."""
