@@ -107,3 +107,20 @@ def test_a_sustained_turn_is_back_to_back_and_keeps_only_its_settled_part():
     # the replays started 20 ms or more into the turn: about (turn - settle) / replay of them
     assert abs(len(samples) - (turn_ms - 20.0) / replay_ms) <= 2
     assert 0.5 * per_launch <= statistics.median(samples) <= 2.0 * per_launch
+
+
+def test_the_cold_mode_flushes_by_reading_and_records_its_probe():
+    """The read flush runs before each cold sample, and flush_probe (env.json's cold_flush) reports both of its
+    reads; what they say about the L2 is a measurement (data/explorations/2026-12-04-cold-flush-writeback), not
+    asserted here."""
+    import torch
+
+    from lab.measure import timing
+
+    x = torch.ones(1 << 20, device="cuda")
+    timer = timing.ColdTimer(lambda: x.mul_(1.0))
+    assert timer.flusher.kind == "read" and timer.flusher.buffer.numel() >= 2 * timing.l2_bytes() - 16
+    assert all(s > 0 for s in timer.samples(5))
+    probe = timing.flush_probe(timer.flusher, repeats=3)
+    assert probe["kind"] == "read" and probe["probe_bytes"] == timing.l2_bytes() // 2 // 16 * 16
+    assert probe["l2_read_us"] > 0 and probe["flushed_read_us"] > 0
