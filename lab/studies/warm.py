@@ -72,12 +72,12 @@ def warm_flex(shapes, bind=None, synchronize=None, clock=time.perf_counter) -> d
         from lab.measure.decode_peers import DecodeFlexPeer
         from lab.measure.peers import FlexAttentionPeer
 
-        peer, decode_peer = FlexAttentionPeer(), DecodeFlexPeer()
+        peer, decode = FlexAttentionPeer(), DecodeFlexPeer()
 
         def bind(shape):
             if isinstance(shape, DecodeShape):  # as the decode set binds it (lab.studies.measure_decode)
                 x = shape.random_inputs()
-                return decode_peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+                return decode.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
             q, k, v = shape.random_inputs()
             return peer.bind(q, k, v, shape.causal, None)
     if synchronize is None:
