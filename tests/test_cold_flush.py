@@ -127,3 +127,14 @@ def test_the_replicate_check_says_where_the_two_runs_flushed_differently():
     note = flush_note(new, old)
     assert note.startswith("The two runs emptied the L2 differently before each cold sample (A read a buffer")
     assert "B overwrote one, leaving dirty lines" in note
+
+
+def test_the_threats_name_the_overwrite_a_failed_probe_and_a_probe_that_shows_no_eviction():
+    from lab.report.validity import FLUSH_PROBE_FLOOR, cold_flush_threat
+
+    assert cold_flush_threat(None).startswith("The cold flush overwrote a buffer of twice the L2")
+    assert "flush's probe failed (RuntimeError: x)" in cold_flush_threat({"kind": "read", "error": "RuntimeError: x"})
+    evicts = {"kind": "read", "probe_bytes": 1, "l2_read_us": 5.0, "flushed_read_us": 5.0 * FLUSH_PROBE_FLOOR}
+    assert cold_flush_threat(evicts) is None  # at the floor: shown
+    warm = {**evicts, "flushed_read_us": 5.0 * FLUSH_PROBE_FLOOR - 0.01}
+    assert "does not show the flush emptying the L2" in cold_flush_threat(warm)

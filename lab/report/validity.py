@@ -9,6 +9,7 @@ import re
 import pandas as pd
 
 from lab.kernels.shape import Shape
+from lab.measure.timing import recorded_flush
 from lab.report import provenance
 from lab.report.formats import MISSING, XVAL_GAP, isnum, shape_label
 from lab.report.load import RunData, first_line
@@ -69,6 +70,29 @@ def _capped_threat(cap_rows: list, target: float) -> str:
                    + "; ".join(parts) + ".")
 
 
+# A read after the flush this much slower than one from the L2 at least: below it, the probe does not show the flush
+# evicting (a loose floor: a 30 MB read from DRAM rather than the L2 is expected to take well over 1.1x as long).
+FLUSH_PROBE_FLOOR = 1.1
+
+
+def cold_flush_threat(flush: dict | None) -> str | None:
+    """What the cold rows' flush leaves open (env.json's cold_flush, lab.measure.timing.L2Flusher): the overwrite's
+    write-back in every cold sample; a read flush whose probe failed or did not read slower after it; else None."""
+    if recorded_flush({"cold_flush": flush}) != "read":
+        return ("The cold flush overwrote a buffer of twice the L2, leaving up to the L2's size of dirty lines that "
+                "each cold launch wrote back beside its own traffic: the memory-bound calls pay it most (the decode "
+                "section reads it off them; data/explorations/2026-12-04-cold-flush-writeback), and their cold "
+                "ratios lean towards 1. Later runs read the buffer instead.")
+    if flush.get("error"):
+        return f"The cold flush's probe failed ({flush['error'][:200]}): that the flush empties the L2 is not shown."
+    l2, after = flush.get("l2_read_us"), flush.get("flushed_read_us")
+    if isnum(l2) and isnum(after) and after < FLUSH_PROBE_FLOOR * l2:
+        return (f"The cold flush's probe read {after:.1f} µs after the flush against {l2:.1f} µs from the L2 (under "
+                f"{FLUSH_PROBE_FLOOR:g}x): it does not show the flush emptying the L2, so cold rows may have found "
+                "their inputs there.")
+    return None
+
+
 def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunData | None = None) -> list[str]:
     t = []
     env = data.env
@@ -100,6 +124,8 @@ def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDat
                      f"medians and CIs rest on {floor} samples (in hot mode each a CUDA-graph replay averaging many "
                      "launches); slow drifts longer than their sampling window would not show in them.")
     t.append(scope_of_the_intervals(data, env, base))
+    if "cold" in data.run_params.modes and (flush := cold_flush_threat(env.get("cold_flush"))):
+        t.append(flush)
     if resumed := resumed_threat(data.resumes, env):
         t.append(resumed)
     if data.excluded:
