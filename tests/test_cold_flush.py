@@ -138,3 +138,29 @@ def test_the_threats_name_the_overwrite_a_failed_probe_and_a_probe_that_shows_no
     assert cold_flush_threat(evicts) is None  # at the floor: shown
     warm = {**evicts, "flushed_read_us": 5.0 * FLUSH_PROBE_FLOOR - 0.01}
     assert "does not show the flush emptying the L2" in cold_flush_threat(warm)
+
+
+def test_the_threats_say_the_whole_of_each_sentence():
+    """The threats' sentences word for word (a change to any of them is a change to what the report claims), and a
+    failed probe's message cut at 200 characters."""
+    from lab.report.validity import cold_flush_threat
+
+    assert cold_flush_threat({"kind": "write"}) == (
+        "The cold flush overwrote a buffer of twice the L2, leaving up to the L2's size of dirty lines that each cold "
+        "launch wrote back beside its own traffic: the memory-bound calls pay it most (the decode section reads it off "
+        "them; data/explorations/2026-12-04-cold-flush-writeback), and their cold ratios lean towards 1. Later runs "
+        "read the buffer instead.")
+    long = "E" * 300
+    assert cold_flush_threat({"kind": "read", "error": long}) == (
+        f"The cold flush's probe failed ({'E' * 200}): that the flush empties the L2 is not shown.")
+    assert cold_flush_threat({"kind": "read", "l2_read_us": 5.0, "flushed_read_us": 5.0}) == (
+        "The cold flush's probe read 5.0 µs after the flush against 5.0 µs from the L2 (under 1.1x): it does not "
+        "show the flush emptying the L2, so cold rows may have found their inputs there.")
+
+
+def test_the_cold_excess_needs_a_streaming_pair_in_both_modes():
+    from lab.report.sections.decode import cold_excess
+
+    rows = [_row("end", 8, "hot", 66.0), _row("end", 8, "cold", 78.0)]
+    assert cold_excess({"rows": rows}) is None  # no streams record: nothing known to stream
+    assert cold_excess({"rows": rows, "streams": {}}) is None

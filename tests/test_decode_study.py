@@ -547,3 +547,30 @@ def test_the_front_pages_decode_sentence_reads_the_end_against_the_copy_and_the_
     assert (f"; {900 / 1032:.3f}×-{64 / 63:.3f}× the fastest peer measured (sdpa_cudnn, sdpa_flash; geometric mean "
             f"{(64 / 63 * 900 / 1032) ** 0.5:.3f}× over the 2 shapes a peer takes)." in text)
     assert front_page({**d, "rows": []}) == ""
+
+
+def test_the_front_pages_decode_sentence_word_for_word_and_with_records_missing():
+    """The sentence whole; a shape the end did not run is passed over, not the end of the count; each shape's share
+    is against the copy of the process that timed it (decode.json's copies, by the GPU its note names); a record
+    without rows, steps or streams gives what it can."""
+    from lab.report.sections.decode import front_page
+
+    steps = manifest.names(problem=manifest.DECODE)
+    end = steps[-1]
+    big, other = "8,32,8,128,8192", "64,32,8,128,1024"
+    s_big, s_other = decode_shapes_from(big)[0], decode_shapes_from(other)[0]
+    copy = s_big.bytes_moved() / (60.0 * 1e3)
+    rows = [_row("sdpa_cudnn", other, 70.0, 69.0, 71.0),  # the end did not run this shape: first in the rows
+            _row(end, big, 63.0, 62.0, 64.0), _row("sdpa_cudnn", big, 64.0, 63.5, 64.5)]
+    d = {"shapes": [other, big], "steps": steps, "end": end, "rows": rows, "copy": {"gbps": 2 * copy},
+         "copies": {"1": {"gbps": copy}}, "notes": [{"shape": s_big.id, "gpu": "1"}],
+         "streams": {s_big.id: True, s_other.id: True}}
+    assert front_page(d) == (
+        f"The decode branch's end, `{end}`, hot, at the 2 decode shapes (1-8 new queries against a K/V cache): "
+        f"{60 / 63:.2f}-{60 / 63:.2f} of the GPU's copy bandwidth where the cache streams from HBM; "
+        f"{64 / 63:.3f}×-{64 / 63:.3f}× the fastest peer measured (sdpa_cudnn; geometric mean {64 / 63:.3f}× over "
+        "the 1 shapes a peer takes).")
+    bare = {k: v for k, v in d.items() if k not in ("steps", "streams")}
+    text = front_page(bare)  # without steps, the end counts among the peers; without streams, no share
+    assert "of the GPU's copy bandwidth" not in text and f"(sdpa_cudnn, {end}; geometric mean" in text
+    assert front_page({k: v for k, v in d.items() if k != "rows"}) == ""

@@ -50,7 +50,6 @@ FAST = {
 FULL = {
     "lab/measure/check.py": ["check_case", "_restore", "_bits_equal", "reference", "ReferenceCache.get",
                              "peer_as_attn", "CaseResult.explain", "run_grid"],
-    "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave"],
     "lab/measure/stats/samples.py": ["as_1d", "as_positive_1d", "by_replicate", "pooled",
                                      "RoundRobinSamples.__init__", "_medians_by_round", "round_log_ratios",
                                      "round_pairs", "keep_rounds", "subset_replicates"],
@@ -83,7 +82,11 @@ FULL = {
     "lab/measure/decode_check.py": ["valid_kv", "bottom_right_mask", "reference", "check_decode_case"],
     # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
     "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
-    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets", "copy_of", "copy_exceeded"],
+    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets", "copy_of", "copy_exceeded", "cold_excess",
+                                      "front_page"],
+    # the cold mode's flush as a run records it, and what the report concludes from it
+    "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
+    "lab/report/validity.py": ["cold_flush_threat"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -121,7 +124,8 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_the_interaction_table_names_the_dependencies_a_factor_carries_off",
                   "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
               "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals",
-              "tests/test_decode_problem.py", "tests/test_gpu_split.py", "tests/test_decode_study.py"]
+              "tests/test_decode_problem.py", "tests/test_gpu_split.py", "tests/test_decode_study.py",
+              "tests/test_cold_flush.py"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
