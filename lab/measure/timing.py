@@ -51,7 +51,8 @@ def l2_bytes() -> int:
     return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
 
 
-# How the cold mode empties the L2 (L2Flusher's kinds); env.json's cold_flush records the kind and flush_probe's reading.
+# How the cold mode empties the L2 (L2Flusher's kinds); env.json's cold_flush records the kind and flush_probe's
+# reading.
 FLUSH_KINDS = ("read", "write")
 COLD_FLUSH = "read"
 

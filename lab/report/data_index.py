@@ -135,7 +135,8 @@ def render(index: dict | None = None) -> str:
     for kind, title in (("explorations", "Explorations"), ("checks", "Checks")):
         rows = [e for e in index.get("entry", []) if e["folder"].startswith(kind + "/")]
         L += ["", f"## {title} (`data/{kind}/`)", "",
-              f"{len(rows)} folders, oldest first. Steps: the ladder's (docs/ladder.md); evidence: files in the folder.", ""]
+              f"{len(rows)} folders, oldest first. Steps: the ladder's (docs/ladder.md); evidence: files in the "
+              "folder.", ""]
         L.append(md_table(["date", "folder", "steps", "question", "verdict", "evidence"],
                           [[e["date"], f"[`{e['folder'].split('/', 1)[1]}`]({e['folder']}/)",
                             ", ".join(map(str, e["steps"])) or e["topic"], _cell(e["question"]), _cell(e["verdict"]),

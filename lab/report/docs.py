@@ -110,17 +110,16 @@ def _non_default(data: RunData) -> str:
 
 
 def finding(data: RunData) -> str:
-    """The report's first screen in two sentences (lab.report.ladder.finding and the FlashAttention-3
-    parity count), the run named; without the report's bold."""
+    """The report's first screen, the run named and without the report's bold: the headline shape's finding
+    (lab.report.ladder.finding), the FlashAttention-3 parity count, then the decode set in one sentence."""
     from lab.report.ladder import finding as headline_finding
+    from lab.report.sections.decode import front_page
     from lab.report.sections.reference import first_screen_line
 
     head = data.headline()
     sentence = headline_finding(data, head) if head else None
     if not sentence:
         return f"Run `{data.run_id}` has no samples at the headline shape."
-    from lab.report.sections.decode import front_page
-
     parity = first_screen_line(data).replace("**", "")
     decode = front_page(data.rec.read_json("decode.json")) if data.rec.has("decode.json") else ""
     run = f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')})"
@@ -231,10 +230,11 @@ def tuning(variant: str | None = None) -> str:
 def blocks(rec) -> dict[str, str]:
     """Every block's text, the run-dependent ones from `rec` (a RunRecord or RunData)."""
     data = rec if isinstance(rec, RunData) else RunData(rec)
-    return {"ladder": ladder(), "branches": branch_summary(), "switches": switches(), "parameters": parameters(RUN_OPTIONS, RunParams().as_text()),
+    return {"ladder": ladder(), "branches": branch_summary(), "switches": switches(),
+            "parameters": parameters(RUN_OPTIONS, RunParams().as_text()),
             "tune-parameters": parameters(TUNE_OPTIONS, TuneParams().as_text()), "finding": finding(data),
-            "stage-times": stage_times(data),
-            "portable": portable(data), "tuning": tuning(), "tune-space": tune_space()}
+            "stage-times": stage_times(data), "portable": portable(data), "tuning": tuning(),
+            "tune-space": tune_space()}
 
 
 # --- writing them -----------------------------------------------------------------------------

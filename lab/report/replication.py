@@ -207,8 +207,9 @@ def flush_note(a: RunData, b: RunData) -> str:
     fa, fb = recorded_flush(a.env), recorded_flush(b.env)
     if fa == fb:
         return ""
-    words = {"read": "read a buffer of twice the L2", "write": "overwrote one, leaving dirty lines the timed call wrote "
-             "back (data/explorations/2026-12-04-cold-flush-writeback)"}
+    words = {"read": "read a buffer of twice the L2",
+             "write": "overwrote one, leaving dirty lines the timed call wrote back "
+                      "(data/explorations/2026-12-04-cold-flush-writeback)"}
     return (f"The two runs emptied the L2 differently before each cold sample (A {words[fa]}; B {words[fb]}): a cold "
             "row that differs between them may differ for that.")
 

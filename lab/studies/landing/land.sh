@@ -10,7 +10,9 @@
 #
 # CHECKED: where the GPU tests and the sanitizer already passed on these very kernel sources (a committed check or
 # exploration folder, after the last commit under kernels/): the landing skips them, says so in its status, and spends
-# the device time on the run alone. Give it only where `git diff <that commit> HEAD -- kernels lab/kernels` is empty.
+# the device time on the run alone. Give it only where nothing those checks run changed since they passed: kernels/,
+# lab/kernels/ but its SASS tooling (sass_mix), lab/measure/check.py and sanitize.py, tests/test_gpu_correctness.py,
+# tests/test_gpu_streams_and_configurations.py and tests/ladder.py (git diff <that commit> HEAD -- those paths).
 #
 # The tree has no .git on the GPU machine: the commit it records is .scratch/sha_run's (poll.sh insists on it).
 # Replaces the per-step copies (data/checks/*/run/land.sh, step 61's the last).

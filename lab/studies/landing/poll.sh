@@ -8,8 +8,8 @@
 # and write its folder's name to .scratch/resume_run, so that the run resumes and a lost machine costs only the stage
 # it was in; or give FRESH=1 to start over.
 #
-#   STEP=<manifest name> [FRESH=1] [WAIT=<seconds>] [CHECKED=<where>] bash lab/studies/landing/poll.sh     (carry .whl, .fa3, .scratch;
-#   .whl-tuning too where the run uses several GPUs: dask-cuda)
+#   STEP=<manifest name> [FRESH=1] [WAIT=<seconds>] [CHECKED=<where>] bash lab/studies/landing/poll.sh
+#   (carry .whl, .fa3, .scratch; .whl-tuning too where the run uses several GPUs: dask-cuda; CHECKED: land.sh's)
 set -u
 S=$(date +%s)
 if [ -z "${STEP:-}" ]; then echo "poll.sh: STEP is not set: name the step to land" >&2; exit 2; fi
