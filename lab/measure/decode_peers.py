@@ -29,8 +29,11 @@ NOT_WIRED = {
     "FlashAttention-3 (flash_attn_with_kvcache)": "the pinned wheel (lab.measure.fa3) reaches FA3 through two "
                       "forward handlers, of q, k, v and of packed sequences (cu_seqlens), neither with cache lengths "
                       "or a block table, though the library holds those paths "
-                      "(data/explorations/2026-11-28-fa3-ffi-handlers); a one-length unpaged call through the first "
-                      "is not wired",
+                      "(data/explorations/2026-11-28-fa3-ffi-handlers), and it is built without FA3's split-KV and "
+                      "GQA packing (its own messages: \"This flash attention build does not support splits.\", "
+                      "\"This build does not support pack_gqa.\"): a one-length unpaged call through the first would "
+                      "run FA3 without the two ideas its decode path rests on, not what flash_attn_with_kvcache gives "
+                      "a user, so it is not wired",
     "FlashInfer (decode)": "flashinfer-python is not importable on the GPU hosts used so far (the prefill peer "
                            "flashinfer is recorded absent for the same reason), and its decode wrappers are not wired",
 }
