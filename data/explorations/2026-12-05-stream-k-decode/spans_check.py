@@ -12,7 +12,7 @@ from lab import variants
 from lab.kernels.decode import DecodeShape
 from lab.measure.decode_check import check_decode_case
 
-CASES = ["40,8,2,128,700,mixed", "200,8,8,64,100,q2,mixed,fp16", "1,32,8,128,131072", "33,32,4,128,2000,q8,mixed",
+CASES = ["40,8,2,128,700,mixed", "200,8,8,64,100,q2,mixed,fp16", "1,32,8,128,131072", "33,32,4,128,2000,q4,mixed",
          "36,28,4,128,3000,q4,mixed,page64", "70,4,4,64,65,q4,mixed", "32,28,4,128,4096,mixed",
          "64,64,8,128,1024", "8,32,8,128,8192"]
 failed = 0
