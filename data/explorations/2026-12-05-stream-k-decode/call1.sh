@@ -1,7 +1,7 @@
 # Step 68 as drafted (stream_k_spans.patch: fa/decode_spans.cuh, kernels/variants/68_stream_k_spans.cu, its manifest
-# entry and tests/test_decode_spans.py) on one GPU, ~560 s: the sweep of steps 57 and 68 (each checked on the decode
-# grid first) against SDPA's backends at the decode set's D = 128 shapes and a Falcon-7B control, hot and cold; the
-# decode check on the cases the grid leaves out for spans (spans_check.py); memcheck and racecheck over the grid;
+# entry and tests/test_decode_spans.py) on one GPU, ~560 s: the sweep of steps 57 and 68, and 68 with three stages
+# (s68s3), each checked on the decode grid first, against SDPA's backends at the decode set's D = 128 shapes and a
+# Falcon-7B control, hot and cold; the decode check on the cases the grid leaves out for spans (spans_check.py); memcheck and racecheck over the grid;
 # then the decode GPU tests of step 68. Each behind a timeout so that the call returns within its limit.
 # Run from the repository root with the patch applied (`git apply data/explorations/2026-12-05-stream-k-decode/
 # stream_k_spans.patch`, on the device copy only); carry [".whl"].
@@ -13,6 +13,7 @@
 #     cut pairs follows where step 57 had none at batch 64);
 #   the paged q4 call: 0.98-1.04x; batch 1 at 128k: 1.00-1.05x (132 CTAs where step 57 ran 120);
 #   Falcon-7B's (8, 71, 1, 64, 8192): 0.99-1.01x (the same launch);
+#   s68s3 within 0.98-1.00x of s68 (the fourth stage a little ahead where a span has many short segments);
 #   every check passes; memcheck and racecheck clean.
 source .whl/prelude.sh >/dev/null 2>&1
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
@@ -23,7 +24,8 @@ S="32,28,4,128,4096,mixed,bf16 32,32,8,128,4096,mixed,bf16 32,64,8,128,4096,mixe
 S="$S 64,64,8,128,1024,bf16 64,28,4,128,1024,bf16 8,32,8,128,8192,bf16 8,28,4,128,8192,bf16"
 S="$S 16,32,8,128,32768,q4,page64,bf16 1,32,8,128,131072,bf16 8,71,1,64,8192,bf16"
 SWEEP_MODES=hot,cold timeout 200 python data/explorations/2026-12-02-decode-splits/sweep.py $OUT \
-  s57=tensor_maps_prefetched s68=stream_k_spans -- $S > $OUT/log_sweep.txt 2>&1
+  s57=tensor_maps_prefetched s68=stream_k_spans s68s3=stream_k_spans@FA_DECODE_SPAN_STAGES=3 -- $S \
+  > $OUT/log_sweep.txt 2>&1
 echo "sweep rc=$? $(( $(date +%s)-T0 )) s"
 python data/explorations/2026-12-02-decode-splits/table.py $OUT/sweep.json s57 > $OUT/table.txt 2>&1
 timeout 60 python $X/spans_check.py stream_k_spans > $OUT/log_spans_check.txt 2>&1
