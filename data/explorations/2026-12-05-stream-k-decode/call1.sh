@@ -1,8 +1,9 @@
 # Step 68 as drafted (stream_k_spans.patch: fa/decode_spans.cuh, kernels/variants/68_stream_k_spans.cu, its manifest
 # entry and tests/test_decode_spans.py) on one GPU, ~560 s: the sweep of steps 57 and 68, and 68 with three stages
 # (s68s3), each checked on the decode grid first, against SDPA's backends at the decode set's D = 128 shapes and a
-# Falcon-7B control, hot and cold; the decode check on the cases the grid leaves out for spans (spans_check.py); memcheck and racecheck over the grid;
-# then the decode GPU tests of step 68. Each behind a timeout so that the call returns within its limit.
+# Falcon-7B control, hot and cold; the decode check on the cases the grid leaves out for spans (spans_check.py);
+# memcheck and racecheck over the grid; then the decode GPU tests of step 68. Each behind a timeout so that the call
+# returns within its limit.
 # Run from the repository root with the patch applied (`git apply data/explorations/2026-12-05-stream-k-decode/
 # stream_k_spans.patch`, on the device copy only); carry [".whl"].
 #
@@ -35,7 +36,8 @@ timeout 70 compute-sanitizer --tool memcheck --error-exitcode 1 python $G stream
 echo "memcheck rc=$? $(( $(date +%s)-T0 )) s: $(grep -h "SUMMARY\|grid cases" $OUT/log_memcheck.txt | tr '\n' ' ')"
 timeout 50 compute-sanitizer --tool racecheck --error-exitcode 1 python $G stream_k_spans > $OUT/log_racecheck.txt 2>&1
 echo "racecheck rc=$? $(( $(date +%s)-T0 )) s: $(grep -h "SUMMARY\|grid cases" $OUT/log_racecheck.txt | tr '\n' ' ')"
-timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py -k stream_k_spans > $OUT/log_gpu_tests.txt 2>&1
+timeout 150 python -m pytest -q -p no:cacheprovider tests/test_gpu_decode.py -k stream_k_spans \
+  > $OUT/log_gpu_tests.txt 2>&1
 echo "gpu tests rc=$? $(( $(date +%s)-T0 )) s: $(tail -1 $OUT/log_gpu_tests.txt | cut -c1-100)"
 grep -E "^check" $OUT/log_sweep.txt
 grep -c passed $OUT/log_spans_check.txt; grep FAILED $OUT/log_spans_check.txt | cut -c1-200
