@@ -23,7 +23,7 @@ def _tree(tmp_path) -> Path:
 
 
 def _env(tmp_path, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("STEP", "RESUME_RUN", "CHECKED")}
+    env = {k: v for k, v in os.environ.items() if k not in ("STEP", "RESUME_RUN", "CHECKED", "RUN_ARGS")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `python` is this one
     env.update({"LAB_TREE": str(_tree(tmp_path)), "LAB_LAND_OUT": str(tmp_path / "out"), **extra})
     return env
@@ -83,6 +83,16 @@ def test_land_skips_the_checks_only_where_told_where_they_passed(tmp_path, check
     else:
         assert [c.split()[:2] for c in calls[:2]] == [["-m", "pytest"], ["-m", "lab"]] and "sanitize" in calls[1]
         assert "skipped" not in status and len(calls) == 3
+
+
+def test_land_passes_the_run_its_flags(tmp_path):
+    """RUN_ARGS reaches lab.pipeline as flags of their own (a run not at the defaults: the sustained mode at issue 46's
+    shapes), and the status says so; without it the run is at the defaults."""
+    rc, status = _land(tmp_path, STEP="conditional_rescale", CHECKED="x", RUN_ARGS="--sustained large,long,models",
+                       **_fake_gpu_commands(tmp_path))
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert rc == 0 and calls[-1].split() == ["-m", "lab.pipeline", "--no-report", "--sustained", "large,long,models"]
+    assert "run start sha " + "0" * 40 + " with --sustained large,long,models" in status
 
 
 @pytest.mark.parametrize("step, sha, why", [(None, True, "STEP is not set"),

@@ -237,9 +237,12 @@ TRUE = {"ftz_exp2": 0.90, "small_grid_tiles": 2.0, "sdpa_cudnn": 1.0, "sdpa_flas
 
 
 CLOCK_STEP = 1.10  # _models_run(clock_step=True): the clock slows every row by this from round 10 on
+# _models_run(sustained=True): the sustained mode at the first model shape only, the step and cuDNN alone (the mode's
+# rows), the step 5 % slower than cuDNN there where it is 10 % faster hot
+SUSTAINED_TRUE = {"ftz_exp2": 1.05, "sdpa_cudnn": 1.0}
 
 
-def _models_run(root, with_models=True, clock_step=False):
+def _models_run(root, with_models=True, clock_step=False, sustained=False):
     """A models run on a synthetic H100. clock_step: every sample records its round (one a round),
     and at the first model shape, cold, the step (ftz_exp2) samples 30 rounds while the peers stop
     after 10, the clock CLOCK_STEP times slower from round 10 on: its median then mixes two clock
@@ -255,7 +258,7 @@ def _models_run(root, with_models=True, clock_step=False):
     rec.write_json("params.json", {"variants": ["ftz_exp2", "small_grid_tiles"],
                                    "shapes": [list(s.astuple()) for s in shapes],
                                    "shape_scopes": ["ladder"] + ["models"] * (len(shapes) - 1),
-                                   "modes": ["hot", "cold"], "cap_s": 3.0, "rel_ci": 0.005, "min_samples": 50,
+                                   "modes": ["hot", "cold"] + (["sustained"] if sustained else []), "cap_s": 3.0, "rel_ci": 0.005, "min_samples": 50,
                                    "profile": False, "check": "full", "knockouts": False,
                                    "peers": ["sdpa_flash", "sdpa_cudnn", "flex_attention"],
                                    "backends": ["flash", "cudnn"], "replicates": 3, "seed": 0,
@@ -291,6 +294,14 @@ def _models_run(root, with_models=True, clock_step=False):
                                          H_kv=s.H_kv, dtype=s.torch_dtype_name, mode=mode, sample=i,
                                          latency_us=float(x), sm_clock_mhz=1980.0, throttled=False, replicate=r,
                                          round=i if clock_step else None))
+        s = MODEL_SHAPES[0]
+        work = s.B * s.H * s.S * s.S * s.D / 1e9
+        for impl, t in (SUSTAINED_TRUE if sustained else {}).items():
+            for i, x in enumerate(work * t * np.exp(rng.normal(0, 0.002) + rng.normal(0, 0.002, 20))):
+                rows.append(dict(run_id=rec.run_id, impl=impl, B=s.B, H=s.H, S=s.S, D=s.D, causal=s.causal,
+                                 H_kv=s.H_kv, dtype=s.torch_dtype_name, mode="sustained", sample=i,
+                                 latency_us=float(x), sm_clock_mhz=1600.0, throttled=False, replicate=r,
+                                 round=None, power_w=690.0))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     rec.write_json("stages.json", {"timing_s": 1.0, "between": {"flex_warmup_wait_s": 2.5}})
     # what the set cost: 2.5 s a models job in each replicate, 4 s the ladder's; flex_attention's compiles
@@ -351,6 +362,37 @@ def test_the_models_section_reports_every_model_shape_with_intervals(tmp_path):
     assert "| Falcon-7B | (1, 71, 8192, 64, causal, kv1, bf16) | ftz_exp2 | 64 | 71 | 9088 | 68.85 |" in text
     assert "| bf16 | GQA | 1 | 1 | 0 | 1 |" in text and "| fp16 | MHA | 1 | 1 | 0 | 0 |" in text
     assert (ctx.figdir / "models.png").is_file() and ctx.figs["models"] == ctx.figdir / "models.png"
+
+
+def test_the_models_section_compares_the_sustained_rows_where_the_run_has_them(tmp_path):
+    """Sustained at one of the two model shapes (SUSTAINED named it), the step and cuDNN alone: a sustained table of
+    that shape only, a sentence naming the rows the mode timed, and the step against cuDNN there, the fastest of
+    those (1 / 1.05), although sdpa_flash is a peer the burst modes time; the hot rows are as without the mode."""
+    from lab.report.context import Context
+    from lab.report.load import RunData
+    from lab.report.sections.models import section_models
+
+    ctx = Context.of(RunData(_models_run(tmp_path / "runs", sustained=True)), tmp_path / "reports")
+    ctx.figdir.mkdir(parents=True)
+    text = "\n".join(section_models(ctx))
+    sus = text.split("**Median µs (TFLOP/s), sustained.**")[1].split("**Which steps take")[0]
+    assert text.count("**Median µs (TFLOP/s), sustained.**") == 1 and "**Median µs (TFLOP/s), hot.**" not in sus
+    assert ("Sustained (back to back at the power limit: \"Burst and sustained\"), at the one model shape the run's "
+            "SUSTAINED names: `ftz_exp2` and sdpa_cudnn only, so the fastest peer below is the fastest of that one."
+            in sus)
+    table = [l for l in sus.split("**Against the peers, sustained.**")[0].splitlines() if l.startswith("| ")]
+    assert len(table) == 3 and table[2].startswith("| Llama-3-8B, Mistral-7B | (4, 32, 2048, 128) causal | 8 | bf16 |")
+    assert "sdpa_flash" not in table[0]
+    row = next(l for l in sus.splitlines() if l.startswith("| Llama-3-8B, Mistral-7B | (4, 32, 2048, 128, causal, "
+                                                             "kv8, bf16) | ftz_exp2"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "sdpa_cudnn" and float(cells[4].split("×")[0]) == pytest.approx(1 / 1.05, rel=0.01)
+    assert cells[5] == "—" and "Falcon-7B | (1, 71, 8192, 64, causal" not in sus
+    assert ("`ftz_exp2`: at or above the fastest peer (interval's lower end above 0.99) at 0 of 1 shape × mode rows."
+            in sus)
+    hot = text.split("**Median µs (TFLOP/s), sustained.**")[0]
+    assert ("`ftz_exp2`: at or above the fastest peer (interval's lower end above 0.99) at 3 of 3 shape × mode rows"
+            in hot)
 
 
 def test_a_run_with_rounds_compares_rows_round_by_round_and_names_where_the_medians_disagree(tmp_path):
@@ -460,12 +502,14 @@ def test_the_cost_statement_of_a_run_without_the_wait_recorded_gives_the_jobs_an
 
 
 def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
-    """Sustained (issue 45): after the burst modes' jobs, one job a SUSTAINED_SHAPES shape the run has, with
-    the headline branch's end and its parent, the SUSTAINED_PEERS only, no A/A twin, its own seed; the burst jobs
-    keep hot and cold; a run without the mode has no such job, and one with it alone has only those."""
+    """Sustained (issue 45): after the burst modes' jobs, one job a shape of the large set (SUSTAINED's default)
+    the run has, with the headline branch's end and its parent, the SUSTAINED_PEERS only, no A/A twin, its own
+    seed; the burst jobs keep hot and cold; a run without the mode has no such job, and one with it alone has only
+    those."""
+    from lab.kernels.shape import Shape
     from lab.studies import stages
     from lab.studies.params import RunParams
-    from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
+    from lab.studies.shapes import SUSTAINED_PEERS
 
     variants = f"{END},{PARENT},tma,portable_model_inputs,small_grid_tiles"
     p = RunParams.from_text(shapes="large,models", variants=variants, seed="5")
@@ -474,7 +518,7 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     burst = [j for j in jobs if j.scope != "sustained"]
     sustained = [j for j in jobs if j.scope == "sustained"]
     assert all(j.modes in (["hot", "cold"], ["hot"]) for j in burst)
-    assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == set(SUSTAINED_SHAPES) & set(p.shapes)
+    assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == {Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)}
     assert len(sustained) == 4 and not [j for j in sustained if j.shape.S != 4096]
     for j in sustained:
         assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)
@@ -488,6 +532,38 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
                 if j.scope == "sustained"]
     only = stages.timing_jobs(RunParams.from_text(shapes="large", modes="sustained", variants=variants), kernels)
     assert only and all(j.scope == "sustained" for j in only)
+
+
+def test_sustained_names_where_the_sustained_mode_runs():
+    """SUSTAINED (a shape spec) picks the run's shapes the sustained mode measures, in the run's order: the long
+    and models sets added to the large one give issue 46's 20 shapes, each a job with the end and its parent; a
+    spec with none of the run's shapes, typed, is refused naming both, and a bad spec names the option. A run
+    recorded before the option read back measures the large set, as those runs did."""
+    from lab.kernels.shape import Shape
+    from lab.studies import stages
+    from lab.studies.params import RunParams
+
+    variants = f"{END},{PARENT},tma"
+    p = RunParams.from_text(shapes="canonical,large,long,models", variants=variants, sustained="large,long,models")
+    jobs = [j for j in stages.timing_jobs(p, list(p.variants)) if j.scope == "sustained"]
+    want = ([Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)]
+            + [Shape(B, 16, S, 128, c) for (B, S) in ((2, 8192), (1, 16384), (16, 1024)) for c in (False, True)])
+    assert [j.shape for j in jobs][:10] == want
+    models = [j.shape for j in jobs][10:]
+    assert len(models) == 10 and all(s.causal and s.dtype == "bf16" and s.B * s.S == 8192 for s in models)
+    assert all(j.impls == [END, PARENT] for j in jobs)
+    one = RunParams.from_text(shapes="large,long", variants=variants, sustained="2,16,8192,128,causal")
+    assert [j.shape for j in stages.timing_jobs(one, list(one.variants)) if j.scope == "sustained"] == [
+        Shape(2, 16, 8192, 128, True)]
+    assert RunParams.from_text(shapes="canonical").sustained_shapes == []  # the default's shapes are not in it
+    assert RunParams.from_text(shapes="large", modes="hot,cold", sustained="large").sustained_shapes == []
+    with pytest.raises(ValueError, match=r"SUSTAINED='long': none of its 6 shape\(s\) is among the run's"):
+        RunParams.from_text(shapes="large", sustained="long")
+    with pytest.raises(ValueError, match=r"SUSTAINED='larg'"):
+        RunParams.from_text(sustained="larg")
+    old = RunParams.from_text(shapes="large,long").to_json()
+    del old["sustained"]
+    assert RunParams.from_json(old).sustained_shapes == want[:4]
 
 
 def test_the_long_shapes_time_the_headline_end_beside_its_parent():

@@ -18,7 +18,7 @@ from lab.kernels.shape import Shape
 from lab.measure import stats
 from lab.report import branches
 from lab.report.formats import MISSING, fmt, fmt_ci, fmt_us, md_table, save_figure
-from lab.report.load import RunData
+from lab.report.load import SUSTAINED, RunData
 from lab.studies.shapes import model_names
 
 FLEX = "flex_attention"
@@ -87,6 +87,19 @@ def speedup_rows(data: RunData, shapes: list[Shape], mode: str) -> list[dict]:
             vs_fp16 = stats.speedup_ci(a, b, seed=0) if a and b else None
             out.append(dict(shape=s, kernel=k, fastest=fastest, vs_peer=vs_peer, vs_flex=vs_flex, vs_fp16=vs_fp16))
     return out
+
+
+def sustained_statement(data: RunData, shapes: list[Shape]) -> str:
+    """Which rows the sustained mode timed at these model shapes (the headline branch's end, its parent and
+    lab.studies.shapes.SUSTAINED_PEERS: not every peer the burst modes time), so that its fastest peer is the
+    fastest of those."""
+    steps = list(dict.fromkeys(k for s in shapes for k in kernels(data, s, SUSTAINED)))
+    peers = list(dict.fromkeys(p for s in shapes for p in data.peers(s) if data.lat(p, s, SUSTAINED) is not None))
+    where = "the one model shape" if len(shapes) == 1 else f"the {len(shapes)} model shapes"
+    return (f"Sustained (back to back at the power limit: \"Burst and sustained\"), at {where} the run's SUSTAINED "
+            f"names: {', '.join(f'`{k}`' for k in steps) or 'no step'} and "
+            f"{', '.join(peers) or 'no peer'} only, so the fastest peer below is the fastest of "
+            f"{'those' if len(peers) > 1 else 'that one'}.")
 
 
 def _ci(ci) -> str:

@@ -27,7 +27,7 @@ from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure.peers import BACKENDS, DEFAULT_BACKENDS
 from lab.measure.timing import StopRule
-from lab.studies.shapes import SCOPES, decode_shapes_from, scopes_from, shapes_from, spec_of
+from lab.studies.shapes import DEFAULT_SUSTAINED, SCOPES, decode_shapes_from, scopes_from, shapes_from, spec_of
 
 MODES = ("hot", "cold", "sustained")
 CHECKS = ("full", "quick", "none")
@@ -111,6 +111,8 @@ class RunParams:
     shapes: tuple[Shape, ...] = field(default_factory=lambda: tuple(shapes_from(DEFAULT_SHAPES)))
     shape_scopes: tuple[str, ...] = field(default_factory=lambda: tuple(scopes_from(DEFAULT_SHAPES)))
     modes: tuple[str, ...] = MODES
+    # Where the sustained mode runs: the run's shapes among this spec's (lab.studies.shapes.DEFAULT_SUSTAINED)
+    sustained: str = DEFAULT_SUSTAINED
     cap_s: float = 3.0
     rel_ci: float = 0.005
     min_samples: int = 50
@@ -213,6 +215,14 @@ class RunParams:
                              f"{', '.join(variants.names())}")
         if not self.modes or any(m not in MODES for m in self.modes):
             raise ValueError(f"{said('modes')}: a comma-separated subset of {', '.join(MODES)}")
+        try:
+            wanted = shapes_from(self.sustained)
+        except ValueError as exc:
+            raise ValueError(f"{said('sustained')}: {exc}") from None
+        if "sustained" in typed and "sustained" in self.modes and not set(wanted) & set(self.shapes):
+            raise ValueError(f"{said('sustained')}: none of its {len(wanted)} shape(s) is among the run's "
+                             f"{opts['shapes'].label} ({spec_of(list(self.shapes))}), so the sustained mode would "
+                             "measure nothing")
         if self.check not in CHECKS:
             raise ValueError(f"{said('check')}: one of {', '.join(CHECKS)}")
         for name in ("profile", "knockouts"):
@@ -258,7 +268,8 @@ class RunParams:
     def as_text(self) -> dict[str, str]:
         """Each option as a user would type it (its make variable's value)."""
         return {"variants": ",".join(self.variants), "shapes": spec_of(list(self.shapes)),
-                "modes": ",".join(self.modes), "cap_s": f"{self.cap_s:g}", "rel_ci": f"{self.rel_ci:g}",
+                "modes": ",".join(self.modes), "sustained": self.sustained, "cap_s": f"{self.cap_s:g}",
+                "rel_ci": f"{self.rel_ci:g}",
                 "min_samples": str(self.min_samples), "min_blocks": str(self.min_blocks),
                 "cold_turn_us": f"{self.cold_turn_us:g}", "hot_turn_us": f"{self.hot_turn_us:g}",
                 "profile": str(int(self.profile)),
@@ -293,7 +304,8 @@ class RunParams:
         guard, no knock-outs, every shape measured as a ladder shape, one profiled shape per (S, D),
         SDPA under `backends` as the only peers, one replicate, min_blocks 2 (the blocks those
         runs' rules gave), and no limit on a cold or a hot turn's GPU time (cold_turn_us and
-        hot_turn_us 0), and no decode shapes (decode "")."""
+        hot_turn_us 0), no decode shapes (decode ""), and the sustained mode (where they had it) at the large
+        set (sustained "large")."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -305,6 +317,7 @@ class RunParams:
                    cold_turn_us=float(raw.get("cold_turn_us", 0.0)),
                    hot_turn_us=float(raw.get("hot_turn_us", 0.0)),  # before issue 45's ncu cross-check
                    modes=raw.get("modes") or ("hot", "cold"),  # before issue 45's sustained mode
+                   sustained=str(raw.get("sustained") or "large"),  # before SUSTAINED: the large set's four
                    gpus=str(raw.get("gpus", "1")),  # before issue 49: one GPU
                    decode=str(raw.get("decode", "")))  # before issue 50's decode stage: none
         return cls(**raw)
@@ -320,6 +333,14 @@ class RunParams:
     def scopes(self) -> dict[Shape, str]:
         """Shape -> what it is measured with (lab.studies.shapes.SCOPES)."""
         return dict(zip(self.shapes, self.shape_scopes))
+
+    @property
+    def sustained_shapes(self) -> list[Shape]:
+        """The run's shapes the sustained mode measures (where the run has the mode), in the run's order."""
+        if "sustained" not in self.modes:
+            return []
+        wanted = set(shapes_from(self.sustained))
+        return [s for s in self.shapes if s in wanted]
 
     @property
     def decode_shapes(self) -> list:

@@ -296,21 +296,22 @@ def timing_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
 
 def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     """The sustained mode's jobs (lab.measure.timing.SustainedTimer), after the others: at each of the
-    run's shapes among lab.studies.shapes.SUSTAINED_SHAPES, the headline branch's end (the sm_90a one
-    where the run has it), its parent and SUSTAINED_PEERS, where the run asks for the mode; none
+    run's shapes that its SUSTAINED spec names (RunParams.sustained_shapes), the headline branch's end (the
+    sm_90a one where the run has it), its parent and SUSTAINED_PEERS, where the run asks for the mode; none
     otherwise. Each its own interleave seed (the run's + 2000 + the shape's index)."""
     from lab.kernels import manifest
     from lab.studies.replicates import Job
-    from lab.studies.shapes import SUSTAINED_PEERS, SUSTAINED_SHAPES
+    from lab.studies.shapes import SUSTAINED_PEERS
 
-    if "sustained" not in p.modes:
+    wanted = set(p.sustained_shapes)
+    if not wanted:
         return []
     variant_names = [n for n in kernels if n in p.variants]
     end = manifest.headline_end(variant_names)
     rows = [n for n in (end, manifest.get(end).parent if end else None) if n in variant_names]
     jobs = []
     for i, shape in enumerate(p.shapes, 1):
-        if shape not in SUSTAINED_SHAPES:
+        if shape not in wanted:
             continue
         refused = {n: why for n in rows if not_taken is not None and (why := not_taken(n, shape))}
         jobs.append(Job(shape, [n for n in rows if n not in refused], True, ["sustained"], None, p.seed + 2000 + i,

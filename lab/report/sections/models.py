@@ -7,6 +7,7 @@ from __future__ import annotations
 from lab.report import models
 from lab.report.formats import FIGURES, md_table, new_lines
 from lab.report.context import Context
+from lab.report.load import SUSTAINED
 
 
 def section_models(ctx: Context) -> list[str]:
@@ -29,13 +30,18 @@ def section_models(ctx: Context) -> list[str]:
     if cost:
         add(cost)
         add("")
-    for mode in [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]:
-        timed = [s for s in shapes if models.kernels(data, s, mode) or data.peers(s)]
+    modes = [m for m in ("hot", "cold") if m in data.modes] + [m for m in data.modes if m not in ("hot", "cold")]
+    for mode in modes + ([SUSTAINED] if set(shapes) & set(data.sustained_shapes) else []):
+        timed = [s for s in shapes if models.kernels(data, s, mode)
+                 or any(data.lat(p, s, mode) is not None for p in data.peers(s))]
         if not timed:
             continue
         headers, rows, align = models.latency_table(data, timed, mode)
         add(f"**Median µs (TFLOP/s), {mode}.**")
         add("")
+        if mode == SUSTAINED:
+            add(models.sustained_statement(data, timed))
+            add("")
         add(md_table(headers, rows, align))
         add("")
         srows = models.speedup_rows(data, timed, mode)

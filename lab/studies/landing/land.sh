@@ -6,7 +6,10 @@
 # ran with the run's start. poll.sh starts it in the background in /tmp/lab (setsid: it outlives a device call) and
 # reads /tmp/out: status (one line a stage), gpu.txt, log_*.txt, sanitize.json, run_main (the run's folder name), done.
 #
-#   STEP=<manifest name> [RESUME_RUN=<run folder>] [CHECKED=<where>] bash lab/studies/landing/land.sh
+#   STEP=<manifest name> [RESUME_RUN=<run folder>] [CHECKED=<where>] [RUN_ARGS=<flags>] bash lab/studies/landing/land.sh
+#
+# RUN_ARGS: flags for lab.pipeline where the run is not at the defaults (`--sustained large,long,models`: the sustained
+# mode at every shape issue 46 judges, about 100 s more a replicate); a resumed run keeps its params.json.
 #
 # CHECKED: where the GPU tests and the sanitizer already passed on these very kernel sources (a committed check or
 # exploration folder, after the last commit under kernels/): the landing skips them, says so in its status, and spends
@@ -50,8 +53,9 @@ else
   if [ $rc_t -ne 0 ] || [ $rc_s -ne 0 ]; then say "a check failed: no recorded run"; finish; fi
 fi
 rm -rf data/runs/*  # the checks' own folders, if any: the run folder below is the only one
-say "run start sha $LAB_GIT_SHA"
+say "run start sha $LAB_GIT_SHA${RUN_ARGS:+ with $RUN_ARGS}"
 T1=$(date +%s)
-python -m lab.pipeline --no-report > "$OUT_DIR/log_run.txt" 2>&1
+# shellcheck disable=SC2086  # RUN_ARGS: flags split on spaces
+python -m lab.pipeline --no-report ${RUN_ARGS:-} > "$OUT_DIR/log_run.txt" 2>&1
 say "run rc=$? wall=$(( $(date +%s)-T1 )) run=$(ls -t data/runs | head -1)"; ls -t data/runs | head -1 > "$OUT_DIR/run_main"
 finish

@@ -8,8 +8,8 @@
 # and write its folder's name to .scratch/resume_run, so that the run resumes and a lost machine costs only the stage
 # it was in; or give FRESH=1 to start over.
 #
-#   STEP=<manifest name> [FRESH=1] [WAIT=<seconds>] [CHECKED=<where>] bash lab/studies/landing/poll.sh
-#   (carry .whl, .fa3, .scratch; .whl-tuning too where the run uses several GPUs: dask-cuda; CHECKED: land.sh's)
+#   STEP=<manifest name> [FRESH=1] [WAIT=<seconds>] [CHECKED=<where>] [RUN_ARGS=<flags>] bash lab/studies/landing/poll.sh
+#   (carry .whl, .fa3, .scratch; .whl-tuning too where the run uses several GPUs: dask-cuda; CHECKED and RUN_ARGS: land.sh's)
 set -u
 S=$(date +%s)
 if [ -z "${STEP:-}" ]; then echo "poll.sh: STEP is not set: name the step to land" >&2; exit 2; fi
@@ -26,7 +26,7 @@ if [ ! -d "$TREE" ]; then
     exit 3
   fi
   mkdir -p "$JOB_OUT" && cp -a . "$TREE" && rm -rf "$TREE/build"
-  LAB_TREE=$TREE LAB_LAND_OUT=$JOB_OUT STEP=$STEP RESUME_RUN=$R setsid nohup bash "$TREE/lab/studies/landing/land.sh" \
+  LAB_TREE=$TREE LAB_LAND_OUT=$JOB_OUT STEP=$STEP RESUME_RUN=$R RUN_ARGS="${RUN_ARGS:-}" setsid nohup bash "$TREE/lab/studies/landing/land.sh" \
     > "$JOB_OUT/bg.log" 2>&1 < /dev/null &
   echo "started $STEP in the background from $PWD${R:+, resuming $R}"
 else
