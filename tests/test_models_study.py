@@ -258,7 +258,8 @@ def _models_run(root, with_models=True, clock_step=False, sustained=False):
     rec.write_json("params.json", {"variants": ["ftz_exp2", "small_grid_tiles"],
                                    "shapes": [list(s.astuple()) for s in shapes],
                                    "shape_scopes": ["ladder"] + ["models"] * (len(shapes) - 1),
-                                   "modes": ["hot", "cold"] + (["sustained"] if sustained else []), "cap_s": 3.0, "rel_ci": 0.005, "min_samples": 50,
+                                   "modes": ["hot", "cold"] + (["sustained"] if sustained else []),
+                                   "cap_s": 3.0, "rel_ci": 0.005, "min_samples": 50,
                                    "profile": False, "check": "full", "knockouts": False,
                                    "peers": ["sdpa_flash", "sdpa_cudnn", "flex_attention"],
                                    "backends": ["flash", "cudnn"], "replicates": 3, "seed": 0,
@@ -518,7 +519,8 @@ def test_the_sustained_mode_has_its_own_jobs_at_its_shapes_only():
     burst = [j for j in jobs if j.scope != "sustained"]
     sustained = [j for j in jobs if j.scope == "sustained"]
     assert all(j.modes in (["hot", "cold"], ["hot"]) for j in burst)
-    assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == {Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)}
+    large = {Shape(4, 16, 4096, D, c) for D in (64, 128) for c in (False, True)}
+    assert jobs[-len(sustained):] == sustained and {j.shape for j in sustained} == large
     assert len(sustained) == 4 and not [j for j in sustained if j.shape.S != 4096]
     for j in sustained:
         assert j.modes == ["sustained"] and j.aa is None and j.peers and j.peers_only == list(SUSTAINED_PEERS)

@@ -42,7 +42,8 @@ FAST = {
     "lab/studies/compare.py": ["compare"],
     "lab/report/bar.py": ["bar_rows", "row_level", "bar_verdicts", "_profile_verdicts", "peer_rows",
                           "portable_bar_rows"],
-    "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words"],
+    "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words", "at_least", "_judged",
+                                         "targets"],
     "lab/report/tables.py": ["hypothesis_verdict", "rel_change", "_vs_prediction"],
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "choose_table", "heldout_verdict",
                                        "heldout_verdicts", "without_overfitted"],
@@ -64,11 +65,12 @@ FULL = {
     "lab/measure/stats/comparison.py": ["Comparison.verdict", "interval_verdict", "compare", "compare_rows"],
     "lab/measure/stats/throughput.py": ["attention_flops", "tflops", "effective_gbps"],
     "lab/measure/records.py": ["with_replicate", "latencies_by_replicate"],
-    "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule"],
+    "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule", "RunParams.sustained_shapes"],
     "lab/studies/compare.py": ["best_base", "compare"],
     "lab/report/bar.py": ["bar_shapes", "bar_rows", "row_level", "_local_bytes", "bar_verdicts",
                           "bar_tflops_lines", "_profile_verdicts", "success_bar", "peer_rows", "portable_bar_rows"],
-    "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words"],
+    "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words", "at_least", "_judged",
+                                         "targets"],
     "lab/report/tables.py": ["hypothesis_verdict", "rel_change", "_vs_prediction"],
     "lab/report/replication.py": ["rows", "_se", "agreement", "_normal_cdf"],
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "_log_se", "class_scores", "choose_table",
@@ -96,11 +98,13 @@ SCOPES = {"fast": FAST, "full": FULL}
 # each mutant runs every selected test that calls its function, so a slow test there costs
 # minutes a function. The report's end-to-end tests on committed runs are left out (minutes a
 # mutant; they check a rendering of one run, and the bar's rules are tested on synthetic rows).
-DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py"]
+DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py",
+                  "tests/test_fa3_targets.py"]
 UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tests/test_stats_edges.py",
               "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_round_pairing.py",
               "tests/test_records_and_runs.py",
               "tests/test_params.py::test_old_runs_read_back_with_what_they_did",
+              "tests/test_models_study.py::test_sustained_names_where_the_sustained_mode_runs",
               *(f"tests/test_replicates_runs.py::{t}" for t in (
                   "test_runs_recorded_before_replicates_read_back_as_one", "test_a_bad_replicate_count_is_named")),
               *(f"tests/test_replication.py::{t}" for t in (
