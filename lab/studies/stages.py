@@ -303,8 +303,7 @@ def sustained_jobs(p: RunParams, kernels: list[str], not_taken=None) -> list:
     from lab.studies.replicates import Job
     from lab.studies.shapes import SUSTAINED_PEERS
 
-    wanted = set(p.sustained_shapes)
-    if not wanted:
+    if not (wanted := set(p.sustained_shapes)):
         return []
     variant_names = [n for n in kernels if n in p.variants]
     end = manifest.headline_end(variant_names)
