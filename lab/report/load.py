@@ -21,6 +21,7 @@ from lab.studies.params import RunParams
 from lab.studies.shapes import HEADLINE
 from lab.studies.tuning.space import CONFIG_SEP  # `<variant>@<configuration>`
 
+HOT = "hot"  # the burst mode: CUDA-graph replay behind an idle GPU (lab.measure.timing)
 SUSTAINED = "sustained"  # the mode of back-to-back load at the power limit (lab.measure.timing.SustainedTimer)
 
 _NOT_IMPORTABLE = re.compile(r"^(?P<package>\S+) not importable \((?P<where>[^)]*)\): (?P<exc>\w+): (?P<message>.*)$")

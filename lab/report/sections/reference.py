@@ -14,11 +14,10 @@ from lab.report import branches
 from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, peer_rows, row_level
 from lab.report.context import Context
 from lab.report.formats import fmt_ci, fmt_us, md_table, shape_label
-from lab.report.load import SUSTAINED, RunData
+from lab.report.load import HOT, SUSTAINED, RunData
 from lab.studies.shapes import model_names, shape_set
 
 REFERENCE = "flash_attn3"
-HOT = "hot"
 REFERENCE_SETS = ("canonical", "large", "long")
 
 # Issue 46's targets, judged in the run that has FA3 (each on this run's GPU; the issue asks for an H100 and an H200).

@@ -12,9 +12,8 @@ import statistics
 from lab.measure import stats
 from lab.report.formats import MISSING, fmt_ci, md_table, new_lines, shape_label
 from lab.report.context import Context
-from lab.report.load import SUSTAINED, RunData
+from lab.report.load import HOT, SUSTAINED, RunData
 
-HOT = "hot"
 
 
 def _clock(data: RunData, impl: str, shape, mode: str) -> str:
