@@ -1,0 +1,61 @@
+"""Issue 46's targets on the two timing replicates that step 67's H100 landing finished before the device time ran
+out (runs.tgz: the run folder as the second call brought it back). From the repository root, no GPU:
+
+    PYTHONPATH=. python data/explorations/2026-12-05-landing-step67-h100-partial/judge.py > .../judge.txt
+
+It unpacks runs.tgz into a temporary folder, makes that folder's samples the two replicates' (r0, r1: what the
+pipeline's timing stage joins at its end), and prints what the report's "Against FlashAttention-3" block would say
+(lab.report.sections.reference.targets), then each judged row's speedup per replicate. Two replicates give a
+t-interval of one degree of freedom (t = 12.7): the intervals are wide, and a row "missed" here on its lower end alone
+says nothing yet; the points are what this folder reads.
+"""
+
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from lab.kernels.shape import Shape
+from lab.measure import records
+from lab.report.load import RunData
+from lab.report.sections import reference
+from lab.studies.shapes import model_names
+
+HERE = Path(__file__).resolve().parent
+STEP = "uniform_row0_d128"
+
+
+def load(folder: Path, reps: tuple[int, ...]) -> RunData:
+    timing = folder / "replicates" / "timing"
+    pd.concat([pd.read_parquet(timing / f"r{i}.parquet") for i in reps]).to_parquet(folder / "samples.parquet")
+    return RunData(records.RunRecord.open(folder.name, folder.parent))
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(HERE / "runs.tgz") as t:
+            t.extractall(tmp, filter="data")
+        folder = next((Path(tmp) / "data" / "runs").iterdir())
+        both = load(folder, (0, 1))
+        print(f"run {folder.name}, GPU {both.env.get('gpu')}, replicates 0 and 1 of 3\n")
+        for line in reference.targets(both, STEP):
+            print(line)
+        rows = [(Shape(*b.dims, c), "fa3") for b, _ in reference.FA3_BARS for c in (False, True)]
+        rows += [(s, "peer") for s in both.measured_shapes if model_names(s)]
+        singles = [load(folder, (i,)) for i in (0, 1)]
+        print("\n| shape | mode | against | r0 | r1 | both |\n|---|---|---|---:|---:|---|")
+        for sh, kind in rows:
+            for mode in reference.TARGET_MODES:
+                peer = reference.REFERENCE if kind == "fa3" else both.fastest_peer(sh, mode)
+                if peer is None:
+                    continue
+                per = [d.speedup(STEP, peer, sh, mode) for d in singles]
+                c = both.speedup(STEP, peer, sh, mode)
+                cells = [f"{p.ratio:.3f}" if p else "-" for p in per]
+                print(f"| {sh.tuple_label} | {mode} | {peer} | {cells[0]} | {cells[1]} | "
+                      + (f"{c.ratio:.3f} [{c.lo:.3f}, {c.hi:.3f}]" if c else "-") + " |")
+
+
+if __name__ == "__main__":
+    main()
