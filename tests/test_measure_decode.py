@@ -119,3 +119,27 @@ def test_the_prefill_shapes_go_through_the_same_timing_loop(fake_timing, monkeyp
     row = samples[0]
     assert (row["run_id"], row["B"], row["H"], row["S"], row["D"], row["causal"]) == ("r3", 1, 2, 64, 64, True)
     assert summary[0]["median_us"] == pytest.approx(8.0) and summary[0]["stopped_by"] == "fake"
+
+
+def test_the_sustained_mode_takes_the_rules_sustained_turns_and_records_them(monkeypatch):
+    """SUSTAINED_TURNS reaches the sustained rows' rule (min_turns) and the notes the report reads; the hot
+    rows keep the run's rule (one turn may be enough)."""
+    seen = {}
+
+    def recording_interleave(timers, rule, clocks=None, seed=0, context_of=None):
+        mode = next(iter(timers.values())).mode
+        seen[mode] = rule.min_turns
+        return {name: {"samples": [1.0] * 3, "clock_mhz": [1980] * 3, "throttled": [False] * 3, "stopped_by": "ci"}
+                for name in timers}
+
+    for mode, cls in (("hot", "HotTimer"), ("sustained", "SustainedTimer")):
+        monkeypatch.setattr(timing, cls, type(cls, (FakeTimer,), {"mode": mode}))
+    monkeypatch.setattr(timing, "interleave", recording_interleave)
+    monkeypatch.setattr(timing, "sustained_lead_in", lambda timers: None)
+    rule = timing.StopRule(rel_ci=0.005, cap_s=1.0, min_samples=10, sustained_turns=7)
+    notes = {"errors": {}}
+    samples, summary = measure_shape.time_modes({"step": [lambda: None]}, {}, ["hot", "sustained"], rule, None, 0,
+                                                notes, {}, lambda name, mode, kept, stopped, dropped: {"mode": mode},
+                                                progress=lambda *_: None)
+    assert seen == {"hot": 1, "sustained": 7} and notes["sustained"]["min_turns"] == 7
+    assert [r["mode"] for r in summary] == ["hot", "sustained"] and not notes["errors"]

@@ -100,6 +100,7 @@ def test_old_runs_read_back_with_what_they_did():
     assert rule.min_samples == 20 and rule.guard_confidence is None and rule.cap_s == 3.0
     assert p.cold_turn_us == 0 and rule.turn_us is None  # cold turns were never limited before the option
     assert p.hot_turn_us == 0 and rule.hot_turn_us is None  # nor hot ones before HOT_TURN_US
+    assert p.sustained_turns == 3 and rule.sustained_turns == 3  # three turns a sustained row before SUSTAINED_TURNS
 
 
 def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
@@ -119,12 +120,22 @@ def test_a_new_run_records_its_parameters_and_reads_them_back_unchanged():
     ({"knockouts": 2}, "--knockouts / KNOCKOUTS=2: 0 or 1"),
     ({"cold_turn_us": "-5"}, "--cold-turn-us / COLD_TURN_US=-5: microseconds of GPU time a cold turn, 0 or more"),
     ({"hot_turn_us": "-1"}, "--hot-turn-us / HOT_TURN_US=-1: microseconds of GPU time a hot turn, 0 or more"),
+    ({"sustained_turns": "2"}, "--sustained-turns / SUSTAINED_TURNS=2: at least 3, the rounds a row's ratio needs"),
+    ({"sustained_turns": "many"}, "--sustained-turns / SUSTAINED_TURNS='many': not int"),
     ({"nonsense": 1}, "unknown run parameter(s) nonsense"),
 ])
 def test_a_bad_option_is_named(given, needle):
     with pytest.raises(ValueError) as err:
         RunParams.from_text(**given)
     assert needle in str(err.value)
+
+
+def test_sustained_turns_reach_every_replicates_rule_and_the_record():
+    p = RunParams.from_text(sustained_turns="10", replicates="5")
+    assert p.stop_rule().sustained_turns == 10 and p.replicate_rule().sustained_turns == 10
+    assert p.stop_rule().min_turns == 1  # the hot and cold rows keep one turn as enough
+    assert RunParams.from_json(json.loads(json.dumps(p.to_json()))).sustained_turns == 10
+    assert p.as_text()["sustained_turns"] == "10"
 
 
 def test_make_help_lists_the_defaults():
@@ -167,3 +178,22 @@ def test_a_hot_turn_is_limited_by_hot_turn_us_and_a_cold_turn_by_cold_turn_us():
     assert rule.block_size(0, 3000.0) == 1 and rule.block_size(0, 900.0) == 1
     assert rule.block_size(0, 30000.0, hot=True) == 1  # at least one sample
     assert RunParams(hot_turn_us=0).stop_rule().block_size(0, 3000.0, hot=True) == 10  # 0: no limit
+
+
+@pytest.mark.parametrize("given", [
+    {},
+    {"variants": "wmma,ftz_exp2", "shapes": "large,long", "sustained": "large,long,models",
+     "sustained_turns": "10", "replicates": "5", "cap_s": "2.5", "peers": "sdpa_flash", "knockouts": "0"},
+])
+def test_the_reports_make_line_starts_the_same_run_again(given):
+    """The report's `make ablation` line (results.reproduce_args), read back as make would hand it over (shell
+    words, each VAR=value naming its option), gives the run's own parameters: none left out, none changed."""
+    import shlex
+
+    from lab.report.sections.results import reproduce_args
+
+    p = RunParams.from_text(**given).resolved()
+    by_make = {o.make: o.name for o in RUN_OPTIONS}
+    typed = dict(word.split("=", 1) for word in shlex.split(reproduce_args(p)))
+    assert set(typed) <= set(by_make)
+    assert RunParams.from_text(**{by_make[k]: v for k, v in typed.items()}).resolved() == p

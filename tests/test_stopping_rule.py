@@ -397,6 +397,15 @@ def test_a_runs_rule_limits_hot_turns_as_its_parameters_say():
     assert RunParams(hot_turn_us=250).stop_rule().turn_us == 1000.0
 
 
+def test_a_runs_rule_gives_the_sustained_rows_their_turns_as_its_parameters_say():
+    from lab.studies.params import RunParams
+
+    assert RunParams().stop_rule().sustained_turns == timing.SUSTAINED_MIN_TURNS == 3
+    assert RunParams(sustained_turns=10).stop_rule().sustained_turns == 10
+    assert RunParams(replicates=5, sustained_turns=10).replicate_rule().sustained_turns == 10  # each replicate's
+    assert RunParams(sustained_turns=10).stop_rule().min_turns == 1  # hot and cold: one turn may be enough
+
+
 def test_a_row_stops_no_sooner_than_its_min_turns(fake_time):
     """The sustained mode's rule (min_turns = SUSTAINED_MIN_TURNS): a turn of 60 tight samples meets the CI
     at once, but the row takes a second turn; with min_turns 1 (hot, cold) one turn is enough."""
@@ -405,6 +414,18 @@ def test_a_row_stops_no_sooner_than_its_min_turns(fake_time):
     two = interleave({"k": FakeTimer(fake_time)}, StopRule(**{**rule.__dict__, "min_turns": 2}))["k"]
     assert len(two["samples"]) == 120 and two["round"] == [0] * 60 + [1] * 60 and two["stopped_by"] == "ci"
     assert timing.SUSTAINED_MIN_TURNS >= 2
+
+
+def test_the_cap_does_not_cut_a_row_short_of_its_min_turns(fake_time):
+    """SUSTAINED_TURNS=10 with the replicates' cap of 1 s and turns of 0.4 s: the row takes its ten turns (4 s),
+    then stops on the cap; with one turn as enough (hot, cold) the same cap stops it after its third turn."""
+    loose = lambda i: 100.0 + (i % 50)  # noqa: E731 - a spread the CI never meets
+    rule = StopRule(rel_ci=0.005, cap_s=1.0, min_samples=10, block=60)
+    one = interleave({"k": FakeTimer(fake_time, draw=loose, block_s=0.4)}, rule)["k"]
+    assert sorted(set(one["round"])) == [0, 1, 2] and one["stopped_by"] == "cap"
+    ten = interleave({"k": FakeTimer(fake_time, draw=loose, block_s=0.4)},
+                     StopRule(**{**rule.__dict__, "min_turns": 10}))["k"]
+    assert sorted(set(ten["round"])) == list(range(10)) and ten["stopped_by"] == "cap"
 
 
 class LoadClocks(FakeClocks):

@@ -369,9 +369,12 @@ class StopRule:
     # The same for a hot turn (HotTimer.turn_sample_us; None: no limit, as runs recorded before it),
     # so that at launches of milliseconds a burst is one launch (see HotTimer).
     hot_turn_us: float | None = None
-    # A row stops no sooner than its min_turns-th turn (the sustained mode's: SUSTAINED_MIN_TURNS, so
-    # that two moments of the load decide it; 1: a turn's samples may be enough, as in hot and cold).
+    # A row stops no sooner than its min_turns-th turn, the cap included (1: a turn's samples may be enough, as
+    # in hot and cold). The sustained mode's rows take sustained_turns (RunParams.sustained_turns, default
+    # SUSTAINED_MIN_TURNS): its turns, not its samples, carry the power cap's wander, so more of them is what
+    # narrows its intervals (data/explorations/2026-12-05-landing-step67-h100-partial).
     min_turns: int = 1
+    sustained_turns: int = SUSTAINED_MIN_TURNS
 
     def block_size(self, taken: int, sample_us: float | None = None, hot: bool = False) -> int:
         """Samples in a row's next turn, `taken` samples into it: small turns spread the minimum over
@@ -445,7 +448,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if len(set(st["round"])) >= rule.min_turns and rule.met_by(kept):
                 st["stopped_by"] = "ci"
-            elif st["spent"] >= rule.cap_s:
+            elif st["spent"] >= rule.cap_s and len(set(st["round"])) >= rule.min_turns:
                 st["stopped_by"] = "cap"
             if st["stopped_by"]:
                 active.remove(name)

@@ -97,7 +97,7 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
                progress=print) -> tuple[list, list]:
     """Every implementation's launches ({name: [launch per input set]}) sampled in one randomized
     interleave per mode until the stopping rule (the sustained mode after its lead-in, at least
-    SUSTAINED_MIN_TURNS turns a row): (sample rows, summary rows). `contexts`: {name: a context
+    the rule's sustained_turns turns a row): (sample rows, summary rows). `contexts`: {name: a context
     factory its samples run in}; `columns`: what every sample row starts with (the run and the
     shape's columns); `summarize(name, mode, kept, stopped_by, dropped)`: a summary row from the
     unthrottled samples. Errors and rows wholly throttled go to notes["errors"]; one failing
@@ -121,15 +121,15 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
             except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
                 notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
         mode_rule = rule
-        if mode == "sustained":  # from idle to load, then turns of back-to-back replays, at least two a row
+        if mode == "sustained":  # from idle to load, then turns of back-to-back replays, sustained_turns a row at least
             with contextlib.ExitStack() as stack:
                 for name in timers:
                     stack.enter_context(context_of(name))
                 timing.sustained_lead_in(timers)
-            mode_rule = replace(rule, min_turns=timing.SUSTAINED_MIN_TURNS)
+            mode_rule = replace(rule, min_turns=rule.sustained_turns)
             notes["sustained"] = {"turn_ms": timing.SUSTAINED_TURN_MS, "settle_ms": timing.SUSTAINED_SETTLE_MS,
                                   "replay_us": timing.SUSTAINED_REPLAY_US, "lead_in_s": timing.SUSTAINED_LEAD_IN_S,
-                                  "min_turns": timing.SUSTAINED_MIN_TURNS}  # what the report says of the mode
+                                  "min_turns": rule.sustained_turns}  # what the report says of the mode
         state = timing.interleave(timers, mode_rule, clocks=clocks, seed=seed, context_of=context_of)
         for name, st in state.items():
             if st.get("error"):  # its samples so far are dropped with it: a row is measured whole or not at all

@@ -26,7 +26,8 @@ from pathlib import Path
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure.peers import BACKENDS, DEFAULT_BACKENDS
-from lab.measure.timing import StopRule
+from lab.measure.stats.samples import MIN_ROUNDS
+from lab.measure.timing import SUSTAINED_MIN_TURNS, StopRule
 from lab.studies.shapes import DEFAULT_SUSTAINED, SCOPES, decode_shapes_from, scopes_from, shapes_from, spec_of
 
 MODES = ("hot", "cold", "sustained")
@@ -113,6 +114,9 @@ class RunParams:
     modes: tuple[str, ...] = MODES
     # Where the sustained mode runs: the run's shapes among this spec's (lab.studies.shapes.DEFAULT_SUSTAINED)
     sustained: str = DEFAULT_SUSTAINED
+    # A sustained row's turns in each replicate, at the least (StopRule.sustained_turns): the power cap's wander
+    # lives between turns, so its intervals narrow with turns x replicates, not with samples
+    sustained_turns: int = SUSTAINED_MIN_TURNS
     cap_s: float = 3.0
     rel_ci: float = 0.005
     min_samples: int = 50
@@ -223,6 +227,9 @@ class RunParams:
             raise ValueError(f"{said('sustained')}: none of its {len(wanted)} shape(s) is among the run's "
                              f"{opts['shapes'].label} ({spec_of(list(self.shapes))}), so the sustained mode would "
                              "measure nothing")
+        if self.sustained_turns < MIN_ROUNDS:
+            raise ValueError(f"{opts['sustained_turns'].label}={self.sustained_turns}: at least {MIN_ROUNDS}, the rounds a row's ratio needs to be "
+                             "compared round by round")
         if self.check not in CHECKS:
             raise ValueError(f"{said('check')}: one of {', '.join(CHECKS)}")
         for name in ("profile", "knockouts"):
@@ -268,7 +275,8 @@ class RunParams:
     def as_text(self) -> dict[str, str]:
         """Each option as a user would type it (its make variable's value)."""
         return {"variants": ",".join(self.variants), "shapes": spec_of(list(self.shapes)),
-                "modes": ",".join(self.modes), "sustained": self.sustained, "cap_s": f"{self.cap_s:g}",
+                "modes": ",".join(self.modes), "sustained": self.sustained,
+                "sustained_turns": str(self.sustained_turns), "cap_s": f"{self.cap_s:g}",
                 "rel_ci": f"{self.rel_ci:g}",
                 "min_samples": str(self.min_samples), "min_blocks": str(self.min_blocks),
                 "cold_turn_us": f"{self.cold_turn_us:g}", "hot_turn_us": f"{self.hot_turn_us:g}",
@@ -305,7 +313,7 @@ class RunParams:
         SDPA under `backends` as the only peers, one replicate, min_blocks 2 (the blocks those
         runs' rules gave), and no limit on a cold or a hot turn's GPU time (cold_turn_us and
         hot_turn_us 0), no decode shapes (decode ""), and the sustained mode (where they had it) at the large
-        set (sustained "large")."""
+        set (sustained "large"), three turns a row (sustained_turns 3)."""
         known = {f.name for f in fields(cls)}
         raw = {k: v for k, v in d.items() if k in known}
         shapes = [Shape.of(s) for s in raw.get("shapes", [])]
@@ -318,6 +326,7 @@ class RunParams:
                    hot_turn_us=float(raw.get("hot_turn_us", 0.0)),  # before issue 45's ncu cross-check
                    modes=raw.get("modes") or ("hot", "cold"),  # before issue 45's sustained mode
                    sustained=str(raw.get("sustained") or "large"),  # before SUSTAINED: the large set's four
+                   sustained_turns=int(raw.get("sustained_turns", 3)),  # before SUSTAINED_TURNS: three
                    gpus=str(raw.get("gpus", "1")),  # before issue 49: one GPU
                    decode=str(raw.get("decode", "")))  # before issue 50's decode stage: none
         return cls(**raw)
@@ -352,7 +361,7 @@ class RunParams:
         confidence, factor = self.stop_guard
         return StopRule(rel_ci=self.rel_ci, cap_s=self.cap_s, min_samples=self.min_samples,
                         guard_confidence=confidence, guard_factor=factor, turn_us=self.cold_turn_us or None,
-                        hot_turn_us=self.hot_turn_us or None)
+                        hot_turn_us=self.hot_turn_us or None, sustained_turns=self.sustained_turns)
 
     def replicate_rule(self) -> StopRule:
         """The stopping rule of each of the R replicates: the run's sample budget shared out, not

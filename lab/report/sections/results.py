@@ -3,18 +3,20 @@ threats to validity and how to reproduce the run."""
 
 from __future__ import annotations
 
+import shlex
+
 from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
 from lab.kernels.shape import Shape
 from lab.studies.sass_compare import DATAPATHS, mask_label, row_causal
-from lab.report.formats import FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
+from lab.report.formats import FIGURES, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
 from lab.report.validity import threats
 from lab.report.load import RunData, first_line, manifest_variants
 from lab.report.findings import profiler_findings
 from lab.report.tables import shape_table, capped_rows, clock_summary, crossval_table, noise_floor, shape_group
-from lab.studies.shapes import spec_of
+from lab.studies.params import RUN_OPTIONS, RunParams
 
 
 def shape_note_text(data: RunData, shape: Shape) -> str:
@@ -195,28 +197,30 @@ def section_threats(ctx: Context) -> list[str]:
     return L
 
 
+def reproduce_args(p: RunParams) -> str:
+    """The make variables that start the same run again: every run option as the run recorded it
+    (RunParams.as_text), quoted for the shell; the steps only where they were not the whole ladder."""
+    text = p.as_text()
+    whole = list(p.variants) == [v.name for v in manifest_variants()]
+    return " ".join(f"{o.make}={shlex.quote(text[o.name])}" for o in RUN_OPTIONS
+                    if text[o.name] != "" and not (o.name == "variants" and whole))
+
+
 def section_reproduce(ctx: Context) -> list[str]:
-    data, env, params = ctx.data, ctx.data.env, ctx.data.params
+    data, env = ctx.data, ctx.data.env
     L, add = new_lines()
     add("## How to reproduce")
     add("")
-    p = data.run_params
-    var = list(p.variants)
-    var_arg = "" if var == [v.name for v in manifest_variants()] else f" VARIANTS={','.join(var)}"
     add("```bash")
     add(f"git checkout {env.get('git_sha', '<sha>')}")
-    add(f"make ablation SHAPES='{spec_of(list(p.shapes))}' MODES={','.join(p.modes)} CAP={p.cap_s} "
-        f"MIN_SAMPLES={p.min_samples} PROFILE_SHAPES={p.profile_shapes} PROFILE={int(bool(p.profile))} "
-        f"CHECK={p.check} REPLICATES={p.replicates} MIN_BLOCKS={p.min_blocks} COLD_TURN_US={p.cold_turn_us:g}"
-        f" HOT_TURN_US={p.hot_turn_us:g}"
-        f"{var_arg}   # on a GPU machine: a new run")
+    add(f"make ablation {reproduce_args(data.run_params)}   # on a GPU machine: a new run")
     add(f"make report RUN={data.run_id}   # this report, from this run's folder (no GPU needed)")
     add(f"make replicate RUN=<the new run> BASE={data.run_id}   # does it replicate? each step, knock-out and bar row")
     add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")
     add("```")
     add("")
-    add(f"The stopping rule's relative CI target (rel_ci = {params.get('rel_ci', MISSING)}) is `--rel-ci` of "
-        "`python -m lab.pipeline`. Code diffs between neighbouring steps are in `ablation.html`.")
+    add("Every run parameter is on the `make ablation` line, as the run's params.json holds it (the steps only where "
+        "the run was not the whole ladder). Code diffs between neighbouring steps are in `ablation.html`.")
     add("")
 
     return L
