@@ -448,7 +448,7 @@ def _started_on(tmp_path, **env):
                                 "cuda_runtime": "13.0", "gpu": "NVIDIA H200", "compute_capability": "9.0",
                                 "sm_count": 132, "memory_bytes": 150_000_000_000, "l2_bytes": 62_914_560,
                                 "power_limit_w": 700.0, "sm_clock_max_mhz": 1980, "gpu_uuid": "GPU-start",
-                                "host": "first", "driver": "580.1", **env})
+                                "host": "first", "driver": "580.1", "code_digest": "c" * 64, **env})
     return rec
 
 
@@ -468,7 +468,8 @@ def test_a_run_resumes_on_another_gpu_of_its_model_and_records_where(tmp_path):
 
 @pytest.mark.parametrize("field, value", [("gpu", "NVIDIA H100 80GB HBM3"), ("power_limit_w", 500.0),
                                           ("git_sha", "b" * 40), ("sm_count", 114), ("nvcc", "12.8"),
-                                          ("sm_clock_max_mhz", 1755), ("torch", "2.10.0+cu128")])
+                                          ("sm_clock_max_mhz", 1755), ("torch", "2.10.0+cu128"),
+                                          ("code_digest", "d" * 64)])
 def test_a_run_is_not_resumed_where_its_code_toolchain_or_gpu_model_differ(tmp_path, field, value):
     from lab.studies import resume
 
@@ -477,6 +478,36 @@ def test_a_run_is_not_resumed_where_its_code_toolchain_or_gpu_model_differ(tmp_p
     with pytest.raises(ValueError, match=f"cannot be resumed on this machine: {field} "):
         resume.resume_here(rec, ["timing", "profile"], env_now=here)
     assert not rec.has("resumes.json")  # nothing recorded for a refused resume
+
+
+def test_the_code_digest_follows_the_code_and_nothing_else(tmp_path):
+    """records.code_digest over a tree made here: a changed byte, a new file or a moved file change it;
+    bytecode caches and files outside lab/, kernels/ and notebooks/ do not; the hash is of path, length and bytes
+    (computed here with hashlib from its definition)."""
+    import hashlib
+
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "kernels" / "variants").mkdir(parents=True)
+    (tmp_path / "lab" / "a.py").write_bytes(b"x = 1\n")
+    (tmp_path / "kernels" / "variants" / "k.cu").write_bytes(b"__global__ void k() {}\n")
+    want = hashlib.sha256()
+    for rel, data in (("kernels/variants/k.cu", b"__global__ void k() {}\n"), ("lab/a.py", b"x = 1\n")):
+        want.update(f"{rel}\0{len(data)}\0".encode() + data)
+    base = records.code_digest(tmp_path)
+    assert base == want.hexdigest()
+    (tmp_path / "lab" / "__pycache__").mkdir()
+    (tmp_path / "lab" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"cache")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "run.json").write_text("{}")
+    assert records.code_digest(tmp_path) == base
+    (tmp_path / "lab" / "a.py").write_bytes(b"x = 2\n")
+    assert records.code_digest(tmp_path) != base
+    (tmp_path / "lab" / "a.py").write_bytes(b"x = 1\n")
+    (tmp_path / "lab" / "b.py").write_bytes(b"")
+    assert records.code_digest(tmp_path) != base
+    (tmp_path / "lab" / "b.py").unlink()
+    (tmp_path / "lab" / "a.py").rename(tmp_path / "lab" / "c.py")
+    assert records.code_digest(tmp_path) != base
 
 
 def test_a_run_is_not_resumed_from_or_onto_a_dirty_tree(tmp_path):

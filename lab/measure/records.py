@@ -46,6 +46,7 @@ samples.parquet) are brought to it, every sample checked, by `python -m lab.stud
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -169,6 +170,25 @@ def git_dirty() -> bool | None:
     return None if flag is None else flag not in ("0", "", "false")
 
 
+# What a run executes: its Python, the kernels' sources and the notebooks. code_digest hashes them.
+CODE_DIRS = ("lab", "kernels", "notebooks")
+
+
+def code_digest(root: Path = REPO) -> str:
+    """sha256 over the path, length and bytes of every file under CODE_DIRS, in path order, bytecode caches left out.
+
+    This identifies the code a run executes without git. A lent GPU machine's copy has no .git, and LAB_GIT_SHA
+    names only the commit the copy was meant to be: a resume from another tree would go unseen."""
+    files = {f.relative_to(root).as_posix(): f for top in CODE_DIRS for f in (root / top).rglob("*")
+             if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc"}
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel].read_bytes()
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
 def new_run_id(now: datetime | None = None, root: Path | None = None) -> str:
     root = root or RUNS_DIR
     now = now or datetime.now(timezone.utc)
@@ -189,6 +209,7 @@ def environment() -> dict:
         "python": platform.python_version(),
         "git_sha": git_sha(),
         "git_dirty": git_dirty(),
+        "code_digest": code_digest(),
     }
     try:
         from lab.kernels.build import nvcc_version

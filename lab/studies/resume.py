@@ -10,9 +10,10 @@ from __future__ import annotations
 from lab.measure import records
 
 # What a run's numbers rest on and a resumed run must share with its start (env.json's keys): the code it
-# measures, the toolchain that builds it, and the GPU model with its limits. Another GPU of that model, another
-# host or another driver is allowed and recorded (resumes.json): a lent machine lost midway is the usual cause.
-RESUME_MUST_MATCH = ("git_sha", "nvcc", "torch", "cuda_runtime", "gpu", "compute_capability", "sm_count",
+# measures (its commit, and the files themselves: records.code_digest), the toolchain that builds it, and the GPU
+# model with its limits. Another GPU of that model, another host or another driver is allowed and recorded
+# (resumes.json): a lent machine lost midway is the usual cause.
+RESUME_MUST_MATCH = ("git_sha", "code_digest", "nvcc", "torch", "cuda_runtime", "gpu", "compute_capability", "sm_count",
                      "memory_bytes", "l2_bytes", "power_limit_w", "sm_clock_max_mhz")
 
 
