@@ -129,3 +129,28 @@ def test_a_canonical_row_exactly_2_percent_slower_than_step_35_is_within_target_
     ratio is 0.98 to the last bit) the row meets it."""
     exact = {(CANON_A, "hot"): {END: (50.0, (1.0, 1.0, 1.0)), STEP35: (49.0, (1.0, 1.0, 1.0))}}
     assert targets(RunData(_run(tmp_path, exact, noise=0.0)), END)[3].endswith("met at 1 of 1 rows.")
+
+
+def test_the_section_judges_the_targets_on_the_run_it_is_replicated_against_where_that_ran_on_another_gpu(tmp_path):
+    """The issue judges its targets on an H100 and an H200: with a base run on another GPU model the section gives
+    that run's targets too, under its GPU and run; a base on the same model adds nothing."""
+    from lab.report.context import Context
+    from lab.report.sections.reference import section_reference
+
+    def run(root, gpu):
+        rec = _run(root)
+        rec.write_json("env.json", {"gpu": gpu})
+        return RunData(rec)
+
+    h200, h100, same = (run(tmp_path / n, g) for n, g in (("a", "NVIDIA H200"), ("b", "NVIDIA H100 80GB HBM3"),
+                                                          ("c", "NVIDIA H200")))
+    text = "\n".join(section_reference(Context.of(h200, tmp_path / "reports", base=h100)))
+    assert "**Issue 46's targets on this GPU** (NVIDIA H200;" in text
+    other = text.split("**On the other GPU** ")[1]
+    assert other.startswith(f"(NVIDIA H100 80GB HBM3: run {h100.run_id}, the run this report is replicated "
+                            f"against, its end {END}).")
+    assert [ln[:12] for ln in other.splitlines() if ln.startswith("- Target")] == [
+        "- Target 1 (", "- Target 2 (", "- Target 3 (", "- Target 4 ("]
+    assert "met at 3 of 20 rows" in other  # the base's own rows, judged as test 1 judges them
+    alone = "\n".join(section_reference(Context.of(h200, tmp_path / "reports", base=same)))
+    assert "On the other GPU" not in alone and alone.count("- Target 1 (") == 1

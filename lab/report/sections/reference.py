@@ -145,6 +145,14 @@ def section_reference(ctx: Context) -> list[str]:
             "H100 and an H200). At least r: the speedup's point estimate at least r and its 95 % interval's lower end "
             f"above r - {TARGET_MARGIN:g}; a row the run did not measure is not met.", ""]
     out += targets(data, step)
+    other = ctx.base
+    if other is not None and other.env.get("gpu") and other.env.get("gpu") != data.env.get("gpu"):
+        other_step = branches.arch_specific_end(other)  # that run's own end: it may be an earlier step
+        if other_step:
+            out += ["", f"**On the other GPU** ({other.env['gpu']}: run {other.run_id}, the run this report is "
+                    f"replicated against, its end {other_step}"
+                    + ("" if other_step == step else f", not {step}") + ").", ""]
+            out += targets(other, other_step)
     return out + [""]
 
 
