@@ -121,7 +121,7 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
             except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
                 notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
         mode_rule = rule
-        if mode == "sustained":  # from idle to load, then turns of back-to-back replays, sustained_turns a row at least
+        if mode == "sustained":  # from idle to load, then turns of back-to-back replays, rule.sustained_turns or more
             with contextlib.ExitStack() as stack:
                 for name in timers:
                     stack.enter_context(context_of(name))

@@ -228,8 +228,8 @@ class RunParams:
                              f"{opts['shapes'].label} ({spec_of(list(self.shapes))}), so the sustained mode would "
                              "measure nothing")
         if self.sustained_turns < MIN_ROUNDS:
-            raise ValueError(f"{opts['sustained_turns'].label}={self.sustained_turns}: at least {MIN_ROUNDS}, the rounds a row's ratio needs to be "
-                             "compared round by round")
+            raise ValueError(f"{opts['sustained_turns'].label}={self.sustained_turns}: at least {MIN_ROUNDS}, "
+                             "the rounds a row's ratio needs to be compared round by round")
         if self.check not in CHECKS:
             raise ValueError(f"{said('check')}: one of {', '.join(CHECKS)}")
         for name in ("profile", "knockouts"):

@@ -15,7 +15,6 @@ from lab.report.context import Context
 from lab.report.load import HOT, SUSTAINED, RunData
 
 
-
 def _clock(data: RunData, impl: str, shape, mode: str) -> str:
     """The median SM clock NVML read at the row's turns (MHz), and the median power draw where recorded."""
     s = data.samples
