@@ -1,15 +1,13 @@
-"""Issue 46's targets on the two timing replicates that step 67's H100 landing finished before the device time ran
-out (runs.tgz: the run folder as the second call brought it back). From the repository root, no GPU:
+"""Issue 46's targets on the three timing replicates of step 67's H100 landing (runs.tgz: the run folder as the fourth
+call brought it back, its profile stage still to run). From the repository root, no GPU:
 
     PYTHONPATH=. python data/explorations/2026-12-05-landing-step67-h100-partial/judge.py > .../judge.txt
 
-It unpacks runs.tgz into a temporary folder, makes that folder's samples the two replicates' (r0, r1: what the
-pipeline's timing stage joins at its end), and prints what the report's "Against FlashAttention-3" block would say
-(lab.report.sections.reference.targets), then each judged row's speedup per replicate. Two replicates give a
-t-interval of one degree of freedom (t = 12.7): the intervals are wide, and a row "missed" here on its lower end alone
-says nothing yet; the points are what this folder reads.
-"""
+It unpacks runs.tgz into a temporary folder and prints what the report's "Against FlashAttention-3" block would say
+(lab.report.sections.reference.targets) on the run's samples, then each judged row's speedup per replicate (the
+run's folder again with one replicate's samples) and over the three."""
 
+import shutil
 import tarfile
 import tempfile
 from pathlib import Path
@@ -27,8 +25,13 @@ STEP = "uniform_row0_d128"
 
 
 def load(folder: Path, reps: tuple[int, ...]) -> RunData:
-    timing = folder / "replicates" / "timing"
-    pd.concat([pd.read_parquet(timing / f"r{i}.parquet") for i in reps]).to_parquet(folder / "samples.parquet")
+    """The run with only the replicates `reps` in its samples (a copy of the folder for a subset)."""
+    if reps != (0, 1, 2):
+        sub = folder.parent / f"{folder.name}-r{''.join(map(str, reps))}" / folder.name
+        shutil.copytree(folder, sub)
+        samples = pd.read_parquet(sub / "samples.parquet")
+        samples[samples["replicate"].isin(reps)].to_parquet(sub / "samples.parquet")
+        folder = sub
     return RunData(records.RunRecord.open(folder.name, folder.parent))
 
 
@@ -37,14 +40,14 @@ def main() -> None:
         with tarfile.open(HERE / "runs.tgz") as t:
             t.extractall(tmp, filter="data")
         folder = next((Path(tmp) / "data" / "runs").iterdir())
-        both = load(folder, (0, 1))
-        print(f"run {folder.name}, GPU {both.env.get('gpu')}, replicates 0 and 1 of 3\n")
+        both = load(folder, (0, 1, 2))
+        print(f"run {folder.name}, GPU {both.env.get('gpu')}, replicates 0, 1 and 2\n")
         for line in reference.targets(both, STEP):
             print(line)
         rows = [(Shape(*b.dims, c), "fa3") for b, _ in reference.FA3_BARS for c in (False, True)]
         rows += [(s, "peer") for s in both.measured_shapes if model_names(s)]
-        singles = [load(folder, (i,)) for i in (0, 1)]
-        print("\n| shape | mode | against | r0 | r1 | both |\n|---|---|---|---:|---:|---|")
+        singles = [load(folder, (i,)) for i in (0, 1, 2)]
+        print("\n| shape | mode | against | r0 | r1 | r2 | all three |\n|---|---|---|---:|---:|---:|---|")
         for sh, kind in rows:
             for mode in reference.TARGET_MODES:
                 peer = reference.REFERENCE if kind == "fa3" else both.fastest_peer(sh, mode)
@@ -53,7 +56,7 @@ def main() -> None:
                 per = [d.speedup(STEP, peer, sh, mode) for d in singles]
                 c = both.speedup(STEP, peer, sh, mode)
                 cells = [f"{p.ratio:.3f}" if p else "-" for p in per]
-                print(f"| {sh.tuple_label} | {mode} | {peer} | {cells[0]} | {cells[1]} | "
+                print(f"| {sh.tuple_label} | {mode} | {peer} | {' | '.join(cells)} | "
                       + (f"{c.ratio:.3f} [{c.lo:.3f}, {c.hi:.3f}]" if c else "-") + " |")
 
 
