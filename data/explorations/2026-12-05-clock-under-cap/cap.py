@@ -6,7 +6,10 @@ launch (CUDA events over the block), the GPU's energy counter (nvmlDeviceGetTota
 after, and the SM clock, read every 2 ms by a thread over the block. From those: the time ratio (the sustained speedup),
 the mean clock of each, the cycles a launch (time x mean clock) and the energy a launch.
 
-    python cap.py <variant> <peer> <shape> [<shape> ...]     (shapes as Shape.parse takes them)
+    [ROUNDS=8] [GRAPH=1] python cap.py <variant> <peer> <shape> [<shape> ...]     (shapes as Shape.parse takes them)
+
+GRAPH=1 times replays of a CUDA graph of about 5 ms of launches (lab.measure.timing.capture_graph, as the lab's
+sustained mode does) instead of plain launches. blocks.csv goes to $OUT (or here), as blocks_graph.csv with GRAPH=1.
 
 Writes blocks.csv (one row a block) and prints per shape the medians over rounds of each pair's ratios.
 """
@@ -24,8 +27,10 @@ from lab.kernels import build
 from lab.kernels.manifest import get
 from lab.kernels.shape import Shape
 from lab.measure import peers
+from lab.measure.timing import SUSTAINED_REPLAY_US, capture_graph
 
 BLOCK_S, LEAD_S, ROUNDS = 0.5, 3.0, int(os.environ.get("ROUNDS", 8))
+GRAPH = os.environ.get("GRAPH", "0") == "1"
 pynvml.nvmlInit()
 GPU = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
 
@@ -76,10 +81,15 @@ def main():
             q, k, v = s.random_inputs()
             out = torch.empty_like(q)
             calls = {step: lambda: attn.launch(q, k, v, out, s.causal, None), peer_name: peer.bind(q, k, v, s.causal, None)}
-            n = {}
-            for name, call in calls.items():  # a launch's time, hot, for the block sizes
+            n, per_call = {}, {}
+            for name, call in list(calls.items()):  # a launch's time, hot, for the block sizes
+                block(call, 20, sampler)
                 b = block(call, 20, sampler)
-                n[name] = max(20, int(BLOCK_S / (b["t_us"] * 1e-6)))
+                per_call[name] = 1
+                if GRAPH:
+                    per_call[name] = max(1, round(SUSTAINED_REPLAY_US / b["t_us"]))
+                    calls[name] = capture_graph([call], per_call[name]).replay
+                n[name] = max(4, int(BLOCK_S / (b["t_us"] * per_call[name] * 1e-6)))
             lead_end = time.time() + LEAD_S
             while time.time() < lead_end:
                 for name, call in calls.items():
@@ -87,12 +97,14 @@ def main():
             names = list(calls)
             for r in range(ROUNDS):
                 for name in (names if r % 2 == 0 else names[::-1]):
-                    rows.append({"shape": s.tuple_label, "impl": name, "round": r,
-                                 **block(calls[name], n[name], sampler)})
+                    b = block(calls[name], n[name], sampler)
+                    b.update(n=n[name] * per_call[name], t_us=b["t_us"] / per_call[name],
+                             mj_launch=b["mj_launch"] / per_call[name])
+                    rows.append({"shape": s.tuple_label, "impl": name, "round": r, "launches_a_call": per_call[name], **b})
             print(f"{s}: done", flush=True)
     sampler.stop = True
     out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, "blocks.csv"), "w", newline="") as f:
+    with open(os.path.join(out_dir, "blocks_graph.csv" if GRAPH else "blocks.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
