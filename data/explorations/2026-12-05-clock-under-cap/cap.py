@@ -8,12 +8,14 @@ the mean clock of each, the cycles a launch (time x mean clock) and the energy a
 
     [ROUNDS=8] [GRAPH=1] python cap.py <variant> <peer> <shape> [<shape> ...]     (shapes as Shape.parse takes them)
 
-GRAPH=1 times replays of a CUDA graph of about 5 ms of launches (lab.measure.timing.capture_graph, as the lab's
-sustained mode does) instead of plain launches. blocks.csv goes to $OUT (or here), as blocks_graph.csv with GRAPH=1.
+CAP_DEFINES='{"MACRO": value}' builds the step with those defines (an exploration's knob). GRAPH=1 times replays of
+a CUDA graph of about 5 ms of launches (lab.measure.timing.capture_graph, as the lab's sustained mode does) instead of
+plain launches. blocks.csv goes to $OUT (or here); with GRAPH=1 blocks_graph.csv; CAP_TAG=<tag> adds _<tag>.
 
 Writes blocks.csv (one row a block) and prints per shape the medians over rounds of each pair's ratios.
 """
 import csv
+import json
 import os
 import statistics
 import sys
@@ -71,7 +73,9 @@ def block(call, n, sampler):
 
 def main():
     step, peer_name, shapes = sys.argv[1], sys.argv[2], [Shape.parse(a) for a in sys.argv[3:]]
-    attn = build.build_variant(get(step)).load()
+    defines = json.loads(os.environ.get("CAP_DEFINES", "{}"))  # {macro: value} for the step's build (explorations)
+    impl = step + "".join(f"_{k}{v}" for k, v in defines.items()) if defines else None
+    attn = build.build_variant(get(step), defines=defines, impl=impl).load()
     peer = peers.get(peer_name)
     sampler = ClockSampler()
     sampler.start()
@@ -104,7 +108,8 @@ def main():
             print(f"{s}: done", flush=True)
     sampler.stop = True
     out_dir = os.environ.get("OUT", ".")
-    with open(os.path.join(out_dir, "blocks_graph.csv" if GRAPH else "blocks.csv"), "w", newline="") as f:
+    name = "blocks" + ("_graph" if GRAPH else "") + (f"_{os.environ['CAP_TAG']}" if os.environ.get("CAP_TAG") else "")
+    with open(os.path.join(out_dir, name + ".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
