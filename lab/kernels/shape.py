@@ -110,6 +110,13 @@ class Shape:
         """(B, H_kv, S, D): K's and V's shape."""
         return self.B, self.H_kv, self.S, self.D
 
+    @property
+    def io_bytes(self) -> int:
+        """The bytes a forward call moves at the least: Q, K and V read once and O written once (what the
+        report's DRAM traffic is measured against)."""
+        (b, h, s, d), (_, h_kv, _, _) = self.q_shape, self.kv_shape
+        return DTYPE_BYTES[self.dtype] * 2 * s * d * b * (h + h_kv)
+
     def random_inputs(self, device: str = "cuda", outputs: bool = False) -> tuple:
         """(q, k, v), or (q, k, v, o) with `outputs`, drawn from torch's global generator: q and o of
         q_shape, k and v of kv_shape, all of the shape's dtype. Every stage that makes inputs from a

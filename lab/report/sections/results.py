@@ -9,13 +9,16 @@ from lab.report import branches
 from lab.kernels.sass_mix import CLASS_NAMES as SASS_CLASSES
 from lab.kernels.shape import Shape
 from lab.studies.sass_compare import DATAPATHS, mask_label, row_causal
-from lab.report.formats import FIGURES, PEER, fmt, fmt_ci, fmt_p, fmt_us, md_table, new_lines, shape_label
+from lab.report.formats import (FIGURES, MISSING, PEER, fmt, fmt_ci, fmt_p, fmt_us, isnum, md_table, new_lines,
+                                shape_label)
 from lab.report.context import Context
 from lab.report.figures import figure_roofline, figure_stalls, figure_sweep
 from lab.report.validity import threats
 from lab.report.load import RunData, first_line, manifest_variants
 from lab.report.findings import profiler_findings
 from lab.report.tables import shape_table, capped_rows, clock_summary, crossval_table, noise_floor, shape_group
+from lab.report.traffic import TRAFFIC_FLAG, dram_flags, dram_traffic
+from lab.report.sections.reference import REFERENCE
 from lab.studies.params import RUN_OPTIONS, RunParams
 
 
@@ -132,7 +135,46 @@ def section_profiler(ctx: Context) -> list[str]:
                    "kernel at its achieved TFLOP/s and arithmetic intensity")
     ctx.add_figure(add, "stalls", "Warp-stall breakdown per implementation" +
                    (f" at {shape_label(pshape)}" if pshape else ""))
+    L += _dram_traffic(data)
     L += _sass_mix(data)
+    return L
+
+
+def _dram_traffic(data) -> list[str]:
+    """The branch end's and the peers' DRAM bytes over each profiled shape's io_bytes, and every profiled launch that
+    moved TRAFFIC_FLAG times its inputs and output or more."""
+    L, add = new_lines()
+    end = branches.best_step(data)
+    if data.profile is None or not len(data.profile) or not end:
+        return L
+    peers = [i for i in (REFERENCE, "sdpa_cudnn", "sdpa_flash") if i in set(data.profile["impl"])]
+    table = dram_traffic(data.profile, end, peers)
+    flags = dram_flags(data.profile)
+    if not len(table) and not flags:
+        return L
+    add("### DRAM traffic against the inputs and output")
+    add("")
+    add("Nsight Compute's DRAM bytes of one launch (read and written) over the bytes the call moves at the least: Q, "
+        "K and V read once and O written once. Above 1, the launch read again what the L2 did not keep. Timed hot, "
+        "such traffic can hide behind the math; at the power cap it costs clock.")
+    add("")
+    if len(table):
+        impls = [end, *peers]
+        rows = [[shape_label(r["shape"]), fmt(r["io_bytes"] / 1e6, 0),
+                 *(f"{fmt(r[f'{i}_bytes'] / 1e6, 0)} ({fmt(r[f'{i}_x'], 2)}×)" if isnum(r[f"{i}_bytes"]) else MISSING
+                   for i in impls)] for r in table.to_dict("records")]
+        add(md_table(["shape", "inputs and output MB", *(f"{i} MB (× that)" for i in impls)], rows,
+                     "lr" + "r" * len(impls)))
+        add("")
+    if flags:
+        by_shape = {}
+        for shape, impl, x, b in flags:
+            by_shape.setdefault(shape, []).append(f"`{impl}` {x:.2f}× ({b / 1e6:.0f} MB)")
+        add(f"Profiled launches that moved {TRAFFIC_FLAG:g}× their inputs and output or more: "
+            + "; ".join(f"at {shape_label(s)}: {', '.join(v)}" for s, v in by_shape.items()) + ".")
+    else:
+        add(f"No profiled launch moved {TRAFFIC_FLAG:g}× its inputs and output or more.")
+    add("")
     return L
 
 
