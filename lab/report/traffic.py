@@ -14,17 +14,21 @@ from lab.report.formats import isnum
 TRAFFIC_FLAG = 2.0  # DRAM bytes over io_bytes from which the report names a row: K/V read from DRAM again, not the L2
 
 
+def _ran(profile: pd.DataFrame | None) -> list[dict]:
+    """profile.csv's rows of launches that ran (its `ok`; a table without the column: every row), as dicts."""
+    if profile is None:
+        return []
+    return (profile[profile["ok"].astype(bool)] if "ok" in profile else profile).to_dict("records")
+
+
 def dram_traffic(profile: pd.DataFrame | None, end: str, peers: list[str]) -> pd.DataFrame:
     """At every shape where `end` was profiled with DRAM bytes: those bytes (Nsight Compute's dram__bytes, one launch)
     and each peer's at that shape, over the shape's io_bytes (Q, K and V read once, O written once). Columns: shape,
     io_bytes, then <impl>_bytes and <impl>_x for `end` and each peer (NaN where it was not profiled there); one row a
     shape, in the profile's order."""
     cols = ["shape", "io_bytes"] + [f"{i}_{c}" for i in [end, *peers] for c in ("bytes", "x")]
-    if profile is None or not len(profile) or "dram_bytes" not in profile:
-        return pd.DataFrame(columns=cols)
-    p = profile[profile["ok"].astype(bool)] if "ok" in profile else profile
     bytes_at = {}
-    for r in p.to_dict("records"):
+    for r in _ran(profile):
         if isnum(r.get("dram_bytes")):
             bytes_at.setdefault((r["impl"], Shape.from_row(r)), float(r["dram_bytes"]))
     rows = []
@@ -40,11 +44,8 @@ def dram_traffic(profile: pd.DataFrame | None, end: str, peers: list[str]) -> pd
 def dram_flags(profile: pd.DataFrame | None, flag: float = TRAFFIC_FLAG) -> list[tuple[Shape, str, float, float]]:
     """Every profiled launch (any purpose, steps and peers) whose DRAM bytes are at least `flag` times its shape's
     io_bytes: (shape, impl, bytes over io_bytes, bytes), by shape in the profile's order, the largest first within one."""
-    if profile is None or not len(profile) or "dram_bytes" not in profile:
-        return []
-    p = profile[profile["ok"].astype(bool)] if "ok" in profile else profile
     hits = {}
-    for r in p.to_dict("records"):
+    for r in _ran(profile):
         if isnum(r.get("dram_bytes")):
             shape = Shape.from_row(r)
             x = float(r["dram_bytes"]) / shape.io_bytes

@@ -89,6 +89,8 @@ FULL = {
     # the cold mode's flush as a run records it, and what the report concludes from it
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
     "lab/report/validity.py": ["cold_flush_threat"],
+    # the DRAM traffic the report names (bytes over the inputs and output)
+    "lab/report/traffic.py": ["_ran", "dram_traffic", "dram_flags"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -129,7 +131,7 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
               "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals",
               "tests/test_decode_problem.py", "tests/test_gpu_split.py", "tests/test_decode_study.py",
-              "tests/test_cold_flush.py"]
+              "tests/test_cold_flush.py", "tests/test_dram_traffic.py"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
