@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 
 
 class Clocks:
@@ -61,6 +63,20 @@ class Clocks:
             return None, False
 
 
+    def during(self, period_s: float = 0.005) -> "ClockTrace | None":
+        """A ClockTrace of the SM clock for a `with` block (the sustained mode's turn); None without NVML."""
+        if self.handle is None:
+            return None
+        n = self.nvml
+
+        def sm_clock():
+            try:
+                return float(n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM))
+            except Exception:  # noqa: BLE001 - a read NVML cannot give is left out
+                return None
+
+        return ClockTrace(sm_clock, period_s)
+
     def load(self) -> dict:
         """What the GPU is doing under the load of the moment: power draw (W), temperature (C) and the
         bitmask of its clock event (throttle) reasons, the power cap's included; {} without NVML."""
@@ -77,6 +93,42 @@ class Clocks:
             except Exception:  # noqa: BLE001 - a reading NVML cannot give is left out
                 pass
         return out
+
+
+class ClockTrace:
+    """The SM clock read by a thread every `period_s` while the `with` block runs: `reads`, (seconds since the
+    block opened, MHz). The sustained mode's turn puts its GPU time in the block and waits for it there, so the
+    reads span the turn; one reading before and after it (Clocks.read) says what the clock was between turns."""
+
+    def __init__(self, read, period_s: float = 0.005):
+        self.read, self.period_s, self.reads = read, period_s, []
+        self._stop = threading.Event()
+        self._thread = None
+        self._t0 = 0.0
+
+    def __enter__(self) -> "ClockTrace":
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            mhz = self.read()
+            if mhz is not None:
+                self.reads.append((time.perf_counter() - self._t0, mhz))
+            self._stop.wait(self.period_s)
+
+    def __exit__(self, *exc) -> bool:
+        self._stop.set()
+        self._thread.join()
+        return False
+
+    def mean_after(self, seconds: float) -> float | None:
+        """The mean of the reads taken `seconds` or more into the block (a turn's kept part: after its settle);
+        None where there are none."""
+        kept = [mhz for t, mhz in self.reads if t >= seconds]
+        return sum(kept) / len(kept) if kept else None
 
 
 def _camel(name: str) -> str:

@@ -65,8 +65,10 @@ TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one f
 # "float16" or "bfloat16") since issue 22; tables written before lack H_kv (and summary.csv dtype).
 SHAPE_COLUMNS = ["B", "H", "S", "D", "causal", "H_kv", "dtype"]
 SAMPLE_COLUMNS = ["run_id", "impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "sample", "latency_us",
-                  "sm_clock_mhz", "throttled", "replicate", "round", "power_w", "temp_c", "clock_reasons"]
-# (power_w, temp_c, clock_reasons: NVML at the end of the sample's turn; runs before issue 45 lack them)
+                  "sm_clock_mhz", "throttled", "replicate", "round", "power_w", "temp_c", "clock_reasons",
+                  "sm_clock_mean_mhz"]
+# (power_w, temp_c, clock_reasons: NVML at the end of the sample's turn; runs before issue 45 lack them;
+# sm_clock_mean_mhz: a sustained turn's mean SM clock after its settle, read every 5 ms; runs before 2026-12-05 lack it)
 SUMMARY_COLUMNS = ["impl", "B", "H", "S", "D", "causal", "H_kv", "dtype", "mode", "n", "median_us", "p10_us", "p90_us",
                    "iqr_us", "mean_us", "min_us", "ci_lo_us", "ci_hi_us", "tflops", "gbps", "stopped_by",
                    "dropped_throttled", "input_sets"]

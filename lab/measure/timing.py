@@ -403,19 +403,22 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
     timers: {impl: HotTimer | ColdTimer}. context_of(impl) gives the context manager a block of
     samples must run in (SDPA backend selection), entered outside the timed region.
     Returns {impl: {"samples": [...], "clock_mhz": [...], "throttled": [...], "round": [...],
-    "power_w": [...], "temp_c": [...], "clock_reasons": [...], "stopped_by": str}}, "round" the round
-    of the round robin each sample was taken in (0, 1, ...; one turn of every row still sampling a
-    round), so that two rows can be compared round by round, and the power, temperature and clock
-    event reasons NVML gave at the end of the sample's turn (None without it); an implementation whose
-    sampling raised stops there with "error" set (its message) instead.
+    "power_w": [...], "temp_c": [...], "clock_reasons": [...], "clock_mean_mhz": [...], "stopped_by": str}},
+    "round" the round of the round robin each sample was taken in (0, 1, ...; one turn of every row still
+    sampling a round), so that two rows can be compared round by round, the power, temperature and clock
+    event reasons NVML gave at the end of the sample's turn (None without it), and "clock_mean_mhz" a
+    sustained turn's mean SM clock over its kept part (clocks.during's trace after the timer's settle_ms;
+    None for other timers or without it); an implementation whose sampling raised stops there with
+    "error" set (its message) instead.
     """
     import contextlib
     import random
 
     rng = random.Random(seed)
     state = {name: {"samples": [], "clock_mhz": [], "throttled": [], "round": [], "power_w": [], "temp_c": [],
-                    "clock_reasons": [], "stopped_by": None, "spent": 0.0} for name in timers}
+                    "clock_reasons": [], "clock_mean_mhz": [], "stopped_by": None, "spent": 0.0} for name in timers}
     loaded = getattr(clocks, "load", None)  # NVML's load reading (None without clocks, or for fakes without it)
+    traced = getattr(clocks, "during", None)  # the clock through a sustained turn (Clocks.during)
     active = list(timers)
     round_no = -1
     while active:
@@ -426,8 +429,10 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             ctx = context_of(name) if context_of else contextlib.nullcontext()
             t0 = time.perf_counter()
             before = clocks.read() if clocks else (None, False)
+            settle_ms = getattr(timers[name], "settle_ms", None)  # a sustained turn's: its clock is traced
+            trace = traced() if traced and settle_ms is not None else None
             try:
-                with ctx:
+                with ctx, trace or contextlib.nullcontext():
                     n = rule.block_size(len(st["samples"]), getattr(timers[name], "turn_sample_us", None),
                                         hot=isinstance(timers[name], HotTimer))
                     block = timers[name].samples(n)
@@ -445,6 +450,7 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             st["round"] += [round_no] * len(block)
             for key in ("power_w", "temp_c", "clock_reasons"):
                 st[key] += [load.get(key)] * len(block)
+            st["clock_mean_mhz"] += [trace.mean_after(settle_ms / 1e3) if trace else None] * len(block)
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if len(set(st["round"])) >= rule.min_turns and rule.met_by(kept):
                 st["stopped_by"] = "ci"

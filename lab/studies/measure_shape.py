@@ -137,11 +137,13 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
                 continue
             n = len(st["samples"])
             rounds = st.get("round") or [None] * n
-            loads = zip(*(st.get(key) or [None] * n for key in ("power_w", "temp_c", "clock_reasons")))
-            for i, (lat, clk, thr, rnd, (power, temp, reasons)) in enumerate(
+            loads = zip(*(st.get(key) or [None] * n
+                          for key in ("power_w", "temp_c", "clock_reasons", "clock_mean_mhz")))
+            for i, (lat, clk, thr, rnd, (power, temp, reasons, clk_mean)) in enumerate(
                     zip(st["samples"], st["clock_mhz"], st["throttled"], rounds, loads)):
                 sample_rows.append(dict(columns, impl=name, mode=mode, sample=i, latency_us=lat, sm_clock_mhz=clk,
-                                        throttled=thr, round=rnd, power_w=power, temp_c=temp, clock_reasons=reasons))
+                                        throttled=thr, round=rnd, power_w=power, temp_c=temp, clock_reasons=reasons,
+                                        sm_clock_mean_mhz=clk_mean))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
                 notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"

@@ -101,7 +101,7 @@ SCOPES = {"fast": FAST, "full": FULL}
 # minutes a function. The report's end-to-end tests on committed runs are left out (minutes a
 # mutant; they check a rendering of one run, and the bar's rules are tested on synthetic rows).
 DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py",
-                  "tests/test_fa3_targets.py"]
+                  "tests/test_clock_trace.py", "tests/test_fa3_targets.py"]
 UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tests/test_stats_edges.py",
               "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_round_pairing.py",
               "tests/test_records_and_runs.py",

@@ -33,12 +33,16 @@ for shape, g in blocks.groupby("shape", sort=False):
 if len(sys.argv) > 2:
     s = pd.read_parquet(f"{sys.argv[2]}/samples.parquet")
     s = s[(s["mode"] == "sustained") & s.impl.isin([OURS, PEER])]
-    print("\nThe landing's sustained turns (median a turn; speed FA3's over ours; one NVML clock read a turn):")
+    print("\nThe lab run's sustained turns (median a turn; speed FA3's over ours; the clock: a turn's mean after its "
+          "settle where recorded, else one NVML read a turn):")
     for key, g in s.groupby(["B", "H", "S", "D", "causal", "H_kv", "dtype"]):
         label = Shape(*map(int, key[:4]), bool(key[4]), int(key[5]), "bf16" if key[6] == "bfloat16" else "fp16").tuple_label
         if label not in set(blocks["shape"]):
             continue
-        t = g.groupby(["replicate", "round", "impl"]).agg(lat=("latency_us", "median"), clk=("sm_clock_mhz", "median"))
+        # a turn's mean clock after its settle where the run records it (from 2026-12-05), else its one reading
+        clk = "sm_clock_mean_mhz" if g.get("sm_clock_mean_mhz") is not None and g["sm_clock_mean_mhz"].notna().any() \
+            else "sm_clock_mhz"
+        t = g.groupby(["replicate", "round", "impl"]).agg(lat=("latency_us", "median"), clk=(clk, "median"))
         t = t.unstack("impl")
         speed = np.log(t[("lat", PEER)] / t[("lat", OURS)])
         clock = np.log(t[("clk", OURS)] / t[("clk", PEER)])
