@@ -14,6 +14,9 @@
 #  - 3 splits the protocol: graph replays alone 0.98-1.01 (the graphs are not it), which leaves the rotation of four
 #    rows and the settle. Less likely: 3 at 0.92-0.96 (the graphs are it).
 #  - The other three shapes read within 0.015 of call 1 in all four.
+#  - The lab runs record each sustained turn's mean clock (sm_clock_mean_mhz, from 309a6e4 on: a thread reads NVML
+#    while the turn waits on its last event, which releases the GIL): every sustained sample has one, and its medians by
+#    row lie within 2 % of cap.py's mean clocks at the same shape. rounds.py reads them.
 source .whl/prelude.sh 2>/dev/null
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 LAB_GIT_DIRTY=0 LAB_GIT_SHA=$(cat .scratch/sha_run)
 E=data/explorations/2026-12-05-clock-under-cap
@@ -33,3 +36,11 @@ lab_run
 tar czf $OUT/runs.tgz data/runs
 tail -7 $OUT/cap2.txt; tail -7 $OUT/cap2_graph.txt
 for r in data/runs/*/; do python $E/rounds.py $OUT/blocks.csv "${r%/}" | tail -5; done
+python - <<'PY'
+import glob, pandas as pd
+for f in sorted(glob.glob("data/runs/*/samples.parquet")):
+    s = pd.read_parquet(f)
+    s = s[s["mode"] == "sustained"]
+    col = s.get("sm_clock_mean_mhz")
+    print(f, "sustained samples", len(s), "with a turn's mean clock", 0 if col is None else int(col.notna().sum()))
+PY
