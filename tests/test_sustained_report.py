@@ -17,9 +17,10 @@ SHAPE = Shape(4, 16, 4096, 128, False)
 TRUE = {END: (870.0, 990.0), PARENT: (880.0, 980.0), "sdpa_cudnn": (830.0, 1010.0), "flash_attn3": (770.0, 910.0)}
 
 
-def _run(root, modes=("hot", "sustained"), spread=0.004, true=None, factors=None):
+def _run(root, modes=("hot", "sustained"), spread=0.004, true=None, factors=None, turn_clocks=None):
     """A run of TRUE's (or `true`'s) latencies, each replicate's off by its own factor (`factors`: impl ->
-    {mode: three factors}) or by noise of `spread`."""
+    {mode: three factors}) or by noise of `spread`; `turn_clocks` (impl -> MHz): the sustained turns' mean clock
+    (sm_clock_mean_mhz; none without it, as in runs before 2026-12-05)."""
     true = true or TRUE
     rng = np.random.default_rng(1)
     rec = records.RunRecord("20990105T000000Z-sus", root=root)
@@ -37,7 +38,9 @@ def _run(root, modes=("hot", "sustained"), spread=0.004, true=None, factors=None
                                          dtype="float16", mode=mode, sample=rnd * 10 + i,
                                          latency_us=base * np.exp(rng.normal(0, 0.002)),
                                          sm_clock_mhz=1980.0 if mode == "hot" else 1600.0, throttled=False,
-                                         replicate=r, round=rnd, power_w=None if mode == "hot" else 690.0))
+                                         replicate=r, round=rnd, power_w=None if mode == "hot" else 690.0,
+                                         sm_clock_mean_mhz=(turn_clocks or {}).get(impl) if mode == "sustained"
+                                         else None))
     rec.write_table("samples.parquet", pd.DataFrame(rows, columns=records.SAMPLE_COLUMNS))
     return rec
 
@@ -78,3 +81,22 @@ def test_a_swap_within_the_noise_is_not_called_a_change(tmp_path):
     data = RunData(_run(tmp_path, true=true, factors=factors, spread=0.0))
     changes, swaps = ranking_changes(data, SHAPE, list(true))
     assert changes == [] and len(swaps) == 1 and swaps[0].startswith(f"{END} ahead of {PARENT} hot, behind it sustained (")
+
+
+def test_the_turns_mean_clocks_split_a_sustained_speedup_into_clock_and_cycles(tmp_path):
+    """The end at 990 us and 1500 MHz, FA3 at 910 us and 1580 MHz (its one reading a turn: 1600): the end's clock
+    1500 / 1580 = 0.949x FA3's, its cycles a launch (990 x 1500) / (910 x 1580) = 1.033x; the table shows the turns'
+    mean clocks."""
+    clocks = {END: 1500.0, PARENT: 1520.0, "sdpa_cudnn": 1650.0, "flash_attn3": 1580.0}
+    text = "\n".join(section_sustained(Context.of(RunData(_run(tmp_path, turn_clocks=clocks)), tmp_path / "reports")))
+    assert "sustained SM MHz (a turn's mean) / power" in text
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and "µs" not in ln and "---" not in ln]
+    assert [ln.split("|")[5].strip() for ln in table] == ["1580 / 690 W", "1520 / 690 W", "1500 / 690 W",
+                                                           "1650 / 690 W"]
+    fa3 = text.split(f"{END} against each")[1].split("flash_attn3: hot ")[1].split(";")[0]
+    clock, cycles = fa3.split("(its clock ")[1].split("×, its cycles a launch ")
+    assert clock == f"{1500 / 1580:.3f}" and abs(float(cycles.split("×")[0]) - 990 * 1500 / (910 * 1580)) < 0.006
+    assert cycles.endswith("× flash_attn3's)")
+    plain = "\n".join(section_sustained(Context.of(RunData(_run(tmp_path / "plain")), tmp_path / "reports")))
+    assert "its clock" not in plain and "a turn's mean" not in plain  # runs without the turns' clocks: as before
+    assert "| 1600 / 690 W |" in plain  # there the one reading a turn

@@ -15,14 +15,40 @@ from lab.report.context import Context
 from lab.report.load import HOT, SUSTAINED, RunData
 
 
-def _clock(data: RunData, impl: str, shape, mode: str) -> str:
-    """The median SM clock NVML read at the row's turns (MHz), and the median power draw where recorded."""
+def _rows(data: RunData, impl: str, shape, mode: str):
     s = data.samples
-    sel = s[(s["impl"] == impl) & (s["mode"] == mode) & (s["B"] == shape.B) & (s["H"] == shape.H)
-            & (s["S"] == shape.S) & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal)
-            & (s["H_kv"] == shape.H_kv) & (s["dtype"] == shape.torch_dtype_name)]
+    return s[(s["impl"] == impl) & (s["mode"] == mode) & (s["B"] == shape.B) & (s["H"] == shape.H)
+             & (s["S"] == shape.S) & (s["D"] == shape.D) & (s["causal"].astype(bool) == shape.causal)
+             & (s["H_kv"] == shape.H_kv) & (s["dtype"] == shape.torch_dtype_name)]
+
+
+def turn_clock(data: RunData, impl: str, shape) -> float | None:
+    """The median over the row's sustained samples of their turn's mean SM clock after its settle (MHz;
+    samples.parquet's sm_clock_mean_mhz, recorded from 2026-12-05 on); None where the run has none."""
+    sel = _rows(data, impl, shape, SUSTAINED)
+    clocks = sel["sm_clock_mean_mhz"].dropna() if "sm_clock_mean_mhz" in sel.columns else []
+    return float(statistics.median(clocks)) if len(clocks) else None
+
+
+def clock_and_cycles(data: RunData, end: str, other: str, shape, sustained) -> str:
+    """Where both rows carry their turns' mean clocks: " (its clock c×, its cycles a launch k× <other>'s)", the
+    sustained speedup split into the clock the power cap held each at and the cycles each launch took at it
+    (a launch's time is its cycles over the clock, so the cycles' ratio is the clocks' over the speedup); ""
+    elsewhere."""
+    a, b = turn_clock(data, end, shape), turn_clock(data, other, shape)
+    if a is None or b is None or sustained is None:
+        return ""
+    return f" (its clock {a / b:.3f}×, its cycles a launch {a / b / sustained.ratio:.3f}× {other}'s)"
+
+
+def _clock(data: RunData, impl: str, shape, mode: str) -> str:
+    """The median SM clock of the row's turns (MHz): in the sustained mode the turns' means after their settle
+    where the run records them, else the one reading NVML gave at each turn; and the median power draw where
+    recorded."""
+    sel = _rows(data, impl, shape, mode)
+    mean = turn_clock(data, impl, shape) if mode == SUSTAINED else None
     clocks = sel["sm_clock_mhz"].dropna()
-    text = f"{statistics.median(clocks):.0f}" if len(clocks) else MISSING
+    text = f"{mean:.0f}" if mean is not None else f"{statistics.median(clocks):.0f}" if len(clocks) else MISSING
     if "power_w" in sel.columns and sel["power_w"].notna().any():
         text += f" / {statistics.median(sel['power_w'].dropna()):.0f} W"
     return text
@@ -86,14 +112,17 @@ def section_sustained(ctx: Context) -> list[str]:
                          f"{sus / hot:.3f}" if hot and sus else MISSING])
         add(f"**{shape_label(shape)}**, fastest sustained first.")
         add("")
+        traced = any(turn_clock(data, i, shape) is not None for i in impls)
         add(md_table(["implementation", "hot µs (TFLOP/s)", "hot SM MHz", "sustained µs (TFLOP/s)",
-                      "sustained SM MHz / power", "sustained / hot latency"], rows, "lrrrrr"))
+                      "sustained SM MHz (a turn's mean) / power" if traced else "sustained SM MHz / power",
+                      "sustained / hot latency"], rows, "lrrrrr"))
         add("")
         if end in impls:
             cells = []
             for other in [i for i in order(data, shape, SUSTAINED, impls) if i != end]:
                 hot, sus = data.speedup(end, other, shape, HOT), data.speedup(end, other, shape, SUSTAINED)
-                cells.append(f"{other}: hot {_ci(hot)}, sustained {_ci(sus)}")
+                cells.append(f"{other}: hot {_ci(hot)}, sustained {_ci(sus)}"
+                             + clock_and_cycles(data, end, other, shape, sus))
             add(f"{end} against each, > 1: {end} faster. " + "; ".join(cells) + ".")
             add("")
         changes, swaps = ranking_changes(data, shape, impls)
