@@ -7,6 +7,7 @@ import time
 from lab.measure import timing
 from lab.measure.clocks import Clocks, ClockTrace
 from lab.studies import measure_shape
+from tests.test_stopping_rule import FakeTime
 
 
 def test_a_trace_reads_the_clock_while_its_block_runs_and_not_after():
@@ -33,14 +34,6 @@ def test_without_nvml_there_is_no_trace():
     clocks = Clocks.__new__(Clocks)
     clocks.handle = None
     assert clocks.during() is None
-
-
-class FakeTime:
-    def __init__(self):
-        self.now = 0.0
-
-    def perf_counter(self):
-        return self.now
 
 
 class Turn:
