@@ -3,8 +3,9 @@
 # at most 8): $OUT/call1.tgz and $OUT/call2.tgz, unpacked into this folder's call1/ and call2/. carry [".whl", ".fa3"].
 E=data/explorations/2026-12-05-sections-counter-d64
 REAL=$OUT
-for c in call1 call2; do
+for c in call1:380 call2:200; do  # seconds each may take, 580 in all
+  limit=${c#*:} c=${c%:*}
   export OUT=/tmp/$c && mkdir -p $OUT
-  timeout ${LIMIT:-330} bash $E/$c.sh 2>&1 | tee $OUT/log.txt | tail -40
+  timeout $limit bash $E/$c.sh 2>&1 | tee $OUT/log.txt | tail -40
   tar czf $REAL/$c.tgz -C /tmp $c
 done
