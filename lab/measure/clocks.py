@@ -50,32 +50,30 @@ class Clocks:
                 info[key] = None
         return info
 
+    def sm_clock(self) -> float | None:
+        """The current SM clock in MHz; None without NVML or where it cannot give one."""
+        if self.handle is None:
+            return None
+        try:
+            return float(self.nvml.nvmlDeviceGetClockInfo(self.handle, self.nvml.NVML_CLOCK_SM))
+        except Exception:  # noqa: BLE001
+            return None
+
     def read(self) -> tuple[float | None, bool]:
         """(current SM clock in MHz, whether a thermal/hardware slowdown is active)."""
-        if self.handle is None:
+        clock = self.sm_clock()
+        if clock is None:
             return None, False
         n = self.nvml
         try:
-            clock = float(n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM))
             get = getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None) or n.nvmlDeviceGetCurrentClocksThrottleReasons
             return clock, bool(get(self.handle) & self.mask)
         except Exception:  # noqa: BLE001
             return None, False
 
-
     def during(self, period_s: float = 0.005) -> "ClockTrace | None":
-        """A ClockTrace of the SM clock for a `with` block (the sustained mode's turn); None without NVML."""
-        if self.handle is None:
-            return None
-        n = self.nvml
-
-        def sm_clock():
-            try:
-                return float(n.nvmlDeviceGetClockInfo(self.handle, n.NVML_CLOCK_SM))
-            except Exception:  # noqa: BLE001 - a read NVML cannot give is left out
-                return None
-
-        return ClockTrace(sm_clock, period_s)
+        """A ClockTrace of the SM clock (sm_clock) for a `with` block (the sustained mode's turn); None without NVML."""
+        return None if self.handle is None else ClockTrace(self.sm_clock, period_s)
 
     def load(self) -> dict:
         """What the GPU is doing under the load of the moment: power draw (W), temperature (C) and the

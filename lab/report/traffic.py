@@ -14,11 +14,16 @@ from lab.report.formats import isnum
 TRAFFIC_FLAG = 2.0  # DRAM bytes over io_bytes from which the report names a row: K/V read from DRAM again, not the L2
 
 
-def _ran(profile: pd.DataFrame | None) -> list[dict]:
-    """profile.csv's rows of launches that ran (its `ok`; a table without the column: every row), as dicts."""
+def _bytes_at(profile: pd.DataFrame | None) -> dict[tuple[str, Shape], float]:
+    """{(impl, shape): DRAM bytes} of profile.csv's launches that ran (its `ok`; a table without the column: every
+    row) and have DRAM bytes, the first row of each pair, in the profile's order."""
     if profile is None:
-        return []
-    return (profile[profile["ok"].astype(bool)] if "ok" in profile else profile).to_dict("records")
+        return {}
+    out = {}
+    for r in (profile[profile["ok"].astype(bool)] if "ok" in profile else profile).to_dict("records"):
+        if isnum(r.get("dram_bytes")):
+            out.setdefault((r["impl"], Shape.from_row(r)), float(r["dram_bytes"]))
+    return out
 
 
 def dram_traffic(profile: pd.DataFrame | None, end: str, peers: list[str]) -> pd.DataFrame:
@@ -27,10 +32,7 @@ def dram_traffic(profile: pd.DataFrame | None, end: str, peers: list[str]) -> pd
     io_bytes, then <impl>_bytes and <impl>_x for `end` and each peer (NaN where it was not profiled there); one row a
     shape, in the profile's order."""
     cols = ["shape", "io_bytes"] + [f"{i}_{c}" for i in [end, *peers] for c in ("bytes", "x")]
-    bytes_at = {}
-    for r in _ran(profile):
-        if isnum(r.get("dram_bytes")):
-            bytes_at.setdefault((r["impl"], Shape.from_row(r)), float(r["dram_bytes"]))
+    bytes_at = _bytes_at(profile)
     rows = []
     for shape in dict.fromkeys(s for i, s in bytes_at if i == end):
         row = {"shape": shape, "io_bytes": shape.io_bytes}
@@ -44,12 +46,6 @@ def dram_traffic(profile: pd.DataFrame | None, end: str, peers: list[str]) -> pd
 def dram_flags(profile: pd.DataFrame | None, flag: float = TRAFFIC_FLAG) -> list[tuple[Shape, str, float, float]]:
     """Every profiled launch (any purpose, steps and peers) whose DRAM bytes are at least `flag` times its shape's
     io_bytes: (shape, impl, bytes over io_bytes, bytes), by shape in the profile's order, the largest first within one."""
-    hits = {}
-    for r in _ran(profile):
-        if isnum(r.get("dram_bytes")):
-            shape = Shape.from_row(r)
-            x = float(r["dram_bytes"]) / shape.io_bytes
-            if x >= flag:
-                hits.setdefault((shape, r["impl"]), (x, float(r["dram_bytes"])))
-    order = list(dict.fromkeys(s for s, _ in hits))
-    return sorted(((s, i, x, b) for (s, i), (x, b) in hits.items()), key=lambda t: (order.index(t[0]), -t[2], t[1]))
+    hits = [(s, i, b / s.io_bytes, b) for (i, s), b in _bytes_at(profile).items() if b / s.io_bytes >= flag]
+    order = list(dict.fromkeys(s for s, *_ in hits))
+    return sorted(hits, key=lambda t: (order.index(t[0]), -t[2], t[1]))

@@ -90,7 +90,7 @@ FULL = {
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
     "lab/report/validity.py": ["cold_flush_threat"],
     # the DRAM traffic the report names (bytes over the inputs and output)
-    "lab/report/traffic.py": ["_ran", "dram_traffic", "dram_flags"],
+    "lab/report/traffic.py": ["_bytes_at", "dram_traffic", "dram_flags"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
