@@ -1,5 +1,5 @@
-// The switchable twin of step 67 (uniform_row0_d128, the sm_90a branch's end):
-// kernels/variants/67_uniform_row0_d128.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 69 (counter_tile_from_2k_d64, the sm_90a branch's end):
+// kernels/variants/69_counter_tile_from_2k_d64.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -142,6 +142,19 @@
 // each key tile two SHFL.IDX + R2UR pairs before its wgmmas; step 66's non-causal kernels, without the branch, keep
 // them uniform. Predicted: 1.015x-1.035x over +non-causal D = 128 kernels at the long causal D = 128 rows, 1.000x at
 // non-causal D = 128 and D = 64 shapes (D = 64 lost with it: it keeps the plain row).
+//
+// Step 68 - +FlashAttention-3's sections for the counter's causal D = 64 tile: a launch of the counter's
+// three-warpgroup tile takes its tiles in sections of 32 MB of K/V (fa::launch_from_queue's FA3_SECTIONS_D64) instead
+// of one section of every head. Hypothesis: every head at once, the CTAs read all of the call's K/V at a time, more
+// than the L2 at (4, 16, 4096, 64, causal), and moved 3.0 times the inputs and output through DRAM, which costs clock
+// under the power cap. Predicted: 1.008x-1.030x over +each warp's first row known warp-uniform at D = 128 at (4, 16,
+// 4096, 64, causal), DRAM throughput down by half, 1.000x where the call's K/V is at most 32 MB.
+//
+// Step 69 - +the counter's tile for causal D = 64 calls from 2048 keys: the counter's three-warpgroup tile (two
+// 192-row tiles an SM or more) takes causal D = 64 calls from 2048 keys (FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64,
+// fa::hopper_tile_kind's OVERLAPPED_MIN_S) instead of 4096. Hypothesis: 4096 was set before step 59 overlapped those
+// tiles; at 2048 keys the three CTAs of 64 rows read each K/V tile for a third of the rows. Predicted: 1.000x at the
+// ladder shapes, 1.02x-1.06x at the models set's S = 2048 D = 64 rows.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -157,6 +170,12 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_COUNTER_TILE_FROM_2K_D64  // step 69: 0 -> causal D = 64 calls take the counter's tile from 4096 keys again
+#define FA_COUNTER_TILE_FROM_2K_D64 1  // (FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64), as before step 69
+#endif
+#ifndef FA_FA3_SECTIONS_COUNTER_D64  // step 68: 0 -> the counter's causal D = 64 tile takes one section of every head
+#define FA_FA3_SECTIONS_COUNTER_D64 1  // again, whatever the L2 holds, as before step 68
+#endif
 #ifndef FA_UNIFORM_ROW0_D128  // step 67: 0 -> the D = 128 kernels compute each warp's first row from the thread's
 #define FA_UNIFORM_ROW0_D128 1  // index (not known warp-uniform to the compiler), as D = 64 does, as before step 67
 #endif
@@ -293,6 +312,9 @@ constexpr bool kMirroredSecondTile = FA_MIRRORED_SECOND_TILE && kThreeWgsQueueCa
 constexpr bool kMirroredLaunches = kMirroredSecondTile && kCounterTileCausalD64;
 // Step 65's sections: a launch rule only, wherever the counter is (so its switch is a host_only one).
 constexpr bool kFa3SectionsCausalD128 = FA_FA3_SECTIONS_CAUSAL_D128 && kQueue;
+// Step 68's sections for the counter's causal D = 64 tile and step 69's shorter rule for that tile: launch rules only.
+constexpr bool kFa3SectionsCounterD64 = FA_FA3_SECTIONS_COUNTER_D64 && kQueue;
+constexpr bool kCounterTileFrom2kD64 = FA_COUNTER_TILE_FROM_2K_D64 && kCounterTileCausalD64;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -706,7 +728,8 @@ struct LaunchWithTensorMaps {
     if (int err = fa::tma::make_head_map(&o_map, static_cast<const Elem*>(o), shape.B * shape.H, shape.S, D, 64))
       return err;
     // The three-warpgroup tile of non-causal calls and step 51's causal ones walks the static list (tiles of equal
-    // length, or pairs that fill the last round); step 52's takes the counter, over one section of every head.
+    // length, or pairs that fill the last round); step 52's takes the counter, over one section of every head until
+    // step 68's FA3 sections.
     constexpr bool kCounter = kQueue && KIND != TileKind::kThreeWgs;
     constexpr bool kOneSection = KIND == TileKind::kThreeWgsQueue;
     static void (*const kernels[2])(Elem*, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap FA_RAW_INPUT_PARAMS,
@@ -730,9 +753,10 @@ struct LaunchWithTensorMaps {
                                       : kMirroredLaunches ? FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64
                                                           : FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64;
     constexpr int kMirrorUnder = kMirroredLaunches && kOneSection ? FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 : 0;
-    // Long causal D = 128 calls take FA3's sections where the counter is (step 65).
+    // Long causal D = 128 calls take FA3's sections where the counter is (step 65); the counter's three-warpgroup tile
+    // too (step 68).
     return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection, kQueueTilesPerCta,
-                                 kMirrorUnder, kFa3SectionsCausalD128>(
+                                 kMirrorUnder, kFa3SectionsCausalD128, kFa3SectionsCounterD64>(
         kOneLoopCausal && shape.causal      ? one_loop_kernels
         : kNonCausalKernels && !shape.causal ? non_causal_kernels
                                              : kernels,
@@ -741,7 +765,8 @@ struct LaunchWithTensorMaps {
   static int run(const Elem* q, const Elem* k, const Elem* v, Elem* o, const fa::AttnShape& shape,
                  cudaStream_t stream) {
     return fa::run_hopper_tile<D, kThreeCtasD64, kWideKvTilesLongD64, kThreeWgsD64, kThreeWgsCausalD64,
-                               kThreeWgsQueueCausalD64, kCounterTileCausalD64, kMirroredLaunches>(
+                               kThreeWgsQueueCausalD64, kCounterTileCausalD64, kMirroredLaunches,
+                               kCounterTileFrom2kD64>(
         shape, [&](auto kind) { return run_tile<decltype(kind)::value>(q, k, v, o, shape, stream); });
   }
 };
