@@ -1,8 +1,9 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
 step 51's takes_three_wg_tile_causal_d64, step 52's takes_three_wg_queue_tile_causal_d64, step 53's stages, step 63's
-takes_counter_tile_causal_d64, step 64's takes_mirrored_counter_tile_causal_d64 and step 69's hopper_tile_kind (the counter's
-tile from 2048 keys). The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's
-fill; the tiles an SM for the counter; the shared memory), not read from the header; the shapes are those timed
+takes_counter_tile_causal_d64, step 64's takes_mirrored_counter_tile_causal_d64 and step 69's hopper_tile_kind (the
+counter's tile from 2048 keys). The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs
+one an SM, the last round's fill; the tiles an SM for the counter; the shared memory), not read from the header; the
+shapes are those timed
 in data/explorations/2026-11-29-ftz-row-max (calls 2 and 4) and data/explorations/2026-11-29-q-double-buffer."""
 
 from __future__ import annotations
@@ -206,8 +207,9 @@ int main(int argc, char** argv) {
   const int H = std::atoi(argv[2]);
   const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[4]), H};
   const int sms = std::atoi(argv[5]);
-  std::printf("%d %d\n", static_cast<int>(fa::hopper_tile_kind<64, true, true, true, true, true, true, true>(shape, sms)),
-              static_cast<int>(fa::hopper_tile_kind<64, true, true, true, true, true, true, true, true>(shape, sms)));
+  const auto before = fa::hopper_tile_kind<64, true, true, true, true, true, true, true>(shape, sms);
+  const auto after = fa::hopper_tile_kind<64, true, true, true, true, true, true, true, true>(shape, sms);
+  std::printf("%d %d\n", static_cast<int>(before), static_cast<int>(after));
   return 0;
 }
 '''
@@ -215,10 +217,10 @@ int main(int argc, char** argv) {
 SHORT, LONG, THREE_CTAS, THREE_WGS, THREE_WGS_QUEUE = range(5)  # fa::HopperTileKind's order
 
 
-# Step 69: the counter's tile from 2048 keys. Worked out on 132 SMs: the counter's tile where ceil(S / 192) * B * H >= 264
-# (two an SM, step 64) and S >= 2048 (before: 4096); else, from 4096 keys, step 51's static pairs where they fill the
-# last round 95 %; else step 33's three CTAs where 64-row tiles, ceil(S / 64) * B * H, are 1320 or more (S < 8192); else
-# the 192-key tile from S = 4096, else the short one.
+# Step 69: the counter's tile from 2048 keys. Worked out on 132 SMs: the counter's tile where ceil(S / 192) * B * H is
+# 264 or more (two an SM, step 64) and S >= 2048 (before: 4096); else, from 4096 keys, step 51's static pairs where they
+# fill the last round 95 %; else step 33's three CTAs where 64-row tiles, ceil(S / 64) * B * H, are 1320 or more
+# (S < 8192); else the 192-key tile from S = 4096, else the short one.
 @pytest.mark.parametrize("B, H, S, causal, before, after", [
     (4, 12, 2048, True, THREE_CTAS, THREE_WGS_QUEUE),  # GPT-2's models row: 528 tiles; 1536 64-row tiles
     (4, 71, 2048, True, THREE_CTAS, THREE_WGS_QUEUE),  # Falcon-7B's: 3124 tiles

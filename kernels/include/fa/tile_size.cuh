@@ -253,6 +253,8 @@ using HopperTileOf = std::conditional_t<
 // 192-row tiles; since, the counter's tile runs the models' causal calls of 2048 keys 3-4 % faster than step 33's
 // three CTAs an SM (data/explorations/2026-12-05-sections-counter-d64). Steps 51's and 52's rules, which take calls
 // of fewer tiles, keep FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 (not measured under it).
+namespace {  // internal linkage: an instantiation reads FA_TILE_* macros, which differ between variant libraries
+
 template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
           bool THREE_WGS_QUEUE = false, bool COUNTER_TILE_CAUSAL = false, bool MIRRORED = false,
           bool OVERLAPPED_MIN_S = false>
@@ -279,6 +281,8 @@ inline HopperTileKind hopper_tile_kind(const AttnShape& shape, int sms) {
   }
   return Kind::kShort;
 }
+
+}  // namespace
 
 // Runs the tile hopper_tile_kind chooses (its template arguments, in its order): run_tile(std::integral_constant<
 // HopperTileKind, K>{}) is called with the kind, and only the kinds the kernel can take are instantiated. Returns
