@@ -22,12 +22,16 @@ def _rows(data: RunData, impl: str, shape, mode: str):
              & (s["H_kv"] == shape.H_kv) & (s["dtype"] == shape.torch_dtype_name)]
 
 
-def turn_clock(data: RunData, impl: str, shape) -> float | None:
-    """The median over the row's sustained samples of their turn's mean SM clock after its settle (MHz;
-    samples.parquet's sm_clock_mean_mhz, recorded from 2026-12-05 on); None where the run has none."""
-    sel = _rows(data, impl, shape, SUSTAINED)
+def _turn_mean(sel) -> float | None:
+    """The median over samples `sel` of their turn's mean SM clock after its settle (MHz; samples.parquet's
+    sm_clock_mean_mhz, recorded from 2026-12-05 on); None where they have none."""
     clocks = sel["sm_clock_mean_mhz"].dropna() if "sm_clock_mean_mhz" in sel.columns else []
     return float(statistics.median(clocks)) if len(clocks) else None
+
+
+def turn_clock(data: RunData, impl: str, shape) -> float | None:
+    """_turn_mean of the row's sustained samples; None where the run has none."""
+    return _turn_mean(_rows(data, impl, shape, SUSTAINED))
 
 
 def clock_and_cycles(data: RunData, end: str, other: str, shape, sustained) -> str:
@@ -46,7 +50,7 @@ def _clock(data: RunData, impl: str, shape, mode: str) -> str:
     where the run records them, else the one reading NVML gave at each turn; and the median power draw where
     recorded."""
     sel = _rows(data, impl, shape, mode)
-    mean = turn_clock(data, impl, shape) if mode == SUSTAINED else None
+    mean = _turn_mean(sel) if mode == SUSTAINED else None
     clocks = sel["sm_clock_mhz"].dropna()
     text = f"{mean:.0f}" if mean is not None else f"{statistics.median(clocks):.0f}" if len(clocks) else MISSING
     if "power_w" in sel.columns and sel["power_w"].notna().any():
