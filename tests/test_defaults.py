@@ -117,7 +117,7 @@ def test_without_a_gpu_and_without_parameters_the_committed_report_is_rebuilt(ca
 
 
 def test_the_committed_reports_label_says_how_many_gpus_ran_it():
-    """Issue 49: of the committed report's two runs, one ran its replicates on several H200s at once (GPUS=N in its
+    """Issue 49: of the committed report's two runs, one ran its replicates on several GPUs at once (GPUS=N in its
     params.json, as many GPU UUIDs in its replicates.json); a run of one GPU at a time says so, plainly where one
     GPU ran it all, and as resumed where a lost machine left its replicates on two (lab.studies.resume); each label
     still reads back, and the report carries its run's."""
@@ -131,15 +131,16 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
     runs = (c.run, c.base)
     uuids = {r: len(replicate_gpu_uuids(r)) for r in runs}
     at_once = {r: json.loads((records.RunRecord.open(r).dir / "params.json").read_text()).get("gpus") for r in runs}
+    model = {r: json.loads((records.RunRecord.open(r).dir / "env.json").read_text())["gpu"] for r in runs}
     assert any(uuids[r] >= 2 and at_once[r] not in (None, "1") for r in runs)  # the N-GPU run is one of the two
     for r in runs:
         label = Context(data=RunData(records.RunRecord.open(r)), figdir=None, base=None).gpus
         if uuids[r] < 2:
-            assert label == "NVIDIA H200"
+            assert label == model[r]
         elif at_once[r] == "1":
-            assert label == f"NVIDIA H200, resumed on another ({uuids[r]} GPUs ran its replicates one after another)"
+            assert label == f"{model[r]}, resumed on another ({uuids[r]} GPUs ran its replicates one after another)"
         else:
-            assert label == f"{uuids[r]} × NVIDIA H200"
+            assert label == f"{uuids[r]} × {model[r]}"
     data = {r: RunData(records.RunRecord.open(r)) for r in runs}
     assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base]).label}**" in committed.REPORT.read_text()
     assert committed.committed() == c  # the label reads back

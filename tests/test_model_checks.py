@@ -135,7 +135,7 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     grid = check.grid()
     # 10: the five many-tile grids, causal and not; 2 + 2: the mirrored-round and FA3-sections launches, causal;
     # 2: the non-causal counter launches; 9: the rising-max cases
-    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 2 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -294,6 +294,61 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
         assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
         assert all(c.S % 128 for c in hit)
         assert any(counter(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_the_counters_causal_d64_tile_in_sections():
+    """Step 68 gives the counter's causal D = 64 tile (from FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 192-row tiles an SM,
+    S >= FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) sections of FA_QUEUE_FA3_SECTION_MB MB of K/V (the constants read from the
+    headers, the sections worked out here). On GPUs of 114 and 132 SMs the grid must reach a launch of two sections or
+    more that takes the counter, in fp16 and bf16, multi-head and grouped, at a ragged S, and the sanitizer one bf16
+    grouped shape."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    from tests.queue_sections import section_heads, takes_counter
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
+    budget = int(re.search(r"#define FA_QUEUE_FA3_SECTION_MB (\d+)", header).group(1)) << 20
+    min_s = _tile_size_define("FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64")
+    lo = _tile_size_define("FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64")
+
+    def sectioned(c, sms):
+        if not (c.causal and c.D == 64 and c.S >= min_s and -(-c.S // 192) * c.B * c.H >= lo * sms):
+            return False
+        return (section_heads(c.B, c.H, c.H_kv, c.S, 64, budget) < c.B * c.H
+                and takes_counter(c.B, c.H, c.H_kv, c.S, 64, budget, lo, sms, BR=192))
+
+    for sms in (114, 132):
+        hit = [c for c in check.grid() if sectioned(c, sms)]
+        assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
+        assert all(c.S % 192 for c in hit)
+        assert any(sectioned(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_the_counters_tile_from_2048_keys():
+    """Step 69 gives causal D = 64 calls of FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64 keys or more the counter's tile from
+    FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 192-row tiles an SM, its second round mirrored under
+    FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 tiles a CTA (the constants read from the header, the rule written out
+    here). Under FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys, on GPUs of 114 and 132 SMs, the grid must reach it mirrored
+    and not, in fp16 and bf16, grouped, at a ragged S; the sanitizer one bf16 grouped shape."""
+    from lab.measure import sanitize
+    lo_s, hi_s = _tile_size_define("FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64"), _tile_size_define(
+        "FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64")
+    lo, under = _tile_size_define("FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64"), _tile_size_define(
+        "FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64")
+
+    def kind(c, sms):  # None: a tile of before step 69
+        tiles = -(-c.S // 192) * c.B * c.H
+        if not (c.causal and c.D == 64 and lo_s <= c.S < hi_s and tiles >= lo * sms):
+            return None
+        return "mirrored" if tiles < under * sms else "counter"
+
+    for sms in (114, 132):
+        hit = [(c, kind(c, sms)) for c in check.grid() if kind(c, sms)]
+        assert {k for _, k in hit} == {"mirrored", "counter"}
+        assert {c.dtype for c, _ in hit} == {"fp16", "bf16"} and any(c.H_kv < c.H for c, _ in hit)
+        assert all(c.S % 192 for c, _ in hit)
+        assert any(kind(s, sms) == "counter" and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
 
 
 def test_the_grid_and_the_sanitizer_reach_the_counter_of_the_non_causal_d128_kernels():

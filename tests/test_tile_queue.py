@@ -260,3 +260,66 @@ def test_long_causal_d128_calls_take_fa3_sections_and_the_counter_from_three_til
     last = last_section_heads(B, H, heads)
     assert heads == section and (last * math.ceil(S / 128) >= per_cta * 132) is counter  # the worked-out rows agree
     assert out == [str(int(rule)), str(int(counter)), str(section)]
+
+
+D64_SECTIONS_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H H_kv S fa3_sections_d64(0|1); prints the queue launch_from_queue makes for the counter's causal D = 64
+// tile (BR 192, ONE_SECTION, the counter from two tiles a CTA, mirrored under three, as steps 64-69 launch it) on an
+// H100 (132 CTAs, 50 MB of L2), with step 68's FA3_SECTIONS_D64 as given: whether it takes the counter (2: mirrored),
+// the query heads a section and every index's tile.
+template <bool D64_SECTIONS>
+int dump(const fa::AttnShape& shape) {
+  const int tiles = fa::ceil_div(shape.S, 192) * shape.B * shape.H;
+  const auto q = fa::launch_queue<192, /*ONE_SECTION=*/true, 2, 3, /*FA3_SECTIONS=*/true, D64_SECTIONS>(
+      shape, 64, 2, 50LL << 20, tiles < 132 ? tiles : 132, 0);
+  std::printf("%d %d\n", q.from_counter, q.section_heads);
+  for (int i = 0; i < q.total; ++i) std::printf("%d %d\n", q.tile(i).q0, q.tile(i).bh);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 6) return 2;
+  const fa::AttnShape shape{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[4]), 1.0f, 1, std::atoi(argv[3])};
+  return std::atoi(argv[5]) ? dump<true>(shape) : dump<false>(shape);
+}
+'''
+
+
+@pytest.mark.parametrize("B, H, H_kv, S, sectioned_heads", [
+    # A head's K and V at D = 64: 2 x S x 64 x 2 bytes, 1 MB at S = 4096, 2 MB at 8192; 32 MB a section
+    (4, 16, 16, 4096, 32),   # 64 MB: two sections of 32 heads (the ladder's causal D = 64 shape)
+    (8, 16, 16, 4096, 32),   # 128 MB: four
+    (2, 16, 16, 8192, 16),   # 64 MB: two of 16
+    (1, 40, 40, 4096, 20),   # 40 MB: two sections, split evenly (20 and 20, not 32 and 8)
+    (1, 12, 12, 8192, 12),   # GPT-2's 24 MB: one section, as before
+    (1, 71, 1, 8192, 71),    # Falcon-7B's one K/V head (2 MB): one section of its 71 query heads
+    (1, 64, 8, 8192, 64),    # grouped: 8 K/V heads, 16 MB, one section of 64 query heads
+    (1, 13, 13, 4096, 13),   # 13 MB, 286 tiles: one section, the second round mirrored
+])
+def test_step_68_gives_the_counters_causal_d64_tile_fa3_sections(tmp_path_factory, B, H, H_kv, S, sectioned_heads):
+    """Step 68: with FA3_SECTIONS_D64 the counter's causal D = 64 tile takes sections of 32 MB of K/V (K/V heads
+    split evenly, the query heads of a K/V head together), without it one section of every head; either way every
+    tile once, heaviest first within a section, and the counter (mirrored under three tiles a CTA) where the last
+    section holds two tiles a CTA (the expectations worked out here)."""
+    exe = compile_host_program(tmp_path_factory.mktemp("d64_sections"), "d64_sections", D64_SECTIONS_PROGRAM)
+    m_blocks = math.ceil(S / 192)
+    for sectioned in (False, True):
+        out = subprocess.run([str(exe), *map(str, (B, H, H_kv, S, int(sectioned)))], check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+        counter, heads = map(int, out[0].split())
+        expected_heads = sectioned_heads if sectioned else B * H
+        assert heads == expected_heads == section_heads(B, H, H_kv, S, 64, (32 << 20) if sectioned else 1 << 60)
+        total, grid = m_blocks * B * H, min(m_blocks * B * H, 132)
+        last = last_section_heads(B, H, heads)
+        assert counter == (0 if last * m_blocks < 2 * grid else 2 if total < 3 * grid else 1)
+        tiles = [tuple(map(int, line.split())) for line in out[1:]]
+        assert sorted(tiles) == sorted((q * 192, bh) for q in range(m_blocks) for bh in range(B * H))
+        for start in range(0, B * H, heads):  # each section: its own heads, heaviest query tile first
+            size = min(heads, B * H - start)
+            part = tiles[start * m_blocks:(start + size) * m_blocks]
+            assert {bh for _, bh in part} == set(range(start, start + size))
+            assert [q for q, _ in part] == sorted((q * 192 for q in range(m_blocks) for _ in range(size)), reverse=True)

@@ -1,8 +1,9 @@
 """CPU test of the Hopper branch's tile rules (kernels/include/fa/tile_size.cuh), compiled for the host with nvcc:
 step 51's takes_three_wg_tile_causal_d64, step 52's takes_three_wg_queue_tile_causal_d64, step 53's stages, step 63's
-takes_counter_tile_causal_d64 and step 64's takes_mirrored_counter_tile_causal_d64.
-The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs one an SM, the last round's
-fill; the tiles an SM for the counter; the shared memory), not read from the header; the shapes are those timed
+takes_counter_tile_causal_d64, step 64's takes_mirrored_counter_tile_causal_d64 and step 69's hopper_tile_kind (the
+counter's tile from 2048 keys). The expectations are worked out here from each shape (pairs of 192-row tiles, the CTAs
+one an SM, the last round's fill; the tiles an SM for the counter; the shared memory), not read from the header; the
+shapes are those timed
 in data/explorations/2026-11-29-ftz-row-max (calls 2 and 4) and data/explorations/2026-11-29-q-double-buffer."""
 
 from __future__ import annotations
@@ -192,3 +193,51 @@ def mirrored_counter_tile(exe, B, H, S, causal=True, sms=132) -> bool:
 def test_step_64_takes_the_counters_tile_from_two_tiles_an_sm_inclusive(rule_program, B, H, S, expected):
     assert mirrored_counter_tile(rule_program, B, H, S) is expected
     assert not mirrored_counter_tile(rule_program, B, H, S, causal=False)
+
+
+KIND_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_size.cuh"
+
+// argv: B H S causal sms; prints the tile a D = 64 call takes (fa::HopperTileKind as an int) as steps 64-68 choose it
+// and as step 69 does (OVERLAPPED_MIN_S).
+int main(int argc, char** argv) {
+  if (argc != 6) return 2;
+  const int H = std::atoi(argv[2]);
+  const fa::AttnShape shape{std::atoi(argv[1]), H, std::atoi(argv[3]), 1.0f, std::atoi(argv[4]), H};
+  const int sms = std::atoi(argv[5]);
+  const auto before = fa::hopper_tile_kind<64, true, true, true, true, true, true, true>(shape, sms);
+  const auto after = fa::hopper_tile_kind<64, true, true, true, true, true, true, true, true>(shape, sms);
+  std::printf("%d %d\n", static_cast<int>(before), static_cast<int>(after));
+  return 0;
+}
+'''
+
+SHORT, LONG, THREE_CTAS, THREE_WGS, THREE_WGS_QUEUE = range(5)  # fa::HopperTileKind's order
+
+
+# Step 69: the counter's tile from 2048 keys. Worked out on 132 SMs: the counter's tile where ceil(S / 192) * B * H is
+# 264 or more (two an SM, step 64) and S >= 2048 (before: 4096); else, from 4096 keys, step 51's static pairs where they
+# fill the last round 95 %; else step 33's three CTAs where 64-row tiles, ceil(S / 64) * B * H, are 1320 or more
+# (S < 8192); else the 192-key tile from S = 4096, else the short one.
+@pytest.mark.parametrize("B, H, S, causal, before, after", [
+    (4, 12, 2048, True, THREE_CTAS, THREE_WGS_QUEUE),  # GPT-2's models row: 528 tiles; 1536 64-row tiles
+    (4, 71, 2048, True, THREE_CTAS, THREE_WGS_QUEUE),  # Falcon-7B's: 3124 tiles
+    (4, 16, 2048, True, THREE_CTAS, THREE_WGS_QUEUE),  # 704
+    (2, 16, 3000, True, THREE_CTAS, THREE_WGS_QUEUE),  # 16 tiles a head, 512; 47 64-row tiles a head, 1504
+    (1, 24, 2048, True, SHORT, THREE_WGS_QUEUE),       # 264 tiles: exactly two an SM (inclusive); 768 64-row tiles
+    (1, 23, 2048, True, SHORT, SHORT),                 # 253 tiles, under two an SM: as before
+    (1, 16, 2048, True, SHORT, SHORT),                 # 176 tiles (one round of pairs, which step 51 takes from 4096)
+    (1, 16, 2047, True, SHORT, SHORT),                 # under 2048 keys: as before
+    (4, 16, 2048, False, THREE_CTAS, THREE_CTAS),      # non-causal: step 49's rule (704 tiles under 8 an SM), as before
+    (4, 16, 4096, True, THREE_WGS_QUEUE, THREE_WGS_QUEUE),  # from 4096 keys: as before
+    (1, 12, 4096, True, THREE_WGS_QUEUE, THREE_WGS_QUEUE),  # 264: exactly two an SM (step 64's, inclusive)
+    (1, 8, 4096, True, THREE_WGS, THREE_WGS),          # 176 tiles; 88 pairs on 88 CTAs: step 51's, as before
+])
+def test_step_69_takes_the_192_row_tiles_for_causal_d64_calls_from_2048_keys(tmp_path_factory, B, H, S, causal, before,
+                                                                             after):
+    exe = compile_host_program(tmp_path_factory.mktemp("tile_kind"), "tile_kind", KIND_PROGRAM)
+    out = subprocess.run([str(exe), *map(str, (B, H, S, int(causal), 132))], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert [int(k) for k in out] == [before, after]

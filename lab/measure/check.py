@@ -68,6 +68,11 @@ MIRRORED_ROUND_CASES = ((1, 13, 4097, 13, "fp16"), (1, 13, 4097, 1, "bf16"))  # 
 # 792 tiles of 128 rows; multi-head, 15 heads' K/V fit a section, so two of 12, the last 396 tiles (3 a CTA on 132 SMs,
 # 3.5 on 114); grouped (8 K/V heads), one section. The grid's other long causal D = 128 cases walk the static pairs.
 FA3_SECTIONS_CASES = ((1, 24, 4097, 24, "fp16"), (1, 24, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 128
+# The counter's causal D = 64 tile as steps 68 and 69 change it. In sections (K/V over 32 MB; 1.05 MB a head at 4097
+# keys): 40 heads, two sections of 20, the last 440 tiles; 64 on 32 K/V heads, two of 32. From 2048 keys: 26 heads at
+# 2049, 286 tiles, the second round mirrored (2.2 a CTA on 132 SMs, 2.5 on 114); 32 heads at 3001, 512 tiles.
+COUNTER_D64_CASES = ((1, 40, 4097, 40, "fp16"), (1, 64, 4097, 32, "bf16"), (1, 26, 2049, 26, "fp16"),
+                     (1, 32, 3001, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
 # Non-causal D = 128 launches that take the counter, which step 66 gives a kernel of its own: a section of two fifths of
 # an L2 of 50 MB holds about 320 128-row tiles of multi-head K/V, under the counter's four tiles a CTA, so only grouped
 # calls reach it. 8 K/V heads at S = 4097 fit one section: 792 tiles, 6 a CTA on 132 SMs, 6.9 on 114.
@@ -127,8 +132,8 @@ def grid() -> list[Case]:
     """The full grid: D x S x (B, H) x causal, plus a custom scale on a few cases, long sequences
     (long_cases), grids of many work tiles (many_tile_cases), launches of two to three tiles a CTA
     (mirrored_round_cases), long causal D = 128 launches in FA3's sections (fa3_sections_cases), non-causal
-    D = 128 launches from the counter (non_causal_counter_cases), rows whose max rises late (rising_max_cases), then
-    the model inputs (model_cases)."""
+    D = 128 launches from the counter (non_causal_counter_cases), steps 68's and 69's launches of the counter's causal
+    D = 64 tile (counter_d64_cases), rows whose max rises late (rising_max_cases), then the model inputs."""
     cases = [
         Case(B, H, S, D, causal)
         for D in HEAD_DIMS
@@ -138,7 +143,7 @@ def grid() -> list[Case]:
     ]
     cases += [Case(2, 3, S, D, causal, CUSTOM_SCALE) for D in HEAD_DIMS for S in (17, 129) for causal in (False, True)]
     return (cases + long_cases() + many_tile_cases() + mirrored_round_cases() + fa3_sections_cases()
-            + non_causal_counter_cases() + rising_max_cases() + model_cases())
+            + non_causal_counter_cases() + counter_d64_cases() + rising_max_cases() + model_cases())
 
 
 def _table_cases(table, D: int, causals=(True,)) -> list[Case]:
@@ -149,6 +154,11 @@ def _table_cases(table, D: int, causals=(True,)) -> list[Case]:
 def fa3_sections_cases() -> list[Case]:
     """FA3_SECTIONS_CASES, causal: launches that step 65 sends to the counter in sections of 32 MB."""
     return _table_cases(FA3_SECTIONS_CASES, 128)
+
+
+def counter_d64_cases() -> list[Case]:
+    """COUNTER_D64_CASES, causal: the counter's causal D = 64 tile in sections (step 68) and from 2048 keys (69)."""
+    return _table_cases(COUNTER_D64_CASES, 64)
 
 
 def non_causal_counter_cases() -> list[Case]:

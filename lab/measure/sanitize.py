@@ -32,13 +32,15 @@ SHAPES = ((1, 2, 129, 64, True), (2, 1, 77, 128, False), (1, 1, 300, 128, True),
 # causal grid of 704 192-row tiles at S = 4097 (step 52's three warpgroups fed from the counter); and a bf16 MQA causal
 # grid of 286 such tiles, two to three an SM (step 64's mirrored second round); and a bf16 grouped causal D = 128 grid
 # at S = 4097 that step 65 takes from the counter in FA3's sections, and the same grid non-causal, which takes step 66's
-# non-causal kernel from the counter.
+# non-causal kernel from the counter; and a bf16 grouped causal D = 64 grid of 33.6 MB of K/V at S = 4097, which step 68
+# orders in two sections, and one at S = 3001, which step 69 gives the counter's tile.
 MODEL_SHAPES = (Shape(1, 4, 129, 64, True, 2, "bf16"), Shape(2, 8, 77, 128, False, 2, "bf16"),
                 Shape(1, 8, 300, 128, True, 1, "fp16"), Shape(1, 300, 129, 64, False, 1, "bf16"),
                 Shape(1, 16, 257, 128, True, 4, "bf16"), Shape(1, 2, 4097, 64, True, 1, "bf16"),
                 Shape(1, 2, 4097, 64, False, 2, "bf16"), Shape(1, 704, 200, 64, False, 176, "bf16"),
                 Shape(1, 32, 4097, 64, True, 8, "bf16"), Shape(1, 13, 4097, 64, True, 1, "bf16"),
-                Shape(1, 24, 4097, 128, True, 8, "bf16"), Shape(1, 24, 4097, 128, False, 8, "bf16"))
+                Shape(1, 24, 4097, 128, True, 8, "bf16"), Shape(1, 24, 4097, 128, False, 8, "bf16"),
+                Shape(1, 64, 4097, 64, True, 32, "bf16"), Shape(1, 32, 3001, 64, True, 8, "bf16"))
 # Only the variants' kernels are checked, except by initcheck: a filtered initcheck does not see
 # torch's kernels write the inputs and reports every read of them as uninitialised.
 KERNEL_FILTER = "kns=attention_fwd"

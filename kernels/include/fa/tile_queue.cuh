@@ -53,6 +53,8 @@
 #ifndef FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA
 #define FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA 3
 #endif
+// Step 68: the counter's causal D = 64 tile (ONE_SECTION's, step 52) takes the same FA_QUEUE_FA3_SECTION_MB sections
+// (launch_from_queue's FA3_SECTIONS_D64), from as many tiles a CTA in the last section as its own rule asks.
 
 namespace fa {
 
@@ -204,6 +206,18 @@ inline bool takes_fa3_sections_causal_d128(const AttnShape& shape, int D) {
   return shape.causal && D == 128 && shape.S >= FA_QUEUE_FA3_SECTIONS_MIN_S;
 }
 
+// The queue launch_from_queue makes for a launch of `grid` CTAs (its template arguments of the same names; a host
+// function, so that tests/test_tile_queue.py runs it): step 65's sections and tiles a CTA where
+// takes_fa3_sections_causal_d128; step 68's sections for the ONE_SECTION tile where FA3_SECTIONS_D64.
+template <int BR, bool ONE_SECTION, int QUEUE_TILES_PER_CTA, int MIRROR_UNDER, bool FA3_SECTIONS, bool FA3_SECTIONS_D64>
+TileQueue<BR> launch_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot) {
+  const bool fa3_sections = FA3_SECTIONS && takes_fa3_sections_causal_d128(shape, D);
+  constexpr bool kD64Sections = ONE_SECTION && FA3_SECTIONS_D64;
+  return make_tile_queue<BR>(shape, D, elem_bytes, l2_bytes, grid, slot, ONE_SECTION && !kD64Sections,
+                             fa3_sections ? FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA : QUEUE_TILES_PER_CTA, MIRROR_UNDER,
+                             fa3_sections || kD64Sections ? static_cast<long long>(FA_QUEUE_FA3_SECTION_MB) << 20 : 0);
+}
+
 // Launch a persistent kernel fed by a TileQueue: KERNELS are {the static list's kernel, the counter's};
 // min(work tiles, SMs x Tile's CTAs per SM) CTAs from the counter, min(the list's items, that) from the
 // static list (a heavy-light pair is one item), the queue passed before the shape. The switchable twin's
@@ -211,10 +225,15 @@ inline bool takes_fa3_sections_causal_d128(const AttnShape& shape, int D) {
 // many waves as they need) and COUNTER = false (the static list at every launch). ONE_SECTION: the counter's
 // order is one section of every head (make_tile_queue's one_section); QUEUE_TILES_PER_CTA, MIRROR_UNDER:
 // make_tile_queue's tiles_per_cta and mirror_under. FA3_SECTIONS: step 65's sections where
-// takes_fa3_sections_causal_d128.
+// takes_fa3_sections_causal_d128. FA3_SECTIONS_D64: step 68, the ONE_SECTION tile in sections of
+// FA_QUEUE_FA3_SECTION_MB MB of K/V instead of one: heaviest first over every head at once, the CTAs read all of the
+// call's K/V at a time, 64 MB at (4, 16, 4096, 64, causal) against an H100's 50 MB of L2 (an H200's 60), and moved
+// 3.0 times the inputs and output through DRAM, FlashAttention-3 1.1 times, this 1.4 times
+// (data/explorations/2026-12-05-sections-counter-d64).
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
           bool COUNTER = true, bool ONE_SECTION = false, int QUEUE_TILES_PER_CTA = kQueueTilesPerCta,
-          int MIRROR_UNDER = 0, bool FA3_SECTIONS = false, class... Params, class... Args>
+          int MIRROR_UNDER = 0, bool FA3_SECTIONS = false, bool FA3_SECTIONS_D64 = false, class... Params,
+          class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -226,11 +245,8 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  const bool fa3_sections = FA3_SECTIONS && takes_fa3_sections_causal_d128(shape, D);
-  auto queue = make_tile_queue<Tile::BR>(
-      shape, D, sizeof(ElemOf<Tile>), l2, grid, slot, ONE_SECTION,
-      fa3_sections ? FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA : QUEUE_TILES_PER_CTA, MIRROR_UNDER,
-      fa3_sections ? static_cast<long long>(FA_QUEUE_FA3_SECTION_MB) << 20 : 0);
+  auto queue = launch_queue<Tile::BR, ONE_SECTION, QUEUE_TILES_PER_CTA, MIRROR_UNDER, FA3_SECTIONS, FA3_SECTIONS_D64>(
+      shape, D, sizeof(ElemOf<Tile>), l2, grid, slot);
   if (!COUNTER) queue.from_counter = 0;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;

@@ -51,6 +51,9 @@
 #ifndef FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64  // ... for causal calls (step 51): shortest S
 #define FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 4096
 #endif
+#ifndef FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64  // step 69: the shortest S for the counter's causal tile, overlapped
+#define FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64 2048  // since step 59 (hopper_tile_kind's OVERLAPPED_MIN_S)
+#endif
 #ifndef FA_TILE_THREE_WGS_CAUSAL_FILL_D64  // ... and how full, in percent, the pairs leave the last round
 #define FA_TILE_THREE_WGS_CAUSAL_FILL_D64 95
 #endif
@@ -192,9 +195,10 @@ inline bool takes_three_wg_queue_tile_causal_d64(const AttnShape& shape, int sms
   return tiles >= static_cast<long long>(FA_TILE_THREE_WGS_QUEUE_TILES_PER_SM_D64) * sms;
 }
 
-// The 192-row work tiles of a causal D = 64 call of FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 keys or more; 0 for any other.
-inline long long long_causal_d64_tiles(const AttnShape& shape) {
-  if (!shape.causal || shape.S < FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) return 0;
+// The 192-row work tiles of a causal D = 64 call of min_s keys or more (step 69 passes
+// FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64 to the counter's rules below); 0 for any other.
+inline long long long_causal_d64_tiles(const AttnShape& shape, int min_s = FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) {
+  if (!shape.causal || shape.S < min_s) return 0;
   return static_cast<long long>(ceil_div(shape.S, HopperThreeWgQueueTileD64<>::BR)) * shape.B * shape.H;
 }
 
@@ -205,15 +209,18 @@ inline long long long_causal_d64_tiles(const AttnShape& shape) {
 // the counter from as many tiles a CTA (fa::launch_from_queue's QUEUE_TILES_PER_CTA). Not at exactly two tiles an
 // SM: a CTA's first two tiles are fixed (TileQueue::first, second: c and c + grid, the heavy with the heavy), and
 // one round of step 51's pairs ran 1.30x faster there (data/checks/2026-12-04-step63-counter-tile-causal-d64-draft).
-inline bool takes_counter_tile_causal_d64(const AttnShape& shape, int sms) {
-  return long_causal_d64_tiles(shape) > static_cast<long long>(FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64) * sms;
+inline bool takes_counter_tile_causal_d64(const AttnShape& shape, int sms,
+                                          int min_s = FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) {
+  return long_causal_d64_tiles(shape, min_s) >
+         static_cast<long long>(FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64) * sms;
 }
 
 // Whether a causal D = 64 call of step 64 takes HopperThreeWgQueueTileD64: as step 63's rule, from
 // FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64 192-row tiles an SM on (inclusive): with the second round mirrored a launch of
 // two tiles a CTA is step 27's heavy-light pairs on the overlapped tile.
-inline bool takes_mirrored_counter_tile_causal_d64(const AttnShape& shape, int sms) {
-  const long long tiles = long_causal_d64_tiles(shape);
+inline bool takes_mirrored_counter_tile_causal_d64(const AttnShape& shape, int sms,
+                                                   int min_s = FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64) {
+  const long long tiles = long_causal_d64_tiles(shape, min_s);
   return tiles > 0 && tiles >= static_cast<long long>(FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64) * sms;
 }
 
@@ -235,35 +242,77 @@ using HopperTileOf = std::conditional_t<
                                                              HopperTile<D, TMA_KV, Elem>>>>>;
 
 // The tile a Hopper call takes, decided here for the steps after 33 and their twin (FlashAttention-3's
-// tile_size_fwd_sm90): run_tile(std::integral_constant<HopperTileKind, K>{}) is called with the kind,
-// and only the kinds D can take are instantiated. THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has
-// those tiles (a knock-out takes one away; steps 33-48 have no three-warpgroup tile); THREE_WGS_CAUSAL: whether
-// causal calls may take the three-warpgroup tile (step 51 on); THREE_WGS_QUEUE: whether the causal calls it leaves
-// take it from the counter (step 52 on); COUNTER_TILE_CAUSAL: whether every long causal call takes the counter's
-// tile and none the static one (takes_counter_tile_causal_d64, step 63 on). Returns run_tile's result, or the error
-// of reading the SM count. MIRRORED: step 64's count (takes_mirrored_counter_tile_causal_d64) for step 63's.
+// tile_size_fwd_sm90), on a GPU of `sms` SMs: a host function, so that tests/test_tile_rules.py runs it without a GPU.
+// THREE_CTAS, LONG_D64, THREE_WGS: whether the kernel has those tiles (a knock-out takes one away; steps 33-48 have no
+// three-warpgroup tile); THREE_WGS_CAUSAL: whether causal calls may take the three-warpgroup tile (step 51 on);
+// THREE_WGS_QUEUE: whether the causal calls it leaves take it from the counter (step 52 on); COUNTER_TILE_CAUSAL:
+// whether every long causal call takes the counter's tile and none the static one (takes_counter_tile_causal_d64,
+// step 63 on). MIRRORED: step 64's count (takes_mirrored_counter_tile_causal_d64) for step 63's. OVERLAPPED_MIN_S:
+// step 69, the counter's rule (63's or 64's) from FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64 keys instead of
+// FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64: step 51 set 4096 on its tile's hot timings, before step 59 overlapped the
+// 192-row tiles; since, the counter's tile runs the models' causal calls of 2048 keys 3-4 % faster than step 33's
+// three CTAs an SM (data/explorations/2026-12-05-sections-counter-d64). Steps 51's and 52's rules, which take calls
+// of fewer tiles, keep FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64 (not measured under it).
+namespace {  // internal linkage: an instantiation reads FA_TILE_* macros, which differ between variant libraries
+
 template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
-          bool THREE_WGS_QUEUE = false, bool COUNTER_TILE_CAUSAL = false, bool MIRRORED = false, class RunTile>
+          bool THREE_WGS_QUEUE = false, bool COUNTER_TILE_CAUSAL = false, bool MIRRORED = false,
+          bool OVERLAPPED_MIN_S = false>
+inline HopperTileKind hopper_tile_kind(const AttnShape& shape, int sms) {
+  using Kind = HopperTileKind;
+  if constexpr (D == 64) {
+    constexpr bool kQueueCausal = THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE;
+    static_assert(!COUNTER_TILE_CAUSAL || kQueueCausal, "step 63's rule sends causal calls to step 52's tile");
+    constexpr int kCounterMinS =
+        OVERLAPPED_MIN_S ? FA_TILE_OVERLAPPED_CAUSAL_MIN_S_D64 : FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64;
+    if constexpr (COUNTER_TILE_CAUSAL)  // before step 51's rule: the calls it leaves keep step 62's tiles
+      if (MIRRORED ? takes_mirrored_counter_tile_causal_d64(shape, sms, kCounterMinS)
+                   : takes_counter_tile_causal_d64(shape, sms, kCounterMinS))
+        return Kind::kThreeWgsQueue;
+    if constexpr (THREE_WGS)
+      if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
+        return Kind::kThreeWgs;
+    if constexpr (kQueueCausal)
+      if (takes_three_wg_queue_tile_causal_d64(shape, sms)) return Kind::kThreeWgsQueue;
+    if constexpr (THREE_CTAS)
+      if (takes_three_cta_tile_d64(shape, sms)) return Kind::kThreeCtas;
+    if constexpr (LONG_D64)
+      if (takes_long_tile_d64(shape.S)) return Kind::kLong;
+  }
+  return Kind::kShort;
+}
+
+}  // namespace
+
+// Runs the tile hopper_tile_kind chooses (its template arguments, in its order): run_tile(std::integral_constant<
+// HopperTileKind, K>{}) is called with the kind, and only the kinds the kernel can take are instantiated. Returns
+// run_tile's result, or the error of reading the SM count.
+template <int D, bool THREE_CTAS = true, bool LONG_D64 = true, bool THREE_WGS = false, bool THREE_WGS_CAUSAL = false,
+          bool THREE_WGS_QUEUE = false, bool COUNTER_TILE_CAUSAL = false, bool MIRRORED = false,
+          bool OVERLAPPED_MIN_S = false, class RunTile>
 inline int run_hopper_tile(const AttnShape& shape, RunTile&& run_tile) {
   using Kind = HopperTileKind;
   if constexpr (D == 64) {
     int sms = 0;
     if (int err = multiprocessor_count(&sms)) return err;
-    constexpr bool kQueueCausal = THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE;
-    static_assert(!COUNTER_TILE_CAUSAL || kQueueCausal, "step 63's rule sends causal calls to step 52's tile");
-    if constexpr (COUNTER_TILE_CAUSAL)  // before step 51's rule: the calls it leaves keep step 62's tiles
-      if (MIRRORED ? takes_mirrored_counter_tile_causal_d64(shape, sms) : takes_counter_tile_causal_d64(shape, sms))
-        return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
-    if constexpr (THREE_WGS)
-      if (takes_three_wg_tile_d64(shape, sms) || (THREE_WGS_CAUSAL && takes_three_wg_tile_causal_d64(shape, sms)))
-        return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
-    if constexpr (kQueueCausal)
-      if (takes_three_wg_queue_tile_causal_d64(shape, sms))
-        return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
-    if constexpr (THREE_CTAS)
-      if (takes_three_cta_tile_d64(shape, sms)) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
-    if constexpr (LONG_D64)
-      if (takes_long_tile_d64(shape.S)) return run_tile(std::integral_constant<Kind, Kind::kLong>{});
+    switch (hopper_tile_kind<D, THREE_CTAS, LONG_D64, THREE_WGS, THREE_WGS_CAUSAL, THREE_WGS_QUEUE, COUNTER_TILE_CAUSAL,
+                             MIRRORED, OVERLAPPED_MIN_S>(shape, sms)) {
+      case Kind::kThreeWgsQueue:
+        if constexpr (THREE_WGS && THREE_WGS_CAUSAL && THREE_WGS_QUEUE)
+          return run_tile(std::integral_constant<Kind, Kind::kThreeWgsQueue>{});
+        break;
+      case Kind::kThreeWgs:
+        if constexpr (THREE_WGS) return run_tile(std::integral_constant<Kind, Kind::kThreeWgs>{});
+        break;
+      case Kind::kThreeCtas:
+        if constexpr (THREE_CTAS) return run_tile(std::integral_constant<Kind, Kind::kThreeCtas>{});
+        break;
+      case Kind::kLong:
+        if constexpr (LONG_D64) return run_tile(std::integral_constant<Kind, Kind::kLong>{});
+        break;
+      case Kind::kShort:
+        break;
+    }
   }
   return run_tile(std::integral_constant<Kind, Kind::kShort>{});
 }
