@@ -9,11 +9,23 @@ import threading
 import time
 
 
+# NVML's clock event reason bits (nvml.h's nvmlClocksEventReason*), to read a recorded `clock_reasons` without NVML.
+REASON_BITS = {"SW_POWER_CAP": 0x4, "HW_SLOWDOWN": 0x8, "SW_THERMAL_SLOWDOWN": 0x20, "HW_THERMAL_SLOWDOWN": 0x40,
+               "HW_POWER_BRAKE_SLOWDOWN": 0x80}
+# The slowdowns that drop a sustained sample: the hardware's alone. Under minutes of back-to-back load the driver's
+# thermal slowdown (SW_THERMAL_SLOWDOWN) is, like the power cap, the state the sustained mode measures: a kernel that
+# heats the GPU more is slowed more, as one that draws more power is (data/checks/2026-12-05-h100-run-step69: on a
+# board at 69-80 C it held 56 % of the sustained samples and left rows with none).
+SUSTAINED_SLOWDOWN_NAMES = ("HW_SLOWDOWN", "HW_THERMAL_SLOWDOWN", "HW_POWER_BRAKE_SLOWDOWN")
+SUSTAINED_SLOWDOWN_MASK = sum(REASON_BITS[n] for n in SUSTAINED_SLOWDOWN_NAMES)
+
+
 class Clocks:
     """SM clock and throttle reasons through NVML (nvidia-ml-py); inert where NVML is missing."""
 
-    # Slowdowns that make a sample unrepresentative. The power cap (SW_POWER_CAP) is left out: a
-    # GPU at full load sits at it routinely, and dropping those samples would drop everything.
+    # Slowdowns that make a burst (hot or cold) sample unrepresentative. The power cap (SW_POWER_CAP) is left out: a
+    # GPU at full load sits at it routinely, and dropping those samples would drop everything. A sustained sample
+    # is dropped for SUSTAINED_SLOWDOWN_NAMES alone (lab.measure.timing.interleave, lab.measure.records.dropped).
     THROTTLE_MASK_NAMES = ("HW_SLOWDOWN", "HW_THERMAL_SLOWDOWN", "SW_THERMAL_SLOWDOWN", "HW_POWER_BRAKE_SLOWDOWN")
 
     def __init__(self, device_index: int | None = None):

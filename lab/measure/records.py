@@ -56,7 +56,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from lab.kernels.manifest import REPO
-from lab.measure.clocks import Clocks
+from lab.measure.clocks import SUSTAINED_SLOWDOWN_MASK, Clocks
 
 RUNS_DIR = REPO / "data" / "runs"
 TUNING_DIR = REPO / "data" / "tuning"  # tuning runs (lab.studies.tuning), one folder each, as RUNS_DIR
@@ -112,6 +112,23 @@ def with_replicate(samples):
     if "replicate" not in samples.columns:
         return samples.assign(replicate=0)
     return samples.assign(replicate=samples["replicate"].fillna(0).astype(int))
+
+
+def dropped(samples):
+    """Which samples (a boolean Series on samples.parquet's rows) the statistics leave out: a hot or cold sample
+    flagged `throttled` (a thermal or hardware slowdown before or after its block), a sustained one whose turn ended
+    in a hardware slowdown (its `clock_reasons` & clocks.SUSTAINED_SLOWDOWN_MASK; `throttled` where no reasons were
+    recorded). Runs up to 20261205T192124Z-f585548 flagged sustained samples for the driver's thermal slowdown too;
+    their recorded reasons decide them here as a run now decides them."""
+    import pandas as pd
+
+    thr = samples["throttled"].fillna(False).astype(bool)
+    if not len(samples) or "clock_reasons" not in samples.columns or "mode" not in samples.columns:
+        return thr
+    reasons = pd.to_numeric(samples["clock_reasons"], errors="coerce")
+    sustained = (samples["mode"] == "sustained") & reasons.notna()
+    hardware = (reasons.fillna(0).astype("int64") & SUSTAINED_SLOWDOWN_MASK) != 0
+    return thr.where(~sustained, hardware)
 
 
 def latencies_by_replicate(samples, interleave=None) -> dict:

@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from lab.measure.clocks import SUSTAINED_SLOWDOWN_MASK
+
 Launch = Callable[[], None]
 
 SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.8 GHz: what a hot block, an estimate and the fallback hold wait behind
@@ -406,7 +408,9 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
     "power_w": [...], "temp_c": [...], "clock_reasons": [...], "clock_mean_mhz": [...], "stopped_by": str}},
     "round" the round of the round robin each sample was taken in (0, 1, ...; one turn of every row still
     sampling a round), so that two rows can be compared round by round, the power, temperature and clock
-    event reasons NVML gave at the end of the sample's turn (None without it), and "clock_mean_mhz" a
+    event reasons NVML gave at the end of the sample's turn (None without it), "throttled" whether a thermal or
+    hardware slowdown was active before or after its block (a sustained turn: a hardware slowdown at its end, where
+    NVML gave the reasons; clocks.SUSTAINED_SLOWDOWN_NAMES), and "clock_mean_mhz" a
     sustained turn's mean SM clock over its kept part (clocks.during's trace after the timer's settle_ms;
     None for other timers or without it); an implementation whose sampling raised stops there with
     "error" set (its message) instead.
@@ -446,7 +450,12 @@ def interleave(timers: dict, rule: StopRule, clocks=None, seed: int = 0, context
             clock = min((c for c in (before[0], after[0]) if c is not None), default=None)
             st["samples"] += block
             st["clock_mhz"] += [clock] * len(block)
-            st["throttled"] += [before[1] or after[1]] * len(block)
+            if settle_ms is not None and load.get("clock_reasons") is not None:
+                # a sustained turn: dropped for a hardware slowdown at its end alone (clocks.SUSTAINED_SLOWDOWN_MASK)
+                slowed = bool(int(load["clock_reasons"]) & SUSTAINED_SLOWDOWN_MASK)
+            else:
+                slowed = before[1] or after[1]
+            st["throttled"] += [slowed] * len(block)
             st["round"] += [round_no] * len(block)
             for key in ("power_w", "temp_c", "clock_reasons"):
                 st[key] += [load.get(key)] * len(block)

@@ -15,7 +15,7 @@ def summary_table(rec: records.RunRecord, mode: str = "hot", peer: str = "sdpa_f
 
     summ = derived.summary(rec)
     samples = rec.read_samples()
-    samples = samples[~samples["throttled"].astype(bool)]
+    samples = samples[~records.dropped(samples)]
     by_replicate = records.latencies_by_replicate
 
     lines = []

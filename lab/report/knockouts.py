@@ -40,7 +40,7 @@ def _samples(run_dir: Path, mode: str = "hot") -> dict:
     """(impl, shape) -> {replicate: latencies} (throttled samples dropped, as the summary does), with
     rounds where the run recorded them (one round robin per run, shape and mode: compared round by round)."""
     df = records.with_replicate(pd.read_parquet(run_dir / "samples.parquet"))
-    df = df[(df["mode"] == mode) & ~df["throttled"].astype(bool)]
+    df = df[(df["mode"] == mode) & ~records.dropped(df)]
     return {(impl, shape): reps for (impl, shape, _), reps in records.replicates_by_row(df, run_dir.name).items()}
 
 

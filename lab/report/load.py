@@ -101,7 +101,7 @@ class RunData(ProfileLookup):
             raw = pd.DataFrame(columns=records.SAMPLE_COLUMNS)
         raw = records.with_replicate(raw)  # runs recorded before replicates: one, replicate 0
         self.raw_samples = raw
-        thr = raw["throttled"].fillna(False).astype(bool) if len(raw) else pd.Series([], dtype=bool)
+        thr = records.dropped(raw) if len(raw) else pd.Series([], dtype=bool)
         self.samples = raw[~thr.to_numpy()] if len(raw) else raw
         self._lat: dict = {}  # (impl, shape, mode) -> pooled latencies: what was measured
         self._reps: dict = {}  # the same by replicate (with rounds, where recorded), where there is more to say

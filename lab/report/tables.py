@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from lab.kernels.shape import Shape
-from lab.measure import ncu_xval, stats
+from lab.measure import ncu_xval, records, stats
 from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report.formats import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
 from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
@@ -364,7 +364,7 @@ def clock_summary(data: RunData) -> dict:
     out = {"n": int(len(raw)), "throttled": 0, "clock_min": None, "clock_max": None, "clock_median": None}
     if not len(raw):
         return out
-    out["throttled"] = int(raw["throttled"].fillna(False).astype(bool).sum())
+    out["throttled"] = int(records.dropped(raw).sum())
     clk = pd.to_numeric(raw["sm_clock_mhz"], errors="coerce").dropna()
     if len(clk):
         out.update(clock_min=float(clk.min()), clock_max=float(clk.max()), clock_median=float(clk.median()))

@@ -106,7 +106,8 @@ def threats(data: RunData, abl: pd.DataFrame, xgaps, clk, cap_rows, base: RunDat
     else:
         t.append("No SM clock readings were recorded: clock changes during the run are not visible.")
     if clk.get("throttled"):
-        t.append(f"{clk['throttled']} samples were taken during a thermal/hardware slowdown and dropped.")
+        t.append(f"{clk['throttled']} samples were taken during a thermal/hardware slowdown (a hardware one, in the "
+                 "sustained mode) and dropped.")
     # cross-validation
     if xgaps:
         t.append(f"Cross-validation gaps above {XVAL_GAP * 100:.0f} % between this harness and triton's "

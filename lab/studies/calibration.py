@@ -21,7 +21,7 @@ from lab.cli import OneLineParser
 from lab.kernels import manifest
 from lab.kernels.shape import Shape
 from lab.measure import parallel, stats
-from lab.measure.records import replicates_by_row
+from lab.measure.records import dropped, replicates_by_row
 
 MIN_REPLICATES = 3  # leave one out and keep two: the fewest that estimate a spread
 
@@ -69,7 +69,7 @@ def leave_one_out_sustained(samples, params, confidence: float = 0.95, n_resampl
 
 
 def _leave_one_out(samples, pairs, what: str, confidence, n_resamples, seed) -> dict:
-    kept = samples[~samples["throttled"].astype(bool)]
+    kept = samples[~dropped(samples)]
     R = int(kept["replicate"].nunique()) if len(kept) else 0
     base = {"replicates": R, "confidence": confidence, "pairs": what}
     if R < MIN_REPLICATES:

@@ -21,7 +21,7 @@ def row_medians(rec):
 
     keys = ["impl", *records.SHAPE_COLUMNS, "mode"]
     s = rec.read_samples()
-    s = s[~s["throttled"].astype(bool)]
+    s = s[~records.dropped(s)]
     medians = {key: stats.replicated_median(records.latencies_by_replicate(g)) for key, g in s.groupby(keys)}
     return pd.Series(medians, dtype=float).rename_axis(keys)
 
@@ -69,7 +69,7 @@ def compare(run_id: str, base_id: str | None = None, threshold: float = 0.02, pr
     base = records.RunRecord.open(base_id)
     progress(f"comparing {run_id} against {base_id} (ratio > 1: {run_id} faster)")
     a, b = rec.read_samples(), base.read_samples()
-    a, b = a[~a["throttled"].astype(bool)], b[~b["throttled"].astype(bool)]
+    a, b = a[~records.dropped(a)], b[~records.dropped(b)]
     keys = ["impl", *records.SHAPE_COLUMNS, "mode"]
     by_replicate = records.latencies_by_replicate
     pairs, labels = [], []

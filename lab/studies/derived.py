@@ -49,7 +49,7 @@ def summarize(samples, stops):
     for key, grp in samples.groupby(list(ROW_KEYS), sort=False):
         row = dict(zip(ROW_KEYS, key))
         shape = Shape.from_row(row)
-        kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~grp["throttled"].astype(bool)]
+        kept = {int(r): g["latency_us"].to_numpy(float) for r, g in grp[~records.dropped(grp)]
                 .groupby("replicate")}
         reps = sorted(stops_by_row.get((row["impl"], shape, row["mode"]), []), key=lambda r: r["replicate"])
         if not kept or not reps:

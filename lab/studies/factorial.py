@@ -259,12 +259,14 @@ def effects(samples: pd.DataFrame, meta: dict, seed: int = 0) -> pd.DataFrame:
     """The factorial's effects per shape (estimate) from its samples (factorial.parquet; throttled ones
     left out) and its design (factorial.json: the factors, each cell's levels, the terms left out),
     with whether each term's switches change the kernel at that shape (`applies`)."""
+    from lab.measure import records
+
     factors, drop = meta["factors"], meta.get("not_estimable", [])
     switches = {s.name: s for s in sw.load()[0]}
     if unknown := [f for f in factors if f not in switches]:
         raise ValueError(f"factorial.json names factor(s) {unknown} that kernels/variants/manifest.toml no longer declares")
     levels = pd.DataFrame([{k: c[k] for k in ["impl", *factors]} for c in meta["cells"]])
-    kept = samples[~samples["throttled"].astype(bool)].merge(levels, on="impl")
+    kept = samples[~records.dropped(samples)].merge(levels, on="impl")
     out = []
     for (B, H, S, D, causal), one in kept.groupby(["B", "H", "S", "D", "causal"]):
         est = estimate(one, factors, seed=seed, drop=drop)

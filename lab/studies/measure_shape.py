@@ -14,6 +14,8 @@ from dataclasses import replace
 
 from lab.kernels.shape import DTYPE_BYTES, Shape
 
+# a row whose every sample the rule of its day dropped (lab.report.sections.results rereads it by today's)
+ALL_THROTTLED = "every sample was taken while throttled"
 AA_SUFFIX = "__aa"  # the A/A twin: one implementation measured twice in the same interleave
 
 
@@ -146,7 +148,7 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
                                         sm_clock_mean_mhz=clk_mean))
             kept = [x for x, thr in zip(st["samples"], st["throttled"]) if not thr]
             if not kept:
-                notes["errors"][f"{name}/{mode}"] = "every sample was taken while throttled"
+                notes["errors"][f"{name}/{mode}"] = ALL_THROTTLED
                 continue
             summary_rows.append(summarize(name, mode, kept, st["stopped_by"], len(st["samples"]) - len(kept)))
         progress(f"    {mode:<4} {len(timers)} impls in {time.perf_counter() - t0:.1f} s")

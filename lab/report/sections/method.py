@@ -347,9 +347,11 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
                      f"{fmt(clk['clock_median'], 0)} MHz; the GPU's maximum is "
                      f"{env.get('sm_clock_max_mhz', MISSING)} MHz)" if clk["clock_min"] is not None
                      else "No SM clock readings were recorded (NVML missing)")
-        add(f"**Clocks.** {clock_txt}. Samples taken during a thermal or hardware slowdown are flagged and "
-            f"dropped: {clk['throttled']} of {clk['n']} ({clk['throttled'] / clk['n'] * 100:.2f} %). The power "
-            f"cap ({env.get('power_limit_w', MISSING)} W) is not counted as throttling. Clocks are not locked.")
+        add(f"**Clocks.** {clock_txt}. Burst (hot and cold) samples taken during a thermal or hardware slowdown, "
+            f"and sustained samples whose turn ended in a hardware slowdown, are flagged and dropped: "
+            f"{clk['throttled']} of {clk['n']} ({clk['throttled'] / clk['n'] * 100:.2f} %). The power cap "
+            f"({env.get('power_limit_w', MISSING)} W) is not counted as throttling, nor, in the sustained mode, the "
+            f"driver's thermal slowdown: both are the sustained load's own state. Clocks are not locked.")
     else:
         add("**Clocks.** No samples, so no clock readings.")
     add("")
