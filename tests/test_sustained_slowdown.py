@@ -100,3 +100,16 @@ def test_a_row_todays_rule_keeps_loses_its_all_throttled_note():
 
     assert shape_note_text(Data(), shape) == ("Notes: b/sustained failed: every sample was taken while throttled; "
                                               "c/hot failed: RuntimeError: boom.")
+
+
+def test_the_clock_summary_counts_the_sustained_samples_kept_under_the_thermal_slowdown():
+    from types import SimpleNamespace
+
+    from lab.report.tables import clock_summary
+
+    raw = pd.DataFrame([{"mode": m, "throttled": t, "clock_reasons": r, "sm_clock_mhz": 1500.0, "latency_us": 1.0}
+                        for m, t, r, _ in CASES])
+    out = clock_summary(SimpleNamespace(raw_samples=raw))
+    # dropped: the True rows of CASES (6); sustained rows: 9; kept with SW_THERMAL set: the two flagged-but-kept
+    # rows (SW_THERMAL, SW_THERMAL | SW_POWER_CAP); HW_THERMAL | SW_THERMAL is dropped, so not counted
+    assert (out["throttled"], out["sustained"], out["sustained_thermal"]) == (6, 9, 2)

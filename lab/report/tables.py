@@ -13,6 +13,7 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.measure import ncu_xval, records, stats
+from lab.measure.clocks import REASON_BITS
 from lab.measure.ncu_metrics import HYPOTHESIS_METRICS
 from lab.report.formats import METRIC_MOVE, MISSING, PEER, XVAL_GAP, isnum, fmt, fmt_us, shape_label
 from lab.report.load import RunData, run_data, first_line, manifest_variants, number_or_none, step_title, manifest_variant
@@ -365,6 +366,12 @@ def clock_summary(data: RunData) -> dict:
     if not len(raw):
         return out
     out["throttled"] = int(records.dropped(raw).sum())
+    out["sustained"], out["sustained_thermal"] = 0, 0  # sustained samples; those kept under the driver's thermal slowdown
+    if "mode" in raw.columns and "clock_reasons" in raw.columns:
+        sus = raw[raw["mode"] == "sustained"]
+        reasons = pd.to_numeric(sus["clock_reasons"], errors="coerce").fillna(0).astype("int64")
+        thermal = ((reasons & REASON_BITS["SW_THERMAL_SLOWDOWN"]) != 0) & ~records.dropped(sus)
+        out["sustained"], out["sustained_thermal"] = int(len(sus)), int(thermal.sum())
     clk = pd.to_numeric(raw["sm_clock_mhz"], errors="coerce").dropna()
     if len(clk):
         out.update(clock_min=float(clk.min()), clock_max=float(clk.max()), clock_median=float(clk.median()))

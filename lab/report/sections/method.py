@@ -351,7 +351,9 @@ def _clocks_and_crossval(ctx: Context) -> list[str]:
             f"and sustained samples whose turn ended in a hardware slowdown, are flagged and dropped: "
             f"{clk['throttled']} of {clk['n']} ({clk['throttled'] / clk['n'] * 100:.2f} %). The power cap "
             f"({env.get('power_limit_w', MISSING)} W) is not counted as throttling, nor, in the sustained mode, the "
-            f"driver's thermal slowdown: both are the sustained load's own state. Clocks are not locked.")
+            f"driver's thermal slowdown: both are the sustained load's own state"
+            + (f" ({clk['sustained_thermal']} of the {clk['sustained']} sustained samples ran under it)"
+               if clk.get("sustained") else "") + ". Clocks are not locked.")
     else:
         add("**Clocks.** No samples, so no clock readings.")
     add("")
