@@ -64,7 +64,7 @@ FULL = {
                                    "benjamini_hochberg"],
     "lab/measure/stats/comparison.py": ["Comparison.verdict", "interval_verdict", "compare", "compare_rows"],
     "lab/measure/stats/throughput.py": ["attention_flops", "tflops", "effective_gbps"],
-    "lab/measure/records.py": ["with_replicate", "latencies_by_replicate"],
+    "lab/measure/records.py": ["with_replicate", "latencies_by_replicate", "dropped"],
     "lab/studies/params.py": ["RunParams.stop_rule", "RunParams.replicate_rule", "RunParams.sustained_shapes"],
     "lab/studies/compare.py": ["best_base", "compare"],
     "lab/report/bar.py": ["bar_shapes", "bar_rows", "row_level", "_local_bytes", "bar_verdicts",
@@ -101,7 +101,7 @@ SCOPES = {"fast": FAST, "full": FULL}
 # minutes a function. The report's end-to-end tests on committed runs are left out (minutes a
 # mutant; they check a rendering of one run, and the bar's rules are tested on synthetic rows).
 DECISION_TESTS = ["tests/test_decision_rules.py", "tests/test_checker_fakes.py", "tests/test_stopping_rule.py",
-                  "tests/test_clock_trace.py", "tests/test_fa3_targets.py"]
+                  "tests/test_clock_trace.py", "tests/test_fa3_targets.py", "tests/test_sustained_slowdown.py"]
 UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tests/test_stats_edges.py",
               "tests/test_stats.py", "tests/test_replicates_stats.py", "tests/test_round_pairing.py",
               "tests/test_records_and_runs.py",
