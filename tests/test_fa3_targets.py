@@ -63,9 +63,9 @@ ROWS = {
 }
 
 
-def _run(root, rows=ROWS, noise=0.0005):
+def _run(root, rows=ROWS, noise=0.0005, run_id="20990106T000000Z-t46"):
     rng = np.random.default_rng(3)
-    rec = records.RunRecord("20990106T000000Z-t46", root=root)
+    rec = records.RunRecord(run_id, root=root)
     shapes = list(dict.fromkeys(s for s, _ in rows))
     rec.write_json("params.json", {"variants": [STEP35, END], "modes": ["hot", "sustained"], "replicates": 3,
                                    "backends": ["cudnn"], "shapes": [list(s.astuple()) for s in shapes]})
@@ -154,3 +154,86 @@ def test_the_section_judges_the_targets_on_the_run_it_is_replicated_against_wher
     assert "met at 3 of 20 rows" in other  # the base's own rows, judged as test 1 judges them
     alone = "\n".join(section_reference(Context.of(h200, tmp_path / "reports", base=same)))
     assert "On the other GPU" not in alone and alone.count("- Target 1 (") == 1
+
+
+# A sustained companion: the sustained mode alone, its rows other than the run's. (C4096_64, sustained) 0.975x (met
+# where the run's 0.965x missed), LONG sustained 1.005x (target 1 still met, target 3 now missed at the 1.02 bar),
+# GPT-2 sustained 0.98x FA3 but 0.965x cuDNN, which the run did not time there: the fastest peer is the companion's,
+# so the row is missed against cuDNN (against FA3 it would be met); and a hot row the run misses (0.995x), met here,
+# which must not count: the companion stands in for sustained rows only.
+COMPANION = {
+    (C4096_64, "sustained"): {END: (100.0, TIGHT), FA3: (97.5, TIGHT)},
+    (LONG, "sustained"): {END: (100.0, TIGHT), FA3: (100.5, TIGHT)},
+    (GPT2, "sustained"): {END: (100.0, TIGHT), FA3: (98.0, TIGHT), CUDNN: (96.5, TIGHT)},
+    (C4096_128, "hot"): {END: (100.0, TIGHT), FA3: (101.0, TIGHT)},
+}
+
+
+def _with_gpu(rec, gpu="NVIDIA H100 80GB HBM3"):
+    rec.write_json("env.json", {"gpu": gpu})
+    return RunData(rec)
+
+
+def test_a_sustained_companion_stands_in_for_the_sustained_rows_alone(tmp_path):
+    run = _with_gpu(_run(tmp_path / "a"))
+    companion = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="20990107T000000Z-t46s"))
+    t1, t2, t3, t4 = targets(run, END, sustained=companion)
+    # target 1: the run's 1.005x hot and 0.975x causal D = 64 hot stay met, the companion's causal D = 64 sustained
+    # and LONG sustained are met; the run's causal D = 128 hot 0.995x and wide D = 64 hot stay missed
+    assert "met at 4 of 20 rows; missed: " in t1
+    missed = t1.split("; missed: ")[1].split("; not measured: ")[0].split("; ")
+    assert [m.split(" 0.")[0].split(" 1.")[0] for m in missed] == [
+        "(4, 16, 4096, 128) causal hot", "(4, 16, 4096, 64) non-causal hot"]
+    # target 2: GPT-2 sustained from the companion against its fastest peer, cuDNN, 0.965x: missed; S = 8192
+    # sustained in neither: not measured
+    assert re.search(r"met at 2 of 4 rows; missed: \(4, 12, 2048, 64, causal, bf16\) sustained against sdpa_cudnn "
+                     r"0\.96\d× \[0\.9\d\d, 0\.9\d\d\] \(bar 0\.97\); not measured: \(1, 12, 8192, 64, causal, bf16\) "
+                     r"sustained\.$", t2), t2
+    assert re.fullmatch(r"- Target 3 \(sustained, at least 1\.02× flash_attn3\): met at 0 of 1 rows; missed: "
+                        r"\(1, 16, 16384, 128\) non-causal sustained 1\.00\d× \[\d\.\d{3}, \d\.\d{3}\] "
+                        r"\(bar 1\.02\)\.", t3)
+    assert t4 == targets(run, END)[3]  # hot alone: the run's
+
+
+def test_the_section_judges_the_targets_with_the_companion_as_well_and_sets_both_runs_sustained_rows_side_by_side(
+        tmp_path):
+    from lab.report.context import Context
+    from lab.report.sections.reference import section_reference
+
+    run = _with_gpu(_run(tmp_path / "a"))
+    companion = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="20990107T000000Z-t46s"))
+    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", sustained=companion)))
+    own, block = text.split("**With the sustained rows of run 20990107T000000Z-t46s** ")
+    assert "met at 3 of 20 rows" in own and "met at 4 of 20 rows" in block  # the run's own, then with the companion
+    assert block.startswith("(the sustained mode alone on the same GPU model, 3 turns a row, 3 replicates, against "
+                            "this run's 3 turns a row and 3 replicates): the hot rows stay this run's.")
+    rows = {ln.split(" | ")[0].lstrip("| "): ln for ln in block.splitlines() if ln.startswith("| (")}
+    assert re.fullmatch(r"\| \(4, 16, 4096, 64\) causal \| flash_attn3 \| 0\.96\d× \[.*\] \| 0\.97\d× \[.*\] \|",
+                        rows["(4, 16, 4096, 64) causal"])
+    assert re.fullmatch(r"\| \(1, 16, 16384, 128\) non-causal \| flash_attn3 \| 1\.03\d× \[.*\] \| 1\.00\d× \[.*\] \|",
+                        rows["(1, 16, 16384, 128) non-causal"])
+    assert "(4, 16, 4096, 128) causal" not in rows  # a hot row only, in either run: no sustained line
+    assert text.count("- Target 1 (") == 2
+
+
+def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
+    from lab.report.sections.reference import companion_refusal
+
+    run = _with_gpu(_run(tmp_path / "a"))
+    assert companion_refusal(run, _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-2"))) is None
+    assert companion_refusal(run, run) == f"{run.run_id} is the run itself"
+    h200 = _with_gpu(_run(tmp_path / "c", COMPANION, run_id="R-3"), "NVIDIA H200")
+    assert companion_refusal(run, h200) == ("R-3 ran on NVIDIA H200, the run on NVIDIA H100 80GB HBM3: a sustained "
+                                            "companion must be the same GPU model")
+    hot_only = _with_gpu(_run(tmp_path / "d", {(C4096_128, "hot"): COMPANION[(C4096_128, "hot")]}, run_id="R-4"))
+    assert companion_refusal(run, hot_only) == "R-4 has no sustained samples"
+    unrecorded = RunData(_run(tmp_path / "f", COMPANION, run_id="R-6"))  # no env.json: no GPU recorded
+    assert companion_refusal(run, unrecorded) == ("R-6 ran on an unrecorded GPU, the run on NVIDIA H100 80GB HBM3: "
+                                                  "a sustained companion must be the same GPU model")
+    assert companion_refusal(unrecorded, run) == (f"{run.run_id} ran on NVIDIA H100 80GB HBM3, the run on an "
+                                                  "unrecorded GPU: a sustained companion must be the same GPU model")
+    peers_only = _with_gpu(_run(tmp_path / "g", {(LONG, "sustained"): {FA3: (100.0, TIGHT)}}, run_id="R-7"))
+    assert companion_refusal(peers_only, run) == "R-7 timed no arch-specific step: a companion has no rows to stand in for"
+    other_step = {(LONG, "sustained"): {STEP35: (100.0, TIGHT), FA3: (100.5, TIGHT)}}
+    assert companion_refusal(run, _with_gpu(_run(tmp_path / "e", other_step, run_id="R-5"))) == (
+        f"R-5 has no samples of {END}, the run's arch-specific end")

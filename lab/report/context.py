@@ -34,12 +34,17 @@ class Context:
     figs: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
+    # a run of the sustained mode alone on the same GPU model, at more turns and replicates: issue 46's sustained
+    # rows are judged on it too (lab.report.sections.reference.companion_refusal)
+    sustained: RunData | None = None
 
     @classmethod
-    def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None) -> "Context":
+    def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None,
+           sustained: RunData | None = None) -> "Context":
         head = data.headline()
         abl = ablation_frame(data, head, "hot") if head else pd.DataFrame()
-        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base)
+        return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base,
+                   sustained=sustained)
 
     @property
     def state(self) -> str:
@@ -69,7 +74,8 @@ class Context:
     def label(self) -> str:
         # lab.report.committed reads the run and the base back from this line: keep the two in step
         base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
-        return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}"
+        companion = f" · sustained rows from {self.sustained.run_id}" if self.sustained is not None else ""
+        return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}{companion}"
 
     def add_figure(self, add, key: str, caption: str) -> None:
         """The figure `key` as a Markdown image line (recorded in `figs`), or why it was not drawn."""

@@ -24,7 +24,9 @@ def section_title(ctx: Context) -> list[str]:
         add(f"> This run's status.json says **{state}**: it was not marked complete. Stages recorded in "
             f"stages.json: {', '.join(done) if done else 'none'}. The report uses what the folder holds.")
         add("")
-    add(f"Every number below is computed from this run's folder (`{run_path(data)}`); none is typed in.")
+    also = (f", and issue 46's sustained rows also from its sustained companion's (`{run_path(ctx.sustained)}`)"
+            if ctx.sustained is not None else "")
+    add(f"Every number below is computed from this run's folder (`{run_path(data)}`){also}; none is typed in.")
     add("")
     return L
 
