@@ -15,7 +15,7 @@ TUNE_VARS := VARIANT SHAPES HELDOUT TRIALS SAMPLER GPUS SEED MODES CAP REL_CI MI
 PARAMS_ablation := $(RUN_VARS)
 PARAMS_tune := $(TUNE_VARS) TUNE_FLAGS
 PARAMS_tune-report := RUN
-PARAMS_report := RUN BASE SUSTAINED_RUN
+PARAMS_report := RUN BASE COMPANION
 PARAMS_docs := RUN
 PARAMS_compare := RUN BASE THRESHOLD
 PARAMS_replicate := RUN BASE
@@ -68,8 +68,8 @@ TUNE_FLAGS ?=
 help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
-	@echo "make report      rebuild reports/ from RUN=<run_id> (default: the committed report's run, base and sustained companion; no GPU needed), and the generated parts of README.md and docs/"
-	@echo "                 SUSTAINED_RUN=<run_id>: a run of the sustained mode alone on the same GPU model whose rows issue 46's targets are judged on as well"
+	@echo "make report      rebuild reports/ from RUN=<run_id> (default: the committed report's run, base and companion; no GPU needed), and the generated parts of README.md and docs/"
+	@echo "                 COMPANION=<run_id>: a run of issue 46's hot or sustained mode alone (more rounds, turns, replicates) on the same GPU model; the targets are judged with its rows as well"
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
 	@echo "make peers       fetch the peers that come as binaries (FlashAttention-3: requirements-peers.txt) into .fa3/"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run), and data/INDEX.md"
@@ -113,7 +113,7 @@ tune-report: $(TUNE_STAMP)
 	$(TUNE_PY) -m lab.report.tuning $(RUN)
 
 report: env
-	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE)) $(if $(SUSTAINED_RUN),--sustained-run $(SUSTAINED_RUN))
+	$(PY) -m lab.report $(RUN) $(if $(BASE),--base $(BASE)) $(if $(COMPANION),--companion $(COMPANION))
 
 # The published page as a reader sees it: reports/ablation.html (written by `make report` first where
 # it is missing) in headless Chromium; a screenshot of the first screen to build/browser/, and a

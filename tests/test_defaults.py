@@ -28,8 +28,9 @@ def test_the_header_names_the_run_and_the_base(tmp_path):
     assert committed.committed(no_base) == committed.Committed("A-1", None)
     companion = _report(tmp_path, HEADER.format(run="A-1", tail=" · replicated against B-2 · sustained rows from C-3"))
     assert committed.committed(companion) == committed.Committed("A-1", "B-2", "C-3")
-    alone = _report(tmp_path, HEADER.format(run="A-1", tail=" · sustained rows from C-3"))
-    assert committed.committed(alone) == committed.Committed("A-1", None, "C-3")
+    for modes in ("hot", "hot and sustained"):
+        alone = _report(tmp_path, HEADER.format(run="A-1", tail=f" · {modes} rows from C-3"))
+        assert committed.committed(alone) == committed.Committed("A-1", None, "C-3")
     assert committed.committed(_report(tmp_path, "no header here")) is None
     assert committed.committed(tmp_path / "absent.md") is None
 
@@ -54,7 +55,7 @@ def test_a_reports_label_reads_back_as_its_run_and_base(tmp_path):
     assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, run_id)
     ctx.base = None
     assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None)
-    ctx.sustained = data
+    ctx.companion = data
     assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None, run_id)
 
 
@@ -148,27 +149,27 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
         else:
             assert label == f"{uuids[r]} × {model[r]}"
     data = {r: RunData(records.RunRecord.open(r)) for r in runs}
-    companion = RunData(records.RunRecord.open(c.sustained)) if c.sustained else None
-    assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base], sustained=companion).label}**" in \
+    companion = RunData(records.RunRecord.open(c.companion)) if c.companion else None
+    assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base], companion=companion).label}**" in \
         committed.REPORT.read_text()
     assert committed.committed() == c  # the label reads back
 
 
-def test_a_bare_report_of_the_committed_run_keeps_its_sustained_companion(tmp_path):
-    """The committed report names a sustained companion in its header: a report of its run told none takes it
-    (lab.report.committed.default_sustained), so `make report` rewrites the committed report as it is; a report of
+def test_a_bare_report_of_the_committed_run_keeps_its_companion(tmp_path):
+    """The committed report names a companion in its header: a report of its run told none takes it
+    (lab.report.committed.default_companion), so `make report` rewrites the committed report as it is; a report of
     another run takes none."""
     from lab.measure import records
     from lab.report.load import RunData
 
     c = committed.committed()
-    assert c.sustained and c.sustained in records.list_runs(), "the companion is kept in data/runs"
-    assert committed.default_sustained(RunData(records.RunRecord.open(c.run))) == c.sustained
-    assert committed.default_sustained(RunData(records.RunRecord.open(c.base))) is None
+    assert c.companion and c.companion in records.list_runs(), "the companion is kept in data/runs"
+    assert committed.default_companion(RunData(records.RunRecord.open(c.run))) == c.companion
+    assert committed.default_companion(RunData(records.RunRecord.open(c.base))) is None
 
 
 def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, capsys):
-    """`--sustained-run` naming a run on another GPU model: exit 2 and one line saying why, nothing written."""
+    """`--companion` naming a run on another GPU model: exit 2 and one line saying why, nothing written."""
     from lab.report import render
 
     c = committed.committed()
@@ -178,9 +179,9 @@ def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, c
     for r in (c.run, c.base):
         shutil.copytree(records.RunRecord.open(r).dir, root / r)
     with pytest.raises(SystemExit) as exc:
-        render.main([c.run, "--runs-root", str(root), "--base", c.base, "--sustained-run", c.base,
+        render.main([c.run, "--runs-root", str(root), "--base", c.base, "--companion", c.base,
                      "--reports-dir", str(tmp_path / "reports")])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--sustained-run:" in err and "must be the same GPU model" in err, err
+    assert len(err.splitlines()) == 1 and "--companion:" in err and "must be the same GPU model" in err, err
     assert not (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").exists()

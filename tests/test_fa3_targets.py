@@ -156,17 +156,19 @@ def test_the_section_judges_the_targets_on_the_run_it_is_replicated_against_wher
     assert "On the other GPU" not in alone and alone.count("- Target 1 (") == 1
 
 
-# A sustained companion: the sustained mode alone, its rows other than the run's. (C4096_64, sustained) 0.975x (met
+# A companion run: hot and sustained rows other than the run's. (C4096_64, sustained) 0.975x (met
 # where the run's 0.965x missed), LONG sustained 1.005x (target 1 still met, target 3 now missed at the 1.02 bar),
 # GPT-2 sustained 0.98x FA3 but 0.965x cuDNN, which the run did not time there: the fastest peer is the companion's,
-# so the row is missed against cuDNN (against FA3 it would be met); and a hot row the run misses (0.995x), met here,
-# which must not count: the companion stands in for sustained rows only.
+# so the row is missed against cuDNN (against FA3 it would be met); and a hot row the run misses (0.995x), met here.
+# COMPANION_SUSTAINED is the same without that hot row: a companion of the sustained mode alone, which leaves every hot
+# row the run's.
 COMPANION = {
     (C4096_64, "sustained"): {END: (100.0, TIGHT), FA3: (97.5, TIGHT)},
     (LONG, "sustained"): {END: (100.0, TIGHT), FA3: (100.5, TIGHT)},
     (GPT2, "sustained"): {END: (100.0, TIGHT), FA3: (98.0, TIGHT), CUDNN: (96.5, TIGHT)},
     (C4096_128, "hot"): {END: (100.0, TIGHT), FA3: (101.0, TIGHT)},
 }
+COMPANION_SUSTAINED = {k: v for k, v in COMPANION.items() if k[1] == "sustained"}
 
 
 def _with_gpu(rec, gpu="NVIDIA H100 80GB HBM3"):
@@ -174,10 +176,10 @@ def _with_gpu(rec, gpu="NVIDIA H100 80GB HBM3"):
     return RunData(rec)
 
 
-def test_a_sustained_companion_stands_in_for_the_sustained_rows_alone(tmp_path):
+def test_a_companion_stands_in_for_the_rows_of_the_modes_it_measured_and_no_others(tmp_path):
     run = _with_gpu(_run(tmp_path / "a"))
-    companion = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="20990107T000000Z-t46s"))
-    t1, t2, t3, t4 = targets(run, END, sustained=companion)
+    companion = _with_gpu(_run(tmp_path / "b", COMPANION_SUSTAINED, run_id="20990107T000000Z-t46s"))
+    t1, t2, t3, t4 = targets(run, END, companion=companion)
     # target 1: the run's 1.005x hot and 0.975x causal D = 64 hot stay met, the companion's causal D = 64 sustained
     # and LONG sustained are met; the run's causal D = 128 hot 0.995x and wide D = 64 hot stay missed
     assert "met at 4 of 20 rows; missed: " in t1
@@ -193,27 +195,43 @@ def test_a_sustained_companion_stands_in_for_the_sustained_rows_alone(tmp_path):
                         r"\(1, 16, 16384, 128\) non-causal sustained 1\.00\d× \[\d\.\d{3}, \d\.\d{3}\] "
                         r"\(bar 1\.02\)\.", t3)
     assert t4 == targets(run, END)[3]  # hot alone: the run's
+    # with a hot row too, the companion's (4, 16, 4096, 128) causal hot 1.01x stands in for the run's 0.995x: met;
+    # the hot rows it lacks stay the run's (the 1.005x met, the wide D = 64 missed), and target 4 the run's
+    both = targets(run, END, companion=_with_gpu(_run(tmp_path / "c", COMPANION, run_id="20990108T000000Z-t46h")))
+    assert "met at 5 of 20 rows; missed: (4, 16, 4096, 64) non-causal hot 1.00" in both[0], both[0]
+    assert "(4, 16, 4096, 128) causal hot" not in both[0]
+    assert both[3] == t4
 
 
-def test_the_section_judges_the_targets_with_the_companion_as_well_and_sets_both_runs_sustained_rows_side_by_side(
+def test_the_section_judges_the_targets_with_the_companion_as_well_and_sets_both_runs_rows_side_by_side(
         tmp_path):
     from lab.report.context import Context
     from lab.report.sections.reference import section_reference
 
     run = _with_gpu(_run(tmp_path / "a"))
     companion = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="20990107T000000Z-t46s"))
-    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", sustained=companion)))
-    own, block = text.split("**With the sustained rows of run 20990107T000000Z-t46s** ")
-    assert "met at 3 of 20 rows" in own and "met at 4 of 20 rows" in block  # the run's own, then with the companion
-    assert block.startswith("(the sustained mode alone on the same GPU model, 3 turns a row, 3 replicates, against "
-                            "this run's 3 turns a row and 3 replicates): the hot rows stay this run's.")
-    rows = {ln.split(" | ")[0].lstrip("| "): ln for ln in block.splitlines() if ln.startswith("| (")}
-    assert re.fullmatch(r"\| \(4, 16, 4096, 64\) causal \| flash_attn3 \| 0\.96\d× \[.*\] \| 0\.97\d× \[.*\] \|",
-                        rows["(4, 16, 4096, 64) causal"])
-    assert re.fullmatch(r"\| \(1, 16, 16384, 128\) non-causal \| flash_attn3 \| 1\.03\d× \[.*\] \| 1\.00\d× \[.*\] \|",
-                        rows["(1, 16, 16384, 128) non-causal"])
-    assert "(4, 16, 4096, 128) causal" not in rows  # a hot row only, in either run: no sustained line
+    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companion=companion)))
+    own, block = text.split("**With the hot and sustained rows of run 20990107T000000Z-t46s** ")
+    assert "met at 3 of 20 rows" in own and "met at 5 of 20 rows" in block  # the run's own, then with the companion
+    assert block.startswith("(those modes alone on the same GPU model: 3 replicates, a 3 s cap a hot row, 3 turns a "
+                            "sustained row; this run: 3 replicates, a 3 s cap a hot row, 3 turns a sustained row). Its "
+                            "rows of targets 1-3 stand in for this run's where it timed them; the others stay this "
+                            "run's.")
+    rows = {tuple(ln.split(" | ")[:2]): ln for ln in block.splitlines() if ln.startswith("| (")}
+    assert re.fullmatch(r"\| \(4, 16, 4096, 64\) causal \| sustained \| flash_attn3 \| 0\.96\d× \[.*\] \| "
+                        r"0\.97\d× \[.*\] \|", rows[("| (4, 16, 4096, 64) causal", "sustained")])
+    assert re.fullmatch(r"\| \(1, 16, 16384, 128\) non-causal \| sustained \| flash_attn3 \| 1\.03\d× \[.*\] \| "
+                        r"1\.00\d× \[.*\] \|", rows[("| (1, 16, 16384, 128) non-causal", "sustained")])
+    assert re.fullmatch(r"\| \(4, 16, 4096, 128\) causal \| hot \| flash_attn3 \| 0\.99\d× \[.*\] \| "
+                        r"1\.01\d× \[.*\] \|", rows[("| (4, 16, 4096, 128) causal", "hot")])
+    assert ("| (4, 16, 4096, 128) causal", "sustained") not in rows  # in neither run
     assert text.count("- Target 1 (") == 2
+    alone = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="20990108T000000Z-t46u"))
+    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companion=alone)))
+    assert "**With the sustained rows of run 20990108T000000Z-t46u** (that mode alone on the same GPU model: 3 " \
+           "replicates, 3 turns a sustained row; this run: 3 replicates, 3 turns a sustained row)." in text
+    block = text.split("**With the sustained rows of run ")[1]
+    assert [ln.split(" | ")[1] for ln in block.splitlines() if ln.startswith("| (")] == ["sustained"] * 3
 
 
 def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
@@ -223,15 +241,15 @@ def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
     assert companion_refusal(run, _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-2"))) is None
     assert companion_refusal(run, run) == f"{run.run_id} is the run itself"
     h200 = _with_gpu(_run(tmp_path / "c", COMPANION, run_id="R-3"), "NVIDIA H200")
-    assert companion_refusal(run, h200) == ("R-3 ran on NVIDIA H200, the run on NVIDIA H100 80GB HBM3: a sustained "
-                                            "companion must be the same GPU model")
-    hot_only = _with_gpu(_run(tmp_path / "d", {(C4096_128, "hot"): COMPANION[(C4096_128, "hot")]}, run_id="R-4"))
-    assert companion_refusal(run, hot_only) == "R-4 has no sustained samples"
+    assert companion_refusal(run, h200) == ("R-3 ran on NVIDIA H200, the run on NVIDIA H100 80GB HBM3: a companion "
+                                            "must be the same GPU model")
+    cold_only = _with_gpu(_run(tmp_path / "d", {(C4096_128, "cold"): COMPANION[(C4096_128, "hot")]}, run_id="R-4"))
+    assert companion_refusal(run, cold_only) == "R-4 has no hot or sustained samples"
     unrecorded = RunData(_run(tmp_path / "f", COMPANION, run_id="R-6"))  # no env.json: no GPU recorded
     assert companion_refusal(run, unrecorded) == ("R-6 ran on an unrecorded GPU, the run on NVIDIA H100 80GB HBM3: "
-                                                  "a sustained companion must be the same GPU model")
+                                                  "a companion must be the same GPU model")
     assert companion_refusal(unrecorded, run) == (f"{run.run_id} ran on NVIDIA H100 80GB HBM3, the run on an "
-                                                  "unrecorded GPU: a sustained companion must be the same GPU model")
+                                                  "unrecorded GPU: a companion must be the same GPU model")
     peers_only = _with_gpu(_run(tmp_path / "g", {(LONG, "sustained"): {FA3: (100.0, TIGHT)}}, run_id="R-7"))
     assert companion_refusal(peers_only, run) == "R-7 timed no arch-specific step: a companion has no rows to stand in for"
     other_step = {(LONG, "sustained"): {STEP35: (100.0, TIGHT), FA3: (100.5, TIGHT)}}

@@ -1,10 +1,11 @@
 """The committed report: which run, and which run it is replicated against, reports/OPTIMIZATION_REPORT.md
 was written from. Its header line says both (`lab.report.context.Context.label`):
 
-    **Run <run_id> · <GPU> · <date> · state: <state> · replicated against <base_id> · sustained rows from <run_id>**
+    **Run <run_id> · <GPU> · <date> · state: <state> · replicated against <base_id> · <modes> rows from <run_id>**
 
-(the last two parts where the report has them: the sustained companion is a run of the sustained mode alone, at more
-turns and replicates, on the same GPU model, that issue 46's sustained rows are judged on as well).
+(the last two parts where the report has them: the companion is a run of some of the targets' modes alone, hot or
+sustained, at more rounds, turns or replicates, on the same GPU model, that issue 46's rows of those modes are judged
+on as well; <modes> is "hot", "sustained" or "hot and sustained").
 
 This is the one home of the default run. Every command that writes the report or the generated parts of
 README.md and docs/, or reads a run for a notebook, and is not told a run by name, uses it: `make ablation`
@@ -22,14 +23,14 @@ from lab.kernels.manifest import REPO
 
 REPORT = REPO / "reports" / "OPTIMIZATION_REPORT.md"
 HEADER = re.compile(r"^\*\*Run (?P<run>\S+) · .*? · state: \S+(?: · replicated against (?P<base>\S+))?"
-                    r"(?: · sustained rows from (?P<sustained>\S+))?\*\*$", re.M)
+                    r"(?: · (?:hot|sustained|hot and sustained) rows from (?P<companion>\S+))?\*\*$", re.M)
 
 
 @dataclass(frozen=True)
 class Committed:
     run: str
     base: str | None
-    sustained: str | None = None
+    companion: str | None = None
 
 
 def committed(report: Path | None = None) -> Committed | None:
@@ -39,7 +40,7 @@ def committed(report: Path | None = None) -> Committed | None:
     if not report.exists():
         return None
     m = HEADER.search(report.read_text(encoding="utf-8"))
-    return Committed(m["run"], m["base"], m["sustained"]) if m else None
+    return Committed(m["run"], m["base"], m["companion"]) if m else None
 
 
 def is_committed_reports_dir(reports_dir) -> bool:
@@ -71,12 +72,12 @@ def default_base(data) -> str | None:
     return replication.other_gpu_run(data)
 
 
-def default_sustained(data) -> str | None:
-    """The sustained companion a report of `data` (a RunData) takes when told none: the committed report's, for the
-    committed report's run, where it is beside the run; else None (a companion is only ever named)."""
+def default_companion(data) -> str | None:
+    """The companion a report of `data` (a RunData) takes when told none: the committed report's, for the committed
+    report's run, where it is beside the run; else None (a companion is only ever named)."""
     from lab.measure import records
 
     c = committed()
-    if c is not None and c.run == data.run_id and c.sustained in records.list_runs(data.rec.dir.parent):
-        return c.sustained
+    if c is not None and c.run == data.run_id and c.companion in records.list_runs(data.rec.dir.parent):
+        return c.companion
     return None

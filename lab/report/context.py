@@ -10,8 +10,18 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.report.formats import FIGURES
-from lab.report.load import RunData
+from lab.report.load import HOT, SUSTAINED, RunData
 from lab.report.tables import ablation_frame, gpu_of_replicates, resumed_elsewhere
+
+def companion_modes(companion: RunData) -> list[str]:
+    """The modes of issue 46's targets (hot, sustained) a companion run measured: those its rows stand in for."""
+    have = set(companion.samples["mode"]) if len(companion.samples) else set()
+    return [m for m in (HOT, SUSTAINED) if m in have]
+
+
+def companion_words(companion: RunData) -> str:
+    """'hot', 'sustained' or 'hot and sustained' (lab.report.committed.HEADER reads it back)."""
+    return " and ".join(companion_modes(companion)) or "no"
 
 
 @dataclass
@@ -34,17 +44,17 @@ class Context:
     figs: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
-    # a run of the sustained mode alone on the same GPU model, at more turns and replicates: issue 46's sustained
-    # rows are judged on it too (lab.report.sections.reference.companion_refusal)
-    sustained: RunData | None = None
+    # a run of some of issue 46's target modes alone (hot, sustained) on the same GPU model, at more rounds, turns or
+    # replicates: the targets' rows of those modes are judged on it too (lab.report.sections.reference.companion_modes)
+    companion: RunData | None = None
 
     @classmethod
     def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None,
-           sustained: RunData | None = None) -> "Context":
+           companion: RunData | None = None) -> "Context":
         head = data.headline()
         abl = ablation_frame(data, head, "hot") if head else pd.DataFrame()
         return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base,
-                   sustained=sustained)
+                   companion=companion)
 
     @property
     def state(self) -> str:
@@ -74,7 +84,8 @@ class Context:
     def label(self) -> str:
         # lab.report.committed reads the run and the base back from this line: keep the two in step
         base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
-        companion = f" · sustained rows from {self.sustained.run_id}" if self.sustained is not None else ""
+        companion = "" if self.companion is None else \
+            f" · {companion_words(self.companion)} rows from {self.companion.run_id}"
         return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}{companion}"
 
     def add_figure(self, add, key: str, caption: str) -> None:

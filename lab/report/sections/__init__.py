@@ -31,11 +31,11 @@ SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_reference, sec
 # sections; every other table leaves them out (RunData.impls(studies=True) includes them).
 
 
-def build(data, reports_dir, base=None, sustained=None) -> Report:
+def build(data, reports_dir, base=None, companion=None) -> Report:
     """Every section of SECTIONS in order, its figures under reports_dir/figures; `base`: a second
-    run (RunData) for "Does it replicate?"; `sustained`: a companion run (RunData) of the sustained mode alone
-    whose rows issue 46's targets are judged on as well (lab.report.sections.reference.companion_refusal)."""
-    ctx = Context.of(data, reports_dir, base, sustained)
+    run (RunData) for "Does it replicate?"; `companion`: a run (RunData) of some of issue 46's target modes alone
+    whose rows the targets are judged on as well (lab.report.sections.reference.companion_refusal)."""
+    ctx = Context.of(data, reports_dir, base, companion)
     ctx.figdir.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for section in SECTIONS:

@@ -12,7 +12,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report import branches
 from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, peer_rows, row_level
-from lab.report.context import Context
+from lab.report.context import Context, companion_modes, companion_words
 from lab.report.formats import fmt_ci, fmt_us, md_table, shape_label
 from lab.report.load import HOT, SUSTAINED, RunData
 from lab.studies.shapes import model_names, shape_set
@@ -77,23 +77,24 @@ def _judged(rows: list[tuple[str, object, float]]) -> str:
     return text
 
 
-def targets(data: RunData, step: str, sustained: RunData | None = None) -> list[str]:
+def targets(data: RunData, step: str, companion: RunData | None = None) -> list[str]:
     """Issue 46's four targets, each a line: where the run meets it, misses it (with the interval) or did not
-    measure the row (a missing row is not met). `sustained`: a companion run (companion_refusal) whose sustained rows
-    stand in for the run's own."""
-    def src(mode: str) -> RunData:
-        return sustained if sustained is not None and mode == SUSTAINED else data
+    measure the row (a missing row is not met). `companion`: a run (companion_refusal) whose rows of targets 1-3
+    stand in for the run's own wherever it timed `step` at that shape and mode; target 4 (against step 35) stays the
+    run's."""
+    def src(sh: Shape, mode: str) -> RunData:
+        return companion if companion is not None and companion.lat(step, sh, mode) is not None else data
 
-    t1 = [(f"{shape_label(sh)} {mode}", src(mode).speedup(step, REFERENCE, sh, mode), r)
+    t1 = [(f"{shape_label(sh)} {mode}", src(sh, mode).speedup(step, REFERENCE, sh, mode), r)
           for base, r in FA3_BARS for sh in (base, Shape(*base.dims, True)) for mode in TARGET_MODES]
     t2 = []
     for sh in [s for s in data.measured_shapes if model_names(s)]:
         for mode in TARGET_MODES:
-            peer = src(mode).fastest_peer(sh, mode)
+            peer = src(sh, mode).fastest_peer(sh, mode)
             t2.append((f"{sh.tuple_label} {mode}" + (f" against {peer}" if peer else ""),
-                       src(mode).speedup(step, peer, sh, mode) if peer else None, MODEL_BARS[sh.D]))
+                       src(sh, mode).speedup(step, peer, sh, mode) if peer else None, MODEL_BARS[sh.D]))
     t3 = [(f"{shape_label(BEYOND_SHAPE)} {SUSTAINED}",
-           src(SUSTAINED).speedup(step, REFERENCE, BEYOND_SHAPE, SUSTAINED), BEYOND_BAR)]
+           src(BEYOND_SHAPE, SUSTAINED).speedup(step, REFERENCE, BEYOND_SHAPE, SUSTAINED), BEYOND_BAR)]
     slow = []
     canonical = [s for s in shape_set("canonical") if s in set(data.measured_shapes)]
     for sh in canonical:
@@ -116,21 +117,21 @@ def targets(data: RunData, step: str, sustained: RunData | None = None) -> list[
 
 
 class CompanionRefused(ValueError):
-    """A run named to stand in for a report's sustained rows that cannot (companion_refusal says why)."""
+    """A run named to stand in for a report's rows of some modes that cannot (companion_refusal says why)."""
 
 
 def companion_refusal(data: RunData, companion: RunData) -> str | None:
-    """Why `companion` cannot stand in for `data`'s sustained rows (None where it can): it must be another run, on
-    the same GPU model, with sustained samples of `data`'s arch-specific end."""
+    """Why `companion` cannot stand in for `data`'s rows (None where it can): it must be another run, on the same GPU
+    model, with hot or sustained samples of `data`'s arch-specific end."""
     step = branches.arch_specific_end(data)
     gpu, other = data.env.get("gpu"), companion.env.get("gpu")
     if companion.rec.dir.resolve() == data.rec.dir.resolve():
         return f"{companion.run_id} is the run itself"
     if not gpu or gpu != other:
         return f"{companion.run_id} ran on {other or 'an unrecorded GPU'}, the run on {gpu or 'an unrecorded GPU'}: " \
-               "a sustained companion must be the same GPU model"
-    if not companion.sustained_shapes:
-        return f"{companion.run_id} has no sustained samples"
+               "a companion must be the same GPU model"
+    if not companion_modes(companion):
+        return f"{companion.run_id} has no hot or sustained samples"
     if not step:
         return f"{data.run_id} timed no arch-specific step: a companion has no rows to stand in for"
     if step not in companion.impls():
@@ -138,35 +139,42 @@ def companion_refusal(data: RunData, companion: RunData) -> str | None:
     return None
 
 
-def _turns(data: RunData) -> str:
-    turns = data.run_params.sustained_turns
-    return f"{turns} turns a row" if turns else "its turns a row"
+def _precision(data: RunData, modes: list[str]) -> str:
+    """How a run measured `modes`: its replicates, and a hot row's time cap or a sustained row's turns."""
+    words = [f"{data.replicates} replicates"]
+    if HOT in modes:
+        words.append(f"a {data.run_params.cap_s:g} s cap a hot row")
+    if SUSTAINED in modes:
+        words.append(f"{data.run_params.sustained_turns} turns a sustained row")
+    return ", ".join(words)
 
 
 def companion_block(data: RunData, step: str, companion: RunData) -> list[str]:
-    """The targets again with the sustained rows from the companion run, and the judged sustained rows of both runs
-    side by side (a reader sees what the more precise run changed)."""
+    """The targets again with the companion's rows in the modes it measured, and the judged rows of those modes in
+    both runs side by side (a reader sees what the more precise run changed)."""
+    modes = companion_modes(companion)
     boards = [{g.get("gpu_uuid") for g in d.replicate_gpus.values()} - {None} for d in (data, companion)]
     where = ("the same board" if boards[0] and boards[0] == boards[1] else
              "another board of that model" if boards[0] and boards[1] and not boards[0] & boards[1] else
              "the same GPU model")
-    out = [f"**With the sustained rows of run {companion.run_id}** (the sustained mode alone on {where}, "
-           f"{_turns(companion)}, {companion.replicates} replicates, against this run's {_turns(data)} and "
-           f"{data.replicates} replicates): the hot rows stay this run's.", ""]
-    out += targets(data, step, sustained=companion)
+    out = [f"**With the {companion_words(companion)} rows of run {companion.run_id}** ({'that mode' if len(modes) == 1 else 'those modes'} alone on {where}: "
+           f"{_precision(companion, modes)}; this run: {_precision(data, modes)}). Its rows of targets 1-3 stand in "
+           "for this run's where it timed them; the others stay this run's.", ""]
+    out += targets(data, step, companion=companion)
     judged = [Shape(*b.dims, c) for b, _ in FA3_BARS for c in (False, True)]
     judged += [s for s in data.measured_shapes if model_names(s)]
     table = []
-    for sh in judged:
-        peer = REFERENCE if not model_names(sh) else companion.fastest_peer(sh, SUSTAINED)
-        own, other = (d.speedup(step, peer, sh, SUSTAINED) if peer else None for d in (data, companion))
-        if own is None and other is None:
-            continue
-        table.append([shape_label(sh), peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
-                      fmt_ci(other.ratio, other.lo, other.hi) if other else "-"])
+    for mode in modes:
+        for sh in judged:
+            peer = REFERENCE if not model_names(sh) else companion.fastest_peer(sh, mode)
+            own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, companion))
+            if own is None and other is None:
+                continue
+            table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
+                          fmt_ci(other.ratio, other.lo, other.hi) if other else "-"])
     if table:
-        out += ["", md_table(["shape (sustained)", "against", f"run {data.run_id}", f"run {companion.run_id}"],
-                             table, "llrr")]
+        out += ["", md_table(["shape", "mode", "against", f"run {data.run_id}", f"run {companion.run_id}"],
+                             table, "lllrr")]
     return out
 
 
@@ -204,8 +212,8 @@ def section_reference(ctx: Context) -> list[str]:
             "H100 and an H200). At least r: the speedup's point estimate at least r and its 95 % interval's lower end "
             f"above r - {TARGET_MARGIN:g}; a row the run did not measure is not met.", ""]
     out += targets(data, step)
-    if ctx.sustained is not None:
-        out += [""] + companion_block(data, step, ctx.sustained)
+    if ctx.companion is not None:
+        out += [""] + companion_block(data, step, ctx.companion)
     other = ctx.base
     if other is not None and other.env.get("gpu") and other.env.get("gpu") != data.env.get("gpu"):
         other_step = branches.arch_specific_end(other)  # that run's own end: it may be an earlier step
