@@ -27,10 +27,15 @@ def test_the_header_names_the_run_and_the_base(tmp_path):
     no_base = _report(tmp_path, HEADER.format(run="A-1", tail=""))
     assert committed.committed(no_base) == committed.Committed("A-1", None)
     companion = _report(tmp_path, HEADER.format(run="A-1", tail=" · replicated against B-2 · sustained rows from C-3"))
-    assert committed.committed(companion) == committed.Committed("A-1", "B-2", "C-3")
+    assert committed.committed(companion) == committed.Committed("A-1", "B-2", ("C-3",))
     for modes in ("hot", "hot and sustained"):
         alone = _report(tmp_path, HEADER.format(run="A-1", tail=f" · {modes} rows from C-3"))
-        assert committed.committed(alone) == committed.Committed("A-1", None, "C-3")
+        assert committed.committed(alone) == committed.Committed("A-1", None, ("C-3",))
+    two = _report(tmp_path, HEADER.format(run="A-1", tail=" · replicated against B-2 · sustained rows from C-3 · hot "
+                                                          "rows from D-4"))
+    assert committed.committed(two) == committed.Committed("A-1", "B-2", ("C-3", "D-4"))
+    assert committed.committed(_report(tmp_path, HEADER.format(run="A-1", tail=" · replicated against B-2"))
+                               ).companions == ()
     assert committed.committed(_report(tmp_path, "no header here")) is None
     assert committed.committed(tmp_path / "absent.md") is None
 
@@ -55,8 +60,9 @@ def test_a_reports_label_reads_back_as_its_run_and_base(tmp_path):
     assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, run_id)
     ctx.base = None
     assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None)
-    ctx.companion = data
-    assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None, run_id)
+    ctx.companions = [data, data]
+    assert committed.committed(_report(tmp_path, f"**{ctx.label}**")) == committed.Committed(run_id, None,
+                                                                                             (run_id, run_id))
 
 
 def _runs(tmp_path, *ids):
@@ -149,23 +155,23 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
         else:
             assert label == f"{uuids[r]} × {model[r]}"
     data = {r: RunData(records.RunRecord.open(r)) for r in runs}
-    companion = RunData(records.RunRecord.open(c.companion)) if c.companion else None
-    assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base], companion=companion).label}**" in \
+    companions = [RunData(records.RunRecord.open(r)) for r in c.companions]
+    assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base], companions=companions).label}**" in \
         committed.REPORT.read_text()
     assert committed.committed() == c  # the label reads back
 
 
 def test_a_bare_report_of_the_committed_run_keeps_its_companion(tmp_path):
     """The committed report names a companion in its header: a report of its run told none takes it
-    (lab.report.committed.default_companion), so `make report` rewrites the committed report as it is; a report of
+    (lab.report.committed.default_companions), so `make report` rewrites the committed report as it is; a report of
     another run takes none."""
     from lab.measure import records
     from lab.report.load import RunData
 
     c = committed.committed()
-    assert c.companion and c.companion in records.list_runs(), "the companion is kept in data/runs"
-    assert committed.default_companion(RunData(records.RunRecord.open(c.run))) == c.companion
-    assert committed.default_companion(RunData(records.RunRecord.open(c.base))) is None
+    assert c.companions and set(c.companions) <= set(records.list_runs()), "the companions are kept in data/runs"
+    assert committed.default_companions(RunData(records.RunRecord.open(c.run))) == list(c.companions)
+    assert committed.default_companions(RunData(records.RunRecord.open(c.base))) == []
 
 
 def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, capsys):

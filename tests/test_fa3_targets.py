@@ -176,10 +176,10 @@ def _with_gpu(rec, gpu="NVIDIA H100 80GB HBM3"):
     return RunData(rec)
 
 
-def test_a_companion_stands_in_for_the_rows_of_the_modes_it_measured_and_no_others(tmp_path):
+def test_a_companion_stands_in_for_the_rows_it_timed_and_no_others(tmp_path):
     run = _with_gpu(_run(tmp_path / "a"))
     companion = _with_gpu(_run(tmp_path / "b", COMPANION_SUSTAINED, run_id="20990107T000000Z-t46s"))
-    t1, t2, t3, t4 = targets(run, END, companion=companion)
+    t1, t2, t3, t4 = targets(run, END, companions=[companion])
     # target 1: the run's 1.005x hot and 0.975x causal D = 64 hot stay met, the companion's causal D = 64 sustained
     # and LONG sustained are met; the run's causal D = 128 hot 0.995x and wide D = 64 hot stay missed
     assert "met at 4 of 20 rows; missed: " in t1
@@ -195,50 +195,61 @@ def test_a_companion_stands_in_for_the_rows_of_the_modes_it_measured_and_no_othe
                         r"\(1, 16, 16384, 128\) non-causal sustained 1\.00\d× \[\d\.\d{3}, \d\.\d{3}\] "
                         r"\(bar 1\.02\)\.", t3)
     assert t4 == targets(run, END)[3]  # hot alone: the run's
-    # with a hot row too, the companion's (4, 16, 4096, 128) causal hot 1.01x stands in for the run's 0.995x: met;
-    # the hot rows it lacks stay the run's (the 1.005x met, the wide D = 64 missed), and target 4 the run's
-    both = targets(run, END, companion=_with_gpu(_run(tmp_path / "c", COMPANION, run_id="20990108T000000Z-t46h")))
+    # a hot companion beside it: its (4, 16, 4096, 128) causal hot 1.01x stands in for the run's 0.995x (met); the hot
+    # rows it lacks stay the run's (the 1.005x met, the wide D = 64 missed), and target 4 the run's
+    hot = _with_gpu(_run(tmp_path / "c", {k: v for k, v in COMPANION.items() if k[1] == "hot"},
+                         run_id="20990108T000000Z-t46h"))
+    both = targets(run, END, companions=[companion, hot])
     assert "met at 5 of 20 rows; missed: (4, 16, 4096, 64) non-causal hot 1.00" in both[0], both[0]
     assert "(4, 16, 4096, 128) causal hot" not in both[0]
-    assert both[3] == t4
+    assert both[1:] == [t2, t3, t4]
+    assert targets(run, END, companions=[hot])[0].startswith(both[0].split(": met at")[0])
+    assert "met at 4 of 20 rows" in targets(run, END, companions=[hot])[0]  # the hot row alone over the run's 3
 
 
-def test_the_section_judges_the_targets_with_the_companion_as_well_and_sets_both_runs_rows_side_by_side(
-        tmp_path):
+def test_the_section_judges_the_targets_with_the_companions_as_well_and_sets_their_rows_beside_the_runs(tmp_path):
     from lab.report.context import Context
     from lab.report.sections.reference import section_reference
 
     run = _with_gpu(_run(tmp_path / "a"))
     companion = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="20990107T000000Z-t46s"))
-    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companion=companion)))
-    own, block = text.split("**With the hot and sustained rows of run 20990107T000000Z-t46s** ")
+    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companions=[companion])))
+    own, block = text.split("**With the hot and sustained rows of run 20990107T000000Z-t46s ")
     assert "met at 3 of 20 rows" in own and "met at 5 of 20 rows" in block  # the run's own, then with the companion
     assert block.startswith("(those modes alone on the same GPU model: 3 replicates, a 3 s cap a hot row, 3 turns a "
-                            "sustained row; this run: 3 replicates, a 3 s cap a hot row, 3 turns a sustained row). Its "
-                            "rows of targets 1-3 stand in for this run's where it timed them; the others stay this "
-                            "run's.")
+                            "sustained row; this run: 3 replicates, a 3 s cap a hot row, 3 turns a sustained row).** "
+                            "A companion's rows of targets 1-3 stand in for this run's where it timed them; the others "
+                            "stay this run's.")
     rows = {tuple(ln.split(" | ")[:2]): ln for ln in block.splitlines() if ln.startswith("| (")}
+    tail = r" \| 20990107T000000Z-t46s \|"
     assert re.fullmatch(r"\| \(4, 16, 4096, 64\) causal \| sustained \| flash_attn3 \| 0\.96\d× \[.*\] \| "
-                        r"0\.97\d× \[.*\] \|", rows[("| (4, 16, 4096, 64) causal", "sustained")])
+                        r"0\.97\d× \[.*\]" + tail, rows[("| (4, 16, 4096, 64) causal", "sustained")])
     assert re.fullmatch(r"\| \(1, 16, 16384, 128\) non-causal \| sustained \| flash_attn3 \| 1\.03\d× \[.*\] \| "
-                        r"1\.00\d× \[.*\] \|", rows[("| (1, 16, 16384, 128) non-causal", "sustained")])
+                        r"1\.00\d× \[.*\]" + tail, rows[("| (1, 16, 16384, 128) non-causal", "sustained")])
     assert re.fullmatch(r"\| \(4, 16, 4096, 128\) causal \| hot \| flash_attn3 \| 0\.99\d× \[.*\] \| "
-                        r"1\.01\d× \[.*\] \|", rows[("| (4, 16, 4096, 128) causal", "hot")])
+                        r"1\.01\d× \[.*\]" + tail, rows[("| (4, 16, 4096, 128) causal", "hot")])
     assert ("| (4, 16, 4096, 128) causal", "sustained") not in rows  # in neither run
     assert text.count("- Target 1 (") == 2
-    alone = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="20990108T000000Z-t46u"))
-    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companion=alone)))
-    assert "**With the sustained rows of run 20990108T000000Z-t46u** (that mode alone on the same GPU model: 3 " \
-           "replicates, 3 turns a sustained row; this run: 3 replicates, 3 turns a sustained row)." in text
+    # two companions, one a mode: one block, each named with its mode, each row beside the run's under its run
+    sus = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="20990108T000000Z-t46u"))
+    hot = _with_gpu(_run(tmp_path / "d", {k: v for k, v in COMPANION.items() if k[1] == "hot"}, run_id="R-h"))
+    text = "\n".join(section_reference(Context.of(run, tmp_path / "reports", companions=[sus, hot])))
+    assert "**With the sustained rows of run 20990108T000000Z-t46u (that mode alone on the same GPU model: 3 " \
+           "replicates, 3 turns a sustained row; this run: 3 replicates, 3 turns a sustained row) and the hot rows " \
+           "of run R-h (that mode alone on the same GPU model: 3 replicates, a 3 s cap a hot row; this run: 3 " \
+           "replicates, a 3 s cap a hot row).**" in text
     block = text.split("**With the sustained rows of run ")[1]
-    assert [ln.split(" | ")[1] for ln in block.splitlines() if ln.startswith("| (")] == ["sustained"] * 3
+    assert [(ln.split(" | ")[1], ln.split(" | ")[-1]) for ln in block.splitlines() if ln.startswith("| (")] == \
+        [("sustained", "20990108T000000Z-t46u |")] * 3 + [("hot", "R-h |")]
+    assert "met at 5 of 20 rows" in block and text.count("- Target 1 (") == 2
 
 
 def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
-    from lab.report.sections.reference import companion_refusal
+    from lab.report.sections.reference import companion_refusal, companions_refusal
 
     run = _with_gpu(_run(tmp_path / "a"))
-    assert companion_refusal(run, _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-2"))) is None
+    fine = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-2"))
+    assert companion_refusal(run, fine) is None and companions_refusal(run, [fine]) is None
     assert companion_refusal(run, run) == f"{run.run_id} is the run itself"
     h200 = _with_gpu(_run(tmp_path / "c", COMPANION, run_id="R-3"), "NVIDIA H200")
     assert companion_refusal(run, h200) == ("R-3 ran on NVIDIA H200, the run on NVIDIA H100 80GB HBM3: a companion "
@@ -255,3 +266,13 @@ def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
     other_step = {(LONG, "sustained"): {STEP35: (100.0, TIGHT), FA3: (100.5, TIGHT)}}
     assert companion_refusal(run, _with_gpu(_run(tmp_path / "e", other_step, run_id="R-5"))) == (
         f"R-5 has no samples of {END}, the run's arch-specific end")
+    # several: each refused as alone (the first refusal named), and no row timed by two
+    assert companions_refusal(run, [fine, h200]) == companion_refusal(run, h200)
+    sus = _with_gpu(_run(tmp_path / "h", COMPANION_SUSTAINED, run_id="R-8"))
+    long_too = _with_gpu(_run(tmp_path / "i", {(LONG, "sustained"): COMPANION[(LONG, "sustained")],
+                                               (C4096_128, "hot"): COMPANION[(C4096_128, "hot")]}, run_id="R-9"))
+    assert companions_refusal(run, [sus, long_too]) == (f"R-8 and R-9 both timed {END} at (1, 16, 16384, 128) "
+                                                        "non-causal sustained: name one companion a row")
+    assert companions_refusal(run, [sus, sus]).startswith("R-8 and R-8 both timed")
+    hot = _with_gpu(_run(tmp_path / "j", {(C4096_128, "hot"): COMPANION[(C4096_128, "hot")]}, run_id="R-10"))
+    assert companions_refusal(run, [sus, hot]) is None and companions_refusal(run, []) is None

@@ -3,9 +3,9 @@ was written from. Its header line says both (`lab.report.context.Context.label`)
 
     **Run <run_id> · <GPU> · <date> · state: <state> · replicated against <base_id> · <modes> rows from <run_id>**
 
-(the last two parts where the report has them: the companion is a run of some of the targets' modes alone, hot or
-sustained, at more rounds, turns or replicates, on the same GPU model, that issue 46's rows of those modes are judged
-on as well; <modes> is "hot", "sustained" or "hot and sustained").
+(the last parts where the report has them, the companions' one each: a companion is a run of some of the targets'
+modes alone, hot or sustained, at more rounds, turns or replicates, on the same GPU model, whose rows issue 46's
+targets are judged on as well; <modes> is "hot", "sustained" or "hot and sustained").
 
 This is the one home of the default run. Every command that writes the report or the generated parts of
 README.md and docs/, or reads a run for a notebook, and is not told a run by name, uses it: `make ablation`
@@ -23,14 +23,15 @@ from lab.kernels.manifest import REPO
 
 REPORT = REPO / "reports" / "OPTIMIZATION_REPORT.md"
 HEADER = re.compile(r"^\*\*Run (?P<run>\S+) · .*? · state: \S+(?: · replicated against (?P<base>\S+))?"
-                    r"(?: · (?:hot|sustained|hot and sustained) rows from (?P<companion>\S+))?\*\*$", re.M)
+                    r"(?P<companions>(?: · (?:hot|sustained|hot and sustained) rows from \S+)*)\*\*$", re.M)
+COMPANION = re.compile(r" rows from (\S+)")
 
 
 @dataclass(frozen=True)
 class Committed:
     run: str
     base: str | None
-    companion: str | None = None
+    companions: tuple[str, ...] = ()
 
 
 def committed(report: Path | None = None) -> Committed | None:
@@ -40,7 +41,7 @@ def committed(report: Path | None = None) -> Committed | None:
     if not report.exists():
         return None
     m = HEADER.search(report.read_text(encoding="utf-8"))
-    return Committed(m["run"], m["base"], m["companion"]) if m else None
+    return Committed(m["run"], m["base"], tuple(COMPANION.findall(m["companions"]))) if m else None
 
 
 def is_committed_reports_dir(reports_dir) -> bool:
@@ -72,12 +73,13 @@ def default_base(data) -> str | None:
     return replication.other_gpu_run(data)
 
 
-def default_companion(data) -> str | None:
-    """The companion a report of `data` (a RunData) takes when told none: the committed report's, for the committed
-    report's run, where it is beside the run; else None (a companion is only ever named)."""
+def default_companions(data) -> list[str]:
+    """The companions a report of `data` (a RunData) takes when told none: the committed report's, for the committed
+    report's run, those beside the run; else none (a companion is only ever named)."""
     from lab.measure import records
 
     c = committed()
-    if c is not None and c.run == data.run_id and c.companion in records.list_runs(data.rec.dir.parent):
-        return c.companion
-    return None
+    if c is None or c.run != data.run_id:
+        return []
+    beside = set(records.list_runs(data.rec.dir.parent))
+    return [r for r in c.companions if r in beside]

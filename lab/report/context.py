@@ -44,17 +44,17 @@ class Context:
     figs: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
-    # a run of some of issue 46's target modes alone (hot, sustained) on the same GPU model, at more rounds, turns or
-    # replicates: the targets' rows of those modes are judged on it too (lab.report.sections.reference.companion_modes)
-    companion: RunData | None = None
+    # runs of some of issue 46's target modes alone (hot, sustained) on the same GPU model, at more rounds, turns or
+    # replicates: the targets' rows they timed are judged on them too (lab.report.sections.reference.companions_refusal)
+    companions: list[RunData] = field(default_factory=list)
 
     @classmethod
     def of(cls, data: RunData, reports_dir: Path, base: RunData | None = None,
-           companion: RunData | None = None) -> "Context":
+           companions: list[RunData] | None = None) -> "Context":
         head = data.headline()
         abl = ablation_frame(data, head, "hot") if head else pd.DataFrame()
         return cls(data=data, figdir=Path(reports_dir) / "figures", head=head, abl=abl, base=base,
-                   companion=companion)
+                   companions=list(companions or []))
 
     @property
     def state(self) -> str:
@@ -84,9 +84,8 @@ class Context:
     def label(self) -> str:
         # lab.report.committed reads the run and the base back from this line: keep the two in step
         base = f" · replicated against {self.base.run_id}" if self.base is not None else ""
-        companion = "" if self.companion is None else \
-            f" · {companion_words(self.companion)} rows from {self.companion.run_id}"
-        return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}{companion}"
+        companions = "".join(f" · {companion_words(c)} rows from {c.run_id}" for c in self.companions)
+        return f"Run {self.data.run_id} · {self.gpus} · {self.date} · state: {self.state}{base}{companions}"
 
     def add_figure(self, add, key: str, caption: str) -> None:
         """The figure `key` as a Markdown image line (recorded in `figs`), or why it was not drawn."""

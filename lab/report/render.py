@@ -129,33 +129,32 @@ def _move_into(tmp: Path, reports_dir: Path) -> None:
         os.replace(tmp / name, reports_dir / name)
 
 
-def write(rec, reports_dir, base=None, companion=None) -> Path:
+def write(rec, reports_dir, base=None, companions=None) -> Path:
     """Write OPTIMIZATION_REPORT.md, ablation.html and figures/ under reports_dir; returns the .md path.
     Everything is written into a temporary folder beside reports_dir first and moved in at the end.
     `base` (a RunRecord or RunData) adds "Does it replicate?" against it; by default the committed
     report's base for its run, else the latest complete run on another GPU model beside the run, if
-    there is one (lab.report.committed.default_base). `companion` (a RunRecord or RunData): a run of some of issue
-    46's target modes alone (hot, sustained) on the same GPU model whose rows of those modes the targets are judged on
-    as well; by default the committed report's, for its run (lab.report.committed.default_companion); CompanionRefused
-    where it cannot stand in
-    (lab.report.sections.reference.CompanionRefused)."""
+    there is one (lab.report.committed.default_base). `companions` (RunRecords or RunData): runs of some of issue
+    46's target modes alone (hot, sustained) on the same GPU model whose rows the targets are judged on as well; by
+    default the committed report's, for its run (lab.report.committed.default_companions); CompanionRefused where
+    they cannot stand in (lab.report.sections.reference.companions_refusal)."""
     from lab.report.sections import build
-    from lab.report.sections.reference import CompanionRefused, companion_refusal
+    from lab.report.sections.reference import CompanionRefused, companions_refusal
 
     data = run_data(rec)
     if base is None and (other := committed.default_base(data)):
         base = records.RunRecord.open(other, data.rec.dir.parent)
     base = run_data(base) if base is not None else None
-    if companion is None and (named := committed.default_companion(data)):
-        companion = records.RunRecord.open(named, data.rec.dir.parent)
-    companion = run_data(companion) if companion is not None else None
-    if companion is not None and (why := companion_refusal(data, companion)):
+    if companions is None:
+        companions = [records.RunRecord.open(r, data.rec.dir.parent) for r in committed.default_companions(data)]
+    companions = [run_data(c) for c in companions]
+    if why := companions_refusal(data, companions):
         raise CompanionRefused(why)
     reports_dir = Path(reports_dir)
     reports_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{reports_dir.name}-", dir=reports_dir.parent) as tmp:
         tmp = Path(tmp)
-        rep = build(data, tmp, base, companion)
+        rep = build(data, tmp, base, companions)
         (tmp / "OPTIMIZATION_REPORT.md").write_text(rep.markdown, encoding="utf-8")
         (tmp / "ablation.html").write_text(render_html(rep), encoding="utf-8")
         _move_into(tmp, reports_dir)
@@ -170,9 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs-root", default=None, help="where the runs are (default: data/runs)")
     ap.add_argument("--base", default=None, help="a second run to replicate against (\"Does it replicate?\"; "
                     "default: the committed report's base for its run, else the latest complete run on another GPU model, if any)")
-    ap.add_argument("--companion", default=None, help="a run of issue 46's target modes alone (hot, sustained or both) "
-                    "on the same GPU model, at more rounds, turns or replicates: the targets are judged with its rows "
-                    "of those modes as well (default: the committed report's, for its run)")
+    ap.add_argument("--companion", action="append", default=None, help="a run of issue 46's target modes alone (hot, "
+                    "sustained or both) on the same GPU model, at more rounds, turns or replicates: the targets are "
+                    "judged with the rows it timed as well; repeat it for several, no two timing the same row "
+                    "(default: the committed report's, for its run)")
     args = ap.parse_args(argv)
     root = Path(args.runs_root) if args.runs_root else None
     run_id = args.run_id or committed.default_run(root)
@@ -193,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     from lab.report.sections.reference import CompanionRefused
 
     try:
-        companion = records.RunRecord.open(args.companion, root) if args.companion else None
-        path = write(rec, args.reports_dir, base, companion)
+        companions = None if args.companion is None else [records.RunRecord.open(r, root) for r in args.companion]
+        path = write(rec, args.reports_dir, base, companions)
     except (FileNotFoundError, CompanionRefused) as exc:
         refuse(ap.prog, f"--companion: {exc}")
     print(f"{path}\n{Path(args.reports_dir) / 'ablation.html'}")

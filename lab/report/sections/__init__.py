@@ -31,11 +31,11 @@ SECTIONS = FIRST_SCREEN + [section_headline, section_bar, section_reference, sec
 # sections; every other table leaves them out (RunData.impls(studies=True) includes them).
 
 
-def build(data, reports_dir, base=None, companion=None) -> Report:
+def build(data, reports_dir, base=None, companions=None) -> Report:
     """Every section of SECTIONS in order, its figures under reports_dir/figures; `base`: a second
-    run (RunData) for "Does it replicate?"; `companion`: a run (RunData) of some of issue 46's target modes alone
-    whose rows the targets are judged on as well (lab.report.sections.reference.companion_refusal)."""
-    ctx = Context.of(data, reports_dir, base, companion)
+    run (RunData) for "Does it replicate?"; `companions`: runs (RunData) of some of issue 46's target modes alone
+    whose rows the targets are judged on as well (lab.report.sections.reference.companions_refusal)."""
+    ctx = Context.of(data, reports_dir, base, companions)
     ctx.figdir.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for section in SECTIONS:

@@ -24,8 +24,8 @@ def section_title(ctx: Context) -> list[str]:
         add(f"> This run's status.json says **{state}**: it was not marked complete. Stages recorded in "
             f"stages.json: {', '.join(done) if done else 'none'}. The report uses what the folder holds.")
         add("")
-    also = (f", and issue 46's {companion_words(ctx.companion)} rows also from its companion's "
-            f"(`{run_path(ctx.companion)}`)" if ctx.companion is not None else "")
+    also = "".join(f", and issue 46's {companion_words(c)} rows also from its companion's (`{run_path(c)}`)"
+                   for c in ctx.companions)
     add(f"Every number below is computed from this run's folder (`{run_path(data)}`){also}; none is typed in.")
     add("")
     return L

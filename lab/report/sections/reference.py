@@ -77,13 +77,12 @@ def _judged(rows: list[tuple[str, object, float]]) -> str:
     return text
 
 
-def targets(data: RunData, step: str, companion: RunData | None = None) -> list[str]:
+def targets(data: RunData, step: str, companions: list[RunData] = ()) -> list[str]:
     """Issue 46's four targets, each a line: where the run meets it, misses it (with the interval) or did not
-    measure the row (a missing row is not met). `companion`: a run (companion_refusal) whose rows of targets 1-3
-    stand in for the run's own wherever it timed `step` at that shape and mode; target 4 (against step 35) stays the
-    run's."""
+    measure the row (a missing row is not met). `companions` (companions_refusal): where one of them timed `step` at a
+    shape and mode, its row of targets 1-3 stands in for the run's own; target 4 (against step 35) stays the run's."""
     def src(sh: Shape, mode: str) -> RunData:
-        return companion if companion is not None and companion.lat(step, sh, mode) is not None else data
+        return next((c for c in companions if c.lat(step, sh, mode) is not None), data)
 
     t1 = [(f"{shape_label(sh)} {mode}", src(sh, mode).speedup(step, REFERENCE, sh, mode), r)
           for base, r in FA3_BARS for sh in (base, Shape(*base.dims, True)) for mode in TARGET_MODES]
@@ -139,6 +138,25 @@ def companion_refusal(data: RunData, companion: RunData) -> str | None:
     return None
 
 
+def companions_refusal(data: RunData, companions: list[RunData]) -> str | None:
+    """companion_refusal of each, then: no two companions may time the run's end at the same shape and mode (which
+    would stand in would be a choice), nor may one be named twice."""
+    for c in companions:
+        if why := companion_refusal(data, c):
+            return why
+    step, seen = branches.arch_specific_end(data), {}
+    for c in companions:
+        for sh in c.measured_shapes:
+            for mode in companion_modes(c):
+                if c.lat(step, sh, mode) is None:
+                    continue
+                if (sh, mode) in seen:
+                    return (f"{seen[sh, mode]} and {c.run_id} both timed {step} at {shape_label(sh)} {mode}: "
+                            "name one companion a row")
+                seen[sh, mode] = c.run_id
+    return None
+
+
 def _precision(data: RunData, modes: list[str]) -> str:
     """How a run measured `modes`: its replicates, and a hot row's time cap or a sustained row's turns."""
     words = [f"{data.replicates} replicates"]
@@ -149,32 +167,40 @@ def _precision(data: RunData, modes: list[str]) -> str:
     return ", ".join(words)
 
 
-def companion_block(data: RunData, step: str, companion: RunData) -> list[str]:
-    """The targets again with the companion's rows in the modes it measured, and the judged rows of those modes in
-    both runs side by side (a reader sees what the more precise run changed)."""
-    modes = companion_modes(companion)
+def _where(data: RunData, companion: RunData) -> str:
     boards = [{g.get("gpu_uuid") for g in d.replicate_gpus.values()} - {None} for d in (data, companion)]
-    where = ("the same board" if boards[0] and boards[0] == boards[1] else
-             "another board of that model" if boards[0] and boards[1] and not boards[0] & boards[1] else
-             "the same GPU model")
-    out = [f"**With the {companion_words(companion)} rows of run {companion.run_id}** ({'that mode' if len(modes) == 1 else 'those modes'} alone on {where}: "
-           f"{_precision(companion, modes)}; this run: {_precision(data, modes)}). Its rows of targets 1-3 stand in "
-           "for this run's where it timed them; the others stay this run's.", ""]
-    out += targets(data, step, companion=companion)
+    return ("the same board" if boards[0] and boards[0] == boards[1] else
+            "another board of that model" if boards[0] and boards[1] and not boards[0] & boards[1] else
+            "the same GPU model")
+
+
+def companions_block(data: RunData, step: str, companions: list[RunData]) -> list[str]:
+    """The targets again with the companions' rows where they timed them, and each such row in the run and in its
+    companion side by side (a reader sees what the more precise run changed)."""
+    said = []
+    for c in companions:
+        modes = companion_modes(c)
+        alone = "that mode alone" if len(modes) == 1 else "those modes alone"
+        said.append(f"the {companion_words(c)} rows of run {c.run_id} ({alone} on {_where(data, c)}: "
+                    f"{_precision(c, modes)}; this run: {_precision(data, modes)})")
+    out = [f"**With {' and '.join(said)}.** A companion's rows of targets 1-3 stand in for this run's where it timed "
+           "them; the others stay this run's.", ""]
+    out += targets(data, step, companions=companions)
     judged = [Shape(*b.dims, c) for b, _ in FA3_BARS for c in (False, True)]
     judged += [s for s in data.measured_shapes if model_names(s)]
     table = []
-    for mode in modes:
-        for sh in judged:
-            peer = REFERENCE if not model_names(sh) else companion.fastest_peer(sh, mode)
-            own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, companion))
-            if own is None and other is None:
-                continue
-            table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
-                          fmt_ci(other.ratio, other.lo, other.hi) if other else "-"])
+    for c in companions:
+        for mode in companion_modes(c):
+            for sh in judged:
+                peer = REFERENCE if not model_names(sh) else c.fastest_peer(sh, mode)
+                own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, c))
+                if other is None:  # the companion did not time it: the run's row stands
+                    continue
+                table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
+                              fmt_ci(other.ratio, other.lo, other.hi) if other else "-", c.run_id])
     if table:
-        out += ["", md_table(["shape", "mode", "against", f"run {data.run_id}", f"run {companion.run_id}"],
-                             table, "lllrr")]
+        out += ["", md_table(["shape", "mode", "against", f"run {data.run_id}", "companion", "companion run"],
+                             table, "lllrrl")]
     return out
 
 
@@ -212,8 +238,8 @@ def section_reference(ctx: Context) -> list[str]:
             "H100 and an H200). At least r: the speedup's point estimate at least r and its 95 % interval's lower end "
             f"above r - {TARGET_MARGIN:g}; a row the run did not measure is not met.", ""]
     out += targets(data, step)
-    if ctx.companion is not None:
-        out += [""] + companion_block(data, step, ctx.companion)
+    if ctx.companions:
+        out += [""] + companions_block(data, step, ctx.companions)
     other = ctx.base
     if other is not None and other.env.get("gpu") and other.env.get("gpu") != data.env.get("gpu"):
         other_step = branches.arch_specific_end(other)  # that run's own end: it may be an earlier step

@@ -262,7 +262,7 @@ def section_reproduce(ctx: Context) -> list[str]:
     add(f"git checkout {env.get('git_sha', '<sha>')}")
     add(f"make ablation {reproduce_args(data.run_params)}   # on a GPU machine: a new run")
     named = (f" BASE={ctx.base.run_id}" if ctx.base is not None else "") + (
-        f" COMPANION={ctx.companion.run_id}" if ctx.companion is not None else "")
+        f" COMPANION={shlex.quote(' '.join(c.run_id for c in ctx.companions))}" if ctx.companions else "")
     add(f"make report RUN={data.run_id}{named}   # this report, from this run's folder (no GPU needed)")
     add(f"make replicate RUN=<the new run> BASE={data.run_id}   # does it replicate? each step, knock-out and bar row")
     add(f"python -m lab.report {data.run_id} --reports-dir reports   # the same, directly")
