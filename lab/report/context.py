@@ -13,6 +13,7 @@ from lab.report.formats import FIGURES
 from lab.report.load import HOT, SUSTAINED, RunData
 from lab.report.tables import ablation_frame, gpu_of_replicates, resumed_elsewhere
 
+
 def companion_modes(companion: RunData) -> list[str]:
     """The modes of issue 46's targets (hot, sustained) a companion run measured: those its rows stand in for."""
     have = set(companion.samples["mode"]) if len(companion.samples) else set()

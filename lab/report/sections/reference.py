@@ -197,7 +197,7 @@ def companions_block(data: RunData, step: str, companions: list[RunData]) -> lis
                 if other is None:  # the companion did not time it: the run's row stands
                     continue
                 table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
-                              fmt_ci(other.ratio, other.lo, other.hi) if other else "-", c.run_id])
+                              fmt_ci(other.ratio, other.lo, other.hi), c.run_id])
     if table:
         out += ["", md_table(["shape", "mode", "against", f"run {data.run_id}", "companion", "companion run"],
                              table, "lllrrl")]
