@@ -218,7 +218,8 @@ def test_the_section_judges_the_targets_with_the_companions_as_well_and_sets_the
     assert "met at 3 of 20 rows" in own and "met at 5 of 20 rows" in block  # the run's own, then with the companion
     assert block.startswith("(those modes alone on the same GPU model: 3 replicates, a 3 s cap a hot row, 3 turns a "
                             "sustained row; this run: 3 replicates, a 3 s cap a hot row, 3 turns a sustained row).** "
-                            "A companion's rows of targets 1-3 stand in for this run's where it timed them; the others "
+                            "A companion's row of targets 1-3 stands in for this run's where it timed the end and the "
+                            "peers the row needs (FA3, or at a models row every peer this run timed there); the others "
                             "stay this run's.")
     rows = {tuple(ln.split(" | ")[:2]): ln for ln in block.splitlines() if ln.startswith("| (")}
     tail = r" \| 20990107T000000Z-t46s \|"
@@ -240,7 +241,7 @@ def test_the_section_judges_the_targets_with_the_companions_as_well_and_sets_the
            "replicates, a 3 s cap a hot row).**" in text
     block = text.split("**With the sustained rows of run ")[1]
     assert [(ln.split(" | ")[1], ln.split(" | ")[-1]) for ln in block.splitlines() if ln.startswith("| (")] == \
-        [("sustained", "20990108T000000Z-t46u |")] * 3 + [("hot", "R-h |")]
+        [("hot", "R-h |")] + [("sustained", "20990108T000000Z-t46u |")] * 3
     assert "met at 5 of 20 rows" in block and text.count("- Target 1 (") == 2
 
 
@@ -276,3 +277,31 @@ def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
     assert companions_refusal(run, [sus, sus]).startswith("R-8 and R-8 both timed")
     hot = _with_gpu(_run(tmp_path / "j", {(C4096_128, "hot"): COMPANION[(C4096_128, "hot")]}, run_id="R-10"))
     assert companions_refusal(run, [sus, hot]) is None and companions_refusal(run, []) is None
+
+
+def test_a_companion_stands_in_only_where_it_timed_the_peers_the_row_needs(tmp_path):
+    """FA3 at a reference shape; at a models row every peer the run timed there, so that the fastest peer is chosen
+    from no fewer: a companion that timed GPT-2 hot against FA3 alone (1.02x) does not stand in for the run's row
+    against cuDNN (0.975x, met at 0.97), nor one without FA3 at (4, 16, 4096, 128, causal) hot."""
+    from lab.report.sections.reference import standing_in
+
+    run = _with_gpu(_run(tmp_path / "a"))
+    partial = _with_gpu(_run(tmp_path / "b", {
+        (GPT2, "hot"): {END: (100.0, TIGHT), FA3: (102.0, TIGHT)},            # no cuDNN, which the run timed there
+        (C4096_128, "hot"): {END: (100.0, TIGHT), CUDNN: (110.0, TIGHT)},      # no FA3
+        (GPT2, "sustained"): {END: (100.0, TIGHT), FA3: (98.0, TIGHT)},       # FA3, all the run timed there: in
+    }, run_id="R-p"))
+    assert standing_in(run, END, [partial], GPT2, "hot") is run
+    assert standing_in(run, END, [partial], C4096_128, "hot") is run
+    assert standing_in(run, END, [partial], GPT2, "sustained") is partial
+    assert standing_in(run, END, [partial], LONG, "sustained") is run  # not timed by the companion
+    t1, t2, _, _ = targets(run, END, companions=[partial])
+    assert t1 == targets(run, END)[0]  # its only reference row lacks FA3: the run's line as it was
+    assert "(4, 12, 2048, 64, causal, bf16) hot" not in t2  # the run's 0.975x against cuDNN, met
+    assert "met at 3 of 4 rows; not measured: (1, 12, 8192, 64, causal, bf16) sustained." in t2  # sustained 0.98x
+    # at a reference shape FA3 alone is needed, whatever else the run timed there
+    both = {END: (100.0, TIGHT), FA3: (100.5, TIGHT), CUDNN: (110.0, TIGHT)}
+    run2 = _with_gpu(_run(tmp_path / "c", {(LONG, "sustained"): both}, run_id="R-r"))
+    fa3_only = _with_gpu(_run(tmp_path / "d", {(LONG, "sustained"): {END: (100.0, TIGHT), FA3: (99.0, TIGHT)}},
+                              run_id="R-f"))
+    assert standing_in(run2, END, [fa3_only], LONG, "sustained") is fa3_only

@@ -77,12 +77,28 @@ def _judged(rows: list[tuple[str, object, float]]) -> str:
     return text
 
 
+def timed_peers(data: RunData, shape: Shape, mode: str) -> list[str]:
+    """The peers `data` timed at `shape` in `mode`: those a fastest-peer row is chosen from."""
+    return [i for i in data.peers() if data.lat(i, shape, mode) is not None]
+
+
+def standing_in(data: RunData, step: str, companions: list[RunData], shape: Shape, mode: str) -> RunData:
+    """The run whose row of issue 46's targets 1-3 counts at `shape` and `mode`: the first companion that timed `step`
+    there and every peer the row needs (FA3 at the reference shapes, every peer `data` timed there at a models row, so
+    that the fastest peer is chosen from no fewer), else `data` itself."""
+    needed = timed_peers(data, shape, mode) if model_names(shape) else [REFERENCE]
+    return next((c for c in companions
+                 if c.lat(step, shape, mode) is not None and all(c.lat(p, shape, mode) is not None for p in needed)),
+                data)
+
+
 def targets(data: RunData, step: str, companions: list[RunData] = ()) -> list[str]:
     """Issue 46's four targets, each a line: where the run meets it, misses it (with the interval) or did not
-    measure the row (a missing row is not met). `companions` (companions_refusal): where one of them timed `step` at a
-    shape and mode, its row of targets 1-3 stands in for the run's own; target 4 (against step 35) stays the run's."""
+    measure the row (a missing row is not met). `companions` (companions_refusal): where one of them stands in at a
+    shape and mode (standing_in), its row of targets 1-3 counts instead of the run's; target 4 (against step 35)
+    stays the run's."""
     def src(sh: Shape, mode: str) -> RunData:
-        return next((c for c in companions if c.lat(step, sh, mode) is not None), data)
+        return standing_in(data, step, companions, sh, mode)
 
     t1 = [(f"{shape_label(sh)} {mode}", src(sh, mode).speedup(step, REFERENCE, sh, mode), r)
           for base, r in FA3_BARS for sh in (base, Shape(*base.dims, True)) for mode in TARGET_MODES]
@@ -175,29 +191,30 @@ def _where(data: RunData, companion: RunData) -> str:
 
 
 def companions_block(data: RunData, step: str, companions: list[RunData]) -> list[str]:
-    """The targets again with the companions' rows where they timed them, and each such row in the run and in its
-    companion side by side (a reader sees what the more precise run changed)."""
+    """The targets again with the companions' rows where they stand in (standing_in), and each such row in the run and
+    in its companion side by side (a reader sees what the more precise run changed)."""
     said = []
     for c in companions:
         modes = companion_modes(c)
         alone = "that mode alone" if len(modes) == 1 else "those modes alone"
         said.append(f"the {companion_words(c)} rows of run {c.run_id} ({alone} on {_where(data, c)}: "
                     f"{_precision(c, modes)}; this run: {_precision(data, modes)})")
-    out = [f"**With {' and '.join(said)}.** A companion's rows of targets 1-3 stand in for this run's where it timed "
-           "them; the others stay this run's.", ""]
+    out = [f"**With {' and '.join(said)}.** A companion's row of targets 1-3 stands in for this run's where it timed "
+           "the end and the peers the row needs (FA3, or at a models row every peer this run timed there); the others "
+           "stay this run's.", ""]
     out += targets(data, step, companions=companions)
     judged = [Shape(*b.dims, c) for b, _ in FA3_BARS for c in (False, True)]
     judged += [s for s in data.measured_shapes if model_names(s)]
     table = []
-    for c in companions:
-        for mode in companion_modes(c):
-            for sh in judged:
-                peer = REFERENCE if not model_names(sh) else c.fastest_peer(sh, mode)
-                own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, c))
-                if other is None:  # the companion did not time it: the run's row stands
-                    continue
-                table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
-                              fmt_ci(other.ratio, other.lo, other.hi), c.run_id])
+    for mode in TARGET_MODES:
+        for sh in judged:
+            c = standing_in(data, step, companions, sh, mode)
+            if c is data:  # no companion stands in: the run's row counts, as above
+                continue
+            peer = c.fastest_peer(sh, mode) if model_names(sh) else REFERENCE
+            own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, c))
+            table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
+                          fmt_ci(other.ratio, other.lo, other.hi) if other else "-", c.run_id])
     if table:
         out += ["", md_table(["shape", "mode", "against", f"run {data.run_id}", "companion", "companion run"],
                              table, "lllrrl")]
