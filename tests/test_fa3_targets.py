@@ -230,7 +230,17 @@ def test_the_section_judges_the_targets_with_the_companions_as_well_and_sets_the
     assert re.fullmatch(r"\| \(4, 16, 4096, 128\) causal \| hot \| flash_attn3 \| 0\.99\d× \[.*\] \| "
                         r"1\.01\d× \[.*\]" + tail, rows[("| (4, 16, 4096, 128) causal", "hot")])
     assert ("| (4, 16, 4096, 128) causal", "sustained") not in rows  # in neither run
+    # a models row against the companion's fastest peer there (cuDNN, which this run did not time sustained)
+    assert re.fullmatch(r"\| \(4, 12, 2048, 64\) causal, bf16 \| sustained \| sdpa_cudnn \| - \| 0\.96\d× \[.*\]" + tail,
+                        rows[("| (4, 12, 2048, 64) causal, bf16", "sustained")])
     assert text.count("- Target 1 (") == 2
+    # at a reference shape the row is against FA3 even where cuDNN is faster
+    faster = {(LONG, "sustained"): {END: (100.0, TIGHT), FA3: (100.5, TIGHT), CUDNN: (99.0, TIGHT)}}
+    run3 = _with_gpu(_run(tmp_path / "e", faster, run_id="R-3"))
+    text = "\n".join(section_reference(Context.of(run3, tmp_path / "reports", companions=[
+        _with_gpu(_run(tmp_path / "f", faster, run_id="R-4"))])))
+    assert [ln.split(" | ")[2] for ln in text.split("**With the ")[1].splitlines() if ln.startswith("| (")] == [
+        "flash_attn3"]
     # two companions, one a mode: one block, each named with its mode, each row beside the run's under its run
     sus = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="20990108T000000Z-t46u"))
     hot = _with_gpu(_run(tmp_path / "d", {k: v for k, v in COMPANION.items() if k[1] == "hot"}, run_id="R-h"))

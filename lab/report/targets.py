@@ -13,12 +13,10 @@ import tempfile
 from pathlib import Path
 
 from lab.cli import OneLineParser
-from lab.kernels.shape import Shape
 from lab.measure import records
 from lab.report import branches
 from lab.report.load import RunData
 from lab.report.sections import reference
-from lab.studies.shapes import model_names
 
 
 def replicate_alone(folder: Path, replicate: int, tmp: Path) -> RunData:
@@ -30,12 +28,6 @@ def replicate_alone(folder: Path, replicate: int, tmp: Path) -> RunData:
     samples = pd.read_parquet(copy / "samples.parquet")
     samples[records.with_replicate(samples)["replicate"] == replicate].to_parquet(copy / "samples.parquet")
     return RunData(records.RunRecord.open(copy.name, copy.parent))
-
-
-def judged_rows(data: RunData) -> list[tuple[Shape, str]]:
-    """(shape, against): target 1's rows against FA3, causal and not, then the models rows against the fastest peer."""
-    rows = [(Shape(*b.dims, c), "fa3") for b, _ in reference.FA3_BARS for c in (False, True)]
-    return rows + [(s, "peer") for s in data.measured_shapes if model_names(s)]
 
 
 def report(run_id: str, step: str | None = None, root: Path | None = None) -> list[str]:
@@ -53,9 +45,9 @@ def report(run_id: str, step: str | None = None, root: Path | None = None) -> li
         alone = [replicate_alone(whole.rec.dir, r, Path(tmp)) for r in reps]
         lines += ["", "| shape | mode | against | " + " | ".join(f"r{r}" for r in reps) + " | all |",
                   "|---|---|---|" + "---:|" * len(reps) + "---|"]
-        for shape, kind in judged_rows(whole):
+        for shape in reference.judged_shapes(whole):
             for mode in reference.TARGET_MODES:
-                peer = reference.REFERENCE if kind == "fa3" else whole.fastest_peer(shape, mode)
+                peer = reference.row_peer(whole, shape, mode)
                 if peer is None:
                     continue
                 per = [d.speedup(step, peer, shape, mode) for d in alone]

@@ -77,6 +77,17 @@ def _judged(rows: list[tuple[str, object, float]]) -> str:
     return text
 
 
+def judged_shapes(data: RunData) -> list[Shape]:
+    """The shapes targets 1 and 2 judge: target 1's against FA3, causal and not, then `data`'s models rows."""
+    return [Shape(*b.dims, c) for b, _ in FA3_BARS for c in (False, True)] + [
+        s for s in data.measured_shapes if model_names(s)]
+
+
+def row_peer(data: RunData, shape: Shape, mode: str) -> str | None:
+    """The peer a judged row compares against: FA3 at target 1's shapes, `data`'s fastest peer at a models row."""
+    return data.fastest_peer(shape, mode) if model_names(shape) else REFERENCE
+
+
 def timed_peers(data: RunData, shape: Shape, mode: str) -> list[str]:
     """The peers `data` timed at `shape` in `mode`: those a fastest-peer row is chosen from."""
     return [i for i in data.peers() if data.lat(i, shape, mode) is not None]
@@ -203,15 +214,13 @@ def companions_block(data: RunData, step: str, companions: list[RunData]) -> lis
            "the end and the peers the row needs (FA3, or at a models row every peer this run timed there); the others "
            "stay this run's.", ""]
     out += targets(data, step, companions=companions)
-    judged = [Shape(*b.dims, c) for b, _ in FA3_BARS for c in (False, True)]
-    judged += [s for s in data.measured_shapes if model_names(s)]
     table = []
     for mode in TARGET_MODES:
-        for sh in judged:
+        for sh in judged_shapes(data):
             c = standing_in(data, step, companions, sh, mode)
             if c is data:  # no companion stands in: the run's row counts, as above
                 continue
-            peer = c.fastest_peer(sh, mode) if model_names(sh) else REFERENCE
+            peer = row_peer(c, sh, mode)
             own, other = (d.speedup(step, peer, sh, mode) if peer else None for d in (data, c))
             table.append([shape_label(sh), mode, peer or "-", fmt_ci(own.ratio, own.lo, own.hi) if own else "-",
                           fmt_ci(other.ratio, other.lo, other.hi) if other else "-", c.run_id])
