@@ -116,7 +116,7 @@ def targets(data: RunData, step: str, companions: list[RunData] = ()) -> list[st
     t2 = []
     for sh in [s for s in data.measured_shapes if model_names(s)]:
         for mode in TARGET_MODES:
-            peer = src(sh, mode).fastest_peer(sh, mode)
+            peer = row_peer(src(sh, mode), sh, mode)
             t2.append((f"{sh.tuple_label} {mode}" + (f" against {peer}" if peer else ""),
                        src(sh, mode).speedup(step, peer, sh, mode) if peer else None, MODEL_BARS[sh.D]))
     t3 = [(f"{shape_label(BEYOND_SHAPE)} {SUSTAINED}",
