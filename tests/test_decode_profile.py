@@ -89,6 +89,63 @@ def test_a_capture_that_does_not_map_is_profiled_one_call_at_a_time_and_a_failur
     assert [r["impl"] for r in got] == ["split_kv", "sdpa_flash"]
 
 
+def test_several_shapes_share_one_process_and_a_capture_that_does_not_map_takes_a_process_a_shape(tmp_path,
+                                                                                                      ncu_here):
+    from lab.measure.decode_profile import profile_decode_shapes
+
+    commands = []
+
+    def runner(cmd, timeout, gpu):
+        commands.append((cmd, timeout))
+        return 0, capture([SPLIT, ONE, SPLIT]), ""
+
+    calls = [("8,32,8,128,8192,bf16", ["split_kv", "sdpa_cudnn"]), ("1,32,8,128,131072,bf16", ["split_kv"])]
+    got = profile_decode_shapes(calls, tmp_path, timeout=100, runner=runner)
+    assert len(commands) == 1 and commands[0][1] == 200  # the timeout a shape, two shapes
+    cmd = commands[0][0]
+    tail = cmd[cmd.index("lab.measure.decode_profile") + 1:]
+    assert tail == ["--shape", "8,32,8,128,8192,bf16", "--target", "split_kv,sdpa_cudnn",
+                    "--shape", "1,32,8,128,131072,bf16", "--target", "split_kv"]
+    assert [(r["impl"], r["shape"], r["n_kernels"]) for r in got] == [
+        ("split_kv", "8,32,8,128,8192,bf16", 2), ("sdpa_cudnn", "8,32,8,128,8192,bf16", 1),
+        ("split_kv", "1,32,8,128,131072,bf16", 2)]
+    assert {r["csv_path"] for r in got} == {str(tmp_path / "ncu_decode_shapes.csv")}
+
+    commands.clear()
+
+    def two_parts_short(cmd, timeout, gpu):  # the joint capture lost a call; each shape's own maps
+        commands.append((cmd, timeout))
+        shapes = cmd.count("--shape")
+        return 0, capture([SPLIT, ONE] if shapes > 1 else [SPLIT] * len(cmd[cmd.index("--target") + 1].split(","))), ""
+
+    got = profile_decode_shapes(calls, tmp_path, timeout=100, runner=two_parts_short)
+    assert [c[0].count("--shape") for c in commands] == [2, 1, 1] and [c[1] for c in commands] == [200, 100, 100]
+    assert [(r["impl"], r["shape"], r["ok"]) for r in got] == [
+        ("split_kv", "8,32,8,128,8192,bf16", True), ("sdpa_cudnn", "8,32,8,128,8192,bf16", True),
+        ("split_kv", "1,32,8,128,131072,bf16", True)]
+    assert got[2]["csv_path"].endswith("ncu_decode_1_32_8_128_131072_bf16.csv")
+
+    def too_slow(cmd, timeout, gpu):
+        raise subprocess.TimeoutExpired(cmd, timeout)
+
+    got = profile_decode_shapes(calls, tmp_path, timeout=5, runner=too_slow)
+    assert [r["reason"] for r in got] == ["ncu timed out after 10 s"] * 3  # not tried again a shape at a time
+    one = profile_decode_shapes(calls[1:], tmp_path, runner=two_parts_short)  # one shape: profile_decode's stem
+    assert one[0]["csv_path"].endswith("ncu_decode_1_32_8_128_131072_bf16.csv")
+    assert profile_decode_shapes([], tmp_path) == [] and profile_decode_shapes([("8,32,8,128,8192,bf16", [])],
+                                                                               tmp_path) == []
+
+
+def test_the_target_takes_a_target_a_shape_and_refuses_unpaired_ones(monkeypatch):
+    seen = []
+    monkeypatch.setattr(decode_profile, "target", seen.append)
+    assert decode_profile.main(["--shape", "8,32,8,128,8192,bf16", "--target", "a,b",
+                                "--shape", "1,32,8,128,131072,bf16", "--target", "c"]) == 0
+    assert seen == [[("8,32,8,128,8192,bf16", ["a", "b"]), ("1,32,8,128,131072,bf16", ["c"])]]
+    with pytest.raises(SystemExit):
+        decode_profile.main(["--shape", "8,32,8,128,8192,bf16", "--shape", "1,32,8,128,131072,bf16", "--target", "c"])
+
+
 def test_without_ncu_or_in_time_every_call_is_a_reason_and_nothing_raises(tmp_path, monkeypatch):
     monkeypatch.setattr(decode_profile, "find_ncu", lambda: None)
     got = profile_decode(["split_kv"], "8,32,8,128,8192,bf16", tmp_path)
@@ -126,25 +183,35 @@ def test_the_decode_study_profiles_the_timed_steps_and_the_peers_that_took_each_
     steps, stand_ins, _ = _stand_ins(failing_check=manifest.names(problem=manifest.DECODE)[1])
     asked = []
 
-    def profile(names, spec, out_dir, gpu=None):
-        asked.append((spec, list(names), out_dir.name))
+    def profile(calls, out_dir, gpu=None):
+        asked.append(([(spec, list(names)) for spec, names in calls], out_dir.name))
         return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": str(out_dir / "ncu_decode.csv"),
                  "n_kernels": 1, "duration_us": 10.0, "dram_throughput_pct": 50.0, "dram_bytes": 1e6,
-                 "main_kernel": "k", "main_dram_throughput_pct": 50.0, "main_grid_size": 132} for n in names]
+                 "main_kernel": "k", "main_dram_throughput_pct": 50.0, "main_grid_size": 132}
+                for spec, names in calls for n in names]
 
-    rec = _run(tmp_path, decode="8,32,8,128,8192,bf16;64,71,1,64,1024,bf16", modes="hot", check="quick")
-    d = stages.decode_stage(rec, progress=lambda *_: None, **stand_ins, profile=profile)
+    said = []
+    rec = _run(tmp_path, decode="1,32,8,128,131072,bf16;64,71,1,64,1024,bf16;8,32,8,128,8192,bf16", modes="hot",
+               check="quick")
+    d = stages.decode_stage(rec, progress=said.append, **stand_ins, profile=profile)
     timed = [s for s in steps if s != steps[1]]  # the one that failed its check is neither timed nor profiled
     peers = sorted({r["impl"] for r in d["rows"]} - set(steps))
     assert peers == ["sdpa_cudnn"]  # tests/decode_fakes.py's one peer
-    assert asked == [("8,32,8,128,8192,bf16", timed + peers, "ncu")]  # the named shape only, steps in order
-    assert len(d["profile"]) == len(timed) + 1 and rec.read_json("decode.json")["profile"] == d["profile"]
+    # the two named shapes in the run's order, in one call (one ncu process), the steps in the manifest's order
+    assert asked == [([("1,32,8,128,131072,bf16", timed + peers), ("8,32,8,128,8192,bf16", timed + peers)], "ncu")]
+    assert len(d["profile"]) == 2 * (len(timed) + 1) and rec.read_json("decode.json")["profile"] == d["profile"]
+    assert [m for m in said if "decode profile" in m] == [
+        f"  decode profile {spec}: {len(timed) + 1} of {len(timed) + 1} calls profiled"
+        for spec in ("1,32,8,128,131072,bf16", "8,32,8,128,8192,bf16")]
     # the capture is named as the run folder's own file, not by the path of the machine that wrote it
     assert {r["csv_path"] for r in d["profile"]} == {"ncu/ncu_decode.csv"}
     assert d["seconds"]["profile"] >= 0 and d["seconds"]["total"] >= d["seconds"]["profile"]
     rec2 = _run(tmp_path / "off", decode="8,32,8,128,8192,bf16", modes="hot", check="quick", profile="0")
     d2 = stages.decode_stage(rec2, progress=lambda *_: None, **stand_ins, profile=profile)
     assert "profile" not in d2 and "profile" not in d2["seconds"] and len(asked) == 1
+    rec3 = _run(tmp_path / "none", decode="64,71,1,64,1024,bf16", modes="hot", check="quick")  # not named: its first
+    stages.decode_stage(rec3, progress=lambda *_: None, **stand_ins, profile=profile)
+    assert asked[-1] == ([("64,71,1,64,1024,bf16", timed + peers)], "ncu")
 
 
 def test_the_report_gives_each_calls_dram_throughput_and_says_why_one_was_not_profiled():

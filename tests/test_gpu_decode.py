@@ -144,6 +144,25 @@ def test_nsight_compute_profiles_the_decode_end_and_a_peer_in_one_process(tmp_pa
         assert r["n_kernels"] >= 1 and r["duration_us"] > 0 and 0 < r["dram_throughput_pct"] <= 100
 
 
+def test_nsight_compute_profiles_two_decode_shapes_in_one_process(tmp_path):
+    """The decode study's profile: both shapes in one ncu process (profile_decode_shapes), each record at its shape."""
+    from lab.measure.decode_profile import profile_decode_shapes
+    from lab.measure.ncu_process import find_ncu
+
+    if find_ncu() is None:
+        pytest.skip("no ncu (Nsight Compute) here")
+    end = DECODE_STEPS[-1]
+    calls = [("2,32,8,128,4096,bf16", [end, "sdpa_cudnn"]), ("1,32,8,128,16384,bf16", [end])]
+    got = profile_decode_shapes(calls, tmp_path)
+    assert [(r["impl"], r["shape"]) for r in got] == [(end, calls[0][0]), ("sdpa_cudnn", calls[0][0]), (end, calls[1][0])]
+    assert all(r["ok"] for r in got), [r["reason"] for r in got]
+    assert len({r["csv_path"] for r in got}) == 1  # the capture mapped: one process
+    for r in got:
+        assert r["n_kernels"] >= 1 and r["duration_us"] > 0 and 0 < r["dram_throughput_pct"] <= 100
+    # the two shapes' K/V differ in size by 4x: the end's DRAM bytes follow its cache (not one shape's twice)
+    assert got[2]["dram_bytes"] > 2 * got[0]["dram_bytes"]
+
+
 CONTIGUOUS = [(i, s) for i, s in enumerate(GRID) if not s.page_size]
 
 

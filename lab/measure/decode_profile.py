@@ -1,10 +1,12 @@
 """Nsight Compute over one call of each decode step and decode peer at a decode shape (issue 50: the profiler's
-DRAM throughput per step), in one ncu process a shape, as lab.measure.profile batches the prefill peers.
+DRAM throughput per step), in one ncu process for every shape a run profiles, as lab.measure.profile batches the
+prefill peers (a process costs about 3.5 s to start: data/checks/2026-11-27-h100-run-within-cost).
 
 A decode call is one kernel or two (a split call's merge) and a peer's may hold helpers, so the target ends
 each call with lab.measure.profile's separator kernel and the capture is cut there
-(lab.measure.profile.split_at_separators). Where ncu exits with an error or the capture does not map, each
-implementation is profiled alone, which records its reason (not after a timeout: each would take as long). A
+(lab.measure.profile.split_at_separators). Where ncu exits with an error or the capture does not map, each shape
+takes a process of its own, and where that fails too each implementation is profiled alone, which records its
+reason (not after a timeout: each would take as long). A
 call's record (`call_record`) sums its kernels: their time, their DRAM bytes, and their DRAM throughput weighted
 by duration (the share of the DRAM's peak the call kept busy over its kernels' time; launch gaps are not in it).
 Caches are flushed between replay passes (ncu's default), so the numbers are a cold call's; clocks are left alone.
@@ -12,8 +14,10 @@ Caches are flushed between replay passes (ncu's default), so the numbers are a c
 Host side (needs ncu and a GPU; never raises where profiling is impossible):
 
     >>> records = profile_decode(["chunks_one_cta_an_sm", "sdpa_cudnn"], "8,32,8,128,8192,bf16", Path("out"))
+    >>> records = profile_decode_shapes([("8,32,8,128,8192,bf16", ["chunks_one_cta_an_sm", "sdpa_cudnn"]),
+    ...                                  ("1,32,8,128,131072,bf16", ["chunks_one_cta_an_sm"])], Path("out"))
 
-Target side (inside ncu): python -m lab.measure.decode_profile --target NAME[,NAME...] --shape SPEC
+Target side (inside ncu): python -m lab.measure.decode_profile --shape SPEC --target NAME[,NAME...] [--shape ...]
 """
 
 from __future__ import annotations
@@ -52,10 +56,12 @@ def call_record(kernels: list[dict]) -> dict:
             "main_grid_size": plain_number(main.get("grid_size"))}
 
 
-def ncu_command(ncu: str, names: list[str], spec: str) -> list[str]:
+def ncu_command(ncu: str, calls: list[tuple[str, list[str]]]) -> list[str]:
+    """ncu over the target's calls: (decode shape, the names profiled at it), in order."""
+    target = [arg for spec, names in calls for arg in ("--shape", spec, "--target", ",".join(names))]
     return [ncu, "--clock-control", "none", "--print-units", "base", "--nvtx", "--nvtx-include", f"{PROFILE_RANGE}/",
             "--csv", "--page", "raw", "--metrics", ",".join(DECODE_METRICS.values()),
-            sys.executable, "-m", "lab.measure.decode_profile", "--target", ",".join(names), "--shape", spec]
+            sys.executable, "-m", "lab.measure.decode_profile", *target]
 
 
 def _failed(name: str, spec: str, reason: str, csv_path: str = "") -> dict:
@@ -66,17 +72,23 @@ def _profiled(name: str, spec: str, csv_path: str, kernels: list[dict]) -> dict:
     return {"impl": name, "shape": spec, "ok": True, "reason": "", "csv_path": csv_path, **call_record(kernels)}
 
 
-def _one_process(names: list[str], spec: str, out_dir: Path, stem: str, timeout: float, gpu: str | None,
+def _one_process(calls: list[tuple[str, list[str]]], out_dir: Path, stem: str, timeout: float, gpu: str | None,
                  runner) -> tuple[list[list[dict]] | None, str, str]:
-    """One ncu process over `names`: (each name's kernels or None, why not, the CSV's path)."""
-    kernels, why, csv_path = run_capture(ncu_command(find_ncu(), names, spec), out_dir, stem, timeout, gpu, runner)
+    """One ncu process over `calls` ((shape, names), in order): (each call's kernels, shape by shape, or None; why
+    not; the CSV's path)."""
+    kernels, why, csv_path = run_capture(ncu_command(find_ncu(), calls), out_dir, stem, timeout, gpu, runner)
     if kernels is None:
         return None, why, csv_path
     parts = split_at_separators(kernels)
-    if parts is None or len(parts) != len(names) or not all(parts):
+    n = sum(len(names) for _, names in calls)
+    if parts is None or len(parts) != n or not all(parts):
         found = "no" if parts is None else len(parts)
-        return None, f"the capture did not map to the calls ({found} parts for {len(names)})", csv_path
+        return None, f"the capture did not map to the calls ({found} parts for {n})", csv_path
     return parts, "", csv_path
+
+
+def _stem(spec: str) -> str:
+    return "ncu_decode_" + spec.replace(",", "_")
 
 
 def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAULT_TIMEOUT_S, gpu: str | None = None,
@@ -92,25 +104,52 @@ def profile_decode(names: list[str], spec: str, out_dir, timeout: float = DEFAUL
         return [_failed(n, spec, "ncu (Nsight Compute) not found on PATH or under CUDA_HOME/bin") for n in names]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = "ncu_decode_" + spec.replace(",", "_")
-    parts, why, csv_path = _one_process(names, spec, out_dir, stem, timeout, gpu, runner)
+    stem = _stem(spec)
+    parts, why, csv_path = _one_process([(spec, names)], out_dir, stem, timeout, gpu, runner)
     if parts is not None:
         return [_profiled(n, spec, csv_path, ks) for n, ks in zip(names, parts)]
-    if why.startswith(("ncu timed out", "ncu could not be started")):  # one a name would only take longer
+    if _gave_up(why):  # one a name would only take longer
         return [_failed(n, spec, why, csv_path) for n in names]
     records = []
     for name in names:
-        one, why, path = _one_process([name], spec, out_dir, f"{stem}_{name}", timeout, gpu, runner)
+        one, why, path = _one_process([(spec, [name])], out_dir, f"{stem}_{name}", timeout, gpu, runner)
         records.append(_profiled(name, spec, path, one[0]) if one is not None else _failed(name, spec, why, path))
     return records
+
+
+def _gave_up(why: str) -> bool:
+    return why.startswith(("ncu timed out", "ncu could not be started"))
+
+
+def profile_decode_shapes(calls: list[tuple[str, list[str]]], out_dir, timeout: float = DEFAULT_TIMEOUT_S,
+                          gpu: str | None = None, runner=run_in_group) -> list[dict]:
+    """profile_decode over several shapes ((decode shape, names) in order, a shape's names as profile_decode's) in
+    one ncu process, its timeout `timeout` a shape: the records in the same order. Where that process exits with an
+    error or its capture does not map, profile_decode a shape (and so a name where that fails too); where it times
+    out or cannot start, every call has that reason. Never raises."""
+    calls = [(spec, list(names)) for spec, names in calls if names]
+    if len(calls) <= 1:
+        return profile_decode(calls[0][1], calls[0][0], out_dir, timeout, gpu, runner) if calls else []
+    if find_ncu() is None:
+        return [r for spec, names in calls for r in profile_decode(names, spec, out_dir, timeout, gpu, runner)]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parts, why, csv_path = _one_process(calls, out_dir, "ncu_decode_shapes", timeout * len(calls), gpu, runner)
+    if parts is not None:
+        cut = iter(parts)
+        return [_profiled(n, spec, csv_path, next(cut)) for spec, names in calls for n in names]
+    if _gave_up(why):
+        return [_failed(n, spec, why, csv_path) for spec, names in calls for n in names]
+    return [r for spec, names in calls for r in profile_decode(names, spec, out_dir, timeout, gpu, runner)]
 
 
 # ---------------------------------------------------------------------------------------------
 # Target side (runs inside ncu)
 # ---------------------------------------------------------------------------------------------
 
-def target(names: list[str], spec: str) -> None:
-    """One profiled call of each name on the same inputs, each followed by a separator kernel."""
+def target(calls: list[tuple[str, list[str]]]) -> None:
+    """Shape by shape, one profiled call of each of its names on the same inputs, each followed by a separator
+    kernel; a shape's inputs are freed before the next shape's are drawn."""
     import torch
 
     from lab.kernels import variants
@@ -119,30 +158,36 @@ def target(names: list[str], spec: str) -> None:
     from lab.measure.decode_peers import decode_peer
     from lab.measure.profile import launch_once, separator
 
-    x = DecodeShape.parse(spec).random_inputs(seed=INPUT_SEED)
-    args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
     steps = set(step_names(problem=None))
-    for name in names:
-        if name not in steps:  # a peer (sdpa_<backend>, flex_attention)
-            peer = decode_peer(name)
-            with peer.context():
-                launch_once(peer.bind(*args))
-        else:
-            fn = variants.load(name)
-            need = fn.workspace_bytes(x["q"], x["k_cache"], x["block_table"])
-            ws = torch.empty(need, dtype=torch.uint8, device="cuda") if need else None
-            launch_once(lambda fn=fn, ws=ws: fn.launch(*args, x["out"], workspace=ws))
-        separator()
+    for spec, names in calls:
+        x = DecodeShape.parse(spec).random_inputs(seed=INPUT_SEED)
+        args = (x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"])
+        for name in names:
+            if name not in steps:  # a peer (sdpa_<backend>, flex_attention)
+                peer = decode_peer(name)
+                with peer.context():
+                    launch_once(peer.bind(*args))
+            else:
+                fn = variants.load(name)
+                need = fn.workspace_bytes(x["q"], x["k_cache"], x["block_table"])
+                ws = torch.empty(need, dtype=torch.uint8, device="cuda") if need else None
+                launch_once(lambda fn=fn, ws=ws: fn.launch(*args, x["out"], workspace=ws))
+            separator()
+        del x, args
+        torch.cuda.empty_cache()
 
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m lab.measure.decode_profile", description=__doc__.splitlines()[0])
-    p.add_argument("--target", metavar="NAMES", required=True, help="(inside ncu) one profiled call of each of "
-                   "these comma-separated decode steps and peers (sdpa_<backend>, flex_attention)")
-    p.add_argument("--shape", required=True, help="a decode shape, B,H,H_kv,D,cache_len[,qN][,mixed][,pageN][,bf16] "
-                   "(lab.kernels.decode.DecodeShape)")
+    p.add_argument("--shape", action="append", required=True, help="a decode shape, B,H,H_kv,D,cache_len[,qN]"
+                   "[,mixed][,pageN][,bf16] (lab.kernels.decode.DecodeShape); repeat it with a --target each")
+    p.add_argument("--target", metavar="NAMES", action="append", required=True, help="(inside ncu) one profiled "
+                   "call of each of these comma-separated decode steps and peers (sdpa_<backend>, flex_attention) "
+                   "at the --shape before it")
     args = p.parse_args(argv)
-    target(args.target.split(","), args.shape)
+    if len(args.shape) != len(args.target):
+        p.error(f"{len(args.shape)} --shape and {len(args.target)} --target: give one --target a --shape")
+    target([(spec, names.split(",")) for spec, names in zip(args.shape, args.target)])
     return 0
 
 

@@ -24,9 +24,10 @@ DECODE_CAP_S = 0.25  # a (implementation, shape, mode) row's time cap: decode la
 # A decode row's least samples and hot turn, at most: 396 of 400 rows of the first recorded run stopped at
 # their 50th sample (the CI was met long before), and their first 20 samples' medians were within 0.5 % of
 # all their samples' at 95 % of the hot rows (data/checks/2026-11-28-h200x2-gpus-ablation/decode_min_samples.txt);
-# 50 samples of 4 ms hot turns were 40 of the set's 101 s (issue 50's target 4: 60 s).
+# 50 samples of 4 ms hot turns were 40 of the set's 101 s (issue 50's target 4: 60 s). The turn is two of
+# measure_decode's hot samples (DECODE_HOT_SAMPLE_US, 0.5 ms), as it was two of 1 ms at 2 ms.
 DECODE_MIN_SAMPLES = 20
-DECODE_HOT_TURN_US = 2000
+DECODE_HOT_TURN_US = 1000
 DECODE_MODES = ("hot", "cold")  # of the run's modes, those the decode set takes (sustained: not yet)
 CHECK_MAX_CACHE_BYTES = 1_200_000_000  # a set shape is checked against its fp32 reference up to this cache
 
@@ -73,7 +74,7 @@ def run(rec, progress=print, build=None, check=None, measure=None, copy=None, pe
     `copy() -> dict` (copy_bandwidth's), `peers`: the decode peers, `l2_bytes`: the GPU's L2, `gpus`: the
     CUDA_VISIBLE_DEVICES entries the shapes' timing is shared over (default: the run's GPUS, by
     lab.studies.gpu_pool.gpu_ids; one or none: this process), the decode checks shared out too, `command`:
-    time_shared's, `profile(names, spec, out_dir, gpu=...) -> records` (lab.measure.decode_profile.profile_decode's;
+    time_shared's, `profile(calls, out_dir, gpu=...) -> records` (lab.measure.decode_profile.profile_decode_shapes's;
     by default only where the measuring is the GPU's)."""
     from lab.kernels import manifest
     from lab.measure.decode_peers import NOT_WIRED
@@ -184,23 +185,24 @@ def time_set(rec, p, out: dict, kernels: dict, progress=print, copy=None, measur
 def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gpus: list[str] = ()) -> None:
     """Nsight Compute over one call of each timed decode step (`steps`, the manifest's order) and of each peer
     that took the shape (a row of it in out["rows"]) at lab.studies.shapes.decode_profile_shapes, on the first of
-    the run's GPUs: out["profile"], a record an implementation and shape (lab.measure.decode_profile's), written
-    with decode.json; the raw captures under ncu/."""
+    the run's GPUs, every shape in one call of `profile(calls, out_dir, gpu=...)` (calls: (shape, names) in order;
+    lab.measure.decode_profile.profile_decode_shapes: one ncu process): out["profile"], a record an implementation
+    and shape, written with decode.json; the raw captures under ncu/."""
     from lab.studies.measure_decode import DECODE_SHAPE_COLUMNS, decode_columns
     from lab.studies.profiling import run_relative
     from lab.studies.shapes import decode_profile_shapes
 
-    out["profile"] = []
+    calls = []
     for shape in decode_profile_shapes(p.decode_shapes):
         cols = decode_columns(shape)
         took = {r["impl"] for r in out["rows"] if all(r.get(c) == cols[c] for c in DECODE_SHAPE_COLUMNS)}
         names = [s for s in steps if s in took] + sorted(took - set(steps))
-        if not names:
-            continue
-        records = run_relative(rec, profile(names, shape.spec, rec.path("ncu"), gpu=gpus[0] if gpus else None))
-        out["profile"] += records
-        ok = sum(bool(r.get("ok")) for r in records)
-        progress(f"  decode profile {shape.spec}: {ok} of {len(records)} calls profiled")
+        if names:
+            calls.append((shape.spec, names))
+    out["profile"] = run_relative(rec, profile(calls, rec.path("ncu"), gpu=gpus[0] if gpus else None)) if calls else []
+    for spec, names in calls:
+        ok = sum(bool(r.get("ok")) for r in out["profile"] if r.get("shape") == spec)
+        progress(f"  decode profile {spec}: {ok} of {len(names)} calls profiled")
     rec.write_json("decode.json", out)
 
 
@@ -330,10 +332,10 @@ def gpu_measure(*args, **kwargs):
     return measure_decode_shape(*args, **kwargs)
 
 
-def gpu_profile(names, spec, out_dir, gpu=None) -> list[dict]:
-    from lab.measure.decode_profile import profile_decode
+def gpu_profile(calls, out_dir, gpu=None) -> list[dict]:
+    from lab.measure.decode_profile import profile_decode_shapes
 
-    return profile_decode(names, spec, out_dir, gpu=gpu)
+    return profile_decode_shapes(calls, out_dir, gpu=gpu)
 
 
 def gpu_peers(p) -> list:

@@ -211,7 +211,7 @@ def streams_from_hbm(shape, l2_bytes: int) -> bool:
 # Where Nsight Compute profiles one call of every decode step and decode peer (issue 50: the profiler's DRAM
 # throughput per step; lab.measure.decode_profile): Llama-3-8B's batch 8 of 8k tokens (streaming, the keys split
 # in a few chunks) and the batch 1 of 128k (split in many), those a run times; else the run's first decode
-# shape. One ncu process a shape, so that the decode set stays within issue 50's time (target 4).
+# shape. Two shapes, both in one ncu process, so that the decode set stays within issue 50's time (target 4).
 DECODE_PROFILE_SPECS = ("8,32,8,128,8192,bf16", "1,32,8,128,131072,bf16")
 
 
