@@ -53,14 +53,14 @@ def test_decode_defaults_to_the_set_and_old_runs_had_none():
 def test_the_decode_rule_caps_a_row_and_keeps_the_rest_of_the_runs():
     p = RunParams.from_text(cap_s="3", rel_ci="0.01")
     rule = decode_rule(p)
-    assert rule.cap_s == 0.25 and rule.rel_ci == 0.01 and rule.min_samples == 20 and rule.hot_turn_us == 1000
+    assert rule.cap_s == 0.25 and rule.rel_ci == 0.01 and rule.min_samples == 20 and rule.hot_turn_us == 2000
     assert rule.turn_us == p.stop_rule().turn_us and rule.guard_factor == p.stop_rule().guard_factor
     # a run's own smaller values are kept; no hot-turn limit in the run: the decode one
-    small = decode_rule(RunParams.from_text(cap_s="0.2", min_samples="19", hot_turn_us="999"))
-    assert (small.cap_s, small.min_samples, small.hot_turn_us) == (0.2, 19, 999)
-    edge = decode_rule(RunParams.from_text(cap_s="0.25", min_samples="20", hot_turn_us="1000"))
-    assert (edge.cap_s, edge.min_samples, edge.hot_turn_us) == (0.25, 20, 1000)
-    assert decode_rule(RunParams.from_text(hot_turn_us="0")).hot_turn_us == 1000
+    small = decode_rule(RunParams.from_text(cap_s="0.2", min_samples="19", hot_turn_us="1999"))
+    assert (small.cap_s, small.min_samples, small.hot_turn_us) == (0.2, 19, 1999)
+    edge = decode_rule(RunParams.from_text(cap_s="0.25", min_samples="20", hot_turn_us="2000"))
+    assert (edge.cap_s, edge.min_samples, edge.hot_turn_us) == (0.25, 20, 2000)
+    assert decode_rule(RunParams.from_text(hot_turn_us="0")).hot_turn_us == 2000
 
 
 def test_the_checks_take_the_grid_for_every_step_and_the_set_for_the_end():

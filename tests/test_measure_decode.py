@@ -15,11 +15,9 @@ LATENCY_US = {"step": 10.0, "sdpa_math": 40.0, "broken": 5.0, "ref": 8.0}
 
 
 class FakeTimer:
-    """Runs every launch once when made (what a real timer's warm-up does), then gives set latencies; takes the
-    keyword options a real one does (HotTimer's target_sample_us)."""
+    """Runs every launch once when made (what a real timer's warm-up does), then gives set latencies."""
 
-    def __init__(self, launches, **options):
-        self.options = options
+    def __init__(self, launches):
         self.launches = launches if isinstance(launches, list) else [launches]
         for launch in self.launches:
             launch()
@@ -77,28 +75,6 @@ def test_a_decode_shape_is_measured_with_its_bandwidth_and_the_peers_that_cannot
     row = samples[0]
     assert (row["run_id"], row["B"], row["H"], row["H_kv"], row["D"], row["cache_len"], row["q_len"],
             row["mixed"], row["page_size"], row["dtype"]) == ("r1", 2, 8, 2, 64, 100, 1, False, 16, "bf16")
-
-
-def test_a_decode_rows_hot_samples_are_the_shorter_decode_ones_and_the_prefills_keep_the_timers_default(
-        monkeypatch):
-    made = []
-    for mode, cls in (("hot", "HotTimer"), ("cold", "ColdTimer")):
-        monkeypatch.setattr(timing, cls, lambda launches, mode=mode, **options: made.append((mode, options)) or
-                            FakeTimer(launches))
-    monkeypatch.setattr(timing, "interleave", fake_interleave)
-    monkeypatch.setattr(timing, "l2_bytes", lambda: 50 << 20)
-    shape = DecodeShape.parse("2,8,2,64,100,fp16")
-    measure_decode.measure_decode_shape(shape, {"step": FakeStep(0)}, [], ["hot", "cold"], None, None, "r4", 0,
-                                        progress=lambda *_: None, device="cpu")
-    assert made == [("hot", {"target_sample_us": 500.0}), ("cold", {})]  # half the prefill's 1,000 us sample
-    made.clear()
-    measure_decode.measure_decode_shape(shape, {"step": FakeStep(0)}, [], ["hot"], None, None, "r4", 0,
-                                        progress=lambda *_: None, device="cpu", hot_sample_us=1000.0)
-    assert made == [("hot", {"target_sample_us": 1000.0})]
-    made.clear()
-    measure_shape.time_modes({"ref": [lambda: None]}, {}, ["hot"], None, None, 0, {"errors": {}}, {},
-                             lambda *a: {}, progress=lambda *_: None)  # the prefill's call: no options
-    assert made == [("hot", {})]
 
 
 def test_an_unpaged_decode_shape_times_the_sdpa_peer_and_a_failing_step_is_a_note(fake_timing):

@@ -19,11 +19,6 @@ from lab.studies.measure_shape import time_modes
 # The columns that name a decode shape in a table (DecodeShape's fields; `spec` rebuilds it).
 DECODE_SHAPE_COLUMNS = ["B", "H", "H_kv", "D", "cache_len", "q_len", "mixed", "page_size", "dtype"]
 COPY_BYTES = 256 << 20  # the copy reference's buffer: far past any L2
-# A decode row's hot sample: a CUDA graph of about this much GPU time (HotTimer's target_sample_us; the prefill's is
-# 1,000). Hot samples behind their 1 ms sleeps were most of the set's timing (19.6 of 37.0 s in an H100 run,
-# data/runs/20261205T192124Z-f585548), and issue 50's target 4 gives the set 60 s; with decode_study's hot turn of
-# 1 ms a turn still holds two samples, and a row still takes its 20 samples over ten turns.
-DECODE_HOT_SAMPLE_US = 500.0
 
 
 def decode_columns(shape: DecodeShape) -> dict:
@@ -64,13 +59,11 @@ def _kernel_launch(fn, x: dict, device):
 
 
 def measure_decode_shape(shape: DecodeShape, kernels: dict, peers: list, modes, rule, clocks, run_id: str,
-                         seed: int, progress=print, device: str = "cuda", generator=None,
-                         hot_sample_us: float = DECODE_HOT_SAMPLE_US):
+                         seed: int, progress=print, device: str = "cuda", generator=None):
     """(sample rows, summary rows, notes) for one decode shape: the decode steps (`kernels`: {name:
     lab.kernels.decode_attention.DecodeAttention}) and `peers` (lab.measure.decode_peers) in one
     interleave per mode; a peer that cannot take the call (SDPA and a paged cache) is recorded with
-    its reason, never dropped silently. `hot_sample_us`: a hot sample's GPU time (HotTimer's target_sample_us).
-    Never raises for one implementation."""
+    its reason, never dropped silently. Never raises for one implementation."""
     from lab.measure import timing
 
     notes = {"shape": shape.id, "unsupported": {}, "errors": {}, "not_taken": {}}
@@ -94,8 +87,7 @@ def measure_decode_shape(shape: DecodeShape, kernels: dict, peers: list, modes, 
         return decode_summary_row(shape, name, mode, kept, stopped_by, dropped, 1 if mode == "cold" else n_sets)
 
     sample_rows, summary_rows = time_modes(launches, contexts, modes, rule, clocks, seed, notes,
-                                           dict(run_id=run_id, **decode_columns(shape)), summarize, progress,
-                                           timer_options={"hot": {"target_sample_us": hot_sample_us}})
+                                           dict(run_id=run_id, **decode_columns(shape)), summarize, progress)
     return sample_rows, summary_rows, notes
 
 

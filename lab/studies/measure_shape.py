@@ -96,15 +96,14 @@ def measure_shape(shape: Shape, kernels: dict, peers: list, modes, rule, clocks,
 
 
 def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, notes: dict, columns: dict, summarize,
-               progress=print, timer_options: dict | None = None) -> tuple[list, list]:
+               progress=print) -> tuple[list, list]:
     """Every implementation's launches ({name: [launch per input set]}) sampled in one randomized
     interleave per mode until the stopping rule (the sustained mode after its lead-in, at least
     the rule's sustained_turns turns a row): (sample rows, summary rows). `contexts`: {name: a context
     factory its samples run in}; `columns`: what every sample row starts with (the run and the
     shape's columns); `summarize(name, mode, kept, stopped_by, dropped)`: a summary row from the
     unthrottled samples. Errors and rows wholly throttled go to notes["errors"]; one failing
-    implementation never stops the others. `timer_options`: {mode: keyword arguments of its timer} (the decode
-    set's shorter hot samples). The one timing loop of prefill and decode shapes."""
+    implementation never stops the others. The one timing loop of prefill and decode shapes."""
     import torch
 
     from lab.measure import timing
@@ -120,7 +119,7 @@ def time_modes(launches: dict, contexts: dict, modes, rule, clocks, seed: int, n
         for name, ls in launches.items():
             try:
                 with context_of(name):
-                    timers[name] = timer_of(ls, **(timer_options or {}).get(mode, {}))
+                    timers[name] = timer_of(ls)
             except Exception as exc:  # noqa: BLE001 - one failing impl never takes the run down
                 notes["errors"][f"{name}/{mode}"] = f"{type(exc).__name__}: {exc}"
         mode_rule = rule
