@@ -10,7 +10,7 @@
 #     1.00x +- 0.01 on Falcon-7B; p128 within 0.01 of s57 (on the H200 128-byte promotion timed as none);
 #     with p256 the end at or above SDPA's fastest backend at the batch-64 calls (issue 50's target 2: 0.961-0.967x
 #     there in that run).
-#   H200: p256 0.94-0.99x at the D = 128 shapes hot (step 45 gained 0.7-7.3 % hot there in run
+#   H200: p256 0.93-1.00x at the D = 128 shapes hot (step 45 gained 0.7-7.3 % hot there in run
 #     20261128T180707Z-4d2adc9, promotion_h200_run.txt), p128 within 0.01 of s57.
 source .whl/prelude.sh >/dev/null 2>&1
 export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
