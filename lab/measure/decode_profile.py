@@ -1,7 +1,7 @@
 """Nsight Compute over one call of each decode step and decode peer at a decode shape (issue 50: the profiler's
 DRAM throughput per step), in one ncu process for every shape a run profiles, as lab.measure.profile batches the
-prefill peers (each target process imports torch, loads the steps and compiles flex_attention under ncu: the set's
-two shapes took 49.4 s in a process each and 28.2 s in one, on an H200; data/explorations/2026-12-06-decode-set-time).
+prefill peers (the set's two shapes took 49.4 s in a process each and 28.2 s in one, on an H200: each target process
+starts torch, the steps and the peers afresh under ncu; data/explorations/2026-12-06-decode-set-time).
 
 A decode call is one kernel or two (a split call's merge) and a peer's may hold helpers, so the target ends
 each call with lab.measure.profile's separator kernel and the capture is cut there
