@@ -152,14 +152,15 @@ def test_nsight_compute_profiles_two_decode_shapes_in_one_process(tmp_path):
     if find_ncu() is None:
         pytest.skip("no ncu (Nsight Compute) here")
     end = DECODE_STEPS[-1]
-    calls = [("2,32,8,128,4096,bf16", [end, "sdpa_cudnn"]), ("1,32,8,128,16384,bf16", [end])]
+    calls = [("2,32,8,128,4096,bf16", [end, "sdpa_cudnn"]), ("1,32,8,128,32768,bf16", [end])]
     got = profile_decode_shapes(calls, tmp_path)
-    assert [(r["impl"], r["shape"]) for r in got] == [(end, calls[0][0]), ("sdpa_cudnn", calls[0][0]), (end, calls[1][0])]
+    first, second = calls[0][0], calls[1][0]
+    assert [(r["impl"], r["shape"]) for r in got] == [(end, first), ("sdpa_cudnn", first), (end, second)]
     assert all(r["ok"] for r in got), [r["reason"] for r in got]
     assert len({r["csv_path"] for r in got}) == 1  # the capture mapped: one process
     for r in got:
         assert r["n_kernels"] >= 1 and r["duration_us"] > 0 and 0 < r["dram_throughput_pct"] <= 100
-    # the two shapes' K/V differ in size by 4x: the end's DRAM bytes follow its cache (not one shape's twice)
+    # K/V of 2 x 8 x 4,096 and 1 x 8 x 32,768 token-heads: 4x apart, so the end's DRAM bytes follow each shape's cache
     assert got[2]["dram_bytes"] > 2 * got[0]["dram_bytes"]
 
 
