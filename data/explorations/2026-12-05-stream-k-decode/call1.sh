@@ -1,8 +1,9 @@
-# Step 68 as drafted (stream_k_spans.patch: fa/decode_spans.cuh, kernels/variants/68_stream_k_spans.cu, its manifest
-# entry and tests/test_decode_spans.py) on one GPU, ~560 s: the sweep of steps 57 and 68, and 68 with three stages
+# The stream-K step as drafted (stream_k_spans.patch: fa/decode_spans.cuh, the step's .cu, its manifest entry and
+# tests/test_decode_spans.py; drafted as step 68, renumbered 70 on 2026-12-06 after prefill steps 68-69 landed) on
+# one GPU, ~560 s: the sweep of steps 57 and 70, and 70 with three stages
 # (s68s3), each checked on the decode grid first, against SDPA's backends at the decode set's D = 128 shapes and a
 # Falcon-7B control, hot and cold; the decode check on the cases the grid leaves out for spans (spans_check.py);
-# memcheck and racecheck over the grid; then the decode GPU tests of step 68. Each behind a timeout so that the call
+# memcheck and racecheck over the grid; then the decode GPU tests of step 70. Each behind a timeout so that the call
 # returns within its limit.
 # Run from the repository root with the patch applied (`git apply data/explorations/2026-12-05-stream-k-decode/
 # stream_k_spans.patch`, on the device copy only); carry [".whl"].
