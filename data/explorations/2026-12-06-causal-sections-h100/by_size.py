@@ -6,7 +6,8 @@ import pathlib
 import re
 
 HERE = pathlib.Path(__file__).parent
-CALLS = {"a3": "call3/time.txt", "b3": "call3-h100b/time.txt", "b4": "call4/time.txt", "b4'": "call4-h100b/time4.txt"}  # call4.sh names its output time4.txt
+# call4.sh names its output time4.txt (the first call 4, run inline before it was a file, time.txt)
+CALLS = {"a3": "call3/time.txt", "b3": "call3-h100b/time.txt", "b4": "call4/time.txt", "b4'": "call4-h100b/time4.txt"}
 L2, SMS, BR = 50 << 20, 132, 128
 
 
