@@ -25,7 +25,7 @@ DECODE_CAP_S = 0.25  # a (implementation, shape, mode) row's time cap: decode la
 # their 50th sample (the CI was met long before), and their first 20 samples' medians were within 0.5 % of
 # all their samples' at 95 % of the hot rows (data/checks/2026-11-28-h200x2-gpus-ablation/decode_min_samples.txt);
 # 50 samples of 4 ms hot turns were 40 of the set's 101 s (issue 50's target 4: 60 s). Hot samples of 0.5 ms in
-# turns of 1 ms (two a turn, as here) saved 2.2 s of a set's 14.5 s of hot loops on an H200 and widened the hot
+# turns of 1 ms (two a turn, as here) took the hot loops from 14.4-14.7 s to 12.3 s on an H200 and widened the hot
 # intervals' median half-width from 0.15 % to 0.22 % (data/explorations/2026-12-06-decode-set-time): not kept.
 DECODE_MIN_SAMPLES = 20
 DECODE_HOT_TURN_US = 2000
