@@ -27,7 +27,7 @@ def _switch(**kw):
 def test_manifest_switches_load_and_expand_dependencies():
     switches, structural = sw.load()
     kos = {k.impl: k for k in sw.knockouts(END, switches)}
-    assert len(kos) == 37 and all(i.startswith(f"{END}~no_") for i in kos)
+    assert len(kos) == 38 and all(i.startswith(f"{END}~no_") for i in kos)
     overlap = kos[f"{END}~no_wgmma_overlap"]
     assert overlap.off == ("wgmma_overlap", "ping_pong_d128")
     assert overlap.defines == {"FA_WGMMA_OVERLAP": 0, "FA_PING_PONG": 0}
@@ -84,6 +84,8 @@ def test_manifest_switches_load_and_expand_dependencies():
     assert kos[f"{END}~no_fa3_sections_counter_d64"].applies_to == "causal"
     assert kos[f"{END}~no_counter_tile_from_2k_d64"].defines == {"FA_COUNTER_TILE_FROM_2K_D64": 0}
     assert kos[f"{END}~no_counter_tile_from_2k_d64"].applies_to == "causal"
+    assert kos[f"{END}~no_older_queue_under_8_pairs"].defines == {"FA_OLDER_QUEUE_UNDER_8_PAIRS": 0}
+    assert kos[f"{END}~no_older_queue_under_8_pairs"].applies_to == "causal"
     assert kos[f"{END}~no_l2_sections"].defines == {"FA_QUEUE_L2_SECTIONS": 0}
     assert kos[f"{END}~no_unmasked_loop"].applies_to == "all"
     assert kos[f"{END}~no_unmasked_interior"].defines == {"FA_UNMASKED_INTERIOR": 0, "FA_UNMASKED_LOOP": 0}
@@ -113,7 +115,7 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/69_counter_tile_from_2k_d64.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/71_older_queue_under_8_pairs.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),
@@ -159,11 +161,12 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
     # compared with every kernel in test_each_switchable_twin_is_its_step_at_the_defaults
     fp16 = {"FA_SASS_FP16_ONLY": 1}
     differs = sw.sass_differences(END, switches=switches, build_defines=fp16)  # raises if any "off" equals the default
-    # every switch but the launch rules of steps 63, 65, 68 and 69 (host_only: their "off" builds must compile to the
-    # same kernels)
-    assert len(differs) == 37 and sorted(i for i, d in differs.items() if not d) == [
+    # every switch but the launch rules of steps 63, 65, 68, 69 and 71 (host_only: their "off" builds must compile to
+    # the same kernels)
+    assert len(differs) == 38 and sorted(i for i, d in differs.items() if not d) == [
         f"{END}~no_counter_tile_causal_d64", f"{END}~no_counter_tile_from_2k_d64",
-        f"{END}~no_fa3_sections_causal_d128", f"{END}~no_fa3_sections_counter_d64"]
+        f"{END}~no_fa3_sections_causal_d128", f"{END}~no_fa3_sections_counter_d64",
+        f"{END}~no_older_queue_under_8_pairs"]
     assert set(sw.sass_differences("async_pipeline", switches=switches, build_defines=fp16)) == {
         "async_pipeline~no_async_pipeline", "async_pipeline~no_restrict"}
     defaults = {"FA_FTZ_EXP2": 1, "FA_PING_PONG": 1, "FA_TMA_KV": 1, "FA_TILE_WGS_D64": 1, "FA_TILE_BC_D128": 128,
@@ -177,7 +180,8 @@ def test_every_knockout_changes_the_sass_and_explicit_defaults_do_not():
                 "FA_CONDITIONAL_RESCALE": 1, "FA_RESCALE_UNDER_S": 1, "FA_COUNTER_TILE_CAUSAL_D64": 1,
                 "FA_MIRRORED_SECOND_TILE": 1, "FA_FA3_SECTIONS_CAUSAL_D128": 1,
                 "FA_NON_CAUSAL_KERNELS_D128": 1, "FA_UNIFORM_ROW0_D128": 1,
-                "FA_FA3_SECTIONS_COUNTER_D64": 1, "FA_COUNTER_TILE_FROM_2K_D64": 1}
+                "FA_FA3_SECTIONS_COUNTER_D64": 1, "FA_COUNTER_TILE_FROM_2K_D64": 1,
+                "FA_OLDER_QUEUE_UNDER_8_PAIRS": 1}
     assert sw.sass(END, "sm_90a", defaults | fp16) == sw.sass(END, "sm_90a", fp16, twin=True)
     same = _switch(name="producer_warps", introduced_by="producer_warpgroup",
                    defines={"FA_TILE_PRODUCER_WARPS": 4})  # the default value: changes nothing

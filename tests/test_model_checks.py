@@ -133,9 +133,10 @@ def test_the_grid_adds_the_model_inputs_and_keeps_the_old_cases():
     assert {c.D for c in model} == {64, 128} and {c.causal for c in model} == {False, True}
     assert {c.S for c in model if c.H_kv != c.H} == {17, 129, 1000}
     grid = check.grid()
-    # 10: the five many-tile grids, causal and not; 2 + 2: the mirrored-round and FA3-sections launches, causal;
-    # 2: the non-causal counter launches; 9: the rising-max cases
-    assert len(grid) == 116 + 12 + 10 + 2 + 2 + 2 + 2 + 2 + 9 + 110 and grid[-110:] == model and len({c.id for c in grid}) == len(grid)
+    # 10: the five many-tile grids, causal and not; 2 + 3: the mirrored-round and FA3-sections launches, causal;
+    # 2: the non-causal counter launches; 2 + 2: the counter's causal D = 64 tile; 9: the rising-max cases
+    assert len(grid) == 116 + 12 + 10 + 2 + 3 + 2 + 2 + 2 + 9 + 110 and grid[-110:] == model
+    assert len({c.id for c in grid}) == len(grid)
     # the cases that existed keep their ids, so their seeds and inputs
     assert check.Case(2, 3, 17, 64, True).id == "B2H3-S17-D64-causal"
     assert check.Case(2, 3, 17, 64, True, 0.3).id == "B2H3-S17-D64-causal-scale0.3"
@@ -294,6 +295,43 @@ def test_the_grid_and_the_sanitizer_reach_the_counter_in_fa3_sections():
         assert {c.dtype for c in hit} == {"fp16", "bf16"} and {c.H_kv < c.H for c in hit} == {False, True}
         assert all(c.S % 128 for c in hit)
         assert any(counter(s, sms) and s.dtype == "bf16" and s.H_kv < s.H for s in sanitize.MODEL_SHAPES)
+
+
+def test_the_grid_and_the_sanitizer_reach_both_sides_of_step_71s_rule():
+    """Step 71 keeps the older queue (two fifths of the L2, the counter from four tiles a CTA) for a causal D = 128 call
+    of FA_QUEUE_FA3_SECTIONS_MIN_S to FA_QUEUE_OLDER_UNDER_S keys where that queue takes the counter or walks at most
+    FA_QUEUE_OLDER_UNDER_PAIRS static pairs a CTA, and leaves FA3's sections elsewhere (the constants read from
+    fa/tile_queue.cuh, the rule written out here, a CTA an SM, an H100's 50 MB of L2). On GPUs of 114 and 132 SMs the
+    grid must reach the older queue's counter, its static pairs and the FA3 sections' counter the rule leaves; the
+    sanitizer the older queue's counter."""
+    import re
+
+    from lab.kernels import variants
+    from lab.measure import sanitize
+    from tests.queue_sections import takes_counter
+    header = (variants.REPO / "kernels" / "include" / "fa" / "tile_queue.cuh").read_text()
+    const = {n: int(re.search(rf"#define {n} (\d+)", header).group(1))
+             for n in ("FA_QUEUE_FA3_SECTIONS_MIN_S", "FA_QUEUE_FA3_SECTION_MB", "FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA",
+                       "FA_QUEUE_OLDER_UNDER_S", "FA_QUEUE_OLDER_UNDER_PAIRS")}
+    older_budget = (50 << 20) * 2 // 5
+
+    def side(c, sms):  # None: outside step 71's rule
+        if not (c.causal and c.D == 128 and
+                const["FA_QUEUE_FA3_SECTIONS_MIN_S"] <= c.S < const["FA_QUEUE_OLDER_UNDER_S"]):
+            return None
+        tiles = math.ceil(c.S / 128) * c.B * c.H
+        if takes_counter(c.B, c.H, c.H_kv, c.S, 128, older_budget, 4, sms):
+            return "older counter"
+        if math.ceil(tiles / 2) <= const["FA_QUEUE_OLDER_UNDER_PAIRS"] * min(tiles, sms):
+            return "older pairs"
+        fa3 = takes_counter(c.B, c.H, c.H_kv, c.S, 128, const["FA_QUEUE_FA3_SECTION_MB"] << 20,
+                            const["FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA"], sms)
+        return "fa3 counter" if fa3 else "fa3 pairs"
+
+    for sms in (114, 132):
+        reached = {side(c, sms) for c in check.grid()}
+        assert {"older counter", "older pairs", "fa3 counter"} <= reached, (sms, reached)
+    assert any(side(s, 132) == "older counter" for s in sanitize.MODEL_SHAPES)
 
 
 def test_the_grid_and_the_sanitizer_reach_the_counters_causal_d64_tile_in_sections():

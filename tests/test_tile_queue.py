@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from tests.host_programs import compile_host_program
-from tests.queue_sections import last_section_heads, section_heads
+from tests.queue_sections import last_section_heads, section_heads, takes_counter
 
 PROGRAM = r'''
 #include <cstdio>
@@ -323,3 +323,66 @@ def test_step_68_gives_the_counters_causal_d64_tile_fa3_sections(tmp_path_factor
             part = tiles[start * m_blocks:(start + size) * m_blocks]
             assert {bh for _, bh in part} == set(range(start, start + size))
             assert [q for q, _ in part] == sorted((q * 192 for q in range(m_blocks) for _ in range(size)), reverse=True)
+
+
+OLDER_QUEUE_PROGRAM = r'''
+#include <cstdio>
+#include <cstdlib>
+#include "fa/tile_queue.cuh"
+
+// argv: B H H_kv S l2_mb older(0|1); prints the queue launch_from_queue makes for a causal D = 128 call (BR 128, 132
+// CTAs, the counter from four tiles a CTA, FA3_SECTIONS as steps 65-71 launch it) with step 71's OLDER_UNDER_PAIRS as
+// given: whether it takes the counter, and the query heads a section.
+template <bool OLDER>
+int dump(const fa::AttnShape& shape, long long l2) {
+  const int tiles = fa::ceil_div(shape.S, 128) * shape.B * shape.H;
+  const auto q = fa::launch_queue<128, /*ONE_SECTION=*/false, fa::kQueueTilesPerCta, 0, /*FA3_SECTIONS=*/true,
+                                  /*FA3_SECTIONS_D64=*/true, OLDER>(shape, 128, 2, l2, tiles < 132 ? tiles : 132, 0);
+  std::printf("%d %d\n", q.from_counter, q.section_heads);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 7) return 2;
+  const fa::AttnShape shape{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[4]), 1.0f, 1, std::atoi(argv[3])};
+  const long long l2 = std::atoll(argv[5]) << 20;
+  return std::atoi(argv[6]) ? dump<true>(shape, l2) : dump<false>(shape, l2);
+}
+'''
+
+
+@pytest.mark.parametrize("B, H, H_kv, S, l2_mb, older", [
+    # A K/V head at S = 4096, D = 128: 2 MB. The older queue: two fifths of the L2 (20 MB on an H100: 10 K/V heads);
+    # step 65's: 32 MB (16). Static heavy-light pairs: B x H x 32 tiles / 2 over 132 CTAs.
+    (4, 16, 16, 4096, 50, True),    # older: 7 sections of 10, the last 4 x 32 = 128 < 528 tiles: static, 7.8 pairs a CTA
+    (1, 16, 16, 4096, 50, True),    # 2 sections of 8, static, 1.9 pairs a CTA
+    (5, 16, 16, 4096, 50, False),   # 8 sections of 10, the last 10 x 32 = 320: static, 9.7 pairs a CTA: over 8
+    (8, 16, 16, 4096, 50, False),   # 15.5 pairs a CTA
+    (4, 32, 8, 4096, 50, True),     # grouped: 32 K/V heads, 4 sections of 8 (32 query heads), the last 1024 >= 528:
+                                    # the older queue takes the counter
+    (8, 32, 8, 4096, 50, False),    # 64 K/V heads, 7 sections of 10 (40 query heads), the last 16 x 32 = 512 < 528:
+                                    # static, 31 pairs a CTA
+    (8, 32, 8, 4096, 60, True),     # on a 60 MB L2: 12 K/V heads fit, 6 sections of 11 (44), the last 36 x 32: counter
+    (4, 16, 16, 8191, 50, False),   # 4 MB a head: 13 sections of 5, the last 4 x 64 = 256 tiles: static, 15.5 pairs a
+                                    # CTA, over 8
+    (2, 16, 16, 6144, 50, True),    # 3 MB a head: 6 sections of 6, the last 2 x 48 = 96: static, 5.8 pairs a CTA
+    (2, 16, 16, 8192, 50, False),   # 8192 keys or more: step 65's sections whatever the older queue would do
+])
+def test_step_71_keeps_the_older_queue_where_it_balances_a_call_under_8192_keys(tmp_path_factory, B, H, H_kv, S, l2_mb,
+                                                                                older):
+    """Step 71: a causal D = 128 call of 4096-8191 keys keeps the older queue (two fifths of the L2, the counter from
+    four tiles a CTA) where that queue takes the counter or walks at most 8 static pairs a CTA; step 65's 32 MB
+    sections and three tiles a CTA otherwise, and always without OLDER_UNDER_PAIRS (the expectations worked out here)."""
+    exe = compile_host_program(tmp_path_factory.mktemp("older_queue"), "older_queue", OLDER_QUEUE_PROGRAM)
+    m_blocks, grid = math.ceil(S / 128), 132
+    older_budget, fa3_budget = (l2_mb << 20) * 2 // 5, 32 << 20
+    older_counter = takes_counter(B, H, H_kv, S, 128, older_budget, 4, grid)
+    pairs_a_cta = math.ceil(B * H * m_blocks / 2) / grid
+    assert (S < 8192 and (older_counter or pairs_a_cta <= 8)) is older  # the worked-out rows agree with the rule
+    for flag in (0, 1):
+        out = subprocess.run([str(exe), *map(str, (B, H, H_kv, S, l2_mb, flag))], check=True, capture_output=True,
+                             text=True).stdout.split()
+        budget, per_cta = (older_budget, 4) if flag and older else (fa3_budget, 3)
+        expected = [str(int(takes_counter(B, H, H_kv, S, 128, budget, per_cta, grid))),
+                    str(section_heads(B, H, H_kv, S, 128, budget))]
+        assert out == expected, (flag, out, expected)

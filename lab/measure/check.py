@@ -65,9 +65,9 @@ MANY_TILE_CASES = ((8, 16, 1000, 16, "fp16"), (8, 32, 500, 8, "bf16"), (16, 32, 
 # grid's other long causal cases have under two (the static pairs) or over three (the counter as it was).
 MIRRORED_ROUND_CASES = ((1, 13, 4097, 13, "fp16"), (1, 13, 4097, 1, "bf16"))  # (B, H, S, H_kv, dtype), D = 64
 # Causal D = 128 launches that step 65's rule sends to the counter in FA3's 32 MB sections: 24 heads at S = 4097 are
-# 792 tiles of 128 rows; multi-head, 15 heads' K/V fit a section, so two of 12, the last 396 tiles (3 a CTA on 132 SMs,
-# 3.5 on 114); grouped (8 K/V heads), one section. The grid's other long causal D = 128 cases walk the static pairs.
-FA3_SECTIONS_CASES = ((1, 24, 4097, 24, "fp16"), (1, 24, 4097, 8, "bf16"))  # (B, H, S, H_kv, dtype), D = 128
+# 792 tiles of 128 rows (two sections of 12, the last 396 tiles: 3 a CTA on 132 SMs) and grouped (8 K/V heads, one
+# section), which step 71 gives the older queue; 72 heads, which it leaves there (over 8 static pairs a CTA).
+FA3_SECTIONS_CASES = ((1, 24, 4097, 24, "fp16"), (1, 24, 4097, 8, "bf16"), (1, 72, 4097, 72, "fp16"))  # D = 128
 # The counter's causal D = 64 tile as steps 68 and 69 change it. In sections (K/V over 32 MB; 1.05 MB a head at 4097
 # keys): 40 heads, two sections of 20, the last 440 tiles; 64 on 32 K/V heads, two of 32. From 2048 keys: 26 heads at
 # 2049, 286 tiles, the second round mirrored (2.2 a CTA on 132 SMs, 2.5 on 114); 32 heads at 3001, 512 tiles.

@@ -154,6 +154,9 @@ inline int multiprocessor_count(int* count) {
   return cached_device_attribute<cudaDevAttrMultiProcessorCount>(count);
 }
 
+// L2 bytes of the current device, read once per device (the prefill queue's sections, the decode maps' promotion).
+inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAttrL2CacheSize>(bytes); }
+
 // Q | K[stages] | V[stages] from `base` on, Q_ELEMS and KV_ELEMS elements a tile: the shared-memory carving
 // every tile's Smem starts with (or is); rest() is where a tile's own regions follow.
 template <class Elem, size_t Q_ELEMS, size_t KV_ELEMS, int KV_STAGES>

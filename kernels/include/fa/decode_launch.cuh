@@ -6,8 +6,9 @@
 //                                fa::SplitPartials& p);
 // pairs: the wide call's (16-row block, sequence, K/V head) pairs; wave: SMs x the 16-row tile's CTAs an SM; p: the
 // row blocks' plan where it returns true. PREFETCH_MAPS (step 57 on): the kernels' producers prefetch their tensor
-// maps. Included by the steps' translation units into their anonymous namespace (internal linkage: each step's
-// library its own kernels and occupancy caches).
+// maps. Promotion (step 70 on): the cache maps' L2 promotion, chosen per launch (FixedPromotion: the knob's).
+// Included by the steps' translation units into their anonymous namespace (internal linkage: each step's library its
+// own kernels and occupancy caches).
 #pragma once
 
 #include "fa/decode_row_warps.cuh"
@@ -18,7 +19,15 @@
 
 namespace {
 
-template <class Elem, int D, class WideRule, bool PREFETCH_MAPS = false>
+// How much of L2 a request of the cache's tensor maps brings in: steps 45-57, FA_DECODE_L2_PROMOTION everywhere.
+struct FixedPromotion {
+  static int choose(CUtensorMapL2promotion* promotion) {
+    *promotion = FA_DECODE_L2_PROMOTION;
+    return 0;
+  }
+};
+
+template <class Elem, int D, class WideRule, bool PREFETCH_MAPS = false, class Promotion = FixedPromotion>
 struct LaunchDecodeWide {
   // The SMs and the wave of CTAs (SMs x the kernel's CTAs an SM at `threads` a CTA): the occupancy calculator's,
   // once a kernel and CTA size (internal linkage: per library), of the fp16 kernel for both element types, so
@@ -100,7 +109,8 @@ struct LaunchDecodeWide {
   static int cache_maps(const fa::DecodeArgs& a, int BC, CUtensorMap* k_map, CUtensorMap* v_map, int* box_rows) {
     const long long tokens = static_cast<long long>(a.cache_dim0) * a.seq_tokens;
     *box_rows = a.block_table != nullptr && a.seq_tokens < BC ? a.seq_tokens : BC;
-    constexpr auto promotion = FA_DECODE_L2_PROMOTION;
+    CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    if (int err = Promotion::choose(&promotion)) return err;
     if (int err = fa::tma::make_cache_map(k_map, static_cast<const Elem*>(a.k), tokens, a.H_kv, D, *box_rows, promotion))
       return err;
     return fa::tma::make_cache_map(v_map, static_cast<const Elem*>(a.v), tokens, a.H_kv, D, *box_rows, promotion);

@@ -53,6 +53,15 @@
 #ifndef FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA
 #define FA_QUEUE_FA3_SECTIONS_TILES_PER_CTA 3
 #endif
+// Step 71 (keeps_older_queue): below FA_QUEUE_OLDER_UNDER_S keys, a call step 65's rule takes keeps the older queue
+// (two fifths of the L2, the counter from four tiles a CTA) where that queue takes the counter or walks at most
+// FA_QUEUE_OLDER_UNDER_PAIRS of step 27's static heavy-light pairs a CTA.
+#ifndef FA_QUEUE_OLDER_UNDER_S
+#define FA_QUEUE_OLDER_UNDER_S 8192
+#endif
+#ifndef FA_QUEUE_OLDER_UNDER_PAIRS
+#define FA_QUEUE_OLDER_UNDER_PAIRS 8
+#endif
 // Step 68: the counter's causal D = 64 tile (ONE_SECTION's, step 52) takes the same FA_QUEUE_FA3_SECTION_MB sections
 // (launch_from_queue's FA3_SECTIONS_D64), from as many tiles a CTA in the last section as its own rule asks.
 
@@ -162,9 +171,6 @@ struct TileHandoff {
 
 namespace {  // internal linkage, like fa::launch
 
-// L2 bytes of the current device, read once per device.
-inline int l2_cache_bytes(int* bytes) { return cached_device_attribute<cudaDevAttrL2CacheSize>(bytes); }
-
 // The queue of a launch of `grid` CTAs: sections of as many K/V heads as two fifths of the L2 hold (K
 // and V of the whole sequence, at least one), split evenly, times the query heads a K/V head serves; the
 // counter where the last section holds tiles_per_cta tiles a CTA (kQueueTilesPerCta; step 63's counter tile
@@ -206,11 +212,29 @@ inline bool takes_fa3_sections_causal_d128(const AttnShape& shape, int D) {
   return shape.causal && D == 128 && shape.S >= FA_QUEUE_FA3_SECTIONS_MIN_S;
 }
 
+// Step 71: whether a call that step 65's rule takes keeps the older queue instead (`older`: the queue it would make
+// without step 65's sections, of `grid` CTAs). On three H100s, at 4096 keys, the older queue ran 1.008x-1.034x step
+// 65's where it walked 1.9-7.8 static pairs a CTA and 1.014x-1.020x where it took the counter (grouped K/V of 32-96
+// MB); from 9.7 pairs a CTA 0.994x-1.003x, and 0.982x at 31 (data/explorations/2026-12-06-causal-sections-h100).
+template <int BR>
+bool keeps_older_queue(const AttnShape& shape, const TileQueue<BR>& older, int grid) {
+  return shape.S < FA_QUEUE_OLDER_UNDER_S &&
+         (older.from_counter || static_cast<long long>(ceil_div(older.total, 2)) <=
+                                    static_cast<long long>(FA_QUEUE_OLDER_UNDER_PAIRS) * grid);
+}
+
 // The queue launch_from_queue makes for a launch of `grid` CTAs (its template arguments of the same names; a host
 // function, so that tests/test_tile_queue.py runs it): step 65's sections and tiles a CTA where
-// takes_fa3_sections_causal_d128; step 68's sections for the ONE_SECTION tile where FA3_SECTIONS_D64.
-template <int BR, bool ONE_SECTION, int QUEUE_TILES_PER_CTA, int MIRROR_UNDER, bool FA3_SECTIONS, bool FA3_SECTIONS_D64>
+// takes_fa3_sections_causal_d128, unless OLDER_UNDER_PAIRS and keeps_older_queue (step 71); step 68's sections for the
+// ONE_SECTION tile where FA3_SECTIONS_D64.
+template <int BR, bool ONE_SECTION, int QUEUE_TILES_PER_CTA, int MIRROR_UNDER, bool FA3_SECTIONS, bool FA3_SECTIONS_D64,
+          bool OLDER_UNDER_PAIRS = false>
 TileQueue<BR> launch_queue(const AttnShape& shape, int D, int elem_bytes, long long l2_bytes, int grid, int slot) {
+  if (FA3_SECTIONS && OLDER_UNDER_PAIRS && !ONE_SECTION && takes_fa3_sections_causal_d128(shape, D)) {
+    const TileQueue<BR> older =
+        make_tile_queue<BR>(shape, D, elem_bytes, l2_bytes, grid, slot, false, QUEUE_TILES_PER_CTA, MIRROR_UNDER);
+    if (keeps_older_queue(shape, older, grid)) return older;
+  }
   const bool fa3_sections = FA3_SECTIONS && takes_fa3_sections_causal_d128(shape, D);
   constexpr bool kD64Sections = ONE_SECTION && FA3_SECTIONS_D64;
   return make_tile_queue<BR>(shape, D, elem_bytes, l2_bytes, grid, slot, ONE_SECTION && !kD64Sections,
@@ -229,11 +253,11 @@ TileQueue<BR> launch_queue(const AttnShape& shape, int D, int elem_bytes, long l
 // FA_QUEUE_FA3_SECTION_MB MB of K/V instead of one: heaviest first over every head at once, the CTAs read all of the
 // call's K/V at a time, 64 MB at (4, 16, 4096, 64, causal) against an H100's 50 MB of L2 (an H200's 60), and moved
 // 3.0 times the inputs and output through DRAM, FlashAttention-3 1.1 times, this 1.4 times
-// (data/explorations/2026-12-05-sections-counter-d64).
+// (data/explorations/2026-12-05-sections-counter-d64). OLDER_UNDER_PAIRS: step 71, launch_queue's.
 template <class Tile, int D, template <int> class Scheduler = BalancedTileScheduler, bool ONE_WAVE = true,
           bool COUNTER = true, bool ONE_SECTION = false, int QUEUE_TILES_PER_CTA = kQueueTilesPerCta,
-          int MIRROR_UNDER = 0, bool FA3_SECTIONS = false, bool FA3_SECTIONS_D64 = false, class... Params,
-          class... Args>
+          int MIRROR_UNDER = 0, bool FA3_SECTIONS = false, bool FA3_SECTIONS_D64 = false,
+          bool OLDER_UNDER_PAIRS = false, class... Params, class... Args>
 int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& shape, cudaStream_t stream,
                       Args... args) {
   int sms = 0, l2 = 0;
@@ -245,8 +269,8 @@ int launch_from_queue(void (*const (&kernels)[2])(Params...), const AttnShape& s
   const int grid = tiles < resident ? static_cast<int>(tiles) : resident;
   static std::atomic<unsigned> launches{0};
   const int slot = static_cast<int>(launches.fetch_add(1, std::memory_order_relaxed) % kTileQueueSlots);
-  auto queue = launch_queue<Tile::BR, ONE_SECTION, QUEUE_TILES_PER_CTA, MIRROR_UNDER, FA3_SECTIONS, FA3_SECTIONS_D64>(
-      shape, D, sizeof(ElemOf<Tile>), l2, grid, slot);
+  auto queue = launch_queue<Tile::BR, ONE_SECTION, QUEUE_TILES_PER_CTA, MIRROR_UNDER, FA3_SECTIONS, FA3_SECTIONS_D64,
+                            OLDER_UNDER_PAIRS>(shape, D, sizeof(ElemOf<Tile>), l2, grid, slot);
   if (!COUNTER) queue.from_counter = 0;
   const auto kernel = kernels[queue.from_counter ? 1 : 0];
   if (int err = opt_in_shared_memory<Tile>(kernel)) return err;

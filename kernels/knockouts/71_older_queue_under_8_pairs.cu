@@ -1,5 +1,5 @@
-// The switchable twin of step 69 (counter_tile_from_2k_d64, the sm_90a branch's end):
-// kernels/variants/69_counter_tile_from_2k_d64.cu with knock-out switches. Each FA_* macro below at its
+// The switchable twin of step 71 (older_queue_under_8_pairs, the sm_90a branch's end):
+// kernels/variants/71_older_queue_under_8_pairs.cu with knock-out switches. Each FA_* macro below at its
 // default (1) keeps one earlier step's idea; 0 takes it out, for the knock-out half of the ablation
 // (the manifest's [[switch]] tables). lab builds a configuration with defines from this file and
 // the step as written from the step's own, so that a neighbour diff in kernels/variants/ shows one
@@ -155,6 +155,14 @@
 // fa::hopper_tile_kind's OVERLAPPED_MIN_S) instead of 4096. Hypothesis: 4096 was set before step 59 overlapped those
 // tiles; at 2048 keys the three CTAs of 64 rows read each K/V tile for a third of the rows. Predicted: 1.000x at the
 // ladder shapes, 1.02x-1.06x at the models set's S = 2048 D = 64 rows.
+//
+// Step 71 - +the older queue for causal D = 128 calls of 4096-8191 keys that it balances: such a call that step 65's
+// rule gives FlashAttention-3's sections keeps the older queue (two fifths of the L2, the counter from four tiles a
+// CTA) where that queue takes the counter or walks at most 8 static pairs a CTA (fa::keeps_older_queue). Hypothesis:
+// step 65's rule was chosen on an H200; on three H100s the older queue ran 1.008x-1.034x there with 1.9-7.8 pairs a
+// CTA and 1.014x-1.020x where it took the counter, 0.982x-1.003x with more pairs. Predicted: 0.997x-1.015x over +the
+// counter's tile for causal D = 64 calls from 2048 keys at (4, 16, 4096, 128, causal), 1.000x at the other ladder
+// shapes.
 #include "fa/common.cuh"
 #include "fa/mma_attention.cuh"
 #include "fa/pipeline.cuh"
@@ -170,6 +178,9 @@
 // Knock-out switches. Step 2's __restrict__ is no switch: without it this kernel compiles to the
 // same SASS (every input is read by TMA, and O is only stored). Step 28's bf16 and grouped K/V
 // are the call's inputs, no switch either.
+#ifndef FA_OLDER_QUEUE_UNDER_8_PAIRS  // step 71: 0 -> causal D = 128 calls of 4096-8191 keys take step 65's sections
+#define FA_OLDER_QUEUE_UNDER_8_PAIRS 1  // wherever its rule does, as before step 71
+#endif
 #ifndef FA_COUNTER_TILE_FROM_2K_D64  // step 69: 0 -> causal D = 64 calls take the counter's tile from 4096 keys again
 #define FA_COUNTER_TILE_FROM_2K_D64 1  // (FA_TILE_THREE_WGS_CAUSAL_MIN_S_D64), as before step 69
 #endif
@@ -315,6 +326,8 @@ constexpr bool kFa3SectionsCausalD128 = FA_FA3_SECTIONS_CAUSAL_D128 && kQueue;
 // Step 68's sections for the counter's causal D = 64 tile and step 69's shorter rule for that tile: launch rules only.
 constexpr bool kFa3SectionsCounterD64 = FA_FA3_SECTIONS_COUNTER_D64 && kQueue;
 constexpr bool kCounterTileFrom2kD64 = FA_COUNTER_TILE_FROM_2K_D64 && kCounterTileCausalD64;
+// Step 71's older queue under 8 pairs a CTA: a launch rule on step 65's, only where step 65's sections are.
+constexpr bool kOlderQueueUnder8Pairs = FA_OLDER_QUEUE_UNDER_8_PAIRS && kFa3SectionsCausalD128;
 static_assert(kWgmmaOverlap || !kPingPong, "ping-pong (step 17) is built on the overlapped loop: FA_PING_PONG=0 too");
 
 // Named barriers 1 and 2 are ping-pong's turns; each warpgroup's O staging takes its own (3, 4).
@@ -753,10 +766,11 @@ struct LaunchWithTensorMaps {
                                       : kMirroredLaunches ? FA_TILE_MIRRORED_MIN_TILES_PER_SM_D64
                                                           : FA_TILE_COUNTER_TILE_CAUSAL_TILES_PER_SM_D64;
     constexpr int kMirrorUnder = kMirroredLaunches && kOneSection ? FA_TILE_MIRRORED_UNDER_TILES_PER_CTA_D64 : 0;
-    // Long causal D = 128 calls take FA3's sections where the counter is (step 65); the counter's three-warpgroup tile
-    // too (step 68).
+    // Long causal D = 128 calls take FA3's sections where the counter is (step 65) but where the older queue balances
+    // a call of fewer than 8192 keys (step 71); the counter's three-warpgroup tile takes FA3's sections too (step 68).
     return fa::launch_from_queue<T, D, Scheduler, kPersistent, kCounter, kOneSection, kQueueTilesPerCta,
-                                 kMirrorUnder, kFa3SectionsCausalD128, kFa3SectionsCounterD64>(
+                                 kMirrorUnder, kFa3SectionsCausalD128, kFa3SectionsCounterD64,
+                                 kOlderQueueUnder8Pairs>(
         kOneLoopCausal && shape.causal      ? one_loop_kernels
         : kNonCausalKernels && !shape.causal ? non_causal_kernels
                                              : kernels,
