@@ -316,8 +316,10 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
     assert f"| {frac_one:.2f} | sdpa_cudnn 900.0 | {900 / 1032:.3f} [{899 / 1034:.3f}, {901 / 1030:.3f}] |" in md
     assert "- Target 1 (at least 95% of the copy bandwidth where the cache streams from HBM, batch >= 8): met at " \
            "1 of 1 shapes." in md
-    # target 2: the batch-8 shape's lower end 0.992 is above 0.99; batch 1's (0.869) is not
-    assert f"missed at 1: 1,32,8,128,131072,bf16 (lower end {899 / 1034:.3f} against sdpa_cudnn)" in md
+    # target 2: the batch-8 shape's point 1.016 is at least 1.00 and its lower end 0.992 above 0.99; batch 1's
+    # (0.872, 0.869) are not
+    assert f"missed at 1: 1,32,8,128,131072,bf16 ({900 / 1032:.3f}, lower end {899 / 1034:.3f} against sdpa_cudnn)" \
+        in md
     assert f"- Target 3 (batch 1: at least 80% of the copy): 1,32,8,128,131072,bf16 at {frac_one:.2f} (" \
            + ("met" if frac_one >= 0.8 else "missed") + ")." in md
     assert "41.5 s on this GPU (within)" in md
@@ -343,7 +345,8 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
 def test_the_targets_at_their_edges():
     """Each bar judged at exactly its value (met) and just past it (missed): 95 % of the copy at batch 8
     (not at batch 7, which target 1 does not judge), a peer's lower end of exactly 0.99 (missed: it must be
-    above), 80 % at batch 1, 60 s."""
+    above), a point of exactly 1.00 (met) and of 0.999 with its lower end above 0.99 (missed: "at least 1.00x"
+    is the point's bar too), 80 % at batch 1, 60 s."""
     from lab.report.sections.decode import targets
 
     def key(B):
@@ -360,7 +363,7 @@ def test_the_targets_at_their_edges():
         key(8): {"end": row("end", 100.0, 99.0, 100.0, 950.0), "peer": row("peer", 100.0, 99.0, 101.0, 950.0)},
         key(16): {"end": row("end", 100.0, 99.0, 100.0, 949.0)},
         key(7): {"end": row("end", 100.0, 99.0, 100.0, 100.0)},
-        key(1): {"end": row("end", 100.0, 99.0, 100.0, 800.0), "peer": row("peer", 90.0, 100.0, 101.0, 1.0)},
+        key(1): {"end": row("end", 100.0, 99.0, 100.0, 800.0), "peer": row("peer", 100.0, 100.0, 101.0, 1.0)},
     }
     d = {"copy": {"gbps": 1000.0}, "streams": {shape_id(B): True for B in (32, 8, 16, 7, 1)},
          "seconds": {"total": 60.0}}
@@ -370,8 +373,8 @@ def test_the_targets_at_their_edges():
                        "missed at 1 of 2 shapes: 16,32,8,128,8192,bf16 (0.949 of the copy)."
     # batch 8: the peer's 99.0 over the end's 100.0 is a lower end of exactly 0.99: missed;
     # batch 1: 100.0 over 100.0 = 1.000: met
-    assert lines[1] == "- Target 2 (at least the fastest peer, the interval's lower end above 0.99): missed at 1: " \
-                       "8,32,8,128,8192,bf16 (lower end 0.990 against peer)."
+    assert lines[1] == "- Target 2 (at least 1.00× the fastest peer, the interval's lower end above 0.99): missed " \
+                       "at 1: 8,32,8,128,8192,bf16 (1.000, lower end 0.990 against peer)."
     assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (met).")
     assert lines[3].endswith("60.0 s on this GPU (within).")
     # the Nsight Compute share of the decode set's time, where the record has it
@@ -385,13 +388,19 @@ def test_the_targets_at_their_edges():
     assert lines[1].endswith("met at every shape a peer takes.")
     assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (missed).")
     assert lines[3].endswith("60.0 s on this GPU (over).")
+    # the point under 1.00 with the lower end above 0.99: missed on the point
+    by_shape[key(8)]["peer"]["median_us"] = 99.9
+    by_shape[key(8)]["peer"]["ci_lo_us"] = 99.5
+    lines = targets(d, by_shape, "end", {"peer"})
+    assert lines[1].endswith("missed at 1: 8,32,8,128,8192,bf16 (0.999, lower end 0.995 against peer).")
+    by_shape[key(8)]["peer"]["median_us"] = 100.0
     # two shapes missed, joined; a record without streams or seconds: target 1 not judged, no target 4
     by_shape[key(16)]["peer"] = row("peer", 50.0, 49.0, 51.0, 1.0)
     by_shape[key(8)]["peer"]["ci_lo_us"] = 98.0
     lines = targets({"copy": {"gbps": 1000.0}}, by_shape, "end", {"peer"})
     assert lines[0].endswith("batch >= 8): not judged: no shape of the set streams at batch >= 8.")
-    assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (lower end 0.980 against peer); "
-                             "16,32,8,128,8192,bf16 (lower end 0.490 against peer).")
+    assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (1.000, lower end 0.980 against peer); "
+                             "16,32,8,128,8192,bf16 (0.500, lower end 0.490 against peer).")
     assert len(lines) == 3 and "Target 4" not in "".join(lines)
     # target 1 missed at two shapes: both named, joined
     by_shape[key(8)]["end"]["gbps"] = 940.0
@@ -572,5 +581,6 @@ def test_the_front_pages_decode_sentence_word_for_word_and_with_records_missing(
         "the 1 shapes a peer takes).")
     bare = {k: v for k, v in d.items() if k not in ("steps", "streams")}
     text = front_page(bare)  # without steps, the end counts among the peers; without streams, no share
-    assert "of the GPU's copy bandwidth" not in text and f"(sdpa_cudnn, {end}; geometric mean" in text
+    assert "of the GPU's copy bandwidth" not in text
+    assert f"({', '.join(sorted(['sdpa_cudnn', end]))}; geometric mean" in text  # the peers sorted, the end among them
     assert front_page({k: v for k, v in d.items() if k != "rows"}) == ""
