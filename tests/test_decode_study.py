@@ -318,7 +318,7 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
            "1 of 1 shapes." in md
     # target 2: the batch-8 shape's point 1.016 is at least 1.00 and its lower end 0.992 above 0.99; batch 1's
     # (0.872, 0.869) are not
-    assert f"missed at 1: 1,32,8,128,131072,bf16 ({900 / 1032:.3f}, lower end {899 / 1034:.3f} against sdpa_cudnn)" \
+    assert f"missed at 1: 1,32,8,128,131072,bf16 ({900 / 1032:.4f}, lower end {899 / 1034:.3f} against sdpa_cudnn)" \
         in md
     assert f"- Target 3 (batch 1: at least 80% of the copy): 1,32,8,128,131072,bf16 at {frac_one:.2f} (" \
            + ("met" if frac_one >= 0.8 else "missed") + ")." in md
@@ -374,7 +374,7 @@ def test_the_targets_at_their_edges():
     # batch 8: the peer's 99.0 over the end's 100.0 is a lower end of exactly 0.99: missed;
     # batch 1: 100.0 over 100.0 = 1.000: met
     assert lines[1] == "- Target 2 (at least 1.00× the fastest peer, the interval's lower end above 0.99): missed " \
-                       "at 1: 8,32,8,128,8192,bf16 (1.000, lower end 0.990 against peer)."
+                       "at 1: 8,32,8,128,8192,bf16 (1.0000, lower end 0.990 against peer)."
     assert lines[2].endswith("1,32,8,128,8192,bf16 at 0.80 (met).")
     assert lines[3].endswith("60.0 s on this GPU (within).")
     # the Nsight Compute share of the decode set's time, where the record has it
@@ -392,15 +392,15 @@ def test_the_targets_at_their_edges():
     by_shape[key(8)]["peer"]["median_us"] = 99.9
     by_shape[key(8)]["peer"]["ci_lo_us"] = 99.5
     lines = targets(d, by_shape, "end", {"peer"})
-    assert lines[1].endswith("missed at 1: 8,32,8,128,8192,bf16 (0.999, lower end 0.995 against peer).")
+    assert lines[1].endswith("missed at 1: 8,32,8,128,8192,bf16 (0.9990, lower end 0.995 against peer).")
     by_shape[key(8)]["peer"]["median_us"] = 100.0
     # two shapes missed, joined; a record without streams or seconds: target 1 not judged, no target 4
     by_shape[key(16)]["peer"] = row("peer", 50.0, 49.0, 51.0, 1.0)
     by_shape[key(8)]["peer"]["ci_lo_us"] = 98.0
     lines = targets({"copy": {"gbps": 1000.0}}, by_shape, "end", {"peer"})
     assert lines[0].endswith("batch >= 8): not judged: no shape of the set streams at batch >= 8.")
-    assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (1.000, lower end 0.980 against peer); "
-                             "16,32,8,128,8192,bf16 (0.500, lower end 0.490 against peer).")
+    assert lines[1].endswith("missed at 2: 8,32,8,128,8192,bf16 (1.0000, lower end 0.980 against peer); "
+                             "16,32,8,128,8192,bf16 (0.5000, lower end 0.490 against peer).")
     assert len(lines) == 3 and "Target 4" not in "".join(lines)
     # target 1 missed at two shapes: both named, joined
     by_shape[key(8)]["end"]["gbps"] = 940.0

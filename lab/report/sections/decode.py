@@ -91,7 +91,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
             best = min(timed, key=lambda r: r["median_us"])
             speed, lo, _ = speed_interval(impls[end], best)
             if speed < SPEED_BAR or lo <= SPEED_BAR - 0.01:  # "at least 1.00x": the point too, as issue 46 reads it
-                t2_missed.append(f"{shape_of(key).spec} ({speed:.3f}, lower end {lo:.3f} against {best['impl']})")
+                t2_missed.append(f"{shape_of(key).spec} ({speed:.4f}, lower end {lo:.3f} against {best['impl']})")
         if key[0] == 1:
             t3.append((key, frac))
     verdict = ("not judged: no shape of the set streams at batch >= 8" if not streaming else
