@@ -161,17 +161,25 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
     assert committed.committed() == c  # the label reads back
 
 
-def test_a_bare_report_of_the_committed_run_keeps_its_companion(tmp_path):
-    """The committed report names a companion in its header: a report of its run told none takes it
-    (lab.report.committed.default_companions), so `make report` rewrites the committed report as it is; a report of
-    another run takes none."""
+def test_a_bare_report_of_the_committed_run_keeps_its_companion(tmp_path, monkeypatch):
+    """The companions the committed report's header names are kept in data/runs, and a report of its run told none
+    takes them (lab.report.committed.default_companions), so that `make report` rewrites the committed report as it
+    is; a report of another run takes none. The rule is checked on a header that names one (the committed run's base
+    standing in as its companion) whether or not today's report has any."""
     from lab.measure import records
     from lab.report.load import RunData
 
     c = committed.committed()
-    assert c.companions and set(c.companions) <= set(records.list_runs()), "the companions are kept in data/runs"
-    assert committed.default_companions(RunData(records.RunRecord.open(c.run))) == list(c.companions)
-    assert committed.default_companions(RunData(records.RunRecord.open(c.base))) == []
+    assert set(c.companions) <= set(records.list_runs()), "the companions are kept in data/runs"
+    run, base = (RunData(records.RunRecord.open(r)) for r in (c.run, c.base))
+    assert committed.default_companions(run) == list(c.companions)
+    header = f"**Run {c.run} · GPU · date · state: complete · replicated against {c.base} · hot rows from {c.base}**\n"
+    (tmp_path / "report.md").write_text(header, encoding="utf-8")
+    monkeypatch.setattr(committed, "REPORT", tmp_path / "report.md")
+    assert committed.default_companions(run) == [c.base]
+    assert committed.default_companions(base) == []
+    (tmp_path / "report.md").write_text(header.replace(c.base + "**", "20990101T000000Z-gone**"), encoding="utf-8")
+    assert committed.default_companions(run) == []  # a companion not beside the run is left out
 
 
 def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, capsys):

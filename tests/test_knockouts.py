@@ -138,6 +138,16 @@ def test_manifest_text_with_unknown_field_or_unknown_knockout_is_refused():
         sw.impl_config(f"{END}~no_warp_drive")
 
 
+def test_structural_ideas_of_a_kernel_without_switches_are_refused():
+    """A [[structural]] table left naming a former branch end (the knock-outs moved to the new end) would drop its
+    ideas from the report's "Not removable" list: refused, naming the kernel."""
+    switch = '[[switch]]\nname="tma"\nintroduced_by="tma"\ndefines={FA_TMA_KV=0}\noff="o"\n'
+    structural = '[[structural]]\nkernel="{k}"\nideas=["wgmma"]\nreason="r"\n'
+    assert sw.load(switch + structural.format(k=END))[1][0].kernel == END
+    with pytest.raises(ValueError, match="kernel 'ftz_exp2' has no switch"):
+        sw.load(switch + structural.format(k="ftz_exp2"))
+
+
 def test_a_switch_without_a_kernel_belongs_to_the_end_of_its_introducers_branch():
     table = '[[switch]]\nname="{n}"\nintroduced_by="{i}"\ndefines={{{m}=0}}\noff="o"\n'
     text = table.format(n="tma", i="tma", m="FA_TMA_KV") + table.format(n="ftz", i="portable_ftz_exp2", m="FA_FTZ_EXP2")

@@ -149,9 +149,13 @@ def validate(switches: list[Switch], structural: list[Structural] = ()) -> None:
                 raise ValueError(f"switch {s.name!r} (kernel {s.kernel}) depends on {dep!r} of another kernel "
                                  f"({by_name[dep].kernel})")
         _closure(s.name, by_name)  # raises on a cycle
+    knocked_out = {s.kernel for s in switches}
     for st in structural:
         if st.kernel not in names:
             raise ValueError(f"structural ideas {st.ideas}: unknown kernel {st.kernel!r}")
+        if switches and st.kernel not in knocked_out:  # e.g. a former branch end: the report would never show it
+            raise ValueError(f"structural ideas {st.ideas}: kernel {st.kernel!r} has no switch (the switches' kernels: "
+                             f"{', '.join(sorted(knocked_out))}); a new branch end takes its branch's structural ideas")
         if unknown := [i for i in st.ideas if i not in names]:
             raise ValueError(f"structural ideas of {st.kernel}: {unknown} are not variants")
 
