@@ -115,7 +115,8 @@ def test_applies_to_names_the_shapes_whose_kernel_a_switch_changes(applies_to, D
 @pytest.mark.parametrize("switches, message", [
     ([_switch(kernel="nope")], "unknown kernel 'nope'"),
     ([_switch(defines={"fa_lower": 0})], "not named FA_<UPPER_CASE>"),
-    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})], "does not appear in kernels/knockouts/71_older_queue_under_8_pairs.cu"),
+    ([_switch(defines={"FA_NOT_IN_SOURCE": 0})],
+     "does not appear in kernels/knockouts/71_older_queue_under_8_pairs.cu"),
     ([_switch(depends_on=("ghost",))], "unknown switch 'ghost'"),
     ([_switch(name="a", depends_on=("b",)), _switch(name="b", depends_on=("a",))], "dependency cycle"),
     ([_switch(name="a", depends_on=("b",)),

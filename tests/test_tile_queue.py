@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
 @pytest.mark.parametrize("B, H, H_kv, S, l2_mb, older", [
     # A K/V head at S = 4096, D = 128: 2 MB. The older queue: two fifths of the L2 (20 MB on an H100: 10 K/V heads);
     # step 65's: 32 MB (16). Static heavy-light pairs: B x H x 32 tiles / 2 over 132 CTAs.
-    (4, 16, 16, 4096, 50, True),    # older: 7 sections of 10, the last 4 x 32 = 128 < 528 tiles: static, 7.8 pairs a CTA
+    (4, 16, 16, 4096, 50, True),    # older: 7 sections of 10, the last 4 x 32 = 128 < 528 tiles: static, 7.8 a CTA
     (1, 16, 16, 4096, 50, True),    # 2 sections of 8, static, 1.9 pairs a CTA
     (5, 16, 16, 4096, 50, False),   # 8 sections of 10, the last 10 x 32 = 320: static, 9.7 pairs a CTA: over 8
     (8, 16, 16, 4096, 50, False),   # 15.5 pairs a CTA
@@ -372,7 +372,7 @@ def test_step_71_keeps_the_older_queue_where_it_balances_a_call_under_8192_keys(
                                                                                 older):
     """Step 71: a causal D = 128 call of 4096-8191 keys keeps the older queue (two fifths of the L2, the counter from
     four tiles a CTA) where that queue takes the counter or walks at most 8 static pairs a CTA; step 65's 32 MB
-    sections and three tiles a CTA otherwise, and always without OLDER_UNDER_PAIRS (the expectations worked out here)."""
+    sections and three tiles a CTA otherwise, and always without OLDER_UNDER_PAIRS (expectations worked out here)."""
     exe = compile_host_program(tmp_path_factory.mktemp("older_queue"), "older_queue", OLDER_QUEUE_PROGRAM)
     m_blocks, grid = math.ceil(S / 128), 132
     older_budget, fa3_budget = (l2_mb << 20) * 2 // 5, 32 << 20
