@@ -17,8 +17,7 @@ from lab.cli import OneLineParser
 from lab.kernels import manifest
 from lab.measure import records
 from lab.report.load import RunData
-
-MODES = ("hot", "cold", "sustained")
+from lab.studies.params import MODES
 
 
 def table(run_id: str, impl: str, bases: list[str] | None = None, shapes: str | None = None,
