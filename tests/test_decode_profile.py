@@ -214,6 +214,37 @@ def test_the_decode_study_profiles_the_timed_steps_and_the_peers_that_took_each_
     assert asked[-1] == ([("64,71,1,64,1024,bf16", timed + peers)], "ncu")
 
 
+def test_a_peer_left_out_of_the_profile_is_not_asked_for_and_its_record_says_why(tmp_path, monkeypatch):
+    from lab.measure.peers import FLEX
+    from lab.report.sections.decode import profile_lines
+    from lab.studies import decode_study, stages
+    from tests.test_decode_study import _run, _stand_ins
+
+    assert set(decode_study.UNPROFILED_PEERS) == {FLEX}  # flex_attention's compile: 13-14 s of the set's 60 s
+    monkeypatch.setattr(decode_study, "UNPROFILED_PEERS", {"sdpa_cudnn": "costs too much"})  # the fakes' one peer
+    steps, stand_ins, _ = _stand_ins()
+    asked = []
+
+    def profile(calls, out_dir, gpu=None):
+        asked.append([(spec, list(names)) for spec, names in calls])
+        return [{"impl": n, "shape": spec, "ok": True, "reason": "", "csv_path": str(out_dir / "ncu_decode.csv"),
+                 "n_kernels": 1, "duration_us": 10.0, "dram_throughput_pct": 50.0, "dram_bytes": 1e6,
+                 "main_kernel": "k", "main_dram_throughput_pct": 50.0, "main_grid_size": 132}
+                for spec, names in calls for n in names]
+
+    said = []
+    rec = _run(tmp_path, decode="1,32,8,128,131072,bf16;8,32,8,128,8192,bf16", modes="hot", check="quick")
+    d = stages.decode_stage(rec, progress=said.append, **stand_ins, profile=profile)
+    shapes = ("1,32,8,128,131072,bf16", "8,32,8,128,8192,bf16")
+    assert asked == [[(spec, steps) for spec in shapes]]  # the peer is not in the ncu process
+    assert [(r["impl"], r["shape"], r["ok"], r["reason"]) for r in d["profile"] if r["impl"] == "sdpa_cudnn"] == [
+        ("sdpa_cudnn", spec, False, "costs too much") for spec in shapes]
+    assert len(d["profile"]) == 2 * (len(steps) + 1)
+    assert [m for m in said if "decode profile" in m] == [
+        f"  decode profile {spec}: {len(steps)} of {len(steps)} calls profiled" for spec in shapes]
+    text = "\n".join(profile_lines(d))
+    assert text.count("| `sdpa_cudnn` | — | — | — | — | not profiled: costs too much |") == 2
+
 def test_the_report_gives_each_calls_dram_throughput_and_says_why_one_was_not_profiled():
     from lab.report.sections.decode import profile_lines
 
