@@ -14,3 +14,10 @@ for i in 1 2; do
   grep -E "decode stage|decode profile|checks|Traceback|Error" /tmp/log_$i.txt | cut -c1-240
 done
 cat $OUT/gpu.txt
+# Part 2 (target 2 at (64, 32, 8, 128, 1024), 0.995x sdpa_default hot in call 1): Nsight Compute's full set over one
+# call each of the end, sdpa_default and sdpa_cudnn there (cold calls: caches flushed between passes), details as CSV.
+NCU=$(python -c "from lab.measure.ncu_process import find_ncu; print(find_ncu())")
+timeout 200 $NCU --clock-control none --nvtx --nvtx-include "profile/" --set full --csv --page details \
+  python -m lab.measure.decode_profile --shape 64,32,8,128,1024,bf16 --target l2_promotion_by_gpu,sdpa_default,sdpa_cudnn \
+  > /tmp/full.csv 2> /tmp/full.err; echo "ncu full rc=$?"; gzip -c /tmp/full.csv > $OUT/ncu_full_64x1024.csv.gz
+tail -3 /tmp/full.err
