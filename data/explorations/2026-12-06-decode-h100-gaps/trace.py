@@ -5,9 +5,10 @@ per implementation: the timer's per-call median, and its kernels' median duratio
 last kernel end to the next call's first kernel start. If the end's kernels are as fast as cuDNN's and its gaps
 longer, the gap lies between launches; if its kernels are slower, inside them.
 
-    PYTHONPATH=. python trace.py OUT shape shape ...
+    [TRACE_STEPS=step,step] PYTHONPATH=. python trace.py OUT shape shape ...   (steps: the end by default)
 """
 import json
+import os
 import statistics
 import sys
 
@@ -21,17 +22,19 @@ from lab.studies.measure_decode import decode_input_sets
 
 out, specs = sys.argv[1], sys.argv[2:]
 END = "l2_promotion_by_gpu"
-fn = variants.load(END)
+STEPS = os.environ.get("TRACE_STEPS", END).split(",")
+fns = {name: variants.load(name) for name in STEPS}
 rows = []
 for spec in specs:
     shape = DecodeShape.parse(spec)
     sets = [shape.random_inputs(seed=7 + i) for i in range(decode_input_sets(shape, l2_bytes()))]
     args = [(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], x["block_table"]) for x in sets]
-    launches, contexts = {END: []}, {}
-    for a, x in zip(args, sets):
-        need = fn.workspace_bytes(a[0], a[1], a[4])
-        ws = torch.empty(need, dtype=torch.uint8, device="cuda") if need else None
-        launches[END].append(lambda a=a, x=x, ws=ws: fn.launch(*a, x["out"], workspace=ws))
+    launches, contexts = {name: [] for name in fns}, {}
+    for name, fn in fns.items():
+        for a, x in zip(args, sets):
+            need = fn.workspace_bytes(a[0], a[1], a[4])
+            ws = torch.empty(need, dtype=torch.uint8, device="cuda") if need else None
+            launches[name].append(lambda a=a, x=x, ws=ws, fn=fn: fn.launch(*a, x["out"], workspace=ws))
     for peer in (DecodeSdpaPeer("cudnn"), DecodeSdpaPeer("default")):
         if not peer.unsupported_reason(*args[0]):
             with peer.context():
@@ -61,4 +64,4 @@ for spec in specs:
               f"{row['gap_us'] if row['gap_us'] is None else round(row['gap_us'], 2)}  ({per} a call, {len(calls)} calls)",
               flush=True)
         del timer
-json.dump(rows, open(f"{out}/trace.json", "w"), indent=1)
+json.dump(rows, open(f"{out}/{os.environ.get('TRACE_NAME', 'trace')}.json", "w"), indent=1)
