@@ -245,6 +245,7 @@ def test_a_peer_left_out_of_the_profile_is_not_asked_for_and_its_record_says_why
     text = "\n".join(profile_lines(d))
     assert text.count("| `sdpa_cudnn` | — | — | — | — | not profiled: costs too much |") == 2
 
+
 def test_the_report_gives_each_calls_dram_throughput_and_says_why_one_was_not_profiled():
     from lab.report.sections.decode import profile_lines
 

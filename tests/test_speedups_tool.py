@@ -83,6 +83,7 @@ def test_at_least_marks_the_rows_under_it(run):
     assert [marked[2 + i].endswith("  below") for i in clear] == [points[i] < cut for i in clear]
     assert any(points[i] < cut for i in clear) and any(points[i] > cut for i in clear)
 
+
 def test_a_mode_the_run_has_not_at_those_shapes_gives_no_row(run, samples):
     canonical = samples[(samples.S == 512) & (samples["mode"] == "sustained")]
     assert canonical.empty

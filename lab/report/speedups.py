@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("bases", nargs="*", help="what it is compared with (default: its parent in the manifest)")
     ap.add_argument("--shapes", help="a shape spec (set names such as large,long,models, or shapes joined by ';'); "
                                      "default: the run's")
-    ap.add_argument("--modes", default=",".join(MODES), help="modes, comma-separated (default: hot,cold,sustained)")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"modes, comma-separated (default: {','.join(MODES)})")
     ap.add_argument("--at-least", type=float, help="mark the rows whose point is under this speedup")
     args = ap.parse_args(argv)
     try:

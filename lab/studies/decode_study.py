@@ -194,9 +194,9 @@ def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gp
     """Nsight Compute over one call of each timed decode step (`steps`, the manifest's order) and of each peer
     that took the shape (a row of it in out["rows"]; UNPROFILED_PEERS aside, each a record saying why) at
     lab.studies.shapes.decode_profile_shapes, on the first of the run's GPUs, every shape in one call of
-    `profile(calls, out_dir, gpu=...)` (calls: (shape, names) in order;
-    lab.measure.decode_profile.profile_decode_shapes: one ncu process): out["profile"], a record an implementation
-    and shape, written with decode.json; the raw captures under ncu/."""
+    `profile(calls, out_dir, gpu=...)` (calls: (shape, names) in order; lab.measure.decode_profile.
+    profile_decode_shapes: one ncu process): out["profile"], a record an implementation and shape, written with
+    decode.json; the raw captures under ncu/."""
     from lab.studies.measure_decode import DECODE_SHAPE_COLUMNS, decode_columns
     from lab.studies.profiling import run_relative
     from lab.studies.shapes import decode_profile_shapes
@@ -205,13 +205,13 @@ def profile_set(rec, p, out: dict, steps: list[str], profile, progress=print, gp
     for shape in decode_profile_shapes(p.decode_shapes):
         cols = decode_columns(shape)
         took = {r["impl"] for r in out["rows"] if all(r.get(c) == cols[c] for c in DECODE_SHAPE_COLUMNS)}
-        names = [s for s in steps if s in took] + sorted(took - set(steps) - set(UNPROFILED_PEERS))
-        left_out += [{"impl": n, "shape": shape.spec, "ok": False, "reason": UNPROFILED_PEERS[n]}
-                     for n in sorted(took & set(UNPROFILED_PEERS))]
+        skipped = sorted(took & UNPROFILED_PEERS.keys())
+        names = [s for s in steps if s in took] + sorted(took - set(steps) - set(skipped))
+        left_out += [{"impl": n, "shape": shape.spec, "ok": False, "reason": UNPROFILED_PEERS[n]} for n in skipped]
         if names:
             calls.append((shape.spec, names))
-    records = run_relative(rec, profile(calls, rec.path("ncu"), gpu=gpus[0] if gpus else None)) if calls else []
-    out["profile"] = records + left_out
+    profiled = run_relative(rec, profile(calls, rec.path("ncu"), gpu=gpus[0] if gpus else None)) if calls else []
+    out["profile"] = profiled + left_out
     for spec, names in calls:
         ok = sum(bool(r.get("ok")) for r in out["profile"] if r.get("shape") == spec)
         progress(f"  decode profile {spec}: {ok} of {len(names)} calls profiled")
