@@ -8,4 +8,4 @@ EXPOSURE_MODES=hot,cold timeout 520 python $E/exposure.py $OUT \
   64,32,8,128,1024,bf16 64,64,8,128,1024,bf16 1,32,8,128,131072,bf16 8,32,8,128,8192,bf16 > $OUT/log.txt 2>&1
 echo "exposure rc=$?"
 cat $OUT/gpu.txt
-grep -v "^  build" $OUT/log.txt | cut -c1-300 | tail -14
+grep -E "^(hot|cold) |end.s check|Error|Traceback" $OUT/log.txt | tail -14
