@@ -1,7 +1,8 @@
 """Issue 50's targets as the report's decode section judges them (lab.report.sections.decode.targets), hot and cold,
-from a run's decode.json alone: for a run whose profile stage has not finished, so that `make report` cannot run yet.
+from a run's decode.json alone: written for a run whose profile stage had not finished, when `make report` could not
+run yet.
 
-    PYTHONPATH=. python data/checks/2026-12-06-h100-relanding-step71-partial/decode_targets.py 20261206T161107Z-45f9f6b
+    PYTHONPATH=. python data/checks/2026-12-06-h100-relanding-step71/decode_targets.py 20261206T161107Z-45f9f6b
 """
 import json
 import sys
