@@ -86,8 +86,8 @@ FULL = {
     "lab/measure/decode_check.py": ["valid_kv", "bottom_right_mask", "reference", "check_decode_case"],
     # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
     "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
-    "lab/report/sections/decode.py": ["speed_interval", "geomean", "targets", "copy_of", "copy_exceeded", "cold_excess",
-                                      "front_page"],
+    "lab/report/sections/decode.py": ["speed_interval", "fastest_peer", "geomean", "targets", "copy_of",
+                                      "copy_exceeded", "cold_excess", "front_page"],
     # the cold mode's flush as a run records it, and what the report concludes from it
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
     "lab/report/validity.py": ["cold_flush_threat"],

@@ -18,7 +18,7 @@ from lab.kernels.build import build_all
 from lab.kernels.decode import DecodeShape
 from lab.measure.decode_check import check_decode_case, decode_grid
 from lab.measure.decode_peers import DecodeSdpaPeer
-from lab.report.sections.decode import medians, shape_of, speed_interval
+from lab.report.sections.decode import fastest_peer, medians, shape_of, speed_interval
 from lab.studies.decode_study import decode_rule, gpu_clocks
 from lab.studies.measure_decode import measure_decode_shape
 from lab.studies.params import RunParams
@@ -48,8 +48,7 @@ json.dump(record, open(f"{out}/exposure.json", "w"), indent=1)
 
 for mode in modes:
     for key, impls in medians(record["rows"], mode).items():
-        timed = [impls[p.name] for p in peers if p.name in impls]
-        best = min(timed, key=lambda r: r["median_us"]) if timed else None
+        best = fastest_peer(impls, [p.name for p in peers])
         cells = []
         for label in SWITCHED:
             if label in impls:

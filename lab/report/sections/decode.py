@@ -49,6 +49,13 @@ def speed_interval(a: dict, b: dict) -> tuple[float, float, float]:
     return b["median_us"] / a["median_us"], b["ci_lo_us"] / a["ci_hi_us"], b["ci_hi_us"] / a["ci_lo_us"]
 
 
+def fastest_peer(impls: dict, peers) -> dict | None:
+    """The summary row of the fastest of `peers` timed at a shape (`impls`: medians' rows by name), in a fixed order
+    where two tie; None where none was."""
+    timed = [impls[p] for p in sorted(peers) if p in impls]
+    return min(timed, key=lambda r: r["median_us"]) if timed else None
+
+
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -87,9 +94,8 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
             streaming += 1
             if frac < COPY_FRACTION_BAR:
                 t1_missed.append(f"{shape_of(key).spec} ({frac:.3f} of the copy)")
-        timed = [impls[p] for p in sorted(peers) if p in impls]  # sorted: a tie goes the same way each time
-        if timed:
-            best = min(timed, key=lambda r: r["median_us"])
+        best = fastest_peer(impls, peers)
+        if best:
             speed, lo, _ = speed_interval(impls[end], best)
             if speed < SPEED_BAR or lo <= SPEED_BAR - TARGET_MARGIN:  # the point too, as issue 46 reads "at least"
                 t2_missed.append(f"{shape_of(key).spec} ({speed:.4f}, lower end {lo:.3f} against {best['impl']})")
@@ -128,9 +134,8 @@ def front_page(d: dict) -> str:
             continue
         if d.get("streams", {}).get(shape_of(key).id):
             shares.append(impls[end]["gbps"] / copy_of(d, shape_of(key).id))
-        timed = [impls[p] for p in sorted(peers) if p in impls]
-        if timed:
-            speeds.append(speed_interval(impls[end], min(timed, key=lambda r: r["median_us"]))[0])
+        if best := fastest_peer(impls, peers):
+            speeds.append(speed_interval(impls[end], best)[0])
     text = (f"The decode branch's end, `{end}`, hot, at the {len(d['shapes'])} decode shapes (1-8 new queries against "
             "a K/V cache)")
     if shares:
@@ -145,8 +150,7 @@ def end_row(key: tuple, here: dict, end: str, peers, copy: float, streams: dict)
     """A shape's row of the end's table: its time, bandwidth and share of the copy, the fastest peer
     (in a fixed order where two tie) and the end's speed against it."""
     row = here.get(end)
-    timed = [here[p] for p in sorted(peers) if p in here]
-    best = min(timed, key=lambda r: r["median_us"]) if timed else None
+    best = fastest_peer(here, peers)
     cells = [shape_of(key).spec, "yes" if streams.get(shape_of(key).id) else "no"]
     if row is None:
         cells += [MISSING] * 3
