@@ -9,11 +9,4 @@ timeout 150 ncu --clock-control none --print-units base --nvtx --nvtx-include "p
   python -m lab.measure.decode_profile --shape 64,71,1,64,1024,bf16 --target $T --shape 8,32,8,128,8192,bf16 \
   --target $T --shape 64,32,8,128,1024,bf16 --target $T > $OUT/ncu2.csv 2> $OUT/log_ncu2.txt
 echo "ncu rc=$?"
-python - "$OUT/ncu2.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-for r in rows[1:]:
-    print(r["Kernel Name"][:48], *(r.get(k, "") for k in ("gpu__time_duration.sum", "smsp__inst_executed.sum",
-          "sm__cycles_elapsed.max", "launch__registers_per_thread", "launch__grid_size",
-          "sm__warps_active.avg.pct_of_peak_sustained_active")))
-PY
+python data/explorations/2026-12-06-persistent-decode-ctas/ncu_table.py $OUT/ncu2.csv

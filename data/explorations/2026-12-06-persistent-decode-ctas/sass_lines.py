@@ -1,4 +1,4 @@
-"""Where step 72's extra code is, by source line (no GPU: nvcc, cuobjdump and nvdisasm): the bf16, D = 64, 16-row
+"""Where step 72's extra code is, by source line (no GPU: nvcc and nvdisasm): the bf16, D = 64, 16-row
 kernel of step 70 and of step 72, each instruction given to the source line nvdisasm --print-line-info names (the
 innermost inlined place, from the build's -lineinfo), counted per header and, for fa/decode_persistent.cuh, per line
 with its text. Static counts: what the code holds, not how often it runs. From the repository root, step72.patch
@@ -6,7 +6,6 @@ applied:
 
     python data/explorations/2026-12-06-persistent-decode-ctas/sass_lines.py
 """
-import os
 import re
 import subprocess
 import tempfile
@@ -14,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from lab.kernels import build, variants
-from lab.kernels.switches import cuobjdump_path, run_cuobjdump
+from lab.kernels.switches import cuobjdump_path
 
 KERNELS = {"l2_promotion_by_gpu": "10decode_fwdI13__nv_bfloat16Li64ELi1E",
            "persistent_decode_ctas": "decode_fwd_persistentI13__nv_bfloat16Li64ELi1E"}
@@ -34,21 +33,14 @@ def by_line(lines_text: str, part: str) -> Counter:
 
 
 counts = {}
-with tempfile.TemporaryDirectory() as tmp:
-    here = os.getcwd()
-    os.chdir(tmp)  # cuobjdump -xelf writes the cubins where it runs
-    for name, part in KERNELS.items():
-        lib = Path(tmp) / f"{name}.so"
-        ok, log, _ = build.compile_library(variants.get(name), ["sm_90"], lib, host_opt="-O1")
+nvdisasm = Path(cuobjdump_path()).with_name("nvdisasm")  # the wheel or CUDA keeps it beside cuobjdump
+for name, part in KERNELS.items():
+    with tempfile.TemporaryDirectory() as tmp:
+        ok, log, _ = build.compile_check(variants.get(name), "sm_90", out_dir=Path(tmp))  # the step's cubin
         assert ok, log
-        run_cuobjdump("-xelf", "all", str(lib))
-        cubin = next(Path.cwd().glob(f"*{variants.get(name).file.removesuffix('.cu')}*.cubin"))
-        nvdisasm = Path(cuobjdump_path()).with_name("nvdisasm")
-        text = subprocess.run([str(nvdisasm), "--print-line-info", str(cubin)], capture_output=True, text=True,
-                              check=True).stdout
-        cubin.unlink()
-        counts[name] = by_line(text, part)
-    os.chdir(here)
+        text = subprocess.run([str(nvdisasm), "--print-line-info", str(next(Path(tmp).glob("*.cubin")))],
+                              capture_output=True, text=True, check=True).stdout
+    counts[name] = by_line(text, part)
 a, b = counts.values()
 files = sorted({f for f, _ in a} | {f for f, _ in b})
 print(f"instructions: step 70 {sum(a.values())}, step 72 {sum(b.values())}")

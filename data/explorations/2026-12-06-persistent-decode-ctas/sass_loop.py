@@ -4,22 +4,14 @@ and the loop's opcodes whose counts differ. From the repository root, the step a
 
     python data/explorations/2026-12-06-persistent-decode-ctas/sass_loop.py
 """
-import tempfile
 from collections import Counter
-from pathlib import Path
 
-from lab.kernels import build, sass_mix, variants
+from lab.kernels import sass_mix, switches
 
 KERNELS = {"l2_promotion_by_gpu": "10decode_fwdI13__nv_bfloat16Li{D}ELi1E",
            "persistent_decode_ctas": "decode_fwd_persistentI13__nv_bfloat16Li{D}ELi1E"}
 
-with tempfile.TemporaryDirectory() as tmp:
-    text = {}
-    for name in KERNELS:
-        lib = Path(tmp) / f"{name}.so"
-        ok, log, _ = build.compile_library(variants.get(name), ["sm_90"], lib, host_opt="-O1")
-        assert ok, log
-        text[name] = sass_mix.dump_sass(lib)
+text = {name: switches.sass(name, "sm_90") for name in KERNELS}  # each step's cubin, cached under build/sass
 for D in (64, 128):
     loop = {}
     for name, part in KERNELS.items():
