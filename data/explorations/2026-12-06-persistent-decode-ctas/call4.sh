@@ -25,5 +25,5 @@ timeout 100 ncu --clock-control none --print-units base --nvtx --nvtx-include "p
   --target $T > $OUT/ncu4.csv 2> $OUT/log_ncu4.txt
 echo "ncu rc=$?"
 cat $OUT/gpu.txt
-python $D/ncu_table.py $OUT/ncu4.csv
+python $D/ncu_table.py $OUT/ncu4.csv 64,32,8,128,1024,bf16 64,64,8,128,1024,bf16
 grep -E "^(hot|cold) |Error|Traceback" $OUT/log_compare.txt | tail -40
