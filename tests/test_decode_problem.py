@@ -307,6 +307,8 @@ def test_the_decode_grid_covers_what_a_kernel_must_get_right():
     assert any(s.cache_len >= 3000 and not s.page_size for s in grid)
     # more packed query rows (new queries x group) than a row-warp CTA holds (step 46: 96), unpaged
     assert any(s.q_len * s.group > 96 and not s.page_size for s in grid)
+    # more (sequence, K/V head) pairs than 4 CTAs an SM on 132 SMs: a persistent CTA walks several
+    assert any(s.B * s.H_kv > 4 * 132 for s in grid)
     # a wide (more than 32 packed rows), mixed batch of many sequences with thousands of keys: the row
     # blocks' chunks of step 56 differ from the TMA tile's own rule there (the workspace must follow)
     assert any(s.group > 32 and s.mixed and s.B >= 32 and s.cache_len >= 4096 for s in grid)

@@ -52,6 +52,19 @@ def test_a_chunk_whose_keys_the_first_queries_do_not_see(name, spec, decode_kern
     assert result["passed"], result
 
 
+# More works (row block, chunk, K/V head, sequence) than a wave of CTAs holds on an H100's or H200's 132 SMs, at
+# 1 to 3 CTAs an SM, besides the grid's case of 16 rows at D = 128: a persistent step's CTA walks two to five of
+# them, its ring running on from one to the next (step 72). 32 packed rows with pages, D = 64, Falcon-7B's row blocks.
+WAVE_SPECS = ["72,64,8,128,500,q4,mixed,page16", "140,32,8,64,300,fp16", "96,71,1,64,600,mixed"]
+
+
+@pytest.mark.parametrize("name", DECODE_STEPS)
+@pytest.mark.parametrize("spec", WAVE_SPECS)
+def test_more_works_than_a_wave_of_ctas(name, spec, decode_kernels):
+    result = check_decode_case(name, _call(decode_kernels[name]), DecodeShape.parse(spec), 98)
+    assert result["passed"], result
+
+
 @pytest.mark.parametrize("name", DECODE_STEPS)
 def test_a_decode_launch_runs_on_the_callers_stream_and_in_a_graph(name, decode_kernels):
     import torch

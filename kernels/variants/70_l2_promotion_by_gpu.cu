@@ -29,20 +29,9 @@ struct WideRule {  // step 56's, as step 57
   }
 };
 
-// 256-byte promotion on a GPU of at most FA_DECODE_PROMOTE_MAX_L2_MB MB of L2, none elsewhere.
-struct PromotionByL2 {
-  static int choose(CUtensorMapL2promotion* promotion) {
-    int l2 = 0;
-    if (int err = fa::l2_cache_bytes(&l2)) return err;
-    *promotion = static_cast<long long>(l2) <= (static_cast<long long>(FA_DECODE_PROMOTE_MAX_L2_MB) << 20)
-                     ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                     : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-    return 0;
-  }
-};
-
 template <class Elem, int D>
-using LaunchDecode = LaunchDecodeWide<Elem, D, WideRule, /*PREFETCH_MAPS=*/true, PromotionByL2>;
+using LaunchDecode =
+    LaunchDecodeWide<Elem, D, WideRule, /*PREFETCH_MAPS=*/true, PromotionByL2<FA_DECODE_PROMOTE_MAX_L2_MB>>;
 
 }  // namespace
 

@@ -65,7 +65,8 @@ def decode_grid() -> list:
     64-token pages, with a length one past a page; multi-head, grouped (2, 4, 8 heads a K/V head) and
     multi-query K/V; D = 64 and 128; bf16 and fp16; caches of thousands of tokens (a kernel that splits
     the keys across CTAs splits them); more packed query rows than one CTA holds (128: Falcon-like
-    heads with 2 new queries; a wide mixed batch of 32 sequences). Each case is its own seed (the grid's position)."""
+    heads with 2 new queries; a wide mixed batch of 32 sequences); more works than a wave of CTAs holds. Each case
+    is its own seed (the grid's position)."""
     from lab.kernels.decode import DecodeShape
 
     specs = ["2,4,4,64,1,fp16", "3,8,2,128,37", "2,8,1,64,129,q2", "4,32,8,128,300,q4,mixed",
@@ -78,7 +79,10 @@ def decode_grid() -> list:
              # A wide mixed batch whose row blocks a step's own rule splits into fewer chunks than the
              # TMA tile's rule would (step 56: 2 against 3): the launch must bind the workspace its
              # caller sized from the same plan.
-             "32,71,1,64,4096,mixed"]
+             "32,71,1,64,4096,mixed",
+             # More (sequence, K/V head) pairs than a wave of CTAs holds (640: 2 CTAs an SM on 132 SMs hold
+             # 264): a persistent step's CTA walks several, its ring running on from one to the next (step 72).
+             "80,32,8,128,700,q2,mixed"]
     return [DecodeShape.parse(s) for s in specs]
 
 

@@ -370,6 +370,16 @@ __device__ __forceinline__ void decode_sync() {
   else __syncthreads();
 }
 
+// Where decode_merge_warps puts warp w's scaled O: after the maxima and sums of `red`, rows of OLD floats.
+// at(w, r, lo) + chunk(r, c8): warp w's packed row r at column c8 + lo (c8 a multiple of 8, lo below 8); the
+// interface of decode_merged_row_from's places (fa/decode_persistent.cuh has another).
+template <class T>
+struct PaddedMergeRows {
+  float* red_o;
+  __device__ __forceinline__ float* at(int w, int r, int lo) const { return red_o + (w * T::BR + r) * T::OLD + lo; }
+  __device__ __forceinline__ static int chunk(int, int c8) { return c8; }
+};
+
 // The merge of the warps' partial results, in shared memory `red` (the K/V stages, free once every
 // copy has landed and every warp is past its last tile: the caller syncs first): each warp's row max
 // and sum, then its O scaled to the CTA's row max. Afterwards decode_merged_row gives a row's result.
@@ -409,14 +419,13 @@ __device__ __forceinline__ void decode_merge_warps(float* red, const float (&o)[
   decode_sync<T, CONSUMERS_ONLY>();
 }
 
-// Row r's merged result after decode_merge_warps: 8 columns from col of O (not yet divided by the
-// sum), and the row's max and sum over every warp (log2 units).
-template <class T>
-__device__ __forceinline__ void decode_merged_row(const float* red, int r, int col, float (&acc)[8], float& m_all,
-                                                  float& l_all) {
-  const float* red_m = red;
+// Row r's merged result after decode_merge_warps, or a merge into other places (o_rows): 8 columns from col of O
+// (not yet divided by the sum), and the row's max and sum over every warp (log2 units).
+template <class T, class Rows>
+__device__ __forceinline__ void decode_merged_row_from(const float* red_ml, const Rows& o_rows, int r, int col,
+                                                       float (&acc)[8], float& m_all, float& l_all) {
+  const float* red_m = red_ml;
   const float* red_l = red_m + T::WARPS * T::BR;
-  const float* red_o = red_l + T::WARPS * T::BR;
   m_all = kNegInf;
 #pragma unroll
   for (int w = 0; w < T::WARPS; ++w) m_all = fmaxf(m_all, red_m[w * T::BR + r]);
@@ -427,11 +436,19 @@ __device__ __forceinline__ void decode_merged_row(const float* red, int r, int c
   for (int w = 0; w < T::WARPS; ++w) {  // a fixed order: the result is the same bits every call
     const float mw = red_m[w * T::BR + r];
     l_all += mw == kNegInf ? 0.0f : red_l[w * T::BR + r] * softmax_exp2<true>(mw - m_all);
-    const float4* src = reinterpret_cast<const float4*>(red_o + (w * T::BR + r) * T::OLD + col);
+    const float4* src = reinterpret_cast<const float4*>(o_rows.at(w, r, 0) + o_rows.chunk(r, col));
     const float4 x0 = src[0], x1 = src[1];
     acc[0] += x0.x, acc[1] += x0.y, acc[2] += x0.z, acc[3] += x0.w;
     acc[4] += x1.x, acc[5] += x1.y, acc[6] += x1.z, acc[7] += x1.w;
   }
+}
+
+// decode_merged_row_from after decode_merge_warps.
+template <class T>
+__device__ __forceinline__ void decode_merged_row(const float* red, int r, int col, float (&acc)[8], float& m_all,
+                                                  float& l_all) {
+  float* red_o = const_cast<float*>(red) + 2 * T::WARPS * T::BR;
+  decode_merged_row_from<T>(red, PaddedMergeRows<T>{red_o}, r, col, acc, m_all, l_all);
 }
 
 // 8 fp32 values as 8 Elems in one 16-byte store.
@@ -525,19 +542,30 @@ __global__ void __launch_bounds__(128) decode_combine_splits(const DecodeArgs a,
   store8<Elem>(static_cast<Elem*>(a.o) + ((static_cast<size_t>(b) * a.q_len + i) * a.H + h) * D + col, acc, 1.0f / sum);
 }
 
-// The CTA's rows after decode_merge_warps, written out: divided by their sums into O where the call
-// has one chunk a sequence (p.splits == 1), else as the chunk's partial result, O divided by the
-// chunk's own sum and its log-sum-exp, for decode_combine_splits. THREADS: the threads that write.
-template <class T, int THREADS = T::THREADS>
-__device__ __forceinline__ void decode_write_rows(const float* red, const DecodeArgs& a, const SplitPartials& p,
-                                                  int b, int kv, int row0, int split, int tid) {
+// Where decode_write_merged finds a row's merged result: the maxima and sums in red_ml, O where o_rows.at says.
+template <class T, class Rows>
+struct MergedRows {
+  const float* red_ml;
+  Rows o_rows;
+  __device__ __forceinline__ void row(int r, int col, float (&acc)[8], float& m_all, float& l_all) const {
+    decode_merged_row_from<T>(red_ml, o_rows, r, col, acc, m_all, l_all);
+  }
+};
+
+// The CTA's rows once merged (Merged::row gives a row's 8 columns, max and sum), written out: divided by their
+// sums into O where the call has one chunk a sequence (p.splits == 1), else as the chunk's partial result, O
+// divided by the chunk's own sum and its log-sum-exp, for decode_combine_splits. THREADS: the threads that write.
+template <class T, int THREADS = T::THREADS, class Merged>
+__device__ __forceinline__ void decode_write_merged(const Merged& merged, const DecodeArgs& a,
+                                                    const SplitPartials& p, int b, int kv, int row0, int split,
+                                                    int tid) {
   constexpr int CHUNKS = T::D / 8;
   auto* out = static_cast<typename T::Elem*>(a.o);
   for (int c = tid; c < T::BR * CHUNKS; c += THREADS) {
     const int r = c / CHUNKS, col = (c % CHUNKS) * 8;
     if (row0 + r >= a.rows) continue;
     float acc[8], m_all, l_all;
-    decode_merged_row<T>(red, r, col, acc, m_all, l_all);
+    merged.row(r, col, acc, m_all, l_all);
     if (p.splits == 1) {
       store8<typename T::Elem>(out + query_offset<T::D>(a, b, kv, row0 + r) + col, acc, 1.0f / l_all);
       continue;
@@ -551,6 +579,14 @@ __device__ __forceinline__ void decode_write_rows(const float* red, const Decode
     dst[1] = make_float4(acc[4] * inv, acc[5] * inv, acc[6] * inv, acc[7] * inv);
     if (col == 0) p.lse[at] = m_all + __log2f(l_all);
   }
+}
+
+// The CTA's rows after decode_merge_warps, written out (decode_write_merged).
+template <class T, int THREADS = T::THREADS>
+__device__ __forceinline__ void decode_write_rows(const float* red, const DecodeArgs& a, const SplitPartials& p,
+                                                  int b, int kv, int row0, int split, int tid) {
+  float* red_o = const_cast<float*>(red) + 2 * T::WARPS * T::BR;
+  decode_write_merged<T, THREADS>(MergedRows<T, PaddedMergeRows<T>>{red, {red_o}}, a, p, b, kv, row0, split, tid);
 }
 
 // --- The split rule and the host side of a split call ---------------------------------------------

@@ -27,6 +27,18 @@ struct FixedPromotion {
   }
 };
 
+// Step 70's: 256-byte promotion on a GPU of at most MAX_L2_MB MB of L2 (an H100's 50), none elsewhere (an H200's 60).
+template <long long MAX_L2_MB>
+struct PromotionByL2 {
+  static int choose(CUtensorMapL2promotion* promotion) {
+    int l2 = 0;
+    if (int err = fa::l2_cache_bytes(&l2)) return err;
+    *promotion = static_cast<long long>(l2) <= (MAX_L2_MB << 20) ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                                 : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    return 0;
+  }
+};
+
 template <class Elem, int D, class WideRule, bool PREFETCH_MAPS = false, class Promotion = FixedPromotion>
 struct LaunchDecodeWide {
   // The SMs and the wave of CTAs (SMs x the kernel's CTAs an SM at `threads` a CTA): the occupancy calculator's,

@@ -57,17 +57,25 @@ struct DecodeTmaTile : DecodeTile<Elem, D, RT, STAGES> {
   static constexpr size_t smem_bytes() { return STAGE_BYTES + Base::Q_ELEMS * sizeof(Elem); }
 };
 
+// The ring's stage and phase parity of slot s (KvRing::stage and parity) for a count kept unsigned: a persistent CTA's
+// runs on over its works, and the compiler cannot prove a signed one non-negative, so its division pays for the sign.
+template <int STAGES>
+__device__ __forceinline__ int ring_stage(unsigned s) { return static_cast<int>(s % STAGES); }
+template <int STAGES>
+__device__ __forceinline__ int ring_parity(unsigned s) { return static_cast<int>(s / STAGES) & 1; }
+
 // The producer warp: every box of every tile of the chunk, into the stage the ring gives it (lane 0
-// alone: a box is one instruction). Boxes starting at or past the chunk's end are not asked for.
+// alone: a box is one instruction). Boxes starting at or past the chunk's end are not asked for. Tile t takes
+// the ring's slot slot0 + t (a persistent CTA's ring runs on across its works: fa/decode_persistent.cuh).
 template <class T>
 __device__ __forceinline__ void produce_boxes(KvRing<T::STAGES>& ring, typename T::Elem* sk,
                                               typename T::Elem* sv, const CUtensorMap* k_map,
                                               const CUtensorMap* v_map, const DecodeArgs& a, int b, int kv,
-                                              int key_begin, int key_end, int tiles, int box_rows) {
+                                              int key_begin, int key_end, int tiles, int box_rows, int slot0 = 0) {
   constexpr unsigned BLOCK_ELEMS = 64;  // a box's columns: 128 bytes, one swizzle row
   for (int tile = 0; tile < tiles; ++tile) {
-    const int st = ring.stage(tile);
-    if (tile >= T::STAGES) mbarrier_wait(&ring.empty[st], ring.parity(tile - T::STAGES));
+    const int slot = slot0 + tile, st = ring.stage(slot);
+    if (slot >= T::STAGES) mbarrier_wait(&ring.empty[st], ring.parity(slot - T::STAGES));
     const int key0 = key_begin + tile * T::BC;
     const int boxes = min(T::BC, key_end - key0 + box_rows - 1) / box_rows;  // those that start before the end
     tma::arrive_expect_bytes(&ring.full[st],

@@ -14,6 +14,26 @@ namespace {
 template <class Elem, int D, int RT>
 using TmaTile = fa::DecodeTmaTile<Elem, D, RT>;  // fa/decode_tma.cuh, with produce_boxes and zero_rows_past
 
+// A consumer warp's share of the tile in the ring's slot `slot` (keys from tile_key0): its 16 keys into the warp's
+// running softmax once the copy engine has filled the stage, then the stage released.
+template <class T, class Layout>
+__device__ __forceinline__ void decode_consume_tile(fa::KvRing<T::STAGES>& ring, unsigned slot,
+                                                    float (&o)[T::RT][T::D / 8][4], fa::RowState (&rows)[T::RT][2],
+                                                    const typename T::Elem* sq, typename T::Elem* sk,
+                                                    typename T::Elem* sv, int tile_key0, int key_end,
+                                                    const int (&limit)[T::RT][2], float scale_log2, int warp,
+                                                    int lane) {
+  const int st = fa::ring_stage<T::STAGES>(slot);
+  fa::mbarrier_wait(&ring.full[st], fa::ring_parity<T::STAGES>(slot));
+  const int off = st * T::KV_ELEMS + Layout::warp_rows(warp * T::WARP_KEYS);
+  const int key0 = tile_key0 + warp * T::WARP_KEYS;
+  const bool past_end = key0 + T::WARP_KEYS > key_end;
+  if (past_end) fa::zero_rows_past<T, Layout>(sv + off, key0, key_end, lane);
+  fa::decode_warp_keys<T, Layout>(o, rows, sq, sk + off, sv + off, key0, limit, scale_log2, lane);
+  if (past_end) fa::wgmma::fence_proxy_async();  // the zeros before the copy engine's next writes to the stage
+  fa::mbarrier_arrive(&ring.empty[st]);  // each thread releases its own reads of the stage
+}
+
 // PREFETCH_MAPS (step 57): the producer's first lane asks for both tensor maps first thing.
 template <class Elem, int D, int RT, bool PREFETCH_MAPS = false>
 __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
@@ -54,17 +74,9 @@ __global__ void __launch_bounds__(fa::DecodeTile<Elem, D, RT>::THREADS + 32, 1)
   float o[RT][D / 8][4] = {};
   fa::RowState rows[RT][2];
   fa::named_barrier_sync(fa::kBarrierConsumers, T::THREADS);  // Q is in shared memory
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int st = ring.stage(tile);
-    fa::mbarrier_wait(&ring.full[st], ring.parity(tile));
-    const int off = st * T::KV_ELEMS + Layout::warp_rows(warp * T::WARP_KEYS);
-    const int key0 = key_begin + tile * T::BC + warp * T::WARP_KEYS;
-    const bool past_end = key0 + T::WARP_KEYS > key_end;
-    if (past_end) fa::zero_rows_past<T, Layout>(sv + off, key0, key_end, lane);
-    fa::decode_warp_keys<T, Layout>(o, rows, sq, sk + off, sv + off, key0, limit, scale_log2, lane);
-    if (past_end) fa::wgmma::fence_proxy_async();  // the zeros before the copy engine's next writes to the stage
-    fa::mbarrier_arrive(&ring.empty[st]);  // each thread releases its own reads of the stage
-  }
+  for (int tile = 0; tile < tiles; ++tile)
+    decode_consume_tile<T, Layout>(ring, tile, o, rows, sq, sk, sv, key_begin + tile * T::BC, key_end, limit,
+                                   scale_log2, warp, lane);
   fa::named_barrier_sync(fa::kBarrierConsumers, T::THREADS);  // every consumer is past its last tile
 
   // The stages become the merge buffer (every copy landed: each full barrier was waited on).
