@@ -380,16 +380,12 @@ struct PaddedMergeRows {
   __device__ __forceinline__ static int chunk(int, int c8) { return c8; }
 };
 
-// The merge of the warps' partial results, in shared memory `red` (the K/V stages, free once every
-// copy has landed and every warp is past its last tile: the caller syncs first): each warp's row max
-// and sum, then its O scaled to the CTA's row max. Afterwards decode_merged_row gives a row's result.
-template <class T, bool CONSUMERS_ONLY = false>
-__device__ __forceinline__ void decode_merge_warps(float* red, const float (&o)[T::RT][T::D / 8][4],
-                                                   RowState (&rows)[T::RT][2], int warp, int lane) {
-  float* red_m = red;
-  float* red_l = red_m + T::WARPS * T::BR;
-  float* red_o = red_l + T::WARPS * T::BR;
-  const int g = lane / 4, tq = lane % 4;
+// A warp's row maxima and sums (each row's sum over its quad) into red_m and red_l, WARPS x BR floats each: the first
+// half of a merge of the warps' partial results (decode_merge_warps, fa/decode_persistent.cuh's MergeSlots::put).
+// g and tq: the lane's row in a 16-row block and its place in the row's quad (lane / 4, lane % 4).
+template <class T>
+__device__ __forceinline__ void decode_put_row_stats(float* red_m, float* red_l, RowState (&rows)[T::RT][2], int warp,
+                                                     int g, int tq) {
 #pragma unroll
   for (int mt = 0; mt < T::RT; ++mt)
 #pragma unroll
@@ -401,6 +397,19 @@ __device__ __forceinline__ void decode_merge_warps(float* red, const float (&o)[
         red_l[warp * T::BR + r] = l;
       }
     }
+}
+
+// The merge of the warps' partial results, in shared memory `red` (the K/V stages, free once every
+// copy has landed and every warp is past its last tile: the caller syncs first): each warp's row max
+// and sum, then its O scaled to the CTA's row max. Afterwards decode_merged_row gives a row's result.
+template <class T, bool CONSUMERS_ONLY = false>
+__device__ __forceinline__ void decode_merge_warps(float* red, const float (&o)[T::RT][T::D / 8][4],
+                                                   RowState (&rows)[T::RT][2], int warp, int lane) {
+  float* red_m = red;
+  float* red_l = red_m + T::WARPS * T::BR;
+  float* red_o = red_l + T::WARPS * T::BR;
+  const int g = lane / 4, tq = lane % 4;
+  decode_put_row_stats<T>(red_m, red_l, rows, warp, g, tq);
   decode_sync<T, CONSUMERS_ONLY>();
 #pragma unroll
   for (int mt = 0; mt < T::RT; ++mt)

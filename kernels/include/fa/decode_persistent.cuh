@@ -13,8 +13,9 @@ namespace {
 // The merge of a work's warps in the ring (fa::decode_merge_warps' steps, in other places): each warp's O, 16 rows at a
 // time as 16 x D floats, in the stages of the SLOTS slots after the work's last tile (a stage's K part holds two such
 // blocks, its V part two), with the 8-float chunks of block row r XORed by r % 4 so that a warp's float2 stores of
-// one chunk meet no bank twice; each warp's row maxima and sums in `ml`, its own 2 x WARPS x BR floats. (put is written
-// apart from decode_merge_warps: the same steps through an interface of places spilled at 32 rows.)
+// one chunk meet no bank twice; each warp's row maxima and sums in `ml`, its own 2 x WARPS x BR floats. (put shares
+// decode_merge_warps' first half, fa::decode_put_row_stats; its stores of O are its own: the same steps through an
+// interface of places spilled at 32 rows.)
 template <class T>
 struct MergeSlots {
   using Elem = typename T::Elem;
@@ -45,14 +46,7 @@ struct MergeSlots {
     float* red_m = ml;
     float* red_l = ml + T::WARPS * T::BR;
     const int g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int mt = 0; mt < T::RT; ++mt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = mt * 16 + g + 8 * h;
-        const float l = fa::group_sum<4>(rows[mt][h].l);
-        if (tq == 0) red_m[warp * T::BR + r] = rows[mt][h].m, red_l[warp * T::BR + r] = l;
-      }
+    fa::decode_put_row_stats<T>(red_m, red_l, rows, warp, g, tq);
     fa::named_barrier_sync(fa::kBarrierConsumers, T::THREADS);
 #pragma unroll
     for (int mt = 0; mt < T::RT; ++mt) {
