@@ -54,7 +54,8 @@ def test_a_chunk_whose_keys_the_first_queries_do_not_see(name, spec, decode_kern
 
 # More works (row block, chunk, K/V head, sequence) than a wave of CTAs holds on an H100's or H200's 132 SMs, at
 # 1 to 3 CTAs an SM, besides the grid's case of 16 rows at D = 128: a persistent step's CTA walks two to five of
-# them, its ring running on from one to the next (step 72). 32 packed rows with pages, D = 64, Falcon-7B's row blocks.
+# them, its ring running on from one to the next (step 72). 32 packed rows with pages at D = 128 (a tile step 72
+# leaves on step 70's grid: its fallback), D = 64, Falcon-7B's row blocks.
 WAVE_SPECS = ["72,64,8,128,500,q4,mixed,page16", "140,32,8,64,300,fp16", "96,71,1,64,600,mixed"]
 
 
