@@ -231,6 +231,22 @@ def test_kernels_are_split_by_name_and_head_dim():
     assert [sw.head_dim(n) for n in got] == [128, 64] and sw.head_dim("_Z3fooPKv") is None
 
 
+def test_file_tags_inside_template_arguments_compare_alike():
+    """A decode kernel names a type of its file's anonymous namespace in its arguments (fa::<anon>::DecodeArgs),
+    so its name carries the file's tag twice. The same code from two files (names of other lengths, so other
+    length prefixes too) is the same kernels; another instruction is not."""
+    def dump(file: str, tag: str, body: str) -> str:
+        anon = f"_GLOBAL__N__{tag}_{len(file) + 3}_{file}_cu_944a8f0e"
+        return (f"\t\tFunction : _ZN{len(anon)}{anon}10decode_fwdI13__nv_bfloat16Li128ELi2ELb1EEEvN2fa{len(anon)}"
+                f"{anon}10DecodeArgsENS3_13SplitPartialsE14CUtensorMap_stS6_i\n  /*0000*/ {body} ;\n")
+    step = dump("72_persistent_decode_ctas", "cee5d40c", "MOV R1, c[0x0][0x28]")
+    twin = dump("persistent_decode_ctas_x", "0badcafe", "MOV R1, c[0x0][0x28]")
+    assert sw.same_code(step, twin)
+    assert list(sw.sass_by_kernel(step)) == ["_ZN_ANON_10decode_fwdI13__nv_bfloat16Li128ELi2ELb1EEEvN2fa_ANON_10"
+                                             "DecodeArgsENS3_13SplitPartialsE14CUtensorMap_stS6_i"]
+    assert not sw.same_code(step, dump("persistent_decode_ctas_x", "0badcafe", "MOV R2, c[0x0][0x28]"))
+
+
 @needs_cuobjdump
 @pytest.mark.parametrize("kernel, arch", [(END, "sm_90a"), ("portable_model_inputs", "sm_80"),
                                           ("async_pipeline", "sm_80")])

@@ -293,9 +293,10 @@ def _kernel_bodies(text: str) -> dict[str, str]:
     return {name: body.strip() for name, body in sass_by_kernel(text).items()}
 
 
-# Kernel names in SASS carry the source file's anonymous-namespace tag (_GLOBAL__N__<hash>_<len>_
-# <file>_cu_<hash>), which differs between a step and its twin for the same code.
-_ANONYMOUS_NAMESPACE = re.compile(r"_ZN\d+_GLOBAL__N__\w+?_cu_[0-9a-f]{8}")
+# Kernel names in SASS carry the source file's anonymous-namespace tag (<len>_GLOBAL__N__<hash>_<len>_
+# <file>_cu_<hash>), which differs between a step and its twin for the same code: at the name's head
+# (_ZN<tag>) and inside its template arguments (N2fa<tag>10DecodeArgsE, a type of the file's own).
+_ANONYMOUS_NAMESPACE = re.compile(r"\d+_GLOBAL__N__\w+?_cu_[0-9a-f]{8}")
 
 
 def same_code(sass_a: str, sass_b: str) -> bool:
@@ -310,7 +311,7 @@ _FUNCTION = re.compile(r"^\s*Function : (\S+)[ \t]*$", re.M)
 def sass_by_kernel(text: str) -> dict[str, str]:
     """{kernel name: its SASS} of a cuobjdump -sass text, file tags aside (same_code) and runs of
     blanks as one (cuobjdump pads its columns to the longest kernel name in the file)."""
-    parts = _FUNCTION.split(_ANONYMOUS_NAMESPACE.sub("_ZN_ANON_", text))
+    parts = _FUNCTION.split(_ANONYMOUS_NAMESPACE.sub("_ANON_", text))
     return {name: re.sub(r"[ \t]+", " ", body) for name, body in zip(parts[1::2], parts[2::2])}
 
 
