@@ -213,20 +213,21 @@ struct LaunchDecodePersistent : LaunchDecodeWide<Elem, D, WideRule, /*PREFETCH_M
   static int launch_persistent(const fa::DecodeArgs& a, fa::SplitPartials p, void* workspace, long long bytes,
                                cudaStream_t stream) {
     using T = TmaTile<Elem, D, RT>;
-    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
-    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_persistent<Elem, D, RT>)) return err;
     long long wave = 0;
     int sms = 0;
     if (int err = Base::template wave_for<T>(decode_fwd_persistent<half, D, RT>, T::THREADS + 32, &wave, &sms))
       return err;
+    const int row_blocks = fa::ceil_div(a.rows, T::BR);
+    const long long items = static_cast<long long>(row_blocks) * p.splits * a.H_kv * a.B;
+    // Step 70's grid where a CTA would take one work (its CTAs read their work from blockIdx, with no decode and no
+    // merge to hide behind the next work's loads) or where the works do not fit an int; it binds its own workspace
+    // and makes its own maps.
+    if (items <= wave || items > INT_MAX - wave) return Base::template launch<RT>(a, p, workspace, bytes, stream);
+    if (int err = fa::bind_workspace(a, p, D, workspace, bytes)) return err;
+    if (int err = fa::opt_in_shared_memory<T>(decode_fwd_persistent<Elem, D, RT>)) return err;
     CUtensorMap k_map, v_map;
     int box_rows = 0;
     if (int err = Base::cache_maps(a, T::BC, &k_map, &v_map, &box_rows)) return err;
-    const long long items = static_cast<long long>(fa::ceil_div(a.rows, T::BR)) * p.splits * a.H_kv * a.B;
-    // Step 70's grid where a CTA would take one work (its CTAs read their work from blockIdx, with no decode and no
-    // merge to hide behind the next work's loads) or where the works do not fit an int.
-    if (items <= wave || items > INT_MAX - wave) return Base::template launch<RT>(a, p, workspace, bytes, stream);
-    const int row_blocks = fa::ceil_div(a.rows, T::BR);
     const WorkDivisors by{FastDivisor::of(static_cast<unsigned>(row_blocks * p.splits)),
                           FastDivisor::of(static_cast<unsigned>(a.H_kv)),
                           FastDivisor::of(static_cast<unsigned>(row_blocks))};
