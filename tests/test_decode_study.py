@@ -342,6 +342,28 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
     assert f"| `{end}` | `{parent}` | {1.05 ** 0.5:.3f} | 1.000-1.050 | {lo}-{hi} |" in md
 
 
+def test_the_dispatcher_is_the_fastest_peer_only_where_it_is_the_one_peer_timed():
+    """SDPA's default route runs one backend's kernels: at the H100's batch-64 call (call 4 of the persistent decode
+    exploration) it read 92.77 us against cuDNN's own 92.84, two draws of one kernel. The faster of the two is not
+    another peer, so the dispatcher counts only where no SDPA backend was timed, as in the prefill report."""
+    from lab.report.sections.decode import fastest_peer
+
+    def rows(**medians):
+        return {name: dict(impl=name, median_us=m) for name, m in medians.items()}
+
+    peers = {"sdpa_default", "sdpa_cudnn", "sdpa_flash", "flex_attention"}
+    assert fastest_peer(rows(end=93.17, sdpa_default=92.77, sdpa_cudnn=92.84, sdpa_flash=107.61), peers)["impl"] \
+        == "sdpa_cudnn"
+    assert fastest_peer(rows(end=93.17, sdpa_default=92.77, sdpa_flash=107.61, flex_attention=92.9), peers)["impl"] \
+        == "flex_attention"
+    # no backend beside it: it stands for SDPA, against flex_attention too
+    assert fastest_peer(rows(end=93.17, sdpa_default=92.77, flex_attention=94.5), peers)["impl"] == "sdpa_default"
+    assert fastest_peer(rows(end=93.17, sdpa_default=92.77), peers)["impl"] == "sdpa_default"
+    assert fastest_peer(rows(end=93.17, sdpa_default=92.77, sdpa_cudnn=92.84), {"sdpa_default"})["impl"] == \
+        "sdpa_default"  # cuDNN timed but not a peer of the run: the dispatcher is the one peer
+    assert fastest_peer(rows(end=93.17), peers) is None
+
+
 def test_the_targets_at_their_edges():
     """Each bar judged at exactly its value (met) and just past it (missed): 95 % of the copy at batch 8
     (not at batch 7, which target 1 does not judge), a peer's lower end of exactly 0.99 (missed: it must be

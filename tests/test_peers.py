@@ -349,3 +349,14 @@ def test_peers_are_timed_through_cuda_graphs_and_cold_launches():
             hot = timing.HotTimer([p.bind(q, k, v, True, None)]).samples(3)
             cold = timing.ColdTimer([p.bind(q, k, v, True, None)]).samples(3)
         assert all(x > 0 for x in hot + cold), p.name
+
+
+def test_the_dispatcher_contends_only_where_no_sdpa_backend_was_timed():
+    """SDPA's default route runs one of its backends' kernels: beside a backend it is a second draw of the same
+    kernels, alone (or beside external peers alone) it is SDPA's one entry."""
+    from lab.measure.peers import contenders
+
+    assert contenders(["sdpa_cudnn", "sdpa_default", "flash_attn3"]) == ["sdpa_cudnn", "flash_attn3"]
+    assert contenders(["sdpa_math", "sdpa_default"]) == ["sdpa_math"]
+    assert contenders(["flex_attention", "sdpa_default"]) == ["flex_attention", "sdpa_default"]
+    assert contenders(iter(["sdpa_default"])) == ["sdpa_default"] and contenders([]) == []

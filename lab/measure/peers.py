@@ -33,6 +33,9 @@ from typing import Callable
 BACKENDS = ("flash", "efficient", "cudnn", "default", "math")
 DEFAULT_BACKENDS = ("flash", "efficient", "cudnn", "default")
 FLEX = "flex_attention"
+# SDPA left to choose: it runs the kernels of one of the backends above, so where that backend is timed too, the
+# faster of the two timings would be one kernel's luckier draw, not another peer (see contenders)
+DISPATCHER = "sdpa_default"
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:
@@ -297,6 +300,15 @@ def default_names(backends=DEFAULT_BACKENDS) -> list[str]:
     """A run's peers unless told otherwise: SDPA's backends, flex_attention, every registered external
     (those that do not import are recorded as absent)."""
     return [f"sdpa_{b}" for b in backends] + [FLEX] + [s.name for s in EXTERNAL]
+
+
+def contenders(names) -> list[str]:
+    """The peers a fastest peer is chosen among: `names`, less the dispatcher where one of SDPA's backends is among
+    them (it runs one backend's kernels, so beside them it would add a second draw of the same kernels; where
+    none of them was timed, it stands for SDPA)."""
+    names = list(names)
+    backend_timed = any(n.startswith("sdpa_") and n != DISPATCHER for n in names)
+    return [n for n in names if n != DISPATCHER] if backend_timed else names
 
 
 def validate_names(names) -> list[str]:

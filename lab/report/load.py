@@ -13,6 +13,7 @@ from lab.kernels.manifest import branch_order
 from lab.kernels.shape import Shape
 from lab.kernels.switches import KNOCKOUT_SEP  # `<variant>~no_<switch>`
 from lab.measure import records, stats
+from lab.measure.peers import contenders
 from lab.report.formats import KEYS, isnum
 from lab.report.profile_lookup import ProfileLookup, first_positions
 from lab.studies.measure_shape import AA_SUFFIX
@@ -253,10 +254,10 @@ class RunData(ProfileLookup):
         return [i for i in self.impls(shape) if self.kind(i) in ("sdpa", "peer")]
 
     def fastest_peer(self, shape, mode) -> str | None:
-        """The peer (SDPA backend or external kernel) with the lowest median; sdpa_default only if alone."""
-        cands = [i for i in self.peers(shape) if self.lat(i, shape, mode) is not None]
-        explicit = [i for i in cands if i != "sdpa_default"] or cands
-        return min(explicit, key=lambda i: (self.median(i, shape, mode), i)) if explicit else None
+        """The peer (SDPA backend or external kernel) with the lowest median; sdpa_default only where none of
+        SDPA's backends was timed beside it (lab.measure.peers.contenders)."""
+        cands = contenders(i for i in self.peers(shape) if self.lat(i, shape, mode) is not None)
+        return min(cands, key=lambda i: (self.median(i, shape, mode), i)) if cands else None
 
     def absent_peers(self) -> dict[str, str]:
         """Peers the run recorded as absent (peers.json, or an `absent` entry in shapes.json), with why."""
@@ -363,11 +364,9 @@ class RunData(ProfileLookup):
 
     def fastest_sdpa(self, shape, mode) -> str | None:
         """The SDPA backend with the lowest median (sdpa_default, the dispatcher, only if alone)."""
-        cands = [i for i in self.impls(shape) if i.startswith("sdpa_") and self.lat(i, shape, mode) is not None]
-        explicit = [i for i in cands if i != "sdpa_default"] or cands
-        if not explicit:
-            return None
-        return min(explicit, key=lambda i: (self.median(i, shape, mode), i))
+        sdpa = [i for i in self.impls(shape) if i.startswith("sdpa_") and self.lat(i, shape, mode) is not None]
+        cands = contenders(sdpa)
+        return min(cands, key=lambda i: (self.median(i, shape, mode), i)) if cands else None
 
     def summary_row(self, impl, shape, mode) -> dict | None:
         if self.summary is None:
