@@ -93,6 +93,8 @@ FULL = {
     "lab/report/validity.py": ["cold_flush_threat"],
     # the DRAM traffic the report names (bytes over the inputs and output)
     "lab/report/traffic.py": ["_bytes_at", "dram_traffic", "dram_flags"],
+    # which peers the fastest peer is chosen among (SDPA's dispatcher beside its backends)
+    "lab/measure/peers.py": ["contenders"],
 }
 SCOPES = {"fast": FAST, "full": FULL}
 
@@ -123,7 +125,8 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_measure_shape_records_a_raising_peer_and_times_the_others",
                   "test_registered_external_layouts_match_the_reference",
                   "test_a_peer_output_of_the_wrong_layout_fails_instead_of_broadcasting",
-                  "test_peers_failing_correctness_are_excluded_from_timing")),
+                  "test_peers_failing_correctness_are_excluded_from_timing",
+                  "test_the_dispatcher_contends_only_where_no_sdpa_backend_was_timed")),
               "tests/test_knockouts.py::test_timing_times_a_knockout_only_where_its_switch_applies",
               "tests/test_verdict_edges.py", "tests/test_factorial_rules.py",
               *(f"tests/test_knockouts.py::{t}" for t in (
