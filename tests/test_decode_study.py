@@ -342,6 +342,47 @@ def test_the_decode_section_gives_the_end_against_the_fastest_peer_and_the_targe
     assert f"| `{end}` | `{parent}` | {1.05 ** 0.5:.3f} | 1.000-1.050 | {lo}-{hi} |" in md
 
 
+def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
+    """A BASE of another GPU model with a decode set gets issue 50's targets of its own (its end, peers and copy),
+    hot and cold; a BASE of the same model, or without a decode set, adds nothing."""
+    steps = manifest.names(problem=manifest.DECODE)
+    end, big = steps[-1], "8,32,8,128,8192"
+    nbytes = decode_shapes_from(big)[0].bytes_moved()
+
+    def decode(end_us, cudnn_us, copy_us):
+        rows = [_row(end, big, end_us, end_us - 0.1, end_us + 0.1, mode) for mode in ("hot", "cold")]
+        rows += [_row("sdpa_cudnn", big, cudnn_us, cudnn_us - 0.1, cudnn_us + 0.1, mode) for mode in ("hot", "cold")]
+        return {"shapes": [big], "steps": steps, "end": end, "excluded": {}, "rows": rows,
+                "copy": {"bytes": 2 * (256 << 20), "gbps": nbytes / (copy_us * 1e3), "samples": 15},
+                "streams": {decode_shapes_from(big)[0].id: True}, "seconds": {"total": 50.0}}
+
+    def run(folder, gpu, d):
+        rec = records.RunRecord(root=tmp_path / folder)
+        if d is not None:
+            rec.write_json("decode.json", d)
+        return SimpleNamespace(rec=rec, env={"gpu": gpu}, run_id=folder)
+
+    here = run("h100", "H100", decode(63.0, 64.0, 60.0))
+    # on the other GPU the end takes 50 us, cuDNN 49 (0.98x: target 2 missed), the copy 45 us (0.90: target 1 missed)
+    other = run("h200", "H200", decode(50.0, 49.0, 45.0))
+    md = "\n".join(section_decode(SimpleNamespace(data=here, base=other)))
+    assert (f"**On the other GPU** (H200: run h200, the run this report is replicated against, its decode end "
+            f"`{end}`, its copy {nbytes / 45e3:.0f} GB/s), against issue 50's targets:") in md
+    part = md.split("**On the other GPU**")[1]
+    for mode in ("Hot", "Cold"):
+        block = part.split(f"- {mode}:")[1].split("\n- ")[0]
+        assert f"  - Target 1 (at least 95% of the copy bandwidth where the cache streams from HBM, batch >= 8): " \
+               f"missed at 1 of 1 shapes: 8,32,8,128,8192,bf16 ({45 / 50:.3f} of the copy)." in block
+        assert f"missed at 1: 8,32,8,128,8192,bf16 ({49 / 50:.4f}, lower end {48.9 / 50.1:.3f} against sdpa_cudnn)" \
+            in block
+        assert "  - Target 4 (the decode set adds at most 60 s to a run, on an H100): 50.0 s on that GPU (within)." \
+            in block
+    # this run's own targets are still judged on its rows: met here
+    assert "- Target 2 (at least 1.00× the fastest peer, the interval's lower end above 0.99): met at every shape" in md
+    for base in (run("same", "H100", decode(50.0, 49.0, 45.0)), run("none", "H200", None), None):
+        assert "On the other GPU" not in "\n".join(section_decode(SimpleNamespace(data=here, base=base)))
+
+
 def test_the_dispatcher_is_the_fastest_peer_only_where_it_is_the_one_peer_timed():
     """SDPA's default route runs one backend's kernels: at the H100's batch-64 call (call 4 of the persistent decode
     exploration) it read 92.77 us against cuDNN's own 92.84, two draws of one kernel. The faster of the two is not

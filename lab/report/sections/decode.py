@@ -84,8 +84,9 @@ def copy_exceeded(rows: list[dict], copy_gbps) -> tuple | None:
     return frac, r["impl"], shape_of(shape_key(r)).spec, r["mode"]
 
 
-def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
-    """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much."""
+def targets(d: dict, by_shape: dict, end: str, peers: set, gpu: str = "this GPU") -> list[str]:
+    """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much (`gpu`:
+    how target 4's line names the GPU the set ran on)."""
     streaming = 0
     t1_missed, t2_missed, t3 = [], [], []
     for key, impls in by_shape.items():
@@ -118,7 +119,7 @@ def targets(d: dict, by_shape: dict, end: str, peers: set) -> list[str]:
     if total is not None:
         of_it = f", {profiled:.1f} s of it Nsight Compute's" if profiled is not None else ""
         lines.append(f"- Target 4 (the decode set adds at most {SECONDS_BAR:.0f} s to a run, on an H100): "
-                     f"{total:.1f} s on this GPU{of_it} ({'within' if total <= SECONDS_BAR else 'over'}).")
+                     f"{total:.1f} s on {gpu}{of_it} ({'within' if total <= SECONDS_BAR else 'over'}).")
     return lines
 
 
@@ -231,6 +232,26 @@ def what_is_left_out(d: dict) -> list[str]:
     return L + [not_measured(d), ""]
 
 
+def other_gpu_lines(ctx: Context) -> list[str]:
+    """Issue 50's targets judged on the report's BASE as well, where it ran on another GPU model with a decode set (the
+    issue judges them on an H100 and an H200): its own end, peers and copy, hot and cold, as this run's are."""
+    other = getattr(ctx, "base", None)
+    gpu = ctx.data.env.get("gpu") if hasattr(ctx.data, "env") else None
+    if other is None or not other.env.get("gpu") or other.env.get("gpu") == gpu or not other.rec.has("decode.json"):
+        return []
+    d = other.rec.read_json("decode.json")
+    if not d.get("rows") or not d.get("copy") or not d.get("end"):
+        return []
+    peers = {r["impl"] for r in d["rows"]} - set(d.get("steps", []))
+    L = [f"**On the other GPU** ({other.env['gpu']}: run {other.run_id}, the run this report is replicated against, "
+         f"its decode end `{d['end']}`, its copy {d['copy']['gbps']:.0f} GB/s), against issue 50's targets:", ""]
+    for mode in ("hot", "cold"):
+        by_shape = medians(d["rows"], mode)
+        if by_shape:
+            L += [f"- {mode.capitalize()}:"] + ["  " + line for line in targets(d, by_shape, d["end"], peers, "that GPU")]
+    return L + [""]
+
+
 def section_decode(ctx: Context) -> list[str]:
     rec = ctx.data.rec
     if not rec.has("decode.json"):
@@ -290,6 +311,7 @@ def section_decode(ctx: Context) -> list[str]:
         add("")
         L.extend(targets(d, by_shape, end, peers))
         add("")
+    L += other_gpu_lines(ctx)
     hot = medians(d["rows"], modes[0])
     bought = []
     for step in steps:
