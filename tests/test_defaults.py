@@ -130,10 +130,10 @@ def test_without_a_gpu_and_without_parameters_the_committed_report_is_rebuilt(ca
 
 
 def test_the_committed_reports_label_says_how_many_gpus_ran_it():
-    """Issue 49: of the committed report's two runs, one ran its replicates on several GPUs at once (GPUS=N in its
-    params.json, as many GPU UUIDs in its replicates.json); a run of one GPU at a time says so, plainly where one
-    GPU ran it all, and as resumed where a lost machine left its replicates on two (lab.studies.resume); each label
-    still reads back, and the report carries its run's."""
+    """Issue 49: of the runs in the tree (the committed report's two among them), one ran its replicates on several
+    GPUs at once (GPUS=N in its params.json, as many GPU UUIDs in its replicates.json); a run of one GPU at a time says
+    so, plainly where one GPU ran it all, and as resumed where a lost machine left its replicates on two
+    (lab.studies.resume); each label still reads back, and the report carries its run's."""
     import json
 
     from lab.measure import records
@@ -141,7 +141,7 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
     from lab.report.load import RunData
 
     c = committed.committed()
-    runs = (c.run, c.base)
+    runs = sorted({c.run, c.base, *records.list_runs()})
     uuids = {r: len(replicate_gpu_uuids(r)) for r in runs}
     at_once = {r: json.loads((records.RunRecord.open(r).dir / "params.json").read_text()).get("gpus") for r in runs}
     model = {r: json.loads((records.RunRecord.open(r).dir / "env.json").read_text())["gpu"] for r in runs}
@@ -154,7 +154,7 @@ def test_the_committed_reports_label_says_how_many_gpus_ran_it():
             assert label == f"{model[r]}, resumed on another ({uuids[r]} GPUs ran its replicates one after another)"
         else:
             assert label == f"{uuids[r]} × {model[r]}"
-    data = {r: RunData(records.RunRecord.open(r)) for r in runs}
+    data = {r: RunData(records.RunRecord.open(r)) for r in (c.run, c.base)}
     companions = [RunData(records.RunRecord.open(r)) for r in c.companions]
     assert f"**{Context(data=data[c.run], figdir=None, base=data[c.base], companions=companions).label}**" in \
         committed.REPORT.read_text()
