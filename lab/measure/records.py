@@ -370,8 +370,8 @@ class RunRecord:
 
 
 def list_runs(root: Path | None = None) -> list[str]:
-    root = root or RUNS_DIR
     """Run ids, oldest first (ids sort by start time)."""
+    root = root or RUNS_DIR
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "status.json").exists()) if root.is_dir() else []
 
 
