@@ -117,6 +117,25 @@ def test_stage_timing_measures_each_replicate_in_turn_with_its_own_seeds_and_sha
     assert {r["step"] for r in cal["rows"]} == {"mma_sync", "async_pipeline"}
 
 
+def test_the_calibration_is_at_the_confidence_asked():
+    """Each left-out interval is the asked confidence's: narrower at 0.80 than at 0.95 (three replicates whose
+    medians differ, so that every interval has a width), and the expected coverage is that confidence's model."""
+    from lab.studies.calibration import _leave_one_out
+
+    rng = np.random.default_rng(3)
+    shape = Shape.of("4,16,512,64")
+    rows = [dict(run_id="r", impl=impl, B=shape.B, H=shape.H, S=shape.S, D=shape.D, causal=shape.causal,
+                 H_kv=shape.H_kv, dtype=shape.dtype, mode="hot", sample=i, latency_us=us * (1 + 0.01 * r) *
+                 float(rng.normal(1, 0.002)), sm_clock_mhz=1980.0, throttled=False, replicate=r, round=i)
+            for impl, us in (("mma_sync", 100.0), ("wmma", 120.0)) for r in range(3) for i in range(20)]
+    samples = pd.DataFrame(rows).reindex(columns=records.SAMPLE_COLUMNS)
+    at = {c: _leave_one_out(samples, [("mma_sync", "wmma", shape, "hot")], "one pair", c, 200, 0) for c in (0.8, 0.95)}
+    assert all(a["applicable"] and a["points"] == 3 and a["confidence"] == c for c, a in at.items())
+    for r80, r95 in zip(at[0.8]["rows"], at[0.95]["rows"]):
+        assert r95["lo"] < r80["lo"] < r80["hi"] < r95["hi"]
+        assert r80["expected_covered"] < r95["expected_covered"]
+
+
 def test_one_replicate_is_the_run_as_before(tmp_path, gpu_free_stage):
     rec = _run(tmp_path, replicates=1)
     calls = []
