@@ -69,7 +69,7 @@ help:
 	@echo "make ablation    the whole study on a GPU: notebooks 00-05 for one new run -> reports/"
 	@echo "make tune        search a kernel's tile constants on every GPU -> data/tuning/<run_id>/, dispatch table, held-out check"
 	@echo "make report      rebuild reports/ from RUN=<run_id> (default: the committed report's run, base and companion; no GPU needed), and the generated parts of README.md and docs/"
-	@echo "                 COMPANION=\"<run_id> ...\": runs of issue 46's hot or sustained mode alone (more rounds, turns, replicates) on the same GPU model; the targets are judged with their rows as well"
+	@echo "                 COMPANION=\"<run_id> ...\": runs of issue 46's hot or sustained mode alone (more rounds, turns, replicates) on the run's GPU model or BASE's; the targets are judged with their rows as well"
 	@echo "make replicate   RUN=<a> BASE=<b>: does it replicate? each step, knock-out and bar row in both runs (BASE= on make report adds the section)"
 	@echo "make peers       fetch the peers that come as binaries (FlashAttention-3: requirements-peers.txt) into .fa3/"
 	@echo "make docs        only those generated parts (from RUN or the committed report's run), and data/INDEX.md"

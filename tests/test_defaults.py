@@ -183,7 +183,10 @@ def test_a_bare_report_of_the_committed_run_keeps_its_companion(tmp_path, monkey
 
 
 def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, capsys):
-    """`--companion` naming a run on another GPU model: exit 2 and one line saying why, nothing written."""
+    """`--companion` naming a run on a third GPU model, or the base itself: exit 2 and one line saying why, nothing
+    written."""
+    import json
+
     from lab.report import render
 
     c = committed.committed()
@@ -192,10 +195,18 @@ def test_report_refuses_a_companion_that_cannot_stand_in_in_one_line(tmp_path, c
 
     for r in (c.run, c.base):
         shutil.copytree(records.RunRecord.open(r).dir, root / r)
-    with pytest.raises(SystemExit) as exc:
-        render.main([c.run, "--runs-root", str(root), "--base", c.base, "--companion", c.base,
-                     "--reports-dir", str(tmp_path / "reports")])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--companion:" in err and "must be the same GPU model" in err, err
-    assert not (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").exists()
+    third = root / "20990101T000000Z-a100aaa"
+    shutil.copytree(records.RunRecord.open(c.run).dir, third)
+    env = json.loads((third / "env.json").read_text())
+    (third / "env.json").write_text(json.dumps({**env, "gpu": "NVIDIA A100-SXM4-80GB"}))
+    gpus = [json.loads((root / r / "env.json").read_text())["gpu"] for r in (c.run, c.base)]
+    for companion, needle in ((third.name, f"{third.name} ran on NVIDIA A100-SXM4-80GB, the run on {gpus[0]}" + (
+            f" and its base on {gpus[1]}: a companion must be the run's GPU model or its base's" if gpus[1] != gpus[0]
+            else ": a companion must be the same GPU model")), (c.base, f"{c.base} is the report's base itself")):
+        with pytest.raises(SystemExit) as exc:
+            render.main([c.run, "--runs-root", str(root), "--base", c.base, "--companion", companion,
+                         "--reports-dir", str(tmp_path / "reports")])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "--companion:" in err and needle in err, err
+        assert not (tmp_path / "reports" / "OPTIMIZATION_REPORT.md").exists()

@@ -255,6 +255,44 @@ def test_the_section_judges_the_targets_with_the_companions_as_well_and_sets_the
     assert "met at 5 of 20 rows" in block and text.count("- Target 1 (") == 2
 
 
+def test_a_companion_of_the_other_gpu_stands_in_for_the_base_s_rows_there_and_nowhere_else(tmp_path):
+    """Issue 46 judges its targets on an H100 and an H200: a companion of the base's GPU model (another than the run's)
+    is judged in the base's "On the other GPU" block, beside the base's own targets; the run's targets stay its own,
+    and a companion of the run's model still stands in for the run's rows alone."""
+    from lab.report.context import Context, companion_of
+    from lab.report.sections.reference import companions_refusal, section_reference
+
+    h100, h200 = (_with_gpu(_run(tmp_path / n, run_id=f"R-{n}"), g)
+                  for n, g in (("a", "NVIDIA H100 80GB HBM3"), ("b", "NVIDIA H200")))
+    of_h200 = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="R-c"), "NVIDIA H200")
+    of_h100 = _with_gpu(_run(tmp_path / "d", COMPANION_SUSTAINED, run_id="R-d"))
+    assert companion_of(h100, h200, of_h200) is h200 and companion_of(h100, h200, of_h100) is h100
+    assert companion_of(h100, None, of_h200) is h100  # without a base of that model: the run's (and refused)
+    assert companion_of(h100, of_h100, h100) is h100  # a base of the run's own model takes no companion
+    assert companions_refusal(h100, [of_h200, of_h100], h200) is None
+    # the same sustained rows in the run's companion and the base's are no clash: each stands in for its own run
+    text = "\n".join(section_reference(Context.of(h100, tmp_path / "reports", base=h200, companions=[of_h200])))
+    own, other = text.split("**On the other GPU** ")
+    assert "**With the" not in own and own.count("- Target 1 (") == 1 and "met at 3 of 20 rows" in own
+    assert other.count("- Target 1 (") == 2 and "met at 3 of 20 rows" in other
+    block = other.split("**With the sustained rows of run R-c (that mode alone on the same GPU model: ")[1]
+    assert "met at 4 of 20 rows" in block  # as the run's companion makes of the run's rows (test above)
+    assert all(ln.endswith("| R-c |") for ln in block.splitlines() if ln.startswith("| ("))
+    both = "\n".join(section_reference(Context.of(h100, tmp_path / "reports", base=h200,
+                                                   companions=[of_h100, of_h200])))
+    own, other = both.split("**On the other GPU** ")
+    assert "**With the sustained rows of run R-d " in own and "R-c" not in own
+    assert "**With the sustained rows of run R-c " in other and "R-d" not in other
+    # a companion of a third model, or two of the base's model timing one row, are refused
+    a100 = _with_gpu(_run(tmp_path / "e", COMPANION_SUSTAINED, run_id="R-e"), "NVIDIA A100-SXM4-80GB")
+    assert companions_refusal(h100, [a100], h200) == (
+        "R-e ran on NVIDIA A100-SXM4-80GB, the run on NVIDIA H100 80GB HBM3 and its base on NVIDIA H200: a companion "
+        "must be the run's GPU model or its base's")
+    twice = _with_gpu(_run(tmp_path / "f", COMPANION_SUSTAINED, run_id="R-f"), "NVIDIA H200")
+    assert companions_refusal(h100, [of_h200, twice], h200).startswith("R-c and R-f both timed")
+    assert companions_refusal(h100, [h200], h200) == "R-b is the report's base itself"
+
+
 def test_a_companion_that_cannot_stand_in_is_refused_with_the_reason(tmp_path):
     from lab.report.sections.reference import companion_refusal, companions_refusal
 

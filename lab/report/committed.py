@@ -4,8 +4,8 @@ was written from. Its header line says both (`lab.report.context.Context.label`)
     **Run <run_id> · <GPU> · <date> · state: <state> · replicated against <base_id> · <modes> rows from <run_id>**
 
 (the last parts where the report has them, the companions' one each: a companion is a run of some of the targets'
-modes alone, hot or sustained, at more rounds, turns or replicates, on the same GPU model, whose rows issue 46's
-targets are judged on as well; <modes> is "hot", "sustained" or "hot and sustained").
+modes alone, hot or sustained, at more rounds, turns or replicates, on the run's GPU model or its base's, whose rows
+issue 46's targets are judged on as well; <modes> is "hot", "sustained" or "hot and sustained").
 
 This is the one home of the default run. Every command that writes the report or the generated parts of
 README.md and docs/, or reads a run for a notebook, and is not told a run by name, uses it: `make ablation`

@@ -135,9 +135,10 @@ def write(rec, reports_dir, base=None, companions=None) -> Path:
     `base` (a RunRecord or RunData) adds "Does it replicate?" against it; by default the committed
     report's base for its run, else the latest complete run on another GPU model beside the run, if
     there is one (lab.report.committed.default_base). `companions` (RunRecords or RunData): runs of some of issue
-    46's target modes alone (hot, sustained) on the same GPU model whose rows the targets are judged on as well; by
-    default the committed report's, for its run (lab.report.committed.default_companions); CompanionRefused where
-    they cannot stand in (lab.report.sections.reference.companions_refusal)."""
+    46's target modes alone (hot, sustained) on the run's GPU model, or the base's where that is another, whose rows
+    the targets are judged on as well (the base's in its "On the other GPU" block); by default the committed report's,
+    for its run (lab.report.committed.default_companions); CompanionRefused where they cannot stand in
+    (lab.report.sections.reference.companions_refusal)."""
     from lab.report.sections import build
     from lab.report.sections.reference import CompanionRefused, companions_refusal
 
@@ -148,7 +149,7 @@ def write(rec, reports_dir, base=None, companions=None) -> Path:
     if companions is None:
         companions = [records.RunRecord.open(r, data.rec.dir.parent) for r in committed.default_companions(data)]
     companions = [run_data(c) for c in companions]
-    if why := companions_refusal(data, companions):
+    if why := companions_refusal(data, companions, base):
         raise CompanionRefused(why)
     reports_dir = Path(reports_dir)
     reports_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default=None, help="a second run to replicate against (\"Does it replicate?\"; "
                     "default: the committed report's base for its run, else the latest complete run on another GPU model, if any)")
     ap.add_argument("--companion", action="append", default=None, help="a run of issue 46's target modes alone (hot, "
-                    "sustained or both) on the same GPU model, at more rounds, turns or replicates: the targets are "
+                    "sustained or both) on the run's GPU model or its base's, at more rounds, turns or replicates: the targets are "
                     "judged with the rows it timed as well; repeat it for several, no two timing the same row "
                     "(default: the committed report's, for its run)")
     args = ap.parse_args(argv)

@@ -43,8 +43,9 @@ FAST = {
     "lab/report/bar.py": ["bar_rows", "row_level", "bar_verdicts", "_profile_verdicts", "peer_rows",
                           "portable_bar_rows"],
     "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words", "at_least", "_judged",
-                                         "targets", "judged_shapes", "row_peer", "timed_peers", "standing_in", "companion_refusal",
-                                         "companions_refusal"],
+                                         "targets", "judged_shapes", "row_peer", "timed_peers", "standing_in",
+                                         "companion_refusal", "companions_refusal"],
+    "lab/report/context.py": ["companion_of"],
     "lab/report/tables.py": ["hypothesis_verdict", "rel_change", "_vs_prediction"],
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "choose_table", "heldout_verdict",
                                        "heldout_verdicts", "without_overfitted"],
@@ -71,8 +72,9 @@ FULL = {
     "lab/report/bar.py": ["bar_shapes", "bar_rows", "row_level", "_local_bytes", "bar_verdicts",
                           "bar_tflops_lines", "_profile_verdicts", "success_bar", "peer_rows", "portable_bar_rows"],
     "lab/report/sections/reference.py": ["reference_rows", "parity_counts", "parity_words", "at_least", "_judged",
-                                         "targets", "judged_shapes", "row_peer", "timed_peers", "standing_in", "companion_refusal",
-                                         "companions_refusal"],
+                                         "targets", "judged_shapes", "row_peer", "timed_peers", "standing_in",
+                                         "companion_refusal", "companions_refusal"],
+    "lab/report/context.py": ["companion_of"],
     "lab/report/tables.py": ["hypothesis_verdict", "rel_change", "_vs_prediction"],
     "lab/report/replication.py": ["rows", "_se", "agreement", "_normal_cdf"],
     "lab/studies/tuning/dispatch.py": ["shape_class", "entry_for", "_log_se", "class_scores", "choose_table",
@@ -87,7 +89,7 @@ FULL = {
     # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
     "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
     "lab/report/sections/decode.py": ["speed_interval", "fastest_peer", "geomean", "targets", "copy_of",
-                                      "copy_exceeded", "cold_excess", "front_page"],
+                                      "copy_exceeded", "cold_excess", "front_page", "other_gpu_lines"],
     # the cold mode's flush as a run records it, and what the report concludes from it
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
     "lab/report/validity.py": ["cold_flush_threat"],
@@ -112,7 +114,8 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
               "tests/test_params.py::test_old_runs_read_back_with_what_they_did",
               "tests/test_models_study.py::test_sustained_names_where_the_sustained_mode_runs",
               *(f"tests/test_replicates_runs.py::{t}" for t in (
-                  "test_runs_recorded_before_replicates_read_back_as_one", "test_a_bad_replicate_count_is_named")),
+                  "test_runs_recorded_before_replicates_read_back_as_one", "test_a_bad_replicate_count_is_named",
+                  "test_the_calibration_is_at_the_confidence_asked")),
               *(f"tests/test_replication.py::{t}" for t in (
                   "test_rows_hold_where_the_kernels_behave_alike", "test_a_step_that_stops_helping_is_named",
                   "test_agreement_counts_points_inside_the_other_runs_intervals",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lab.report import branches
 from lab.report.formats import MISSING, PEER, isnum, fmt, fmt_ci, fmt_us, md_table, new_lines, shape_label
-from lab.report.context import Context, companion_words
+from lab.report.context import Context, companion_of, companion_words
 from lab.report.provenance import run_path
 from lab.report.load import manifest_variant
 from lab.report.tables import hypothesis_rows
@@ -24,8 +24,9 @@ def section_title(ctx: Context) -> list[str]:
         add(f"> This run's status.json says **{state}**: it was not marked complete. Stages recorded in "
             f"stages.json: {', '.join(done) if done else 'none'}. The report uses what the folder holds.")
         add("")
-    also = "".join(f", and issue 46's {companion_words(c)} rows also from its companion's (`{run_path(c)}`)"
-                   for c in ctx.companions)
+    also = "".join(f", and issue 46's {companion_words(c)} rows"
+                   + ("" if companion_of(data, ctx.base, c) is data else " on the other GPU")
+                   + f" also from its companion's (`{run_path(c)}`)" for c in ctx.companions)
     add(f"Every number below is computed from this run's folder (`{run_path(data)}`){also}; none is typed in.")
     add("")
     return L

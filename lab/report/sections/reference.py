@@ -12,7 +12,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report import branches
 from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, peer_rows, row_level
-from lab.report.context import Context, companion_modes, companion_words
+from lab.report.context import Context, companion_modes, companion_of, companion_words
 from lab.report.formats import fmt_ci, fmt_us, md_table, shape_label
 from lab.report.load import HOT, SUSTAINED, RunData
 from lab.studies.shapes import model_names, shape_set
@@ -165,22 +165,33 @@ def companion_refusal(data: RunData, companion: RunData) -> str | None:
     return None
 
 
-def companions_refusal(data: RunData, companions: list[RunData]) -> str | None:
-    """companion_refusal of each, then: no two companions may time the run's end at the same shape and mode (which
-    would stand in would be a choice), nor may one be named twice."""
+def companions_refusal(data: RunData, companions: list[RunData], base: RunData | None = None) -> str | None:
+    """companion_refusal of each against the run it stands in for (companion_of: the run, or a base of another GPU
+    model), then: no two companions may time that run's end at the same shape and mode (which would stand in would be
+    a choice), nor may one be named twice."""
+    other_gpu = base is not None and base.env.get("gpu") not in (None, data.env.get("gpu"))
     for c in companions:
-        if why := companion_refusal(data, c):
+        target = companion_of(data, base, c)
+        if why := companion_refusal(target, c):
+            if target is base:
+                why = why.replace("is the run itself", "is the report's base itself")
+            elif other_gpu:
+                why = why.replace(": a companion must be the same GPU model", f" and its base on {base.env['gpu']}: "
+                                  "a companion must be the run's GPU model or its base's")
             return why
-    step, seen = branches.arch_specific_end(data), {}
-    for c in companions:
-        for sh in c.measured_shapes:
-            for mode in companion_modes(c):
-                if c.lat(step, sh, mode) is None:
-                    continue
-                if (sh, mode) in seen:
-                    return (f"{seen[sh, mode]} and {c.run_id} both timed {step} at {shape_label(sh)} {mode}: "
-                            "name one companion a row")
-                seen[sh, mode] = c.run_id
+    for target in (data, base):
+        if target is None:
+            continue
+        step, seen = branches.arch_specific_end(target), {}
+        for c in (c for c in companions if companion_of(data, base, c) is target):
+            for sh in c.measured_shapes:
+                for mode in companion_modes(c):
+                    if c.lat(step, sh, mode) is None:
+                        continue
+                    if (sh, mode) in seen:
+                        return (f"{seen[sh, mode]} and {c.run_id} both timed {step} at {shape_label(sh)} {mode}: "
+                                "name one companion a row")
+                    seen[sh, mode] = c.run_id
     return None
 
 
@@ -264,8 +275,9 @@ def section_reference(ctx: Context) -> list[str]:
             "H100 and an H200). At least r: the speedup's point estimate at least r and its 95 % interval's lower end "
             f"above r - {TARGET_MARGIN:g}; a row the run did not measure is not met.", ""]
     out += targets(data, step)
-    if ctx.companions:
-        out += [""] + companions_block(data, step, ctx.companions)
+    own = [c for c in ctx.companions if companion_of(data, ctx.base, c) is data]
+    if own:
+        out += [""] + companions_block(data, step, own)
     other = ctx.base
     if other is not None and other.env.get("gpu") and other.env.get("gpu") != data.env.get("gpu"):
         other_step = branches.arch_specific_end(other)  # that run's own end: it may be an earlier step
@@ -274,6 +286,9 @@ def section_reference(ctx: Context) -> list[str]:
                     f"replicated against, its end {other_step}"
                     + ("" if other_step == step else f", not {step}") + ").", ""]
             out += targets(other, other_step)
+            theirs = [c for c in ctx.companions if companion_of(data, other, c) is other]
+            if theirs:
+                out += [""] + companions_block(other, other_step, theirs)
     return out + [""]
 
 
