@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default=None, help="a second run to replicate against (\"Does it replicate?\"; "
                     "default: the committed report's base for its run, else the latest complete run on another GPU model, if any)")
     ap.add_argument("--companion", action="append", default=None, help="a run of issue 46's target modes alone (hot, "
-                    "sustained or both) on the run's GPU model or its base's, at more rounds, turns or replicates: the targets are "
-                    "judged with the rows it timed as well; repeat it for several, no two timing the same row "
-                    "(default: the committed report's, for its run)")
+                    "sustained or both) on the run's GPU model or its base's, at more rounds, turns or replicates: "
+                    "the targets are judged with the rows it timed as well; repeat it for several, no two timing the "
+                    "same row (default: the committed report's, for its run)")
     args = ap.parse_args(argv)
     root = Path(args.runs_root) if args.runs_root else None
     run_id = args.run_id or committed.default_run(root)

@@ -37,7 +37,8 @@ def chunks(capacity, splits):
 sms, per_sm = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (132, 2)
 forced = [int(a) for a in sys.argv[3:]]
 print(f"{sms} SMs, {per_sm} CTAs an SM of the 16-row tile (a wave of {sms * per_sm})")
-print(f"{'shape':32} {'splits':>6} {'chunk':>5} {'CTAs':>5} {'with keys':>9} {'longest':>7} {'mean':>6} {'longest/mean':>12}")
+print(f"{'shape':32} {'splits':>6} {'chunk':>5} {'CTAs':>5} {'with keys':>9} {'longest':>7} {'mean':>6} "
+      f"{'longest/mean':>12}")
 for shape in [s for s in decode_shapes() if s.mixed]:
     rows = shape.q_len * shape.H // shape.H_kv
     if rows > 32:

@@ -248,7 +248,8 @@ def other_gpu_lines(ctx: Context) -> list[str]:
     for mode in ("hot", "cold"):
         by_shape = medians(d["rows"], mode)
         if by_shape:
-            L += [f"- {mode.capitalize()}:"] + ["  " + line for line in targets(d, by_shape, d["end"], peers, "that GPU")]
+            lines = targets(d, by_shape, d["end"], peers, "that GPU")
+            L += [f"- {mode.capitalize()}:"] + ["  " + line for line in lines]
     return L + [""]
 
 
