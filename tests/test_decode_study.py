@@ -349,8 +349,12 @@ def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
     end, big = steps[-1], "8,32,8,128,8192"
     nbytes = decode_shapes_from(big)[0].bytes_moved()
 
+    parent = manifest.get(end).parent
+
     def decode(end_us, cudnn_us, copy_us):
         rows = [_row(end, big, end_us, end_us - 0.1, end_us + 0.1, mode) for mode in ("hot", "cold")]
+        # the end's parent, faster than cuDNN: a step, never the fastest peer
+        rows += [_row(parent, big, cudnn_us - 1, cudnn_us - 1.1, cudnn_us - 0.9, mode) for mode in ("hot", "cold")]
         rows += [_row("sdpa_cudnn", big, cudnn_us, cudnn_us - 0.1, cudnn_us + 0.1, mode) for mode in ("hot", "cold")]
         return {"shapes": [big], "steps": steps, "end": end, "excluded": {}, "rows": rows,
                 "copy": {"bytes": 2 * (256 << 20), "gbps": nbytes / (copy_us * 1e3), "samples": 15},
@@ -365,9 +369,13 @@ def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
     here = run("h100", "H100", decode(63.0, 64.0, 60.0))
     # on the other GPU the end takes 50 us, cuDNN 49 (0.98x: target 2 missed), the copy 45 us (0.90: target 1 missed)
     other = run("h200", "H200", decode(50.0, 49.0, 45.0))
-    md = "\n".join(section_decode(SimpleNamespace(data=here, base=other)))
-    assert (f"**On the other GPU** (H200: run h200, the run this report is replicated against, its decode end "
-            f"`{end}`, its copy {nbytes / 45e3:.0f} GB/s), against issue 50's targets:") in md
+    lines = section_decode(SimpleNamespace(data=here, base=other))
+    md = "\n".join(lines)
+    head = (f"**On the other GPU** (H200: run h200, the run this report is replicated against, its decode end "
+            f"`{end}`, its copy {nbytes / 45e3:.0f} GB/s), against issue 50's targets:")
+    at = lines.index(head)
+    assert lines[at + 1] == "" and lines[at + 2] == "- Hot:" and lines[at + 6] == "- Cold:"  # targets 1, 2, 4 each
+    assert lines[at + 9].startswith("  - Target 4 (") and lines[at + 10] == ""
     part = md.split("**On the other GPU**")[1]
     for mode in ("Hot", "Cold"):
         block = part.split(f"- {mode}:")[1].split("\n- ")[0]
@@ -379,7 +387,10 @@ def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
             in block
     # this run's own targets are still judged on its rows: met here
     assert "- Target 2 (at least 1.00× the fastest peer, the interval's lower end above 0.99): met at every shape" in md
-    for base in (run("same", "H100", decode(50.0, 49.0, 45.0)), run("none", "H200", None), None):
+    rowless = {**decode(50.0, 49.0, 45.0), "rows": []}
+    copyless = {k: v for k, v in decode(50.0, 49.0, 45.0).items() if k != "copy"}
+    for base in (run("same", "H100", decode(50.0, 49.0, 45.0)), run("none", "H200", None), None,
+                 run("rowless", "H200", rowless), run("copyless", "H200", copyless)):
         assert "On the other GPU" not in "\n".join(section_decode(SimpleNamespace(data=here, base=base)))
 
 

@@ -290,6 +290,8 @@ def test_a_companion_of_the_other_gpu_stands_in_for_the_base_s_rows_there_and_no
         "must be the run's GPU model or its base's")
     twice = _with_gpu(_run(tmp_path / "f", COMPANION_SUSTAINED, run_id="R-f"), "NVIDIA H200")
     assert companions_refusal(h100, [of_h200, twice], h200).startswith("R-c and R-f both timed")
+    assert companions_refusal(h100, [a100], of_h100) == (  # a base of the run's own model: the plain refusal
+        "R-e ran on NVIDIA A100-SXM4-80GB, the run on NVIDIA H100 80GB HBM3: a companion must be the same GPU model")
     assert companions_refusal(h100, [h200], h200) == "R-b is the report's base itself"
 
 

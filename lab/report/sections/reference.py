@@ -179,9 +179,7 @@ def companions_refusal(data: RunData, companions: list[RunData], base: RunData |
                 why = why.replace(": a companion must be the same GPU model", f" and its base on {base.env['gpu']}: "
                                   "a companion must be the run's GPU model or its base's")
             return why
-    for target in (data, base):
-        if target is None:
-            continue
+    for target in (data, *([base] if base is not None else [])):
         step, seen = branches.arch_specific_end(target), {}
         for c in (c for c in companions if companion_of(data, base, c) is target):
             for sh in c.measured_shapes:
