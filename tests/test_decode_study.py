@@ -387,6 +387,10 @@ def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
             in block
     # this run's own targets are still judged on its rows: met here
     assert "- Target 2 (at least 1.00× the fastest peer, the interval's lower end above 0.99): met at every shape" in md
+    # a decode.json without its steps (none recorded): every implementation counts as a peer, and the block stands
+    stepless = {k: v for k, v in decode(50.0, 49.0, 45.0).items() if k != "steps"}
+    md = "\n".join(section_decode(SimpleNamespace(data=here, base=run("stepless", "H200", stepless))))
+    assert f"missed at 1: 8,32,8,128,8192,bf16 ({48 / 50:.4f}, lower end {47.9 / 50.1:.3f} against {parent})" in md
     rowless = {**decode(50.0, 49.0, 45.0), "rows": []}
     copyless = {k: v for k, v in decode(50.0, 49.0, 45.0).items() if k != "copy"}
     for base in (run("same", "H100", decode(50.0, 49.0, 45.0)), run("none", "H200", None), None,
