@@ -25,11 +25,17 @@ def companion_words(companion: RunData) -> str:
     return " and ".join(companion_modes(companion)) or "no"
 
 
+def base_on_another_gpu(data, base) -> bool:
+    """Whether the report's base ran on another GPU model than its run: then the issues that judge their targets on an
+    H100 and an H200 judge them on the base too ("On the other GPU")."""
+    gpu = base.env.get("gpu") if base is not None else None
+    return bool(gpu) and gpu != data.env.get("gpu")
+
+
 def companion_of(data: RunData, base: RunData | None, companion: RunData) -> RunData:
     """The run whose rows `companion` stands in for: the report's run, or its base where the base ran on another GPU
     model and the companion on the base's (issue 46 judges its targets on an H100 and an H200: "On the other GPU")."""
-    gpu = companion.env.get("gpu")
-    if base is not None and gpu and gpu != data.env.get("gpu") and gpu == base.env.get("gpu"):
+    if base_on_another_gpu(data, base) and companion.env.get("gpu") == base.env.get("gpu"):
         return base
     return data
 
@@ -56,7 +62,7 @@ class Context:
     base: RunData | None = None  # a second run to replicate against ("Does it replicate?"), if any
     # runs of some of issue 46's target modes alone (hot, sustained) on the run's GPU model or the base's, at more
     # rounds, turns or replicates: the targets' rows they timed are judged on them too, the run's or the base's
-    # (lab.report.sections.reference.companion_of, companions_refusal)
+    # (companion_of above, lab.report.sections.reference.companions_refusal)
     companions: list[RunData] = field(default_factory=list)
 
     @classmethod

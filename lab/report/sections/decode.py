@@ -11,7 +11,7 @@ import math
 from lab.measure.peers import contenders
 from lab.measure.timing import recorded_flush
 from lab.report.formats import MISSING, fmt, md_table, new_lines
-from lab.report.context import Context
+from lab.report.context import Context, base_on_another_gpu
 from lab.report.sections.method import cold_flush_words
 from lab.report.sections.reference import TARGET_MARGIN
 
@@ -236,8 +236,7 @@ def other_gpu_lines(ctx: Context) -> list[str]:
     """Issue 50's targets judged on the report's BASE as well, where it ran on another GPU model with a decode set (the
     issue judges them on an H100 and an H200): its own end, peers and copy, hot and cold, as this run's are."""
     other = getattr(ctx, "base", None)
-    gpu = ctx.data.env.get("gpu") if hasattr(ctx.data, "env") else None
-    if other is None or not other.env.get("gpu") or other.env.get("gpu") == gpu or not other.rec.has("decode.json"):
+    if not base_on_another_gpu(ctx.data, other) or not other.rec.has("decode.json"):
         return []
     d = other.rec.read_json("decode.json")
     if not d.get("rows") or not d.get("copy") or not d.get("end"):

@@ -12,7 +12,7 @@ import pandas as pd
 from lab.kernels.shape import Shape
 from lab.report import branches
 from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, peer_rows, row_level
-from lab.report.context import Context, companion_modes, companion_of, companion_words
+from lab.report.context import Context, base_on_another_gpu, companion_modes, companion_of, companion_words
 from lab.report.formats import fmt_ci, fmt_us, md_table, shape_label
 from lab.report.load import HOT, SUSTAINED, RunData
 from lab.studies.shapes import model_names, shape_set
@@ -169,13 +169,12 @@ def companions_refusal(data: RunData, companions: list[RunData], base: RunData |
     """companion_refusal of each against the run it stands in for (companion_of: the run, or a base of another GPU
     model), then: no two companions may time that run's end at the same shape and mode (which would stand in would be
     a choice), nor may one be named twice."""
-    other_gpu = base is not None and base.env.get("gpu") not in (None, data.env.get("gpu"))
     for c in companions:
         target = companion_of(data, base, c)
         if why := companion_refusal(target, c):
             if target is base:
                 why = why.replace("is the run itself", "is the report's base itself")
-            elif other_gpu:
+            elif base_on_another_gpu(data, base):
                 why = why.replace(": a companion must be the same GPU model", f" and its base on {base.env['gpu']}: "
                                   "a companion must be the run's GPU model or its base's")
             return why
@@ -277,7 +276,7 @@ def section_reference(ctx: Context) -> list[str]:
     if own:
         out += [""] + companions_block(data, step, own)
     other = ctx.base
-    if other is not None and other.env.get("gpu") and other.env.get("gpu") != data.env.get("gpu"):
+    if base_on_another_gpu(data, other):
         other_step = branches.arch_specific_end(other)  # that run's own end: it may be an earlier step
         if other_step:
             out += ["", f"**On the other GPU** ({other.env['gpu']}: run {other.run_id}, the run this report is "
