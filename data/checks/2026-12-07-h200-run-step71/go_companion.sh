@@ -2,7 +2,8 @@
 # The next device call for issue 46 on the H200: step 71's sustained companion (the sustained mode alone at issue 46's
 # 20 rows, TURNS turns a row (8 by default), 5 replicates, FA3 and cuDNN beside it), as
 # ../2026-12-06-h100-sustained-step71 ran on an H100 with 10 turns (1,634 s of device time there with the start). 8
-# turns take about 1,350 s, which a session's 1,800 s still holds after a start or two that found an H100. On any other GPU it names the GPU and stops.
+# turns take about 1,350 s, which a session's 1,800 s still holds after a start or two that found an H100. On any
+# other GPU it names the GPU and stops.
 #
 # CHECKED names this folder (its GPU tests and sanitizers passed at 36dadea8). Before the call, here (the GPU machine's
 # tree has no .git), this must print nothing:
