@@ -70,3 +70,95 @@ def test_a_superseded_entry_names_the_folder_git_keeps():
     assert not data_index.problems({**data_index.load(), "superseded": [entry]})
     with pytest.raises(ValueError, match="not in HEAD's tree"):
         data_index.superseded_entry("data/runs/20990101T000000Z-never")
+
+
+# --- pruned folders: raw files in git history, README, scripts and evidence in the tree ------------------------
+
+
+def test_a_pruned_folder_keeps_its_evidence_readme_scripts_and_patches():
+    files = ["README.md", "notes.md", "call1/log.txt", "call1/ratios.txt", "sweep.py", "call1.sh", "x.patch",
+             "after.diff", "samples.json", "call1/ncu.csv.gz", "run/params.toml"]
+    assert data_index.prunable(files, ["call1/ratios.txt", "samples.json"]) == ["call1/log.txt", "call1/ncu.csv.gz"]
+    assert data_index.prunable(["a.json"], []) == ["a.json"]
+    assert data_index.prunable(["README.md"], []) == []
+
+
+def test_the_pruned_field_goes_at_the_end_of_its_own_entry():
+    text = ('[[entry]]\nfolder = "explorations/a"\nverdict = """\\\nx\n[y]"""\nevidence = ["a.txt"]\n\n'
+            '[[entry]]\nfolder = "checks/b"\nevidence = ["b.txt"]\n')
+    first = data_index._with_field(text, "explorations/a", "pruned = { files = 1 }")
+    assert first == text.replace('evidence = ["a.txt"]\n', 'evidence = ["a.txt"]\npruned = { files = 1 }\n')
+    last = data_index._with_field(text, "checks/b", "pruned = { files = 2 }")
+    assert last == text + "pruned = { files = 2 }\n" or last == text.rstrip("\n") + "\npruned = { files = 2 }\n"
+    assert tomllib.loads(first)["entry"][0]["pruned"] == {"files": 1} and "pruned" not in tomllib.loads(first)["entry"][1]
+    with pytest.raises(ValueError, match="no line folder"):
+        data_index._with_field(text, "checks/c", "pruned = {}")
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_prune_takes_the_raw_files_out_and_git_gives_the_folder_back(tmp_path, monkeypatch):
+    """On a repository of its own: the folder's raw files leave, the README says where they went, the entry's
+    `pruned` names the commit and tree id that hold them, and `git archive` of that tree gives every file back."""
+    folder = tmp_path / "data" / "explorations" / "2026-01-01-x"
+    (folder / "call1").mkdir(parents=True)
+    content = {"README.md": "# x\n", "sweep.py": "print(1)\n", "call1/ratios.txt": "1.002x\n",
+               "call1/sweep.json": '{"rows": [1, 2, 3]}\n', "call1/log.txt": "a log\n" * 10}
+    for name, text in content.items():
+        (folder / name).write_text(text)
+    toml = tmp_path / "data" / "index.toml"
+    toml.write_text('[[entry]]\nfolder = "explorations/2026-01-01-x"\ndate = "2026-01-01"\nevidence = '
+                    '["call1/ratios.txt"]\n')
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    monkeypatch.setattr(data_index, "REPO", tmp_path)
+    monkeypatch.setattr(data_index, "INDEX_TOML", toml)
+    tree = _git(tmp_path, "rev-parse", "HEAD:data/explorations/2026-01-01-x")
+
+    p = data_index.prune("data/explorations/2026-01-01-x/")
+    gone = ["call1/log.txt", "call1/sweep.json"]
+    assert p == {"last": _git(tmp_path, "rev-parse", "--short=10", "HEAD"), "tree": tree, "files": 2,
+                 "bytes": sum(len(content[f]) for f in gone)}
+    assert sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file()) == [
+        "README.md", "call1/ratios.txt", "sweep.py"]
+    assert f"git archive {tree}" in (folder / "README.md").read_text()
+    entry = tomllib.loads(toml.read_text())["entry"][0]
+    assert entry["pruned"] == p and data_index._pruned_problems(entry) == []
+
+    back = tmp_path / "back"
+    back.mkdir()
+    archive = subprocess.run(["git", "-C", str(tmp_path), "archive", tree], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(back)], input=archive, check=True)
+    assert {n: (back / n).read_text() for n in content} == content
+
+    assert "says 3 files" in " ".join(data_index._pruned_problems({**entry, "pruned": {**p, "files": 3}}))
+    (folder / "sweep.py").unlink()  # a script is kept: its leaving is not a prune's
+    found = data_index._pruned_problems(entry)
+    assert any("took out what a pruned folder keeps: sweep.py" in f for f in found), found
+    with pytest.raises(ValueError, match="pruned already"):
+        data_index.prune("explorations/2026-01-01-x")
+    with pytest.raises(ValueError, match="no \\[\\[entry\\]\\]"):
+        data_index.prune("explorations/2026-01-02-y")
+
+
+def test_each_pruned_rule_turns_red_when_broken(index):
+    pruned = [i for i, e in enumerate(index["entry"]) if "pruned" in e]
+    if not pruned or not data_index._full_history():
+        pytest.skip("no pruned folder, or no full git history here")
+    i, j = pruned[0], pruned[-1]
+    for breakage, expected in [
+        (lambda ix: ix["entry"][i]["pruned"].update(tree="abc"), "is not a 40-digit git object id"),
+        (lambda ix: ix["entry"][i]["pruned"].pop("bytes"), "lacks bytes"),
+        (lambda ix: ix["entry"][i]["pruned"].update(files=ix["entry"][i]["pruned"]["files"] + 1), "files of"),
+        (lambda ix: ix["entry"][i]["pruned"].update(tree=ix["entry"][j]["pruned"]["tree"]), "is not data/"),
+        (lambda ix: ix["entry"][i]["pruned"].update(tree="0" * 40), "not in this repository's history"),
+    ]:
+        if expected == "is not data/" and i == j:
+            continue
+        broken = copy.deepcopy(index)
+        breakage(broken)
+        found = data_index.problems(broken)
+        assert any(expected in p for p in found), (expected, found)

@@ -3,20 +3,25 @@
 Generated from data/index.toml (`python -m lab.report.data_index`, also run by `make docs`):
 
     [[entry]]       one folder of data/explorations or data/checks: its date, the ladder steps it
-                    concerns, the question, the verdict and the files that hold the deciding numbers
+                    concerns, the question, the verdict and the files that hold the deciding numbers;
+                    `pruned`, where its other raw files left the tree: the commit that last held them,
+                    the folder's git tree id there, and how many files and bytes left
     [[run]]         one run folder kept in the tree (data/runs, tests/fixtures) and why it is kept
     [[superseded]]  a run folder that left the tree: its id, GPU, the commit that added it, the last
                     commit that held it and its git tree id there (the folder's content hash:
                     `git archive <tree> | tar -x -C <dir>` gives it back)
 
 `python -m lab.report.data_index --supersede RUN_ID` writes a run's [[superseded]] entry from git
-before its folder leaves the tree; `--check` lists what does not hold (tests/test_data_index.py):
-a folder without an entry or an entry without its folder, evidence that is not there, a run folder
-in the tree that no [[run]] names, a stale INDEX.md.
+before its folder leaves the tree; `--prune FOLDER` takes a committed folder's raw files out of the
+tree (all but its evidence, README, scripts and patches: `prunable`) and writes its entry's `pruned`;
+`--check` lists what does not hold (tests/test_data_index.py): a folder without an entry or an entry
+without its folder, evidence that is not there, a run folder in the tree that no [[run]] names, a
+`pruned` whose tree git does not hold as said, a stale INDEX.md.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -33,6 +38,9 @@ RUN_ROOTS = ("data/runs", "data/tuning", "tests/fixtures/runs", "tests/fixtures/
 ENTRY_FIELDS = ("folder", "date", "steps", "topic", "question", "verdict", "evidence")
 TOPICS = ("kernel", "measurement", "records", "tooling")
 SUPERSEDED_FIELDS = ("run", "kind", "gpu", "steps", "added", "last", "tree")
+PRUNED_FIELDS = ("last", "tree", "files", "bytes")
+# What a pruned folder keeps besides its evidence: what a reader reads first and what ran (scripts, patches)
+KEPT_SUFFIXES = (".md", ".py", ".sh", ".patch", ".diff", ".toml", ".cu", ".cuh")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
 TREE = re.compile(r"[0-9a-f]{40}$")
 
@@ -48,7 +56,11 @@ RUN_ID`, before the folder is removed): git history keeps it, and its tree id fi
 `git archive <tree> | tar -x -C <dir>`. An exploration reads only what is committed in the tree:
 what it needs of a superseded run is copied into its folder with the commit and tree id it came
 from (`history.json`, `inputs/`). Scripts that ran on the GPU machine read what their own call
-measured; what they printed is committed beside them."""
+measured; what they printed is committed beside them. A folder whose work is done may be pruned
+(`python -m lab.report.data_index --prune FOLDER`): it keeps its README, scripts, patches and
+evidence, and its other raw files (samples, logs, profiler dumps) leave the tree; the entry's
+`pruned` gives the commit that last held them and the folder's tree id there, which `git archive`
+turns back into the whole folder."""
 
 
 def load(path: Path = INDEX_TOML) -> dict:
@@ -103,6 +115,8 @@ def problems(index: dict | None = None) -> list[str]:
                 out.append(f"{where}: evidence {ev} is not in the folder")
         if not e["question"].strip() or not e["verdict"].strip():
             out.append(f"{where}: an empty question or verdict")
+        if "pruned" in e:
+            out += [f"{where}: pruned {p}" for p in _pruned_problems(e)]
     runs = {r.get("path") for r in index.get("run", [])}
     out += [f"{f}: a run folder in the tree that no [[run]] of data/index.toml names" for f in _run_folders()
             if f not in runs]
@@ -114,6 +128,44 @@ def problems(index: dict | None = None) -> list[str]:
         elif not TREE.match(s["tree"]):
             out.append(f"{where}: tree {s['tree']!r} is not a 40-digit git object id")
     return out
+
+
+def prunable(files: list[str], evidence: list[str]) -> list[str]:
+    """Of a folder's files (paths inside it), those that may leave the tree: neither evidence nor a
+    README, script or patch (KEPT_SUFFIXES)."""
+    return sorted(f for f in files if f not in set(evidence) and not f.endswith(KEPT_SUFFIXES))
+
+
+def _pruned_problems(e: dict) -> list[str]:
+    p = e["pruned"]
+    if missing := [k for k in PRUNED_FIELDS if k not in p]:
+        return [f"lacks {', '.join(missing)}"]
+    if not TREE.match(str(p["tree"])):
+        return [f"tree {p['tree']!r} is not a 40-digit git object id"]
+    if not _full_history():
+        return []  # a shallow clone or no git: the ids' form is all that can be checked
+    try:
+        held = _git("ls-tree", "-r", "-l", p["tree"]).splitlines()
+        at_last = _git("rev-parse", f"{p['last']}:data/{e['folder']}")
+    except subprocess.CalledProcessError:
+        return [f"tree {p['tree']} or commit {p['last']} is not in this repository's history"]
+    out = [] if at_last == p["tree"] else [f"tree {p['tree']} is not data/{e['folder']} at {p['last']} ({at_last})"]
+    sizes = {line.split("\t", 1)[1]: int(line.split()[3]) for line in held}
+    here = REPO / "data" / e["folder"]
+    gone = [f for f in sizes if not (here / f).exists()]
+    if (len(gone), sum(sizes[f] for f in gone)) != (p["files"], p["bytes"]):
+        out.append(f"says {p['files']} files of {p['bytes']} bytes left the tree, but {len(gone)} of "
+                   f"{sum(sizes[f] for f in gone)} bytes of its tree are not here")
+    if kept := [f for f in gone if f not in prunable([f], e["evidence"])]:
+        out.append(f"took out what a pruned folder keeps: {', '.join(kept[:3])}")
+    return out
+
+
+def _full_history() -> bool:
+    try:
+        return _git("rev-parse", "--is-shallow-repository") == "false"
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return False
 
 
 def _cell(text) -> str:
@@ -140,7 +192,7 @@ def render(index: dict | None = None) -> str:
         L.append(md_table(["date", "folder", "steps", "question", "verdict", "evidence"],
                           [[e["date"], f"[`{e['folder'].split('/', 1)[1]}`]({e['folder']}/)",
                             ", ".join(map(str, e["steps"])) or e["topic"], _cell(e["question"]), _cell(e["verdict"]),
-                            ", ".join(f"`{x}`" for x in e["evidence"])]
+                            ", ".join(f"`{x}`" for x in e["evidence"]) + _pruned_note(e)]
                            for e in sorted(rows, key=lambda e: (e["date"], e["folder"]))], compact=True))
     sup = index.get("superseded", [])
     L += ["", "## Superseded runs (in git history)", "",
@@ -152,6 +204,14 @@ def render(index: dict | None = None) -> str:
                       [[f"`{s['run']}`", s["kind"], _cell(s["gpu"]), s["steps"], f"`{s['added']}`", f"`{s['last']}`",
                         f"`{s['tree']}`", _cell(s.get("note", ""))] for s in sup], compact=True))
     return "\n".join(L) + "\n"
+
+
+def _pruned_note(e: dict) -> str:
+    if "pruned" not in e:
+        return ""
+    p = e["pruned"]
+    return (f"; {p['files']} raw files ({p['bytes'] / 1e6:.1f} MB) in git history: `git archive {p['tree']} | "
+            f"tar -x -C <dir>` (as at `{p['last']}`)")
 
 
 def write(path: Path = INDEX_MD) -> bool:
@@ -173,8 +233,6 @@ def _git(*args: str) -> str:
 def superseded_entry(path: str, kind: str = "study", note: str = "") -> str:
     """The [[superseded]] entry of a committed run folder (a path from the repository's root), as TOML
     text: read from git at HEAD, so the folder must be committed as it should be found again."""
-    import json
-
     try:
         tree = _git("rev-parse", f"HEAD:{path}")
     except subprocess.CalledProcessError:
@@ -196,12 +254,91 @@ def _has(spec: str) -> bool:
         return False
 
 
+# --- a folder's raw files leaving the tree ---------------------------------------------------------
+
+
+def prune(folder: str) -> dict:
+    """Take a committed folder's raw files out of the tree (`prunable`: all but its entry's evidence,
+    README, scripts and patches), say so at the end of its README, and write its entry's `pruned`
+    into data/index.toml; returns that field. `folder`: explorations/<name> or checks/<name>. A
+    ValueError where the folder has no entry, was pruned, differs from HEAD or has nothing to take."""
+    folder = folder.removeprefix("data/").rstrip("/")
+    entry = next((e for e in load(INDEX_TOML).get("entry", []) if e.get("folder") == folder), None)
+    if entry is None:
+        raise ValueError(f"{folder}: no [[entry]] in data/index.toml")
+    if "pruned" in entry:
+        raise ValueError(f"{folder}: pruned already (at {entry['pruned'].get('last')})")
+    path = f"data/{folder}"
+    if _git("status", "--porcelain", "--", path):
+        raise ValueError(f"{path}: differs from HEAD (commit it as it should be found again)")
+    try:
+        tree = _git("rev-parse", f"HEAD:{path}")
+    except subprocess.CalledProcessError:
+        raise ValueError(f"{path}: not in HEAD's tree") from None
+    sizes = {line.split("\t", 1)[1]: int(line.split()[3]) for line in _git("ls-tree", "-r", "-l", tree).splitlines()}
+    gone = prunable(list(sizes), entry["evidence"])
+    if not gone:
+        raise ValueError(f"{path}: nothing to prune (only evidence, README, scripts and patches)")
+    fields = {"last": _git("rev-parse", "--short=10", "HEAD"), "tree": tree, "files": len(gone),
+              "bytes": sum(sizes[f] for f in gone)}
+    here = REPO / path
+    for f in gone:
+        (here / f).unlink()
+    for d in sorted((p for p in here.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        if not any(d.iterdir()):
+            d.rmdir()
+    readme = here / "README.md"
+    if readme.exists():
+        readme.write_text(readme.read_text().rstrip("\n") + "\n\n" + _pruned_readme_note(fields) + "\n")
+    INDEX_TOML.write_text(_with_field(INDEX_TOML.read_text(), folder, "pruned = { " + ", ".join(
+        f"{k} = {json.dumps(v)}" for k, v in fields.items()) + " }"))
+    return fields
+
+
+def _pruned_readme_note(p: dict) -> str:
+    return (f"## Raw files in git history\n\nPruned at `{p['last']}` (`python -m lab.report.data_index --prune`): "
+            f"{p['files']} raw files ({p['bytes'] / 1e6:.1f} MB) that the evidence does not need left the tree. "
+            f"`git archive {p['tree']} | tar -x -C <dir>` gives this folder back as it was.")
+
+
+def _with_field(text: str, folder: str, line: str) -> str:
+    """data/index.toml's text with `line` at the end of the [[entry]] of `folder`."""
+    lines = text.split("\n")
+    try:
+        at = lines.index(f'folder = "{folder}"')
+    except ValueError:
+        raise ValueError(f"{folder}: no line folder = \"{folder}\" in data/index.toml") from None
+    end = next((i for i in range(at + 1, len(lines)) if lines[i].startswith("[[")), len(lines))
+    while end > at + 1 and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[:end] + [line] + lines[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m lab.report.data_index", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="list what does not hold; exit 1 if anything")
     ap.add_argument("--supersede", metavar="PATH", help="append the [[superseded]] entry of a committed run folder "
                                                         "(data/runs/<run_id>, or the bare run id) to data/index.toml")
+    ap.add_argument("--prune", metavar="FOLDER", nargs="+", default=[],
+                    help="take each committed folder's raw files out of the tree (explorations/<name> or "
+                         "checks/<name>; all but its evidence, README, scripts and patches) and write its `pruned`")
+    ap.add_argument("--prune-before", metavar="DATE", help="--prune every folder whose entry is dated before DATE "
+                                                          "(YYYY-MM-DD) and not pruned yet")
     args = ap.parse_args(argv)
+    if args.prune or args.prune_before:
+        if args.prune_before and not DATE.match(args.prune_before):
+            refuse(ap.prog, f"--prune-before {args.prune_before!r}: not YYYY-MM-DD")
+        folders = args.prune + [e["folder"] for e in load().get("entry", []) if args.prune_before
+                                and str(e["date"]) < args.prune_before and "pruned" not in e]
+        for folder in folders:
+            try:
+                p = prune(folder)
+            except ValueError as exc:
+                print(f"skipped {exc}")
+                continue
+            print(f"pruned {folder}: {p['files']} files, {p['bytes'] / 1e6:.2f} MB (tree {p['tree']})")
+        write()
+        return 0
     if args.supersede:
         try:
             path = args.supersede.rstrip("/")
