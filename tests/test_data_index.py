@@ -79,6 +79,8 @@ def test_a_pruned_folder_keeps_its_evidence_readme_scripts_and_patches():
     files = ["README.md", "notes.md", "call1/log.txt", "call1/ratios.txt", "sweep.py", "call1.sh", "x.patch",
              "after.diff", "samples.json", "call1/ncu.csv.gz", "run/params.toml"]
     assert data_index.prunable(files, ["call1/ratios.txt", "samples.json"]) == ["call1/log.txt", "call1/ncu.csv.gz"]
+    assert data_index.prunable(files, ["call1", "samples.json"]) == []  # a folder named as evidence: all under it
+    assert data_index.prunable(files + ["call10/x.json"], ["call1/"]) == ["call10/x.json", "samples.json"]
     assert data_index.prunable(["a.json"], []) == ["a.json"]
     assert data_index.prunable(["README.md"], []) == []
 

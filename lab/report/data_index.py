@@ -131,9 +131,11 @@ def problems(index: dict | None = None) -> list[str]:
 
 
 def prunable(files: list[str], evidence: list[str]) -> list[str]:
-    """Of a folder's files (paths inside it), those that may leave the tree: neither evidence nor a
-    README, script or patch (KEPT_SUFFIXES)."""
-    return sorted(f for f in files if f not in set(evidence) and not f.endswith(KEPT_SUFFIXES))
+    """Of a folder's files (paths inside it), those that may leave the tree: neither evidence (a file,
+    or a folder and all under it) nor a README, script or patch (KEPT_SUFFIXES)."""
+    kept = tuple(e.rstrip("/") + "/" for e in evidence)
+    return sorted(f for f in files if f not in set(evidence) and not f.startswith(kept)
+                  and not f.endswith(KEPT_SUFFIXES))
 
 
 def _pruned_problems(e: dict) -> list[str]:
