@@ -298,9 +298,12 @@ def prune(folder: str) -> dict:
 
 
 def _pruned_readme_note(p: dict) -> str:
-    return (f"## Raw files in git history\n\nPruned at `{p['last']}` (`python -m lab.report.data_index --prune`): "
-            f"{p['files']} raw files ({p['bytes'] / 1e6:.1f} MB) that the evidence does not need left the tree. "
+    import textwrap
+
+    text = (f"Pruned at `{p['last']}` (`python -m lab.report.data_index --prune`): {p['files']} raw files "
+            f"({p['bytes'] / 1e6:.1f} MB) that the evidence does not need left the tree. "
             f"`git archive {p['tree']} | tar -x -C <dir>` gives this folder back as it was.")
+    return "## Raw files in git history\n\n" + textwrap.fill(text, 120, break_on_hyphens=False, break_long_words=False)
 
 
 def _with_field(text: str, folder: str, line: str) -> str:
