@@ -1,9 +1,9 @@
 #!/bin/bash
 # The next device call for issue 46 on the H200: step 71's sustained companion (the sustained mode alone at issue 46's
-# 20 rows, TURNS turns a row (8 by default), 5 replicates, FA3 and cuDNN beside it), as
-# ../2026-12-06-h100-sustained-step71 ran on an H100 with 10 turns (1,634 s of device time there with the start). 8
-# turns take about 1,350 s, which a session's 1,800 s still holds after a start or two that found an H100. On any
-# other GPU it names the GPU and stops.
+# 20 rows, TURNS turns a row (6 by default), 5 replicates, FA3 and cuDNN beside it), as
+# ../2026-12-06-h100-sustained-step71 ran on an H100 with 10 turns (1,634 s of device time there with the start). 6
+# turns take about 1,050 s (the interval is over the 5 replicates), which a session's 1,800 s still holds after
+# several starts that found an H100. On any other GPU it names the GPU and stops.
 #
 # CHECKED names this folder (its GPU tests and sanitizers passed at 36dadea8). Before the call, here (the GPU machine's
 # tree has no .git), this must print nothing:
@@ -17,5 +17,5 @@ name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $name"
 if ! echo "$name" | grep -q H200; then echo "not an H200: nothing run"; exit 0; fi
 STEP=older_queue_under_8_pairs FRESH=1 WAIT=${WAIT:-560} CHECKED=data/checks/2026-12-07-h200-run-step71 \
-RUN_ARGS="--variants older_queue_under_8_pairs --shapes large,long,models --modes sustained --sustained large,long,models --sustained-turns ${TURNS:-8} --replicates 5 --peers flash_attn3,sdpa_cudnn --check quick --profile 0 --knockouts 0 --decode=" \
+RUN_ARGS="--variants older_queue_under_8_pairs --shapes large,long,models --modes sustained --sustained large,long,models --sustained-turns ${TURNS:-6} --replicates 5 --peers flash_attn3,sdpa_cudnn --check quick --profile 0 --knockouts 0 --decode=" \
   bash lab/studies/landing/poll.sh
