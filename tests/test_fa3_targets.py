@@ -355,3 +355,38 @@ def test_a_companion_stands_in_only_where_it_timed_the_peers_the_row_needs(tmp_p
     fa3_only = _with_gpu(_run(tmp_path / "d", {(LONG, "sustained"): {END: (100.0, TIGHT), FA3: (99.0, TIGHT)}},
                               run_id="R-f"))
     assert standing_in(run2, END, [fa3_only], LONG, "sustained") is fa3_only
+
+
+def test_the_first_screen_counts_parity_with_the_companions_rows_where_they_stand_in(tmp_path):
+    """The top of the report's parity count against FA3 (the bar's rule: the point at least 1.0 and the lower end above
+    0.99), then again with the rows the run's companions stand in for. From ROWS' construction, the reference rows with
+    FA3 timed: hot (4, 16, 4096, 128) 1.005x (parity), its causal twin 0.995x, (4, 16, 4096, 64) wide and its causal
+    twin 0.975x (not); sustained (1, 16, 16384, 128) 1.03x (parity) and (4, 16, 4096, 64) causal 0.965x (not).
+    COMPANION brings the causal (4, 16, 4096, 128) hot row to 1.01x (parity), (4, 16, 4096, 64) causal sustained to
+    0.975x and the long row to 1.005x: parity at the same sustained rows as before."""
+    from lab.report.context import companions_for
+    from lab.report.sections.reference import first_screen_line
+
+    run = _with_gpu(_run(tmp_path / "a"))
+    alone = "2 of 6 rows (hot 1 of 4, sustained 1 of 2)"
+    assert first_screen_line(run) == (f"**Against FlashAttention-3: at parity or above at {alone}** ({END} against "
+                                      "flash_attn3 at the canonical, large and long shapes: \"Against "
+                                      "FlashAttention-3\").")
+    both = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-both"))
+    assert first_screen_line(run, [both]).startswith(
+        f"**Against FlashAttention-3: at parity or above at {alone}; with the hot and sustained rows of run R-both "
+        "where they stand in, 3 of 6 rows (hot 2 of 4, sustained 1 of 2)** (")
+    sus = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="R-sus"))
+    assert f"{alone}; with the sustained rows of run R-sus where they stand in, {alone}**" in first_screen_line(run, [sus])
+    # a companion that stands in at no reference row (a models row alone) adds nothing; nor does none
+    models_only = _with_gpu(_run(tmp_path / "d", {(GPT2, "sustained"): COMPANION[(GPT2, "sustained")]},
+                                 run_id="R-models"))
+    assert first_screen_line(run, [models_only]) == first_screen_line(run) == first_screen_line(run, [])
+    # a companion where it stands in names itself alone; a base's companion is not the run's (companions_for)
+    assert "rows of run R-sus where" in first_screen_line(run, [models_only, sus])
+    assert "R-models" not in first_screen_line(run, [models_only, sus])
+    h200 = _with_gpu(_run(tmp_path / "e", run_id="R-h200"), "NVIDIA H200")
+    of_h200 = _with_gpu(_run(tmp_path / "f", COMPANION, run_id="R-of-h200"), "NVIDIA H200")
+    assert companions_for(run, run, h200, [both, of_h200]) == [both]
+    assert companions_for(h200, run, h200, [both, of_h200]) == [of_h200]
+    assert companions_for(run, run, None, [both]) == [both]

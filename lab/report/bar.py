@@ -107,11 +107,16 @@ def bar_rows(data: RunData, best: str, peer: str = PEER) -> pd.DataFrame:
                 continue
             f = data.speedup(best, peer, sh, mode)
             rows.append(dict(shape=sh, mode=mode, fastest=fast, ratio=c.ratio, lo=c.lo, hi=c.hi,
-                             parity=bool(c.ratio >= BAR_PARITY and c.lo > BAR_PARITY_LO),
+                             parity=at_parity(c.ratio, c.lo),
                              fast=bool(c.ratio >= BAR_FAST and c.lo > BAR_FAST_LO),
                              flash=f, best_us=data.median(best, sh, mode), fastest_us=data.median(fast, sh, mode),
                              peer_us=data.median(peer, sh, mode)))
     return pd.DataFrame(rows)
+
+
+def at_parity(ratio: float, lo: float) -> bool:
+    """The bar's parity: the point estimate at least BAR_PARITY and the interval's lower end above BAR_PARITY_LO."""
+    return bool(ratio >= BAR_PARITY and lo > BAR_PARITY_LO)
 
 
 def row_level(r) -> str:
@@ -267,7 +272,7 @@ def peer_rows(data: RunData, step: str, peer: str, shapes: list[Shape], modes: l
                 continue
             rows.append(dict(shape=sh, mode=mode, ratio=c.ratio, lo=c.lo, hi=c.hi,
                              step_us=data.median(step, sh, mode), peer_us=data.median(peer, sh, mode),
-                             parity=bool(c.ratio >= BAR_PARITY and c.lo > BAR_PARITY_LO),
+                             parity=at_parity(c.ratio, c.lo),
                              fast=bool(c.ratio >= BAR_FAST and c.lo > BAR_FAST_LO)))
     return pd.DataFrame(rows)
 

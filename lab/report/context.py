@@ -40,6 +40,11 @@ def companion_of(data: RunData, base: RunData | None, companion: RunData) -> Run
     return data
 
 
+def companions_for(target: RunData, data: RunData, base: RunData | None, companions: list[RunData]) -> list[RunData]:
+    """Those of `companions` whose rows stand in for `target`'s (the report's run or its base: companion_of)."""
+    return [c for c in companions if companion_of(data, base, c) is target]
+
+
 @dataclass
 class Report:
     markdown: str

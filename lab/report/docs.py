@@ -109,6 +109,16 @@ def _non_default(data: RunData) -> str:
     return "parameters " + ", ".join(f"`{d}`" for d in diff) if diff else "the default parameters"
 
 
+def _run_companions(data: RunData) -> list[RunData]:
+    """The committed report's companions that stand in for its run's rows (not its base's: companions_for)."""
+    from lab.report.context import companions_for
+
+    runs = data.rec.dir.parent
+    companions = [RunData(records.RunRecord.open(r, runs)) for r in committed.default_companions(data)]
+    base = committed.default_base(data) if companions else None
+    return companions_for(data, data, RunData(records.RunRecord.open(base, runs)) if base else None, companions)
+
+
 def finding(data: RunData) -> str:
     """The report's first screen, the run named and without the report's bold: the headline shape's finding
     (lab.report.ladder.finding), the FlashAttention-3 parity count, then the decode set in one sentence."""
@@ -120,7 +130,7 @@ def finding(data: RunData) -> str:
     sentence = headline_finding(data, head) if head else None
     if not sentence:
         return f"Run `{data.run_id}` has no samples at the headline shape."
-    parity = first_screen_line(data).replace("**", "")
+    parity = first_screen_line(data, _run_companions(data)).replace("**", "")
     decode = front_page(data.rec.read_json("decode.json")) if data.rec.has("decode.json") else ""
     run = f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')})"
     return f"{run}: {sentence[0].lower()}{sentence[1:]}" + "".join(f" {t}" for t in (parity, decode) if t)

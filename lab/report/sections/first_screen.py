@@ -6,7 +6,7 @@ from lab.report import branches
 from lab.report.bar import bar_count, bar_step
 from lab.report.formats import FIGURES, shape_label
 from lab.report.load import manifest_variant
-from lab.report.context import Context
+from lab.report.context import Context, companions_for
 from lab.report.ladder import figure_hero, finding, ladder_table
 from lab.report.sections.reference import first_screen_line
 
@@ -25,7 +25,7 @@ def section_first_screen(ctx: Context) -> list[str]:
         L += [f"**The bar: {met} of {parts} parts met**" + (", all of them" if met == parts else f", {parts - met} missed")
               + f" ({best} against the fastest SDPA backend at every shape and mode, and its TFLOP/s and profile "
               "targets: \"Against SDPA: the bar\").", ""]
-    if reference := first_screen_line(data):
+    if reference := first_screen_line(data, companions_for(data, data, ctx.base, ctx.companions)):
         L += [reference, ""]
     absent = data.absent_peers_plain()
     if absent:

@@ -11,8 +11,9 @@ import pandas as pd
 
 from lab.kernels.shape import Shape
 from lab.report import branches
-from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, peer_rows, row_level
-from lab.report.context import Context, base_on_another_gpu, companion_modes, companion_of, companion_words
+from lab.report.bar import BAR_PARITY, BAR_PARITY_LO, at_parity, peer_rows, row_level
+from lab.report.context import (Context, base_on_another_gpu, companion_modes, companion_of, companion_words,
+                                companions_for)
 from lab.report.formats import fmt_ci, fmt_us, md_table, shape_label
 from lab.report.load import HOT, SUSTAINED, RunData
 from lab.studies.shapes import model_names, shape_set
@@ -180,7 +181,7 @@ def companions_refusal(data: RunData, companions: list[RunData], base: RunData |
             return why
     for target in (data, *([base] if base is not None else [])):
         step, seen = branches.arch_specific_end(target), {}
-        for c in (c for c in companions if companion_of(data, base, c) is target):
+        for c in companions_for(target, data, base, companions):
             for sh in c.measured_shapes:
                 for mode in companion_modes(c):
                     if c.lat(step, sh, mode) is None:
@@ -272,7 +273,7 @@ def section_reference(ctx: Context) -> list[str]:
             "H100 and an H200). At least r: the speedup's point estimate at least r and its 95 % interval's lower end "
             f"above r - {TARGET_MARGIN:g}; a row the run did not measure is not met.", ""]
     out += targets(data, step)
-    own = [c for c in ctx.companions if companion_of(data, ctx.base, c) is data]
+    own = companions_for(data, data, ctx.base, ctx.companions)
     if own:
         out += [""] + companions_block(data, step, own)
     other = ctx.base
@@ -283,16 +284,37 @@ def section_reference(ctx: Context) -> list[str]:
                     f"replicated against, its end {other_step}"
                     + ("" if other_step == step else f", not {step}") + ").", ""]
             out += targets(other, other_step)
-            theirs = [c for c in ctx.companions if companion_of(data, other, c) is other]
+            theirs = companions_for(other, data, other, ctx.companions)
             if theirs:
                 out += [""] + companions_block(other, other_step, theirs)
     return out + [""]
 
 
-def first_screen_line(data: RunData) -> str:
-    """One bold sentence for the top of the report: the parity count against FA3 ('' where the section is absent)."""
+def rows_standing_in(data: RunData, step: str, rows: pd.DataFrame, companions: list[RunData]) -> pd.DataFrame:
+    """`rows` (reference_rows of `step`) with each row that a companion stands in for (standing_in) taken from that
+    companion, its parity by the bar's rule (at_parity), and the run that gave each row (`run`)."""
+    out = []
+    for r in rows.to_dict("records"):
+        c = standing_in(data, step, companions, r["shape"], r["mode"])
+        if c is not data:
+            s = c.speedup(step, REFERENCE, r["shape"], r["mode"])
+            r = {**r, "ratio": s.ratio, "lo": s.lo, "hi": s.hi, "parity": at_parity(s.ratio, s.lo)}
+        out.append({**r, "run": c.run_id})
+    return pd.DataFrame(out)
+
+
+def first_screen_line(data: RunData, companions: list[RunData] = ()) -> str:
+    """One bold sentence for the top of the report: the parity count against FA3 ('' where the section is absent),
+    and again with the rows that `companions` of the run (companion_of) stand in for, where they stand in for any."""
     step, rows = end_rows(data)
     if not len(rows):
         return ""
-    return (f"**Against FlashAttention-3: at parity or above at {parity_words(rows)}** ({step} against "
-            f"{REFERENCE} at the canonical, large and long shapes: \"Against FlashAttention-3\").")
+    text = parity_words(rows)
+    if companions:
+        stood = rows_standing_in(data, step, rows, companions)
+        named = [c for c in companions if c.run_id in set(stood["run"])]
+        if named:
+            runs = " and ".join(f"the {companion_words(c)} rows of run {c.run_id}" for c in named)
+            text += f"; with {runs} where they stand in, {parity_words(stood)}"
+    return (f"**Against FlashAttention-3: at parity or above at {text}** ({step} against {REFERENCE} at the "
+            "canonical, large and long shapes: \"Against FlashAttention-3\").")
