@@ -390,3 +390,28 @@ def test_the_first_screen_counts_parity_with_the_companions_rows_where_they_stan
     assert companions_for(run, run, h200, [both, of_h200]) == [both]
     assert companions_for(h200, run, h200, [both, of_h200]) == [of_h200]
     assert companions_for(run, run, None, [both]) == [both]
+
+
+def test_the_rows_a_companion_stands_in_for_carry_its_interval_and_its_run(tmp_path):
+    """rows_standing_in takes a stood-in row's ratio and interval from the companion (COMPANION's causal (4, 16, 4096,
+    128) hot row: FA3 at 101 us against the end's 100, 1.01x where the run's was 0.995x) and names the run each row
+    came from; two companions, one a mode, are named together on the first screen."""
+    from lab.report.sections.reference import end_rows, first_screen_line, rows_standing_in
+
+    run = _with_gpu(_run(tmp_path / "a"))
+    both = _with_gpu(_run(tmp_path / "b", COMPANION, run_id="R-both"))
+    step, rows = end_rows(run)
+    stood = rows_standing_in(run, step, rows, [both]).set_index(["shape", "mode"])
+    row = stood.loc[(C4096_128, "hot")]
+    assert row["run"] == "R-both" and 1.009 < row["lo"] < row["ratio"] < row["hi"] < 1.012
+    assert abs(row["ratio"] - 1.01) < 0.001 and bool(row["parity"])
+    own = stood.loc[(L4096_128, "hot")]  # a row the companion did not time: the run's
+    assert own["run"] == run.run_id and abs(own["ratio"] - 1.005) < 0.001
+    assert list(rows_standing_in(run, step, rows, [])["run"]) == [run.run_id] * len(rows)
+    sus = _with_gpu(_run(tmp_path / "c", COMPANION_SUSTAINED, run_id="R-sus"))
+    hot = _with_gpu(_run(tmp_path / "d", {k: v for k, v in COMPANION.items() if k[1] == "hot"}, run_id="R-hot"))
+    assert ("; with the sustained rows of run R-sus and the hot rows of run R-hot where they stand in, 3 of 6 rows "
+            "(hot 2 of 4, sustained 1 of 2)**") in first_screen_line(run, [sus, hot])
+    # a run without a reference row (FA3 timed nowhere) has no line at all
+    assert first_screen_line(_with_gpu(_run(tmp_path / "e", {(CANON_A, "hot"): ROWS[(CANON_A, "hot")]},
+                                            run_id="R-none")), [both]) == ""
