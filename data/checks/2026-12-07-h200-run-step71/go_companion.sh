@@ -9,7 +9,7 @@
 # tree has no .git), this must print nothing:
 #   git diff --name-only 36dadea8 HEAD -- kernels lab/kernels lab/measure/check.py lab/measure/sanitize.py \
 #     tests/test_gpu_correctness.py tests/test_gpu_streams_and_configurations.py tests/ladder.py | grep -v sass_mix
-# Then: git rev-parse HEAD > .scratch/sha_run; the call (the pruned tree, 46 MB, travels whole with what it carries;
+# Then: git rev-parse HEAD > .scratch/sha_run; the call (the pruned tree, 45 MiB, travels whole with what it carries;
 # lab/studies/landing/aside.sh out/back only where a tree grows past 64 MiB with it)
 #   bash data/checks/2026-12-07-h200-run-step71/go_companion.sh   (carry .whl, .fa3, .scratch)
 # and polls (STEP=older_queue_under_8_pairs WAIT=570 bash lab/studies/landing/poll.sh) until done.
