@@ -25,6 +25,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -147,12 +148,11 @@ def _pruned_problems(e: dict) -> list[str]:
     if not _full_history():
         return []  # a shallow clone or no git: the ids' form is all that can be checked
     try:
-        held = _git("ls-tree", "-r", "-l", p["tree"]).splitlines()
+        sizes = _tree_sizes(p["tree"])
         at_last = _git("rev-parse", f"{p['last']}:data/{e['folder']}")
     except subprocess.CalledProcessError:
         return [f"tree {p['tree']} or commit {p['last']} is not in this repository's history"]
     out = [] if at_last == p["tree"] else [f"tree {p['tree']} is not data/{e['folder']} at {p['last']} ({at_last})"]
-    sizes = {line.split("\t", 1)[1]: int(line.split()[3]) for line in held}
     here = REPO / "data" / e["folder"]
     gone = [f for f in sizes if not (here / f).exists()]
     if (len(gone), sum(sizes[f] for f in gone)) != (p["files"], p["bytes"]):
@@ -161,6 +161,11 @@ def _pruned_problems(e: dict) -> list[str]:
     if kept := [f for f in gone if f not in prunable([f], e["evidence"])]:
         out.append(f"took out what a pruned folder keeps: {', '.join(kept[:3])}")
     return out
+
+
+def _tree_sizes(tree: str) -> dict[str, int]:
+    """Each file of a git tree (its path inside the tree) and its size in bytes."""
+    return {line.split("\t", 1)[1]: int(line.split()[3]) for line in _git("ls-tree", "-r", "-l", tree).splitlines()}
 
 
 def _full_history() -> bool:
@@ -277,7 +282,7 @@ def prune(folder: str) -> dict:
         tree = _git("rev-parse", f"HEAD:{path}")
     except subprocess.CalledProcessError:
         raise ValueError(f"{path}: not in HEAD's tree") from None
-    sizes = {line.split("\t", 1)[1]: int(line.split()[3]) for line in _git("ls-tree", "-r", "-l", tree).splitlines()}
+    sizes = _tree_sizes(tree)
     gone = prunable(list(sizes), entry["evidence"])
     if not gone:
         raise ValueError(f"{path}: nothing to prune (only evidence, README, scripts and patches)")
@@ -298,8 +303,6 @@ def prune(folder: str) -> dict:
 
 
 def _pruned_readme_note(p: dict) -> str:
-    import textwrap
-
     text = (f"Pruned at `{p['last']}` (`python -m lab.report.data_index --prune`): {p['files']} raw files "
             f"({p['bytes'] / 1e6:.1f} MB) that the evidence does not need left the tree. "
             f"`git archive {p['tree']} | tar -x -C <dir>` gives this folder back as it was.")

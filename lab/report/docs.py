@@ -112,11 +112,10 @@ def _non_default(data: RunData) -> str:
 def _run_companions(data: RunData) -> list[RunData]:
     """The committed report's companions that stand in for its run's rows (not its base's: companions_for)."""
     from lab.report.context import companions_for
+    from lab.report.render import report_runs
 
-    runs = data.rec.dir.parent
-    companions = [RunData(records.RunRecord.open(r, runs)) for r in committed.default_companions(data)]
-    base = committed.default_base(data) if companions else None
-    return companions_for(data, data, RunData(records.RunRecord.open(base, runs)) if base else None, companions)
+    base, companions = report_runs(data)
+    return companions_for(data, data, base, companions)
 
 
 def finding(data: RunData) -> str:

@@ -2,8 +2,9 @@
 # The next device call for issue 46 on the H200: step 71's sustained companion (the sustained mode alone at issue 46's
 # 20 rows, TURNS turns a row (6 by default), 5 replicates, FA3 and cuDNN beside it), as
 # ../2026-12-06-h100-sustained-step71 ran on an H100 with 10 turns (1,634 s of device time there with the start). 6
-# turns take about 1,050 s (the interval is over the 5 replicates), which a session's 1,800 s still holds after
-# several starts that found an H100. On any other GPU it names the GPU and stops.
+# turns should take about 1,050 s, an estimate: the H100's 1,511 s of timing scaled by 6/10, plus its start and its
+# other stages (the interval is over the 5 replicates). A session's 1,800 s holds it after several short starts.
+# On any other GPU it names the GPU and stops.
 #
 # CHECKED names this folder (its GPU tests and sanitizers passed at 36dadea8). Before the call, here (the GPU machine's
 # tree has no .git), this must print nothing:
