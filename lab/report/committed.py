@@ -83,3 +83,16 @@ def default_companions(data) -> list[str]:
         return []
     beside = set(records.list_runs(data.rec.dir.parent))
     return [r for r in c.companions if r in beside]
+
+
+def report_runs(data, base=None, companions=None) -> tuple:
+    """The base and companions (RunData) a report of `data` (a RunData) takes: those given (RunRecords or RunData),
+    else default_base's and default_companions'."""
+    from lab.measure import records
+    from lab.report.load import run_data
+
+    if base is None and (other := default_base(data)):
+        base = records.RunRecord.open(other, data.rec.dir.parent)
+    if companions is None:
+        companions = [records.RunRecord.open(r, data.rec.dir.parent) for r in default_companions(data)]
+    return (run_data(base) if base is not None else None), [run_data(c) for c in companions]

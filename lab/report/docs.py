@@ -112,9 +112,8 @@ def _non_default(data: RunData) -> str:
 def _run_companions(data: RunData) -> list[RunData]:
     """The committed report's companions that stand in for its run's rows (not its base's: companions_for)."""
     from lab.report.context import companions_for
-    from lab.report.render import report_runs
 
-    base, companions = report_runs(data)
+    base, companions = committed.report_runs(data)
     return companions_for(data, data, base, companions)
 
 

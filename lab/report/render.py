@@ -143,7 +143,7 @@ def write(rec, reports_dir, base=None, companions=None) -> Path:
     from lab.report.sections.reference import CompanionRefused, companions_refusal
 
     data = run_data(rec)
-    base, companions = report_runs(data, base, companions)
+    base, companions = committed.report_runs(data, base, companions)
     if why := companions_refusal(data, companions, base):
         raise CompanionRefused(why)
     reports_dir = Path(reports_dir)
@@ -155,16 +155,6 @@ def write(rec, reports_dir, base=None, companions=None) -> Path:
         (tmp / "ablation.html").write_text(render_html(rep), encoding="utf-8")
         _move_into(tmp, reports_dir)
     return reports_dir / "OPTIMIZATION_REPORT.md"
-
-
-def report_runs(data, base=None, companions=None) -> tuple:
-    """The base and companions (RunData) a report of `data` takes: those given (RunRecords or RunData), else the
-    committed report's for its run (lab.report.committed.default_base, default_companions)."""
-    if base is None and (other := committed.default_base(data)):
-        base = records.RunRecord.open(other, data.rec.dir.parent)
-    if companions is None:
-        companions = [records.RunRecord.open(r, data.rec.dir.parent) for r in committed.default_companions(data)]
-    return (run_data(base) if base is not None else None), [run_data(c) for c in companions]
 
 
 def main(argv: list[str] | None = None) -> int:
