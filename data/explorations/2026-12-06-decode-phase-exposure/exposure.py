@@ -6,8 +6,9 @@ one randomized interleave a mode until the run's decode stopping rule), hot and,
 cold; each build is then given against the fastest peer and against the end, with the report's interval
 (lab.report.sections.decode.speed_interval). The switched builds compute wrong outputs by design and are not
 checked; the end is (the fp32 decode grid).
+EXPOSURE_END names another end and EXPOSURE_BUILDS other switched builds (../2026-12-07-decode-mixed-phases-h200).
 
-    python exposure.py OUT shape shape ...
+    [EXPOSURE_END=step] [EXPOSURE_BUILDS=b,b] [EXPOSURE_MODES=hot,cold] python exposure.py OUT shape shape ...
 """
 import json
 import os
@@ -23,9 +24,14 @@ from lab.studies.decode_study import decode_rule, gpu_clocks
 from lab.studies.measure_decode import measure_decode_shape
 from lab.studies.params import RunParams
 
-END = "l2_promotion_by_gpu"
-SWITCHED = {"end": {}, "no_epilogue": {"FA_DIAG_SKIP_EPILOGUE": 1}, "no_math": {"FA_DIAG_SKIP_MATH": 1},
-            "movement_only": {"FA_DIAG_SKIP_MATH": 1, "FA_DIAG_SKIP_EPILOGUE": 1}}
+END = os.environ.get("EXPOSURE_END", "l2_promotion_by_gpu")
+BUILDS = {"end": {}, "no_epilogue": {"FA_DIAG_SKIP_EPILOGUE": 1}, "no_math": {"FA_DIAG_SKIP_MATH": 1},
+          "movement_only": {"FA_DIAG_SKIP_MATH": 1, "FA_DIAG_SKIP_EPILOGUE": 1},
+          "no_merge": {"FA_DIAG_SKIP_MERGE": 1},
+          "movement_no_merge": {"FA_DIAG_SKIP_MATH": 1, "FA_DIAG_SKIP_EPILOGUE": 1, "FA_DIAG_SKIP_MERGE": 1}}
+# The builds timed (EXPOSURE_BUILDS, comma-separated; "end" always): this folder's call 1 timed the first four.
+SWITCHED = {k: BUILDS[k] for k in ["end"] + [b for b in os.environ.get(
+    "EXPOSURE_BUILDS", "no_epilogue,no_math,movement_only").split(",") if b and b != "end"]}
 
 out, shapes = sys.argv[1], [DecodeShape.parse(s) for s in sys.argv[2:]]
 build_all([], configs={f"{END}_{label}": (END, d) for label, d in SWITCHED.items() if d})
