@@ -4,6 +4,7 @@
 # ../2026-12-06-h100-sustained-step71 ran on an H100 with 10 turns (1,634 s of device time there with the start). 6
 # turns should take about 1,050 s, an estimate: the H100's 1,511 s of timing scaled by 6/10, plus its start and its
 # other stages (the interval is over the 5 replicates). A session's 1,800 s holds it after several short starts.
+# TURNS=4 should take about 700 s by the same scaling (1,511 s x 4/10 + 75 s of other stages + the start).
 # On any other GPU it names the GPU and stops.
 #
 # CHECKED names this folder (its GPU tests and sanitizers passed at 36dadea8). Before the call, here (the GPU machine's
