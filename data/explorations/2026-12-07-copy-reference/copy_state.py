@@ -5,9 +5,9 @@ median of 15 CUDA-graph samples) read 2,572 GB/s while the same run's roofline c
 lab.measure.roofline.measure_ceilings: 1 GB, best of 20 event-timed launches) read 3,014; on the H200 run
 20261207T061416Z-36dadea, 3,769 against 4,219. In a fresh process on another H100
 (../2026-12-07-decode-mixed-phases-h200, profile.py) copy_bandwidth read 3,024. This measures copy_bandwidth and a
-plain event-timed 256 MB copy (best and median of 20) fresh, then right after LOAD_S seconds of back-to-back prefill (SDPA at (4, 16, 4096, 128), fp16, as a
-run's timing stage loads the GPU before its decode stage), then after 10 and 30 s idle, each with the GPU's SM clock,
-power and temperature (nvidia-smi).
+plain event-timed 256 MB copy (best and median of 20) fresh, then right after LOAD_S seconds of back-to-back
+prefill (SDPA at (4, 16, 4096, 128), fp16, as a run's timing stage loads the GPU before its decode stage), then after
+10 and 30 s idle, each with the GPU's SM clock, power and temperature (nvidia-smi).
 
     python copy_state.py OUT
 """
