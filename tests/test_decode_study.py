@@ -662,3 +662,23 @@ def test_the_front_pages_decode_sentence_word_for_word_and_with_records_missing(
     assert "of the GPU's copy bandwidth" not in text
     assert f"({', '.join(sorted(['sdpa_cudnn', end]))}; geometric mean" in text  # the peers sorted, the end among them
     assert front_page({k: v for k, v in d.items() if k != "rows"}) == ""
+
+
+def test_the_decode_stages_copy_is_shown_beside_the_runs_roofline_copy(tmp_path):
+    """The H100 RUN's two copies, by hand: the decode stage's 2,572 GB/s over the roofline's 3,014 is 0.853; a run
+    without a roofline copy (or without a decode copy) gets no line."""
+    from lab.report.sections.decode import roofline_copy_line
+
+    d = {"copy": {"gbps": 2572.0}}
+    line = roofline_copy_line(d, {"dram_gbps": 3014.0, "copy_bytes": 1 << 30})
+    assert "read 3014 GB/s" in line and "is 0.853 of it" in line and "1024 MB" in line
+    assert "MB" not in roofline_copy_line(d, {"dram_gbps": 3014.0}).split("read")[0]
+    assert roofline_copy_line(d, None) is None and roofline_copy_line(d, {"dram_gbps": None}) is None
+    assert roofline_copy_line({}, {"dram_gbps": 3014.0}) is None
+    rec = records.RunRecord(root=tmp_path)
+    big = "8,32,8,128,8192"
+    rec.write_json("decode.json", {"shapes": [big], "rows": [_row("x", big, 90.0, 89.0, 91.0)],
+                                   "copy": {"gbps": 2572.0, "bytes": 1 << 29, "samples": 15}})
+    ceilings = {"dram_gbps": 3014.0, "copy_bytes": 1 << 30}
+    section = "\n".join(section_decode(SimpleNamespace(data=SimpleNamespace(rec=rec, ceilings=ceilings))))
+    assert "is 0.853 of it" in section

@@ -84,6 +84,19 @@ def copy_exceeded(rows: list[dict], copy_gbps) -> tuple | None:
     return frac, r["impl"], shape_of(shape_key(r)).spec, r["mode"]
 
 
+def roofline_copy_line(d: dict, ceilings: dict | None) -> str | None:
+    """The decode stage's copy beside the same run's roofline copy (ceilings.json: a larger copy, the best of its
+    launches timed one by one, before the timing stage), so that a reader sees how much the bar of target 1 moves
+    with the copy it is held to; None where the run has no roofline copy."""
+    dram = (ceilings or {}).get("dram_gbps")
+    if not dram or not d.get("copy"):
+        return None
+    size = f"{ceilings['copy_bytes'] >> 20} MB, " if ceilings.get("copy_bytes") else ""
+    return (f"The same run's roofline copy (`ceilings.json`: {size}the best of its launches timed one by one, before "
+            f"the timing stage) read {dram:.0f} GB/s; the decode stage's copy is {d['copy']['gbps'] / dram:.3f} of it. "
+            "Which of the two is the bar is an open question (data/explorations/2026-12-07-copy-reference).")
+
+
 def targets(d: dict, by_shape: dict, end: str, peers: set, gpu: str = "this GPU") -> list[str]:
     """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much (`gpu`:
     how target 4's line names the GPU the set ran on)."""
@@ -292,6 +305,10 @@ def section_decode(ctx: Context) -> list[str]:
         add(f"**On this GPU the copy is no ceiling**: {above[1]} reads {above[0]:.2f} of it ({above[2]}, "
             f"{above[3]}), so the \"of copy\" column and target 1 read high here. Issue 50's bar assumes a copy "
             "that no kernel outruns; the report does not correct for it.")
+    roofline = roofline_copy_line(d, getattr(ctx.data, "ceilings", None))
+    if roofline:
+        add("")
+        add(roofline)
     L += what_is_left_out(d)
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
