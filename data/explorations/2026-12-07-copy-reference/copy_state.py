@@ -7,11 +7,13 @@ lab.measure.roofline.measure_ceilings: 1 GB, best of 20 event-timed launches) re
 (../2026-12-07-decode-mixed-phases-h200, profile.py) copy_bandwidth read 3,024. This measures copy_bandwidth and a
 plain event-timed 256 MB copy (best and median of 20) fresh, then right after LOAD_S seconds of back-to-back
 prefill (SDPA at (4, 16, 4096, 128), fp16, as a run's timing stage loads the GPU before its decode stage), then after
-10 and 30 s idle, each with the GPU's SM clock, power and temperature (nvidia-smi).
+10 and 30 s idle, each with the GPU's SM clock, power and temperature (nvidia-smi); and fresh with every CPU busy at
+nice 10, as the factorial's builds keep them during a run's decode stage.
 
     python copy_state.py OUT
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -62,6 +64,14 @@ def point(label: str) -> dict:
 
 
 rows = [point("fresh"), point("fresh again")]
+# A run's decode stage has the factorial's builds beside it (lab.studies.factorial.start_prebuild: nvcc at nice 10 on
+# every core); busy loops at the same niceness stand in for them.
+burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(10))
+           for _ in range(os.cpu_count() or 1)]
+time.sleep(2)
+rows.append(point("CPUs busy (nice 10)"))
+for b in burners:
+    b.kill()
 q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) for _ in range(3))
 t0, calls = time.time(), 0
 while time.time() - t0 < LOAD_S:
