@@ -97,6 +97,21 @@ def roofline_copy_line(d: dict, ceilings: dict | None) -> str | None:
             "Which of the two is the bar is an open question (data/explorations/2026-12-07-copy-reference).")
 
 
+def copy_caveats(d: dict, ceilings: dict | None) -> list[str]:
+    """The paragraphs that qualify the copy as the bar: where a row outruns it, and the run's roofline copy beside
+    it (each after a blank line; none where neither applies)."""
+    lines = []
+    above = copy_exceeded(d["rows"], lambda shape_id: copy_of(d, shape_id))
+    if above:
+        lines += ["", f"**On this GPU the copy is no ceiling**: {above[1]} reads {above[0]:.2f} of it ({above[2]}, "
+                  f"{above[3]}), so the \"of copy\" column and target 1 read high here. Issue 50's bar assumes a copy "
+                  "that no kernel outruns; the report does not correct for it."]
+    roofline = roofline_copy_line(d, ceilings)
+    if roofline:
+        lines += ["", roofline]
+    return lines
+
+
 def targets(d: dict, by_shape: dict, end: str, peers: set, gpu: str = "this GPU") -> list[str]:
     """Issue 50's targets judged from one mode's rows: each a line saying met or missed and by how much (`gpu`:
     how target 4's line names the GPU the set ran on)."""
@@ -299,16 +314,7 @@ def section_decode(ctx: Context) -> list[str]:
         f"median of {d['copy'].get('samples', MISSING)} hot samples). A call's bandwidth is the bytes it must move "
         "(the valid K/V once, Q read, O written) over its median, and its share of the copy is against the copy of "
         "the process that timed it.")
-    above = copy_exceeded(d["rows"], lambda shape_id: copy_of(d, shape_id))
-    if above:
-        add("")
-        add(f"**On this GPU the copy is no ceiling**: {above[1]} reads {above[0]:.2f} of it ({above[2]}, "
-            f"{above[3]}), so the \"of copy\" column and target 1 read high here. Issue 50's bar assumes a copy "
-            "that no kernel outruns; the report does not correct for it.")
-    roofline = roofline_copy_line(d, getattr(ctx.data, "ceilings", None))
-    if roofline:
-        add("")
-        add(roofline)
+    L += copy_caveats(d, getattr(ctx.data, "ceilings", None))
     L += what_is_left_out(d)
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
     for mode in modes:
