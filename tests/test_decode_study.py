@@ -675,6 +675,11 @@ def test_the_decode_stages_copy_is_shown_beside_the_runs_roofline_copy(tmp_path)
     assert "MB" not in roofline_copy_line(d, {"dram_gbps": 3014.0}).split("read")[0]
     assert roofline_copy_line(d, None) is None and roofline_copy_line(d, {"dram_gbps": None}) is None
     assert roofline_copy_line({}, {"dram_gbps": 3014.0}) is None
+    assert "no lead-in, so its bar reads low" in line  # a copy recorded before the lead-in
+    led = {"copy": {"gbps": 3012.0, "lead_in": {"samples": 57, "slowest_gbps": 2581.4}}}
+    line = roofline_copy_line(led, {"dram_gbps": 3014.0})
+    assert "is 0.999 of it" in line and "lead-in of 57 samples" in line and "read 2581 GB/s" in line
+    assert "reads low" not in line
     rec = records.RunRecord(root=tmp_path)
     big = "8,32,8,128,8192"
     rec.write_json("decode.json", {"shapes": [big], "rows": [_row("x", big, 90.0, 89.0, 91.0)],

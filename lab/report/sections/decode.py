@@ -87,14 +87,28 @@ def copy_exceeded(rows: list[dict], copy_gbps) -> tuple | None:
 def roofline_copy_line(d: dict, ceilings: dict | None) -> str | None:
     """The decode stage's copy beside the same run's roofline copy (ceilings.json: a larger copy, the best of its
     launches timed one by one, before the timing stage), so that a reader sees how much the bar of target 1 moves
-    with the copy it is held to; None where the run has no roofline copy."""
+    with the copy it is held to, and, for a run whose copy took no lead-in (lab.studies.measure_decode.
+    COPY_LEAD_IN_US), why its bar reads low; None where the run has no roofline copy."""
     dram = (ceilings or {}).get("dram_gbps")
     if not dram or not d.get("copy"):
         return None
     size = f"{ceilings['copy_bytes'] >> 20} MB, " if ceilings.get("copy_bytes") else ""
-    return (f"The same run's roofline copy (`ceilings.json`: {size}the best of its launches timed one by one, before "
-            f"the timing stage) read {dram:.0f} GB/s; the decode stage's copy is {d['copy']['gbps'] / dram:.3f} of it. "
-            "Which of the two is the bar is an open question (data/explorations/2026-12-07-copy-reference).")
+    line = (f"The same run's roofline copy (`ceilings.json`: {size}the best of its launches timed one by one, before "
+            f"the timing stage) read {dram:.0f} GB/s; the decode stage's copy is {d['copy']['gbps'] / dram:.3f} of it.")
+    lead = d["copy"].get("lead_in")
+    if lead:
+        return (f"{line} It was taken after a lead-in of {lead['samples']} samples, the slowest of which read "
+                f"{lead['slowest_gbps']:.0f} GB/s.")
+    return (f"{line} **This run took its copy with no lead-in, so its bar reads low:** on an H100 the first 5-9 ms "
+            "of copying after a run's decode checks read 14 % slow (2,580-2,590 GB/s, then 3,010-3,030), and the "
+            "median of 15 samples fell on them; runs since take a lead-in first "
+            "(data/explorations/2026-12-07-copy-reference). Its \"of copy\" figures and target 1 read high by as "
+            "much.")
+
+
+def lead_in_words(copy: dict) -> str:
+    """", after a lead-in of N" where the copy took one (lab.studies.measure_decode.COPY_LEAD_IN_US), else ""."""
+    return f" after a lead-in of {copy['lead_in']['samples']}" if copy.get("lead_in") else ""
 
 
 def copy_caveats(d: dict, ceilings: dict | None) -> list[str]:
@@ -311,7 +325,7 @@ def section_decode(ctx: Context) -> list[str]:
              f"timed in one process after the prefill study; the GPU copies {copy:.0f} GB/s")
     add(f"{len(d['shapes'])} decode shapes (`DECODE`), {len(steps)} decode steps and the peers "
         f"{', '.join(sorted(peers)) or 'none'}, {where} (read plus write of {d['copy']['bytes'] >> 20} MB, the "
-        f"median of {d['copy'].get('samples', MISSING)} hot samples). A call's bandwidth is the bytes it must move "
+        f"median of {d['copy'].get('samples', MISSING)} hot samples{lead_in_words(d['copy'])}). A call's bandwidth is the bytes it must move "
         "(the valid K/V once, Q read, O written) over its median, and its share of the copy is against the copy of "
         "the process that timed it.")
     L += copy_caveats(d, getattr(ctx.data, "ceilings", None))
