@@ -687,3 +687,28 @@ def test_the_decode_stages_copy_is_shown_beside_the_runs_roofline_copy(tmp_path)
     ceilings = {"dram_gbps": 3014.0, "copy_bytes": 1 << 30}
     section = "\n".join(section_decode(SimpleNamespace(data=SimpleNamespace(rec=rec, ceilings=ceilings))))
     assert "is 0.853 of it" in section
+
+
+def test_target_1_is_read_again_against_the_roofline_copy_where_the_copy_took_no_lead_in():
+    """A run whose decode copy took no lead-in (900 GB/s here) reads its bar low: target 1 is read again against the
+    run's roofline copy (1,000), by hand: 950 / 1,000 = 0.950 at batch 8 meets it, 949 / 1,000 = 0.949 at batch 16
+    misses it, where against the copy both pass (1.056 and 1.054). A copy with a lead-in, or no roofline copy: no
+    second reading."""
+    from lab.report.sections.decode import targets
+
+    def key(B):
+        return (B, 32, 8, 128, 8192, 1, False, 0, "bf16")
+
+    def row(gbps):
+        return dict(impl="end", median_us=100.0, ci_lo_us=99.0, ci_hi_us=101.0, gbps=gbps)
+
+    by_shape = {key(8): {"end": row(950.0)}, key(16): {"end": row(949.0)}}
+    streams = {decode_shapes_from(f"{B},32,8,128,8192")[0].id: True for B in (8, 16)}
+    d = {"copy": {"gbps": 900.0}, "streams": streams}
+    lines = targets(d, by_shape, "end", set(), ceilings={"dram_gbps": 1000.0})
+    assert lines[0].endswith("batch >= 8): met at 2 of 2 shapes.")
+    assert lines[1] == "  - Against the run's roofline copy instead (1000 GB/s), since its decode copy took no lead-in " \
+                       "and reads low: missed at 1 of 2 shapes: 16,32,8,128,8192,bf16 (0.949 of the copy)."
+    led = {**d, "copy": {"gbps": 900.0, "lead_in": {"samples": 57, "slowest_gbps": 800.0}}}
+    assert not any("roofline" in line for line in targets(led, by_shape, "end", set(), ceilings={"dram_gbps": 1e3}))
+    assert not any("roofline" in line for line in targets(d, by_shape, "end", set()))
