@@ -662,6 +662,14 @@ def test_the_front_pages_decode_sentence_word_for_word_and_with_records_missing(
     assert "of the GPU's copy bandwidth" not in text
     assert f"({', '.join(sorted(['sdpa_cudnn', end]))}; geometric mean" in text  # the peers sorted, the end among them
     assert front_page({k: v for k, v in d.items() if k != "rows"}) == ""
+    # a copy with no lead-in and a roofline copy of 1.5 x the child's: the share against it too, 60 / 63 / 1.5
+    roofline = {"dram_gbps": 1.5 * copy}
+    assert front_page(d, roofline).startswith(
+        f"The decode branch's end, `{end}`, hot, at the 2 decode shapes (1-8 new queries against a K/V cache): "
+        f"{60 / 63:.2f}-{60 / 63:.2f} of the GPU's copy bandwidth where the cache streams from HBM (a copy taken "
+        f"with no lead-in, which reads low; {60 / 63 / 1.5:.2f}-{60 / 63 / 1.5:.2f} of the run's roofline copy); ")
+    led = {**d, "copy": {**d["copy"], "lead_in": {"samples": 57}}}
+    assert front_page(led, roofline) == front_page(led)  # with a lead-in the copy stands alone
 
 
 def test_the_decode_stages_copy_is_shown_beside_the_runs_roofline_copy(tmp_path):

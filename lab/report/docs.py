@@ -129,7 +129,8 @@ def finding(data: RunData) -> str:
     if not sentence:
         return f"Run `{data.run_id}` has no samples at the headline shape."
     parity = first_screen_line(data, _run_companions(data)).replace("**", "")
-    decode = front_page(data.rec.read_json("decode.json")) if data.rec.has("decode.json") else ""
+    decode = front_page(data.rec.read_json("decode.json"), getattr(data, "ceilings", None)) \
+        if data.rec.has("decode.json") else ""
     run = f"In run `{data.run_id}` ({data.env.get('gpu', 'unknown GPU')})"
     return f"{run}: {sentence[0].lower()}{sentence[1:]}" + "".join(f" {t}" for t in (parity, decode) if t)
 

@@ -189,26 +189,32 @@ def targets(d: dict, by_shape: dict, end: str, peers: set, gpu: str = "this GPU"
     return lines
 
 
-def front_page(d: dict) -> str:
+def front_page(d: dict, ceilings: dict | None = None) -> str:
     """The decode set in one sentence (README.md's generated block): the end, hot, at the shapes whose cache streams
     from HBM its share of the copy bandwidth, and its speed against the fastest peer at every shape a peer takes
-    (medians); "" where the run has no hot decode rows."""
+    (medians); "" where the run has no hot decode rows. Where the copy took no lead-in and the run has a roofline copy
+    (`ceilings`), the shares are given against both (roofline_copy_line)."""
     end, by_shape = d.get("end"), medians(d.get("rows", []), "hot")
     peers = {r["impl"] for r in d.get("rows", [])} - set(d.get("steps", []))
     if not end or not by_shape or not d.get("copy"):
         return ""
-    shares, speeds = [], []
+    dram = (ceilings or {}).get("dram_gbps") if not d["copy"].get("lead_in") else None
+    shares, roofline_shares, speeds = [], [], []
     for key, impls in by_shape.items():
         if end not in impls:
             continue
         if d.get("streams", {}).get(shape_of(key).id):
             shares.append(impls[end]["gbps"] / copy_of(d, shape_of(key).id))
+            roofline_shares.append(impls[end]["gbps"] / dram if dram else None)
         if best := fastest_peer(impls, peers):
             speeds.append(speed_interval(impls[end], best)[0])
     text = (f"The decode branch's end, `{end}`, hot, at the {len(d['shapes'])} decode shapes (1-8 new queries against "
             "a K/V cache)")
     if shares:
         text += f": {min(shares):.2f}-{max(shares):.2f} of the GPU's copy bandwidth where the cache streams from HBM"
+        if dram:
+            text += (f" (a copy taken with no lead-in, which reads low; {min(roofline_shares):.2f}-"
+                     f"{max(roofline_shares):.2f} of the run's roofline copy)")
     if speeds:
         text += (f"; {min(speeds):.3f}×-{max(speeds):.3f}× the fastest peer measured ({', '.join(sorted(peers))}; "
                  f"geometric mean {geomean(speeds):.3f}× over the {len(speeds)} shapes a peer takes)")
