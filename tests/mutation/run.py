@@ -92,7 +92,10 @@ FULL = {
     # issue 50's decode set in a run: which checks run, a decode row's rule, and the section's verdicts
     "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
     "lab/report/sections/decode.py": ["speed_interval", "fastest_peer", "geomean", "targets", "copy_of",
-                                      "copy_exceeded", "cold_excess", "front_page", "other_gpu_lines"],
+                                      "copy_exceeded", "cold_excess", "front_page", "other_gpu_lines",
+                                      "copy_misses", "copy_verdict", "roofline_reading"],
+    # the copy that target 1 is held to, after its lead-in
+    "lab/studies/measure_decode.py": ["copy_bandwidth"],
     # the cold mode's flush as a run records it, and what the report concludes from it
     "lab/measure/timing.py": ["StopRule.met_by", "StopRule.block_size", "interleave", "recorded_flush"],
     "lab/report/validity.py": ["cold_flush_threat"],
@@ -142,7 +145,7 @@ UNIT_TESTS = ["tests/test_replicated_rules.py", "tests/test_properties.py", "tes
                   "test_factorial_over_replicates_covers_a_null_factor_that_one_process_does_not")),
               "tests/test_models_study.py::test_the_models_section_reports_every_model_shape_with_intervals",
               "tests/test_decode_problem.py", "tests/test_gpu_split.py", "tests/test_decode_study.py",
-              "tests/test_cold_flush.py", "tests/test_dram_traffic.py"]
+              "tests/test_cold_flush.py", "tests/test_dram_traffic.py", "tests/test_copy_bandwidth.py"]
 TESTS = {"fast": DECISION_TESTS, "full": DECISION_TESTS + UNIT_TESTS}
 # Lines that only report progress: a mutant there changes what is printed, never a conclusion.
 DO_NOT_MUTATE = [r"^\s*progress\(", r"^\s*\"\"\"", r"^\s*#"]
