@@ -59,3 +59,12 @@ def test_a_lead_in_shorter_than_one_sample_still_takes_one():
     timer = SlowFirst(slow=0)
     copy_bandwidth(lead_in_us=1.0, timer=timer)
     assert timer.asked == [1, 15]
+
+
+def test_a_sample_time_under_a_microsecond_counts_as_one():
+    """The lead-in's count divides by the sample's time, at least 1 us (a stand-in reporting 0 must not divide by
+    zero): 10 us of lead-in are then 10 samples."""
+    timer = SlowFirst(slow=0)
+    timer.turn_sample_us = 0.0
+    copy_bandwidth(lead_in_us=10.0, timer=timer)
+    assert timer.asked == [10, 15]

@@ -396,6 +396,12 @@ def test_the_targets_are_judged_on_the_other_gpus_run_too(tmp_path):
     for base in (run("same", "H100", decode(50.0, 49.0, 45.0)), run("none", "H200", None), None,
                  run("rowless", "H200", rowless), run("copyless", "H200", copyless)):
         assert "On the other GPU" not in "\n".join(section_decode(SimpleNamespace(data=here, base=base)))
+    # the other run's roofline copy at 40 us (its decode copy took no lead-in): target 1 read against it too, 40 / 50
+    roofed = run("roofed", "H200", decode(50.0, 49.0, 45.0))
+    roofed.ceilings = {"dram_gbps": nbytes / 40e3}
+    part = "\n".join(section_decode(SimpleNamespace(data=here, base=roofed))).split("**On the other GPU**")[1]
+    assert f"    - Against the run's roofline copy instead ({nbytes / 40e3:.0f} GB/s), since its decode copy took no " \
+           f"lead-in and reads low: missed at 1 of 1 shapes: 8,32,8,128,8192,bf16 ({40 / 50:.3f} of the copy)." in part
 
 
 def test_the_dispatcher_is_the_fastest_peer_only_where_it_is_the_one_peer_timed():
@@ -720,3 +726,17 @@ def test_target_1_is_read_again_against_the_roofline_copy_where_the_copy_took_no
     led = {**d, "copy": {"gbps": 900.0, "lead_in": {"samples": 57, "slowest_gbps": 800.0}}}
     assert not any("roofline" in line for line in targets(led, by_shape, "end", set(), ceilings={"dram_gbps": 1e3}))
     assert not any("roofline" in line for line in targets(d, by_shape, "end", set()))
+
+
+def test_target_3_is_held_to_the_copy_of_the_process_that_timed_its_shape():
+    """A set shared over GPUs: the batch-1 shape timed on GPU 1, whose child copied 500 GB/s (the stage's own
+    process 1,000): 800 / 500 = 1.60 of its copy, where against the stage's own copy it would read 0.80."""
+    from lab.report.sections.decode import targets
+
+    key = (1, 32, 8, 128, 8192, 1, False, 0, "bf16")
+    shape_id = decode_shapes_from("1,32,8,128,8192")[0].id
+    by_shape = {key: {"end": dict(impl="end", median_us=100.0, ci_lo_us=99.0, ci_hi_us=101.0, gbps=800.0)}}
+    d = {"copy": {"gbps": 1000.0}, "copies": {"1": {"gbps": 500.0}}, "notes": [{"shape": shape_id, "gpu": "1"}],
+         "streams": {}}
+    lines = targets(d, by_shape, "end", set())
+    assert lines[2].endswith("1,32,8,128,8192,bf16 at 1.60 (met).")

@@ -99,22 +99,26 @@ def measure_decode_shape(shape: DecodeShape, kernels: dict, peers: list, modes, 
 COPY_LEAD_IN_US = 50_000.0
 
 
+def copy_timer():
+    """A HotTimer over a copy of a fresh pair of COPY_BYTES buffers, device to device (on the GPU)."""
+    import torch
+
+    from lab.measure import timing
+
+    src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda").random_()
+    dst = torch.empty_like(src)
+    return timing.HotTimer(lambda: dst.copy_(src))
+
+
 def copy_bandwidth(samples: int = 15, lead_in_us: float = COPY_LEAD_IN_US, timer=None) -> dict:
     """The GPU's copy bandwidth: read plus write of a COPY_BYTES buffer, device to device, the median of
     `samples` hot samples (a CUDA graph of back-to-back copies) taken after a lead-in of about `lead_in_us`
     of the same samples: the bar a decode call's bytes are held to (issue 50's target 1). The lead-in's
     samples are recorded beside it. `timer`: an object with HotTimer's samples(n) and turn_sample_us (a
-    stand-in for the tests); by default a HotTimer over a fresh pair of buffers."""
+    stand-in for the tests); by default copy_timer's."""
     import statistics
 
-    if timer is None:
-        import torch
-
-        from lab.measure import timing
-
-        src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda").random_()
-        dst = torch.empty_like(src)
-        timer = timing.HotTimer(lambda: dst.copy_(src))
+    timer = timer or copy_timer()
     lead = timer.samples(max(1, math.ceil(lead_in_us / max(timer.turn_sample_us, 1.0)))) if lead_in_us > 0 else []
     us = statistics.median(timer.samples(samples))
     gbps = lambda t_us: 2 * COPY_BYTES / (t_us * 1e3)  # noqa: E731
