@@ -721,8 +721,8 @@ def test_target_1_is_read_again_against_the_roofline_copy_where_the_copy_took_no
     d = {"copy": {"gbps": 900.0}, "streams": streams}
     lines = targets(d, by_shape, "end", set(), ceilings={"dram_gbps": 1000.0})
     assert lines[0].endswith("batch >= 8): met at 2 of 2 shapes.")
-    assert lines[1] == "  - Against the run's roofline copy instead (1000 GB/s), since its decode copy took no lead-in " \
-                       "and reads low: missed at 1 of 2 shapes: 16,32,8,128,8192,bf16 (0.949 of the copy)."
+    assert lines[1] == "  - Against the run's roofline copy instead (1000 GB/s), since its decode copy took no " \
+                       "lead-in and reads low: missed at 1 of 2 shapes: 16,32,8,128,8192,bf16 (0.949 of the copy)."
     led = {**d, "copy": {"gbps": 900.0, "lead_in": {"samples": 57, "slowest_gbps": 800.0}}}
     assert not any("roofline" in line for line in targets(led, by_shape, "end", set(), ceilings={"dram_gbps": 1e3}))
     assert not any("roofline" in line for line in targets(d, by_shape, "end", set()))

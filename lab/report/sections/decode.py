@@ -108,7 +108,7 @@ def roofline_copy_line(d: dict, ceilings: dict | None) -> str | None:
 
 def lead_in_words(copy: dict) -> str:
     """", after a lead-in of N" where the copy took one (lab.studies.measure_decode.COPY_LEAD_IN_US), else ""."""
-    return f" after a lead-in of {copy['lead_in']['samples']}" if copy.get("lead_in") else ""
+    return f" after a lead-in of {copy['lead_in']['samples']} samples" if copy.get("lead_in") else ""
 
 
 def copy_caveats(d: dict, ceilings: dict | None) -> list[str]:
@@ -355,9 +355,9 @@ def section_decode(ctx: Context) -> list[str]:
              f"timed in one process after the prefill study; the GPU copies {copy:.0f} GB/s")
     add(f"{len(d['shapes'])} decode shapes (`DECODE`), {len(steps)} decode steps and the peers "
         f"{', '.join(sorted(peers)) or 'none'}, {where} (read plus write of {d['copy']['bytes'] >> 20} MB, the "
-        f"median of {d['copy'].get('samples', MISSING)} hot samples{lead_in_words(d['copy'])}). A call's bandwidth is the bytes it must move "
-        "(the valid K/V once, Q read, O written) over its median, and its share of the copy is against the copy of "
-        "the process that timed it.")
+        f"median of {d['copy'].get('samples', MISSING)} hot samples{lead_in_words(d['copy'])}). A call's bandwidth "
+        "is the bytes it must move (the valid K/V once, Q read, O written) over its median, and its share of the copy "
+        "is against the copy of the process that timed it.")
     L += copy_caveats(d, getattr(ctx.data, "ceilings", None))
     L += what_is_left_out(d)
     modes = [m for m in ("hot", "cold") if any(r.get("mode") == m for r in d["rows"])]
