@@ -93,7 +93,7 @@ FULL = {
     "lab/studies/decode_study.py": ["decode_rule", "check_cases", "measure_one"],
     "lab/report/sections/decode.py": ["speed_interval", "fastest_peer", "geomean", "targets", "copy_of",
                                       "copy_exceeded", "cold_excess", "front_page", "other_gpu_lines",
-                                      "copy_misses", "copy_verdict", "roofline_reading"],
+                                      "copy_misses", "copy_verdict", "roofline_reading", "roofline_bar"],
     # the copy that target 1 is held to, after its lead-in
     "lab/studies/measure_decode.py": ["copy_bandwidth"],
     # the cold mode's flush as a run records it, and what the report concludes from it

@@ -99,15 +99,22 @@ def roofline_copy_line(d: dict, ceilings: dict | None) -> str | None:
     if lead:
         return (f"{line} It was taken after a lead-in of {lead['samples']} samples, the slowest of which read "
                 f"{lead['slowest_gbps']:.0f} GB/s.")
-    return (f"{line} **This run took its copy with no lead-in, so its bar reads low:** on an H100 the first 5-9 ms "
-            "of copying after a run's decode checks read 14 % slow (2,580-2,590 GB/s, then 3,010-3,030), and the "
-            "median of 15 samples fell on them; runs since take a lead-in first "
-            "(data/explorations/2026-12-07-copy-reference). Its \"of copy\" figures and target 1 read high by as "
-            "much.")
+    return (f"{line} **This run took its copy with no lead-in, so its bar reads low:** after a run's decode checks "
+            "the first milliseconds of copying read slow, and the median of its samples fell on them "
+            "(data/explorations/2026-12-07-copy-reference, which measured it); runs since take a lead-in first. Its "
+            "\"of copy\" figures and target 1 read high by as much.")
+
+
+def roofline_bar(d: dict, ceilings: dict | None) -> float | None:
+    """The run's roofline copy (GB/s) as target 1's bar beside the decode stage's, where that copy took no lead-in
+    (roofline_copy_line); None where it took one, or where the run has no decode copy or no roofline copy."""
+    dram = (ceilings or {}).get("dram_gbps")
+    return dram if dram and d.get("copy") and not d["copy"].get("lead_in") else None
 
 
 def lead_in_words(copy: dict) -> str:
-    """", after a lead-in of N" where the copy took one (lab.studies.measure_decode.COPY_LEAD_IN_US), else ""."""
+    """" after a lead-in of N samples" where the copy took one (lab.studies.measure_decode.COPY_LEAD_IN_US), else
+    ""."""
     return f" after a lead-in of {copy['lead_in']['samples']} samples" if copy.get("lead_in") else ""
 
 
@@ -149,8 +156,8 @@ def copy_verdict(streaming: int, missed: list[str]) -> str:
 def roofline_reading(d: dict, by_shape: dict, end: str, ceilings: dict | None) -> list[str]:
     """Target 1 read again against the run's roofline copy, for a run whose decode copy took no lead-in (its bar
     reads low: roofline_copy_line); none for a run whose copy took one, or that has no roofline copy."""
-    dram = (ceilings or {}).get("dram_gbps")
-    if not dram or not d.get("copy") or d["copy"].get("lead_in"):
+    dram = roofline_bar(d, ceilings)
+    if not dram:
         return []
     verdict = copy_verdict(*copy_misses(d, by_shape, end, lambda _: dram))
     return [f"  - Against the run's roofline copy instead ({dram:.0f} GB/s), since its decode copy took no lead-in "
@@ -198,14 +205,15 @@ def front_page(d: dict, ceilings: dict | None = None) -> str:
     peers = {r["impl"] for r in d.get("rows", [])} - set(d.get("steps", []))
     if not end or not by_shape or not d.get("copy"):
         return ""
-    dram = (ceilings or {}).get("dram_gbps") if not d["copy"].get("lead_in") else None
+    dram = roofline_bar(d, ceilings)
     shares, roofline_shares, speeds = [], [], []
     for key, impls in by_shape.items():
         if end not in impls:
             continue
         if d.get("streams", {}).get(shape_of(key).id):
             shares.append(impls[end]["gbps"] / copy_of(d, shape_of(key).id))
-            roofline_shares.append(impls[end]["gbps"] / dram if dram else None)
+            if dram:
+                roofline_shares.append(impls[end]["gbps"] / dram)
         if best := fastest_peer(impls, peers):
             speeds.append(speed_interval(impls[end], best)[0])
     text = (f"The decode branch's end, `{end}`, hot, at the {len(d['shapes'])} decode shapes (1-8 new queries against "
