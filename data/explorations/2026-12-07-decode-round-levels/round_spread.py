@@ -1,0 +1,30 @@
+"""The decode rows of recorded runs whose rounds disagree: for each (shape, implementation, mode), the medians of its
+rounds, the lowest and the highest, and their ratio; rows of at least SPREAD (1.02) first. No GPU: it reads the runs'
+decode_samples.parquet.
+
+    python round_spread.py RUN [RUN ...] > round_spread.txt
+"""
+import sys
+
+import pandas as pd
+
+SPREAD = 1.02
+KEY = ["B", "H", "H_kv", "D", "cache_len", "q_len", "mixed", "page_size", "impl", "mode"]
+
+
+def spread(run: str) -> pd.DataFrame:
+    d = pd.read_parquet(f"data/runs/{run}/decode_samples.parquet")
+    d = d[~d["throttled"]]
+    rounds = d.groupby(KEY + ["round"]).latency_us.median()
+    g = rounds.groupby(level=list(range(len(KEY)))).agg(["min", "median", "max", "count"]).reset_index()
+    g["spread"] = g["max"] / g["min"]
+    return g.sort_values("spread", ascending=False)
+
+
+for run in sys.argv[1:]:
+    g = spread(run)
+    wide = g[g.spread >= SPREAD]
+    print(f"## {run}: {len(wide)} of {len(g)} rows whose rounds' medians spread {SPREAD}x or more")
+    print(wide.rename(columns={"min": "lowest_round_us", "median": "median_round_us", "max": "highest_round_us",
+                               "count": "rounds"}).round(3).to_string(index=False))
+    print()
