@@ -8,11 +8,14 @@ fastest peer, with the report's paired interval (lab.report.sections.decode.spee
     python compare.py --table compare.json  # anywhere: the README's table from a call's compare.json
 """
 import json
+import os
 import sys
 
 from lab.report.sections.decode import fastest_peer, medians, shape_of, speed_interval
 
-STEP, PARENT = "persistent_decode_ctas", "l2_promotion_by_gpu"
+# COMPARE_STEP and COMPARE_PARENT name another pair (../2026-12-07-longest-first-deal: steps 73 and 72).
+STEP = os.environ.get("COMPARE_STEP", "persistent_decode_ctas")
+PARENT = os.environ.get("COMPARE_PARENT", "l2_promotion_by_gpu")
 MODES = ("hot", "cold")
 
 
@@ -51,7 +54,7 @@ def interval(a: dict, b: dict | None) -> str:
 
 
 if sys.argv[1] == "--table":
-    print("| shape | mode | step 70 (µs) | step 72 (µs) | step 72 / step 70 | step 70 vs peer | step 72 vs peer | "
+    print(f"| shape | mode | {PARENT} (µs) | {STEP} (µs) | {STEP} / {PARENT} | {PARENT} vs peer | {STEP} vs peer | "
           "fastest peer |")
     print("|---|---|---:|---:|---|---|---|---|")
     for mode, spec, step, parent, best in rows_by_shape(json.load(open(sys.argv[2]))):

@@ -1,16 +1,17 @@
 """Issue 50, target 1: does the order of a mixed batch's lengths set the decode end's time at a call of one chunk a
 (sequence, K/V head)? (README.md: the question, predictions and decision rule, written before the call.)
 
-The end (LEVELS_END, step 72 by default) is timed the way a run times its decode set (lab.studies.measure_shape.
+The end (LEVELS_ENDS, step 72 by default; several steps side by side) is timed the way a run times its decode set (lab.studies.measure_shape.
 time_modes: one randomized interleave a mode, the run's decode stopping rule), hot then cold, on one mixed shape's
 inputs with its lengths (the same multiset, so the same bytes) in several orders, each order its own row; beside them
 the uniform twin of the same bytes (every sequence at the mixed lengths' mean) and sdpa_cudnn on the set's own order.
-The end is checked first at every order (lab.measure.decode_check.check_decode_case with those lengths: fp32
-reference, poisoned outputs). Every sample is kept with its round (samples.json), so a row's spread over rounds is
+Each is checked first at every order (lab.measure.decode_check.check_decode_case with those lengths: fp32
+reference, poisoned outputs). Every sample is kept with its round (samples.json.gz), so a row's spread over rounds is
 read beside its median.
 
     python levels.py OUT [shape]     (shape: 32,32,8,128,4096,mixed,bf16 by default)
 """
+import gzip
 import json
 import os
 import random
@@ -27,7 +28,8 @@ from lab.studies.measure_decode import _kernel_launch, decode_summary_row
 from lab.studies.measure_shape import time_modes
 from lab.studies.params import RunParams
 
-END = os.environ.get("LEVELS_END", "persistent_decode_ctas")
+# LEVELS_ENDS: the steps timed (comma-separated; rows "step:order" where more than one); step 72 alone by default.
+ENDS = os.environ.get("LEVELS_ENDS", "persistent_decode_ctas").split(",")
 REPEATS = int(os.environ.get("LEVELS_REPEATS", "3"))
 
 
@@ -52,27 +54,31 @@ def main(out_dir: str, spec: str = "32,32,8,128,4096,mixed,bf16"):
     mean = sum(lens) // len(lens)
     twin = DecodeShape(shape.B, shape.H, shape.H_kv, shape.D, mean, dtype=shape.dtype)
     # the twin moves the mixed call's bytes to within the remainder of the mean (15 keys a head of 73,743 here)
-    fn = variants.load(END)
-    call = lambda q, k, v, n, t, o: fn(q, k, v, n, t, out=o)  # noqa: E731
+    fns = {end: variants.load(end) for end in ENDS}
     by_order = orders(lens)
-    record = {"shape": shape.spec, "end": END, "twin": twin.spec, "orders": by_order, "checks": [], "rows": []}
-    for i, (name, order) in enumerate(by_order.items()):
-        record["checks"].append({"order": name, **check_decode_case(END, call, shape, i, cache_lens=order)})
-    record["checks"].append({"order": "uniform_twin", **check_decode_case(END, call, twin, 99)})
+    record = {"shape": shape.spec, "ends": ENDS, "twin": twin.spec, "orders": by_order, "checks": [], "rows": []}
+    for end, fn in fns.items():
+        call = lambda q, k, v, n, t, o, fn=fn: fn(q, k, v, n, t, out=o)  # noqa: E731
+        for i, (name, order) in enumerate(by_order.items()):
+            record["checks"].append({"order": name, **check_decode_case(end, call, shape, i, cache_lens=order)})
+        record["checks"].append({"order": "uniform_twin", **check_decode_case(end, call, twin, 99)})
     passed = sum(bool(c.get("passed")) for c in record["checks"])
     print(f"checks: {passed} of {len(record['checks'])} passed", flush=True)
 
-    x = shape.random_inputs(seed=7)
+    x, x_twin = shape.random_inputs(seed=7), twin.random_inputs(seed=8)
     launches = {}
-    for name, order in by_order.items():
-        xi = dict(x, cache_lens=torch.tensor(order, dtype=torch.int32, device="cuda"), out=torch.empty_like(x["q"]))
-        launches[name] = [_kernel_launch(fn, xi, "cuda")]
-    launches["uniform_twin"] = [_kernel_launch(fn, twin.random_inputs(seed=8), "cuda")]
+    for end, fn in fns.items():
+        label = (lambda row: f"{end}:{row}") if len(fns) > 1 else (lambda row: row)
+        for name, order in by_order.items():
+            xi = dict(x, cache_lens=torch.tensor(order, dtype=torch.int32, device="cuda"), out=torch.empty_like(x["q"]))
+            launches[label(name)] = [_kernel_launch(fn, xi, "cuda")]
+        launches[label("uniform_twin")] = [_kernel_launch(fn, dict(x_twin, out=torch.empty_like(x_twin["q"])), "cuda")]
     peer = DecodeSdpaPeer("cudnn")
     launches[peer.name] = [peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], None)]
     notes = {"errors": {}}
     def summarize(name, mode, kept, stopped_by, dropped):
-        return decode_summary_row(twin if name == "uniform_twin" else shape, name, mode, kept, stopped_by, dropped, 1)
+        return decode_summary_row(twin if name.endswith("uniform_twin") else shape, name, mode, kept, stopped_by, dropped,
+                                  1)
 
     rule, clocks, samples = decode_rule(RunParams().resolved()), gpu_clocks(), []
     for repeat in range(REPEATS):  # the run's rule stops a row after 10-30 rounds; repeats give more rounds to read
@@ -82,7 +88,8 @@ def main(out_dir: str, spec: str = "32,32,8,128,4096,mixed,bf16"):
         record["rows"] += [dict(r, repeat=repeat) for r in rows]
     record["notes"] = notes
     json.dump(record, open(f"{out_dir}/levels.json", "w"), indent=1)
-    json.dump(samples, open(f"{out_dir}/samples.json", "w"))
+    with gzip.open(f"{out_dir}/samples.json.gz", "wt") as f:  # thousands of samples
+        json.dump(samples, f)
     print(table(samples), flush=True)
 
 
