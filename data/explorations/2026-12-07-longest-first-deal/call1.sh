@@ -24,7 +24,7 @@ echo "levels rc=$? $(( $(date +%s)-S )) s"
 COMPARE_STEP=longest_first_deal COMPARE_PARENT=persistent_decode_ctas timeout 200 python $P/compare.py $OUT \
   > $OUT/log_compare.txt 2>&1
 echo "compare rc=$? $(( $(date +%s)-S )) s"
-LEFT=$(( 560 - ($(date +%s)-S) ))
+LEFT=$(( ${CALL_BUDGET:-560} - ($(date +%s)-S) ))  # CALL_BUDGET: the seconds the call may take
 if [ $LEFT -gt 40 ]; then
   timeout $LEFT python -m lab sanitize --variants longest_first_deal >> $OUT/log_checks.txt 2>&1
   echo "sanitize rc=$? $(( $(date +%s)-S )) s"; [ -f sanitize.json ] && cp sanitize.json $OUT/
