@@ -1,10 +1,11 @@
 """Issue 50, target 1: does the order of a mixed batch's lengths set the decode end's time at a call of one chunk a
 (sequence, K/V head)? (README.md: the question, predictions and decision rule, written before the call.)
 
-The end (LEVELS_ENDS, step 72 by default; several steps side by side) is timed the way a run times its decode set (lab.studies.measure_shape.
-time_modes: one randomized interleave a mode, the run's decode stopping rule), hot then cold, on one mixed shape's
-inputs with its lengths (the same multiset, so the same bytes) in several orders, each order its own row; beside them
-the uniform twin of the same bytes (every sequence at the mixed lengths' mean) and sdpa_cudnn on the set's own order.
+The end (LEVELS_ENDS, step 72 by default; several steps side by side) is timed the way a run times its decode set
+(lab.studies.measure_shape.time_modes: one randomized interleave a mode, the run's decode stopping rule), hot then
+cold, on one mixed shape's inputs with its lengths (the same multiset, so the same bytes) in several orders, each
+order its own row; beside them the uniform twin of the same bytes (every sequence at the mixed lengths' mean) and
+sdpa_cudnn on the set's own order.
 Each is checked first at every order (lab.measure.decode_check.check_decode_case with those lengths: fp32
 reference, poisoned outputs). Every sample is kept with its round (samples.json.gz), so a row's spread over rounds is
 read beside its median.
@@ -76,9 +77,10 @@ def main(out_dir: str, spec: str = "32,32,8,128,4096,mixed,bf16"):
     peer = DecodeSdpaPeer("cudnn")
     launches[peer.name] = [peer.bind(x["q"], x["k_cache"], x["v_cache"], x["cache_lens"], None)]
     notes = {"errors": {}}
+
     def summarize(name, mode, kept, stopped_by, dropped):
-        return decode_summary_row(twin if name.endswith("uniform_twin") else shape, name, mode, kept, stopped_by, dropped,
-                                  1)
+        row_shape = twin if name.endswith("uniform_twin") else shape
+        return decode_summary_row(row_shape, name, mode, kept, stopped_by, dropped, 1)
 
     rule, clocks, samples = decode_rule(RunParams().resolved()), gpu_clocks(), []
     for repeat in range(REPEATS):  # the run's rule stops a row after 10-30 rounds; repeats give more rounds to read

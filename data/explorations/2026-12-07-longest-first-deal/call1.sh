@@ -13,7 +13,8 @@ R=data/explorations/2026-12-07-decode-round-levels
 P=data/explorations/2026-12-06-persistent-decode-ctas
 S=$(date +%s)
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm --format=csv > $OUT/gpu.txt
-(patch -p1 < $E/step73.patch || git apply $E/step73.patch) > $OUT/log_checks.txt 2>&1 || { echo "patch failed"; exit 1; }
+(patch -p1 < $E/step73.patch || git apply $E/step73.patch) > $OUT/log_checks.txt 2>&1 \
+  || { echo "patch failed"; exit 1; }
 python -m lab build --variants persistent_decode_ctas,longest_first_deal >> $OUT/log_checks.txt 2>&1
 echo "build rc=$? $(( $(date +%s)-S )) s"
 timeout 150 python -m pytest -q -m gpu tests/test_gpu_decode.py -p no:cacheprovider \
